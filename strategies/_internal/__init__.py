@@ -1,0 +1,1 @@
+"""Implementation modules of :mod:`strategies`; import the public names from ``strategies``."""

@@ -1,0 +1,92 @@
+"""The vocabulary of generated model outputs: calls, anomaly classes, samples and recipes.
+
+A **sample** is one generated model output plus its ground truth: the calls the text denotes
+(``None`` when it denotes no faithful call). Every sample the campaign generates also carries the
+**recipe** that regenerates it: the tool, format, operator, forced variation and the choice sequence
+the generators consumed. Replaying a shrunk choice sequence through the same recipe yields a new
+sample whose truth is recomputed by construction — the reason shrinking can never turn a negative
+case into a mislabelled positive one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+Call = dict  # {"name": str, "arguments": dict}
+
+
+@dataclass(frozen=True)
+class AnomalyClass:
+    """One anomaly class of DESIGN.md. ``semantic`` classes carry the calls *as written* as truth."""
+
+    name: str
+    semantic: bool
+    description: str
+
+
+ANOMALY_CLASSES: dict[str, AnomalyClass] = {
+    c.name: c
+    for c in (
+        AnomalyClass("malformed_json", False, "JSON that is not JSON: trailing commas, single quotes, "
+                     "Python literals, comments, missing braces, NaN"),
+        AnomalyClass("truncated_output", False, "the output stops mid-call (length limit, stop token)"),
+        AnomalyClass("envelope_error", False, "the wrapper around the call is wrong: unclosed or misspelled "
+                     "tags, broken fences, double-encoded arguments"),
+        AnomalyClass("encoding_error", False, "BOM, smart quotes, raw control characters, lone surrogates"),
+        AnomalyClass("oversized_input", False, "huge strings, deep nesting, long runs of a structural fragment, "
+                     "numbers out of range"),
+        AnomalyClass("unknown_function", True, "a function name not in the registry: hallucinated, typo, "
+                     "case change, namespace prefix"),
+        AnomalyClass("invalid_argument_type", True, "an argument of the wrong JSON type: \"2\" for 2, "
+                     "\"true\" for true, a scalar for an array"),
+        AnomalyClass("missing_argument", True, "a required argument is absent"),
+        AnomalyClass("unexpected_argument", True, "an argument the schema does not allow: extra or renamed"),
+        AnomalyClass("constraint_violation", True, "right type, wrong value: enum, pattern, format, range, "
+                     "length, natural-language dates"),
+        AnomalyClass("duplicate_call", True, "the same call emitted more than once"),
+        AnomalyClass("injection_payload", True, "SQL, shell, path-traversal or prompt-injection text inside a "
+                     "string argument"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Everything needed to regenerate a sample: replay ``choices`` through :func:`build_sample`."""
+
+    tool: str
+    format: str
+    operator: Optional[str]
+    choices: tuple[int, ...]
+    chatter: Optional[bool] = None  # forced variation, None = drawn from the choices
+    multi: Optional[bool] = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"tool": self.tool, "format": self.format, "operator": self.operator,
+                "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Recipe":
+        return cls(tool=data["tool"], format=data["format"], operator=data.get("operator"),
+                   choices=tuple(int(c) for c in data.get("choices", ())),
+                   chatter=data.get("chatter"), multi=data.get("multi"))
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One generated model output and its ground truth (DESIGN.md, "Sample")."""
+
+    text: str
+    format: str
+    anomaly_class: Optional[str]
+    operator: Optional[str]
+    calls: Optional[list]  # the truth: list of Call, or None when no faithful call is denoted
+    tool: str = ""
+    recipe: Optional[Recipe] = field(default=None, compare=False)
+    description: str = field(default="", compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The public JSON-lines shape printed by ``fuzz samples``."""
+        return {"text": self.text, "format": self.format, "anomaly_class": self.anomaly_class,
+                "operator": self.operator, "calls": self.calls}
