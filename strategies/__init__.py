@@ -1,0 +1,1 @@
+"""toolfuzz strategies: tools, JSON Schema -> Hypothesis, output formats and mutation operators."""

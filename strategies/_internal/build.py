@@ -1,0 +1,88 @@
+"""Building samples: generate valid calls, render them in a format, apply an operator.
+
+:func:`build_sample` is the one place where the pieces meet. It is a pure function of its arguments
+and the choices drawn from ``source``; with a recording source the returned sample carries the
+:class:`Recipe` that regenerates it, and replaying a (shrunk) recipe recomputes the ground truth.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from strategies._internal.formats import FORMATS, render
+from strategies._internal.mutations import MutationContext, NotApplicable, get_operator
+from strategies._internal.sample import Recipe, Sample
+from strategies._internal.schema import compile_tool
+from strategies._internal.source import RandomSource, ReplaySource, Source
+from strategies.errors import UnknownName
+
+#: How often a sample holds several calls / prose around the envelope when not forced.
+MULTI_PROBABILITY = 0.15
+CHATTER_PROBABILITY = 0.3
+#: Attempts at drawing a call the operator can mutate before giving up on this sample.
+MAX_ATTEMPTS = 6
+
+
+class Unbuildable(Exception):
+    """The operator found nothing to mutate in any of the drawn calls."""
+
+
+def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool]) -> list:
+    """One call of ``tool``, or (multi) two or three distinct calls, the first always of ``tool``."""
+    if multi is None:
+        multi = source.boolean(MULTI_PROBABILITY)
+    calls = [{"name": tool.name, "arguments": compile_tool(tool).generate(source)}]
+    if multi:
+        others = [t for t in registry if t.name != tool.name]
+        for _ in range(source.integer(1, 2)):
+            other = tool if not others or not source.boolean(0.5) else source.choice(others)
+            call = {"name": other.name, "arguments": compile_tool(other).generate(source)}
+            if call not in calls:  # identical calls would be a duplicate_call anomaly
+                calls.append(call)
+    return calls
+
+
+def build_sample(source: Source, *, registry: Any, tool: Any, format: str, operator: Optional[str] = None,
+                 chatter: Optional[bool] = None, multi: Optional[bool] = None) -> Sample:
+    """Generate one sample of ``tool`` in ``format``; valid when ``operator`` is None.
+
+    ``chatter``/``multi`` force a variation (prose around the envelope, several calls) or, when None,
+    are drawn. Raises :class:`Unbuildable` when the operator cannot apply to the drawn calls.
+    """
+    if format not in FORMATS:
+        raise UnknownName(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    op = get_operator(operator) if operator is not None else None
+    start = len(getattr(source, "choices", ()))
+    use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
+
+    def render_in_format(calls: list, style: Any = None) -> Any:
+        return render(format, calls, source, chatter=use_chatter, style=style)
+
+    for _ in range(MAX_ATTEMPTS):
+        calls = draw_calls(source, registry, tool, multi=multi)
+        if op is None:
+            text, truth, description = render_in_format(calls).text, calls, ""
+            anomaly_class = None
+        else:
+            ctx = MutationContext(registry=registry, tool=tool, format=format, calls=calls,
+                                  chatter=use_chatter, render=render_in_format)
+            try:
+                mutation = op(source, ctx)
+            except NotApplicable:
+                continue
+            text, truth, description = mutation.text, mutation.calls, mutation.description
+            anomaly_class = op.anomaly_class
+        recipe = None
+        if isinstance(source, (RandomSource, ReplaySource)):
+            recipe = Recipe(tool=tool.name, format=format, operator=operator,
+                            choices=tuple(source.choices[start:]), chatter=chatter, multi=multi)
+        return Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
+                      calls=truth, tool=tool.name, recipe=recipe, description=description)
+    raise Unbuildable(f"operator {operator!r} found nothing to mutate in {tool.name!r} calls")
+
+
+def replay_recipe(recipe: Recipe, registry: Any) -> Sample:
+    """Regenerate the sample a recipe describes (shrinking replays edited recipes through this)."""
+    return build_sample(ReplaySource(recipe.choices), registry=registry, tool=registry[recipe.tool],
+                        format=recipe.format, operator=recipe.operator, chatter=recipe.chatter,
+                        multi=recipe.multi)
