@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from strategies._internal.formats import FORMATS, render
+from strategies._internal.formats import FORMATS, Unrepresentable, render
 from strategies._internal.mutations import MutationContext, NotApplicable, get_operator
 from strategies._internal.sample import Recipe, Sample
 from strategies._internal.schema import compile_tool
@@ -61,14 +61,17 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
     for _ in range(MAX_ATTEMPTS):
         calls = draw_calls(source, registry, tool, multi=multi)
         if op is None:
-            text, truth, description = render_in_format(calls).text, calls, ""
+            try:
+                text, truth, description = render_in_format(calls).text, calls, ""
+            except Unrepresentable:  # e.g. a tool name pythonic cannot write
+                continue
             anomaly_class = None
         else:
             ctx = MutationContext(registry=registry, tool=tool, format=format, calls=calls,
                                   chatter=use_chatter, render=render_in_format)
             try:
                 mutation = op(source, ctx)
-            except NotApplicable:
+            except (NotApplicable, Unrepresentable):
                 continue
             text, truth, description = mutation.text, mutation.calls, mutation.description
             anomaly_class = op.anomaly_class
@@ -78,6 +81,8 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
                             choices=tuple(source.choices[start:]), chatter=chatter, multi=multi)
         return Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
                       calls=truth, tool=tool.name, recipe=recipe, description=description)
+    if op is None:
+        raise Unbuildable(f"format {format!r} cannot write calls of {tool.name!r}")
     raise Unbuildable(f"operator {operator!r} found nothing to mutate in {tool.name!r} calls")
 
 

@@ -114,3 +114,9 @@ def get_operator(name: str) -> Operator:
 
 def operators_of(anomaly_class: str) -> list[Operator]:
     return [op for op in OPERATORS.values() if op.anomaly_class == anomaly_class]
+
+
+# The built-in operators register themselves on import; they import this module, so the import sits
+# at the end, after every name they use is defined.
+from strategies._internal import mutations_semantic as _semantic  # noqa: E402,F401
+from strategies._internal import mutations_syntax as _syntax  # noqa: E402,F401

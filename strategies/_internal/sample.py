@@ -85,6 +85,8 @@ class Sample:
     tool: str = ""
     recipe: Optional[Recipe] = field(default=None, compare=False)
     description: str = field(default="", compare=False)
+    #: False when the text was reduced as text or captured raw: then only robustness is judged.
+    truth_known: bool = field(default=True, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON-lines shape printed by ``fuzz samples``."""

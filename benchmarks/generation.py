@@ -1,0 +1,98 @@
+"""Valid get_weather arguments per second: the compiled generator vs the naive hypothesis-jsonschema loop.
+
+Rendering-free: only argument generation is timed. The compiled tree (``compile_tool``) driven by a
+``RandomSource`` is measured against ``@given(hypothesis_jsonschema.from_schema(schema))`` in the same
+run, each for a fixed wall time. Prints both rates and ``ratio: N.Nx``; exits 1 if the ratio is
+below 20 (DESIGN.md, "Performance design": the engine must not pay Hypothesis's per-example cost).
+
+    python benchmarks/generation.py [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis_jsonschema import from_schema
+from jsonschema import FormatChecker
+
+from strategies._internal.schema import compile_tool, validator_for_schema
+from strategies._internal.source import RandomSource
+from strategies._internal.tools import builtin_registry
+
+MIN_RATIO = 20.0
+
+
+class _Stop(Exception):
+    pass
+
+
+def compiled_rate(tool, seconds: float) -> tuple[float, int]:
+    node = compile_tool(tool)
+    source = RandomSource(0)
+    count, deadline = 0, time.perf_counter() + seconds
+    start = time.perf_counter()
+    while True:
+        for _ in range(1000):
+            node.generate(source)
+            source.reset()
+        count += 1000
+        if time.perf_counter() >= deadline:
+            break
+    return count / (time.perf_counter() - start), count
+
+
+def naive_rate(tool, seconds: float) -> tuple[float, int]:
+    count = [0]
+    deadline = [0.0]
+
+    @settings(max_examples=10 ** 9, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(from_schema(tool.schema))
+    def loop(arguments):
+        count[0] += 1
+        if time.perf_counter() >= deadline[0]:
+            raise _Stop
+
+    start = time.perf_counter()
+    deadline[0] = start + seconds
+    try:
+        loop()
+    except _Stop:
+        pass
+    return count[0] / (time.perf_counter() - start), count[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=5.0, help="wall time per measurement")
+    parser.add_argument("--tool", default="get_weather")
+    args = parser.parse_args(argv)
+    tool = builtin_registry()[args.tool]
+
+    # sanity: the fast path produces valid values
+    validator = validator_for_schema(tool.schema)(tool.schema, format_checker=FormatChecker())
+    node, source = compile_tool(tool), RandomSource(1)
+    invalid = sum(not validator.is_valid(node.generate(source)) for _ in range(2000))
+    if invalid:
+        print(f"error: {invalid} of 2000 compiled values are invalid", file=sys.stderr)
+        return 1
+
+    fast, fast_n = compiled_rate(tool, args.seconds)
+    slow, slow_n = naive_rate(tool, args.seconds)
+    ratio = fast / slow if slow else float("inf")
+    print(f"tool: {tool.name}")
+    print(f"compiled + RandomSource: {fast:,.0f} values/s ({fast_n} in {args.seconds:g}s, "
+          f"{1e6 / fast:.1f} us/value)")
+    print(f"@given(from_schema):     {slow:,.0f} values/s ({slow_n} in {args.seconds:g}s)")
+    print(f"ratio: {ratio:.1f}x")
+    if ratio < MIN_RATIO:
+        print(f"FAIL: ratio below {MIN_RATIO:g}x", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,662 @@
+"""Minimizers: shrink a failing input while a batched predicate still holds.
+
+The engine runs targets in isolated worker processes, where one message of many inputs costs about
+as much as one message of one input (DESIGN.md, "Isolation is affordable when batched"). So every
+predicate here is *batched*: it takes a list of candidates and answers for each, and the minimizers
+are written to propose many candidates at once and keep the best one that passed.
+
+Two minimizers, one contract:
+
+* :func:`shrink_text` reduces raw model output. It is for verdicts the text alone carries (crash,
+  hang, nondeterminism), with the predicate "fails with the same signature".
+* :func:`shrink_choices` reduces the choice sequence of a generated sample, which the caller replays
+  and re-renders, so the sample's ground truth is recomputed by construction (DESIGN.md, "Shrinking
+  keeps the meaning"). The predicate returns a size key of the produced sample, or None.
+
+Both are deterministic (no randomness, no iteration over sets), never return something that did not
+pass the predicate (the input is checked first: :class:`NotInteresting` if it does not pass), never
+return something larger than the input, and stop with the best result so far when ``budget_s``
+seconds or ``max_tests`` predicate evaluations run out. Answers are cached, so a candidate is never
+evaluated twice and cached answers do not count against ``max_tests``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
+
+from strategies.errors import ToolfuzzError
+
+TextTest = Callable[[list[str]], Sequence[bool]]
+ChoicesTest = Callable[[list[tuple[int, ...]]], Sequence[Any]]
+
+#: candidates per predicate call; one worker message in the engine
+DEFAULT_BATCH = 256
+
+
+class NotInteresting(ToolfuzzError, ValueError):
+    """The input given to a minimizer does not pass its predicate, so there is nothing to shrink."""
+
+
+class _OutOfBudget(Exception):
+    """Raised inside a minimizer when its time or test budget is spent; the best so far is returned."""
+
+
+def _shortlex(text: str) -> tuple[int, str]:
+    return (len(text), text)
+
+
+def _text_id(text: str) -> bytes:
+    # surrogatepass: model output may hold lone surrogates, which plain UTF-8 refuses
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class _Evaluator:
+    """Calls a batched predicate with caching, batching and the time / test budget."""
+
+    def __init__(self, test: Callable[[list[Any]], Sequence[Any]], *, cache_key: Callable[[Any], Hashable],
+                 budget_s: Optional[float], max_tests: Optional[int], batch_size: int):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size!r}")
+        self._test = test
+        self._cache_key = cache_key
+        self._cache: dict[Hashable, Any] = {}
+        self._deadline = None if budget_s is None else time.monotonic() + budget_s
+        self._max_tests = max_tests
+        self.batch_size = batch_size
+        self.tests = 0  # candidates evaluated by the predicate
+        self.calls = 0  # predicate calls (batches)
+
+    def _check_budget(self) -> None:
+        if self._max_tests is not None and self.tests >= self._max_tests:
+            raise _OutOfBudget()
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise _OutOfBudget()
+
+    def evaluate(self, candidates: Sequence[Any]) -> list[Any]:
+        """The predicate's answer for each candidate (at most ``batch_size`` of them).
+
+        When the test budget is smaller than the number of new candidates, only the first ones are
+        evaluated and the rest answer as failing; the next call raises :class:`_OutOfBudget`.
+        """
+        keys = [self._cache_key(c) for c in candidates]
+        todo: list[int] = []
+        seen: dict[Hashable, int] = {}
+        for i, k in enumerate(keys):
+            if k not in self._cache and k not in seen:
+                seen[k] = i
+                todo.append(i)
+        if todo:
+            self._check_budget()
+            if self._max_tests is not None:
+                todo = todo[: self._max_tests - self.tests]
+            answers = list(self._test([candidates[i] for i in todo]))
+            if len(answers) != len(todo):
+                raise ValueError(f"the predicate returned {len(answers)} answers for {len(todo)} candidates")
+            self.tests += len(todo)
+            self.calls += 1
+            for i, answer in zip(todo, answers):
+                self._cache[keys[i]] = answer
+        return [self._cache.get(k) for k in keys]
+
+
+# ---------------------------------------------------------------------------------------------------
+# shrink_text
+# ---------------------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(r"\w+|\s+|.", re.DOTALL)
+#: a fragment of up to 32 characters repeated at least 4 times in a row
+_RUN = re.compile(r"(.{1,32}?)\1{3,}", re.DOTALL)
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
+_LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
+_STRING_UNIT = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.DOTALL)
+_WS = " \t\n\r"
+#: raw_decode attempts that fail before the structure stage gives up looking for documents
+_MAX_DECODE_ATTEMPTS = 2000
+_MAX_DEPTH = 400
+#: JSON values the structure stage edits per round (top-level values first)
+_MAX_NODES = 5000
+#: ddmin stops refining past this many chunks; the 1-minimality pass covers single deletions
+_MAX_CHUNKS = 1024
+
+
+def tokenize(text: str) -> list[str]:
+    """Words, whitespace runs, and every other character alone; ``"".join`` gives ``text`` back."""
+    return _TOKEN.findall(text)
+
+
+class _Node:
+    """A JSON value's span in the text; containers list their parts (key or item start, end, value)."""
+
+    __slots__ = ("kind", "start", "end", "parts", "key")
+
+    def __init__(self, kind: str, start: int, end: int):
+        self.kind, self.start, self.end = kind, start, end
+        self.parts: list[tuple[int, int, _Node]] = []
+        self.key: Optional[_Node] = None  # for object members: the key's string node
+
+
+class _SpanError(Exception):
+    pass
+
+
+def _skip(s: str, i: int) -> int:
+    n = len(s)
+    while i < n and s[i] in _WS:
+        i += 1
+    return i
+
+
+def _parse_string(s: str, i: int) -> _Node:
+    if s[i] != '"':
+        raise _SpanError(i)
+    j, n = i + 1, len(s)
+    while j < n and s[j] != '"':
+        j += 2 if s[j] == "\\" else 1
+    if j >= n:
+        raise _SpanError(i)
+    return _Node("str", i, j + 1)
+
+
+def _parse_value(s: str, i: int, depth: int) -> _Node:
+    """Spans of one JSON value at ``i``. The text was accepted by ``json.raw_decode`` first."""
+    if depth > _MAX_DEPTH or i >= len(s):
+        raise _SpanError(i)
+    c = s[i]
+    if c in "{[":
+        close = "}" if c == "{" else "]"
+        node = _Node("obj" if c == "{" else "arr", i, i)
+        j = _skip(s, i + 1)
+        if j < len(s) and s[j] == close:
+            node.end = j + 1
+            return node
+        while True:
+            part_start = j
+            if c == "{":
+                key = _parse_string(s, j)
+                j = _skip(s, key.end)
+                if j >= len(s) or s[j] != ":":
+                    raise _SpanError(j)
+                value = _parse_value(s, _skip(s, j + 1), depth + 1)
+                value.key = key
+            else:
+                value = _parse_value(s, j, depth + 1)
+            node.parts.append((part_start, value.end, value))
+            j = _skip(s, value.end)
+            if j < len(s) and s[j] == ",":
+                j = _skip(s, j + 1)
+                continue
+            if j < len(s) and s[j] == close:
+                node.end = j + 1
+                return node
+            raise _SpanError(j)
+    if c == '"':
+        return _parse_string(s, i)
+    m = _NUMBER.match(s, i)
+    if m:
+        return _Node("num", i, m.end())
+    for lit in _LITERALS:
+        if s.startswith(lit, i):
+            return _Node("lit", i, i + len(lit))
+    raise _SpanError(i)
+
+
+def _json_documents(text: str) -> list[_Node]:
+    """The JSON containers embedded in ``text``, found with ``raw_decode`` at each ``{`` / ``[``."""
+    decoder = json.JSONDecoder()
+    docs: list[_Node] = []
+    failures = 0
+    i = 0
+    n = len(text)
+    while i < n and failures < _MAX_DECODE_ATTEMPTS:
+        b, k = text.find("{", i), text.find("[", i)
+        starts = [x for x in (b, k) if x >= 0]
+        if not starts:
+            break
+        i = min(starts)
+        try:
+            _value, end = decoder.raw_decode(text, i)
+        except ValueError:
+            failures += 1
+            i += 1
+            continue
+        except RecursionError:  # the values starting inside this bracket run are as deep: skip it
+            failures += 1
+            while i < n and text[i] in "[{":
+                i += 1
+            continue
+        try:
+            docs.append(_parse_value(text, i, 0))
+        except (_SpanError, RecursionError):
+            failures += 1  # too deep to edit; its inner values are too
+        i = end
+    return docs
+
+
+def _number_simplifications(t: str) -> list[str]:
+    out = ["0", "1"]
+    try:
+        v = int(t) if re.fullmatch(r"-?[0-9]+", t) else int(float(t))
+        out.append(str(v // 2 if v >= 0 else -((-v) // 2)))
+        out.append(str(v))
+    except (ValueError, OverflowError):
+        pass
+    return out
+
+
+def _structure_splices(text: str) -> list[tuple[int, int, str]]:
+    """Every single simplification of a JSON value in ``text`` as a splice ``(start, end, new)``.
+
+    Splices, not texts, so a large document costs memory per edit, not per copy of the text; the
+    rest of the text (chatter, envelope, formatting) is kept byte for byte.
+    """
+    out: list[tuple[int, int, str]] = []
+
+    def shorten(a: int, b: int, halves: bool) -> None:  # the content of a string, between quotes
+        units = _STRING_UNIT.findall(text[a:b])
+        if units:
+            out.append((a, b, ""))
+            out.append((a, b, "a"))
+            out.append((a, b, "".join(units[: len(units) // 2])))
+            if halves:
+                out.append((a, b, "".join(units[len(units) // 2:])))
+
+    stack = list(reversed(_json_documents(text)))
+    visited = 0
+    while stack and visited < _MAX_NODES:
+        node = stack.pop()
+        visited += 1
+        if node.key is not None:  # shorten keys too: argument names are often long
+            shorten(node.key.start + 1, node.key.end - 1, False)
+        if node.kind in ("obj", "arr"):
+            parts = node.parts
+            if parts:
+                out.append((node.start + 1, node.end - 1, ""))  # empty the container
+            for idx, (a, b, value) in enumerate(parts):
+                if len(parts) > 1:
+                    if idx + 1 < len(parts):
+                        out.append((a, parts[idx + 1][0], ""))
+                    else:
+                        out.append((parts[idx - 1][1], b, ""))
+                out.append((node.start, node.end, text[value.start:value.end]))  # hoist the child
+            for lit in ("null", "0", '""', "[]", "{}"):
+                out.append((node.start, node.end, lit))
+            stack.extend(reversed([v for _a, _b, v in parts]))
+        elif node.kind == "str":
+            shorten(node.start + 1, node.end - 1, True)
+            out.append((node.start, node.end, "0"))
+        elif node.kind == "num":
+            for new in _number_simplifications(text[node.start:node.end]):
+                out.append((node.start, node.end, new))
+        else:
+            for lit in ("0", "null"):
+                out.append((node.start, node.end, lit))
+    return out
+
+
+class _TextShrinker:
+    def __init__(self, text: str, evaluator: _Evaluator):
+        self.best = text
+        self.ev = evaluator
+
+    # -- core: evaluate candidates in batches, adopt the smallest passing improvement ------------
+    def _first_improvement(self, candidates: Iterable[str]) -> Optional[int]:
+        """Evaluate lazily, in batches; adopt the smallest passing candidate of the first batch that
+        has one and return its index; None if no candidate passes and is smaller than the best."""
+        bs = self.ev.batch_size
+        best_key = _shortlex(self.best)
+        chunk: list[tuple[int, str]] = []
+        for item in enumerate(candidates):
+            if _shortlex(item[1]) < best_key:
+                chunk.append(item)
+            if len(chunk) == bs:
+                hit = self._adopt(chunk)
+                if hit is not None:
+                    return hit
+                chunk = []
+        return self._adopt(chunk) if chunk else None
+
+    def _adopt(self, chunk: list[tuple[int, str]]) -> Optional[int]:
+        answers = self.ev.evaluate([c for _i, c in chunk])
+        passing = [(_shortlex(c), i) for (i, c), ok in zip(chunk, answers) if ok]
+        if not passing:
+            return None
+        key, i = min(passing)
+        self.best = key[1]
+        return i
+
+    # -- stage 0: collapse long runs of a repeated fragment -------------------------------------
+    def collapse_runs(self) -> None:
+        tried: set[tuple[str, int, int]] = set()
+        while True:
+            runs = [(m.start(), m.end(), m.group(1)) for m in _RUN.finditer(self.best)]
+            runs = [r for r in runs if r[1] - r[0] >= 8]
+            runs.sort(key=lambda r: (-(r[1] - r[0]), r[0]))
+            progressed = False
+            for start, end, frag in runs:
+                count = (end - start) // len(frag)
+                mark = (frag, count, start)
+                if mark in tried:
+                    continue
+                tried.add(mark)
+                same = [r for r in runs if (r[1] - r[0]) // len(r[2]) == count]
+                groups = [[(start, end, frag)]]
+                if len(same) > 1:
+                    groups.append(sorted(same))
+                for group in groups:
+                    if self._shrink_repeats(group, count):
+                        progressed = True
+                        break
+                if progressed:
+                    break
+            if not progressed:
+                return
+
+    def _shrink_repeats(self, group: list[tuple[int, int, str]], count: int) -> bool:
+        """Batched bisection for the fewest repeats ``k`` (same for every run in ``group``)."""
+        text = self.best
+
+        def with_k(k: int) -> str:
+            pieces, pos = [], 0
+            for start, end, frag in group:
+                pieces.append(text[pos:start])
+                pieces.append(frag * k)
+                pos = end
+            pieces.append(text[pos:])
+            return "".join(pieces)
+
+        lo, hi = -1, count  # hi: smallest k known to pass; lo: largest known to fail below hi
+        while hi - lo > 1:
+            span = hi - lo - 1
+            m = min(span, 15)
+            ks = sorted({lo + 1 + (span - 1) * j // max(m - 1, 1) for j in range(m)} if m > 1 else {lo + 1})
+            answers = self.ev.evaluate([with_k(k) for k in ks])
+            passing = [k for k, ok in zip(ks, answers) if ok]
+            if passing:
+                kmin = passing[0]
+                failing_below = [k for k, ok in zip(ks, answers) if not ok and k < kmin]
+                lo = max(failing_below) if failing_below else lo
+                hi = kmin
+                candidate = with_k(hi)  # adopt now: the budget may run out before the search ends
+                if _shortlex(candidate) < _shortlex(self.best):
+                    self.best = candidate
+            else:
+                lo = ks[-1]
+        return hi < count
+
+    # -- stage 1: structure-aware ----------------------------------------------------------------
+    def simplify_structure(self) -> None:
+        while True:
+            text = self.best
+            base = len(text)
+            # biggest reductions first; dedupe and order deterministically without building texts
+            splices = sorted(set(_structure_splices(text)),
+                             key=lambda s: (base - (s[1] - s[0]) + len(s[2]), s))
+            if self._first_improvement(text[:a] + new + text[b:] for a, b, new in splices) is None:
+                return
+
+    # -- stages 2 and 3: ddmin -------------------------------------------------------------------
+    def ddmin(self, split: Callable[[str], list[str]]) -> None:
+        """Delta debugging with complements: remove each of ``n`` chunks, refine when none passes."""
+        units = split(self.best)
+        n = 2
+        while len(units) >= 2:
+            size = -(-len(units) // n)
+            bounds = [(a, min(a + size, len(units))) for a in range(0, len(units), size)]
+            candidates = ("".join(units[:a] + units[b:]) for a, b in bounds)
+            if self._first_improvement(candidates) is not None:
+                units = split(self.best)
+                n = max(n - 1, 2)
+                continue
+            if n >= len(units) or n >= _MAX_CHUNKS:
+                return
+            n = min(2 * n, len(units), _MAX_CHUNKS)
+
+    # -- stage 4: 1-minimality -------------------------------------------------------------------
+    def _delete_each(self, split: Callable[[str], list[str]]) -> bool:
+        """Try deleting each unit, a batch of positions at a time.
+
+        When several deletions of a batch pass, their union (then its first half) is tried too:
+        removing 3,000 interleaved commas one adoption at a time would take 3,000 batches.
+        """
+        units = split(self.best)
+        progressed = False
+        i = 0
+        while i < len(units):
+            positions: list[int] = []
+            j = i
+            while j < len(units) and len(positions) < self.ev.batch_size:
+                # deleting any unit of a run of equal units gives the same text: try the first only
+                if j == 0 or units[j] != units[j - 1]:
+                    positions.append(j)
+                j += 1
+            if not positions:
+                break
+            candidates = ["".join(units[:p] + units[p + 1:]) for p in positions]
+            answers = self.ev.evaluate(candidates)
+            ok = [k for k, answer in enumerate(answers) if answer]
+            if not ok:
+                i = j
+                continue
+            progressed = True
+            first = positions[ok[0]]
+            adopted = False
+            if len(ok) > 1:
+                for group in (ok, ok[: len(ok) // 2]):
+                    if len(group) < 2:
+                        continue
+                    drop = {positions[k] for k in group}
+                    combined = "".join(u for q, u in enumerate(units) if q not in drop)
+                    if self.ev.evaluate([combined])[0]:
+                        self.best = combined
+                        adopted = True
+                        break
+            if not adopted:
+                key, k = min((_shortlex(candidates[k]), k) for k in ok)
+                self.best = key[1]
+                first = positions[k]
+            units = split(self.best)
+            i = max(first - 1, 0)
+        return progressed
+
+    def one_minimal(self) -> None:
+        while True:
+            tokens = self._delete_each(tokenize)
+            chars = self._delete_each(list)
+            if not tokens and not chars:
+                return
+
+
+def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max_tests: int | None = None,
+                batch_size: int = DEFAULT_BATCH) -> str:
+    """The smallest text (shortlex) found that passes ``test``, 1-minimal when the budget allows.
+
+    ``test(candidates) -> list[bool]`` is "still fails with the same signature". The result passes
+    ``test``, is never longer than ``text``, and — unless ``budget_s`` or ``max_tests`` ran out —
+    no single token (word, whitespace run, other character) and no single character can be deleted
+    from it. Stages: collapse long runs of a repeated fragment (batched bisection on the number of
+    repeats, so a 200 KB repetition takes a handful of batches); simplify embedded JSON documents in
+    place (drop members and items, empty or hoist containers, shorten strings, lower numbers); ddmin
+    over tokens, then characters; then single deletions until none passes.
+
+    Raises :class:`NotInteresting` when ``text`` itself does not pass.
+    """
+    ev = _Evaluator(test, cache_key=_text_id, budget_s=None, max_tests=None, batch_size=batch_size)
+    if not ev.evaluate([text])[0]:
+        raise NotInteresting("the input does not pass the predicate, so there is nothing to shrink")
+    ev._deadline = None if budget_s is None else time.monotonic() + budget_s
+    ev._max_tests = None if max_tests is None else max_tests + ev.tests
+    shrinker = _TextShrinker(text, ev)
+    try:
+        shrinker.collapse_runs()
+        shrinker.simplify_structure()
+        shrinker.ddmin(tokenize)
+        shrinker.ddmin(list)
+        shrinker.one_minimal()
+    except _OutOfBudget:
+        pass
+    return shrinker.best
+
+
+# ---------------------------------------------------------------------------------------------------
+# shrink_choices
+# ---------------------------------------------------------------------------------------------------
+
+Choices = tuple[int, ...]
+
+
+class _ChoiceShrinker:
+    def __init__(self, choices: Choices, key: Any, evaluator: _Evaluator):
+        self.best = choices
+        self.best_key = key
+        self.ev = evaluator
+
+    def order(self, key: Any, choices: Choices) -> tuple[Any, int, Choices]:
+        return (key, len(choices), choices)
+
+    def _better(self, key: Any, choices: Choices) -> bool:
+        try:
+            return self.order(key, choices) < self.order(self.best_key, self.best)
+        except TypeError:
+            raise TypeError(f"the predicate's keys must be comparable; got {key!r} and {self.best_key!r}") from None
+
+    def try_batch(self, candidates: Sequence[Choices]) -> Optional[int]:
+        """Evaluate in batches; adopt the best improvement of the first batch that has one.
+
+        When several candidates of that batch improve, their union is not known to pass; only the
+        best single one is adopted, so every adopted sequence was seen to pass.
+        """
+        bs = self.ev.batch_size
+        pending = [(i, c) for i, c in enumerate(candidates) if c != self.best]
+        for start in range(0, len(pending), bs):
+            chunk = pending[start:start + bs]
+            answers = self.ev.evaluate([c for _i, c in chunk])
+            better = [(self.order(k, c), i) for (i, c), k in zip(chunk, answers)
+                      if k is not None and self._better(k, c)]
+            if better:
+                (key, _n, choices), i = min(better)
+                self.best, self.best_key = choices, key
+                return i
+        return None
+
+    def strip_trailing_zeros(self) -> bool:
+        b = self.best
+        end = len(b)
+        while end and b[end - 1] == 0:
+            end -= 1
+        return end < len(b) and self.try_batch([b[:end]]) is not None
+
+    def delete_blocks(self, size: int) -> bool:
+        progressed = False
+        i = 0
+        while i + size <= len(self.best):
+            b = self.best
+            positions = list(range(i, min(len(b) - size + 1, i + self.ev.batch_size)))
+            hit = self.try_batch([b[:p] + b[p + size:] for p in positions])
+            if hit is None:
+                i = positions[-1] + 1
+            else:
+                progressed = True
+                i = positions[hit]
+        return progressed
+
+    def zero_each(self) -> bool:
+        progressed = False
+        i = 0
+        while i < len(self.best):
+            b = self.best
+            positions = [p for p in range(i, len(b)) if b[p] != 0][: self.ev.batch_size]
+            if not positions:
+                break
+            cands = [b[:p] + (0,) + b[p + 1:] for p in positions]
+            answers = self.ev.evaluate(cands)
+            ok = [p for p, c, k in zip(positions, cands, answers) if k is not None and self._better(k, c)]
+            if len(ok) > 1:  # zero them all at once if that passes too
+                combined = tuple(0 if q in ok else v for q, v in enumerate(b))
+                if self.try_batch([combined]) is not None:
+                    progressed = True
+                    i = ok[-1] + 1
+                    continue
+            hit = self.try_batch(cands)
+            if hit is None:
+                i = positions[-1] + 1
+            else:
+                progressed = True
+                i = positions[hit] + 1
+        return progressed
+
+    def lower_each(self) -> bool:
+        """Per position, batched bisection toward 0: try up to 8 evenly spaced smaller values."""
+        progressed = False
+        for p in range(len(self.best)):
+            if p >= len(self.best):
+                break
+            lo = -1
+            while True:
+                b = self.best
+                if p >= len(b):
+                    break
+                hi = b[p]
+                if hi - lo <= 1:
+                    break
+                span = hi - lo - 1
+                m = min(span, 8)
+                values = sorted({lo + 1 + (span - 1) * j // max(m - 1, 1) for j in range(m)} if m > 1 else {lo + 1})
+                cands = [b[:p] + (v,) + b[p + 1:] for v in values]
+                answers = self.ev.evaluate(cands)
+                better = [(self.order(k, c), v) for c, v, k in zip(cands, values, answers)
+                          if k is not None and self._better(k, c)]
+                if better:
+                    (key, _n, choices), v = min(better)
+                    self.best, self.best_key = choices, key
+                    progressed = True
+                    failing = [x for x, k in zip(values, answers) if k is None and x < v]
+                    lo = max(failing) if failing else lo
+                else:
+                    lo = values[-1]
+        return progressed
+
+    def run(self) -> None:
+        while True:
+            progressed = self.strip_trailing_zeros()
+            for size in (8, 4, 2, 1):
+                progressed |= self.delete_blocks(size)
+            progressed |= self.zero_each()
+            progressed |= self.lower_each()
+            if not progressed:
+                return
+
+
+def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float | None = None,
+                   max_tests: int | None = None, batch_size: int = DEFAULT_BATCH) -> Choices:
+    """The best choice sequence found: smallest key, ties broken by shortlex of the choices.
+
+    ``test(candidates) -> list[key | None]``: None when the replayed sample is not interesting
+    (another signature, or passing), otherwise a sortable size key of the sample it produced, e.g.
+    ``(len(text), text)``. Replay pads a short sequence with zeros and clamps out-of-range values
+    (``ReplaySource``), so every candidate is well formed. Passes, repeated until a round makes no
+    progress: strip trailing zeros; delete blocks of 8, 4, 2, 1 choices at every position; zero each
+    choice; lower each choice by batched bisection toward 0. The result is never longer than
+    ``choices`` and its key is never larger than the input's.
+
+    Raises :class:`NotInteresting` when ``choices`` itself does not pass.
+    """
+    start = tuple(int(c) for c in choices)
+    ev = _Evaluator(test, cache_key=lambda c: c, budget_s=None, max_tests=None, batch_size=batch_size)
+    key = ev.evaluate([start])[0]
+    if key is None:
+        raise NotInteresting("the choice sequence does not pass the predicate, so there is nothing to shrink")
+    ev._deadline = None if budget_s is None else time.monotonic() + budget_s
+    ev._max_tests = None if max_tests is None else max_tests + ev.tests
+    shrinker = _ChoiceShrinker(start, key, ev)
+    try:
+        shrinker.run()
+    except _OutOfBudget:
+        pass
+    return shrinker.best
+
+
+__all__ = ["DEFAULT_BATCH", "NotInteresting", "shrink_choices", "shrink_text", "tokenize"]

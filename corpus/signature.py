@@ -1,0 +1,67 @@
+"""Signatures: the stable key that says two failures are the same bug (DESIGN.md, "Signature").
+
+Built from the verdict and, for crashes, the exception type and the innermost frames' file names and
+function names — never line numbers, so an unrelated edit does not make an old bug look new. A
+worker death has no traceback; its key is how the process ended (signal or exit status). For the
+other verdicts the key is the anomaly class and operator (plus the format for valid samples, where a
+false_reject on one envelope and on another are different bugs).
+
+The signature is ``<verdict>-<12 hex>``: short enough for a terminal, a file and a CI log, and the
+same in every process and on every machine. The title says in words what the key holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+#: How many innermost frames identify a crash: enough to tell two raise sites apart, few enough
+#: that a refactoring of the callers does not split one bug into many.
+CRASH_FRAMES = 3
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    title: str
+    key: str
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def _make(verdict: str, key: str, title: str) -> Signature:
+    digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return Signature(id=f"{verdict}-{digest}", title=title, key=key)
+
+
+def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]] = (),
+                    detail: Optional[str] = None) -> Signature:
+    """A crash: an undeclared exception (type + innermost frames) or a worker death (``detail``)."""
+    if exception is None:
+        how = detail or "worker died"
+        return _make("crash", f"crash|died|{how}", f"crash: the target process died ({how})")
+    inner = [f"{file}:{func}" for file, func in list(frames)[-CRASH_FRAMES:]]
+    where = f" in {inner[-1]}" if inner else ""
+    return _make("crash", f"crash|{exception}|{';'.join(inner)}", f"crash: {exception}{where}")
+
+
+def verdict_signature(verdict: str, *, anomaly_class: Optional[str], operator: Optional[str],
+                      format: Optional[str], key: Optional[str] = None, what: Optional[str] = None) -> Signature:
+    """Any non-crash verdict.
+
+    With a ``key`` (what the target did wrong: the kind of damage of a corruption, the broken promise
+    of a missed anomaly), the key alone identifies the bug, whichever operator exposed it. Without
+    one, the anomaly class and operator do (the format for valid samples, where a false_reject on
+    one envelope and on another are different bugs).
+    """
+    if key is not None:
+        return _make(verdict, f"{verdict}|{key}", f"{verdict}: {what or key}")
+    if anomaly_class is None:
+        what = f"valid {format}" if format else "raw input"
+        key = f"{verdict}|valid|{format or 'raw'}"
+    else:
+        what = f"{anomaly_class}/{operator}"
+        key = f"{verdict}|{anomaly_class}|{operator}"
+    return _make(verdict, key, f"{verdict} on {what}")

@@ -1,0 +1,504 @@
+"""The corpus: one JSON file per signature, holding the smallest input known for it.
+
+A corpus lives in a directory the user commits next to their parser, so every file is meant to be
+read and diffed by people: indented, a fixed key order, ASCII only (``ensure_ascii`` escapes lone
+surrogates and control characters, which therefore survive the round trip), named by a content hash
+of the entry's signature and text. It is a cache of findings, never the only copy of anything the
+user wrote, and it is treated with care:
+
+* a file that is not a valid entry (corrupt, foreign, another ``format_version``) is reported in
+  :attr:`Store.problems` and skipped; it is never deleted or overwritten;
+* every write is atomic (temp file in the same directory, fsync, ``os.replace``, fsync of the
+  directory), so a process killed at any moment leaves every file whole, old or new;
+* replacing an entry whose text changed writes the new file (a new name) before removing the old
+  one, so there is never a moment with neither.
+
+:class:`CorpusStore` is the directory backend; :class:`InMemoryStore` has the same behaviour for
+tests. Both share the merge rules of :class:`Store`.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+from strategies.errors import ToolfuzzError
+
+FORMAT_VERSION = 1
+STATUSES = ("open", "fixed")
+LEVELS = ("parse", "validate")
+TEMP_PREFIX = ".tmp-"
+#: stray temp files younger than this may belong to a writer that is still running
+TEMP_MAX_AGE_S = 60.0
+
+
+class CorpusFormatError(ToolfuzzError, ValueError):
+    """A corpus file or entry does not have the documented shape; the message names the field."""
+
+
+def utc_now() -> str:
+    """The current time as the ISO-8601 UTC string entries use (second resolution, ``Z`` suffix)."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_time(value: str) -> datetime:
+    """Parse an ISO-8601 timestamp; ``Z`` is accepted on Python 3.10 too. Naive means UTC."""
+    text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
+    parsed = datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def shortlex(text: str) -> tuple[int, str]:
+    """The size order of inputs: shorter first, then code-point order. Smaller is better."""
+    return (len(text), text)
+
+
+def _canonical(value: Any) -> Any:
+    """Nested dicts with sorted keys, so files are stable however the caller built the values."""
+    if isinstance(value, dict):
+        return {str(k): _canonical(value[k]) for k in sorted(value, key=str)}
+    if isinstance(value, (list, tuple)):
+        return [_canonical(v) for v in value]
+    return value
+
+
+# (field name, accepted types, may be None, required in a file)
+_FIELDS: tuple[tuple[str, tuple[type, ...], bool, bool], ...] = (
+    ("signature", (str,), False, True),
+    ("title", (str,), False, False),
+    ("verdict", (str,), False, True),
+    ("status", (str,), False, True),
+    ("level", (str,), False, True),
+    ("tool", (str,), True, False),
+    ("format", (str,), True, False),
+    ("anomaly_class", (str,), True, False),
+    ("operator", (str,), True, False),
+    ("exception", (str,), True, False),
+    ("target", (str,), True, False),
+    ("target_version", (str,), True, False),
+    ("first_seen", (str,), False, True),
+    ("last_seen", (str,), False, True),
+    ("truth_known", (bool,), False, False),
+    ("calls", (list,), True, False),
+    ("recipe", (dict,), True, False),
+    ("text", (str,), False, True),
+)
+
+
+@dataclass(kw_only=True)
+class Entry:
+    """One corpus entry: the smallest input known for one signature, and what is known about it.
+
+    ``calls`` is the ground truth of the sample (None when the text denotes no faithful call);
+    ``truth_known`` is False when the input was reduced as text or captured raw, so ``calls`` says
+    nothing and only robustness can be judged on replay; ``recipe`` regenerates the structured
+    sample (``Recipe.to_json()``).
+    """
+
+    text: str
+    signature: str
+    verdict: str
+    title: str = ""
+    tool: Optional[str] = None
+    format: Optional[str] = None
+    anomaly_class: Optional[str] = None
+    operator: Optional[str] = None
+    exception: Optional[str] = None
+    calls: Optional[list] = None
+    truth_known: bool = True
+    recipe: Optional[dict] = None
+    target: Optional[str] = None
+    target_version: Optional[str] = None
+    status: str = "open"
+    level: str = "parse"
+    first_seen: str = field(default_factory=utc_now)
+    last_seen: str = field(default="")
+
+    def __post_init__(self) -> None:
+        if not self.last_seen:
+            self.last_seen = self.first_seen
+
+    @property
+    def key(self) -> tuple[int, str]:
+        """Size of the entry's input (shortlex); the corpus keeps the smallest per signature."""
+        return shortlex(self.text)
+
+    @property
+    def file_name(self) -> str:
+        """``<first 16 hex of sha256 over the canonical signature and text>.json``."""
+        blob = json.dumps([self.signature, self.text], ensure_ascii=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("ascii")).hexdigest()[:16] + ".json"
+
+    def to_json(self) -> dict[str, Any]:
+        """The file's object: ``format_version`` first, then a fixed field order, ``text`` last."""
+        data: dict[str, Any] = {"format_version": FORMAT_VERSION}
+        for name, _types, _nullable, _required in _FIELDS:
+            value = getattr(self, name)
+            data[name] = _canonical(value) if name in ("calls", "recipe") else value
+        return data
+
+    def dumps(self) -> str:
+        """The exact file text: indent 2, ASCII only, trailing newline.
+
+        NaN and infinities in ``calls`` are written as Python's json writes them (``NaN``), since a
+        sample's truth may hold them and ``json.loads`` reads them back.
+        """
+        return json.dumps(self.to_json(), indent=2, ensure_ascii=True) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Any) -> "Entry":
+        """Validate a decoded file and build the entry; unknown extra keys are ignored.
+
+        Raises :class:`CorpusFormatError` naming the first missing or bad field.
+        """
+        if not isinstance(data, dict):
+            raise CorpusFormatError(f"an entry must be a JSON object, not {type(data).__name__}")
+        version = data.get("format_version", None)
+        if "format_version" not in data:
+            raise CorpusFormatError("missing field 'format_version'")
+        if version != FORMAT_VERSION or isinstance(version, bool):
+            raise CorpusFormatError(f"field 'format_version': unsupported version {version!r} "
+                                    f"(this toolfuzz reads {FORMAT_VERSION})")
+        values: dict[str, Any] = {}
+        for name, types, nullable, required in _FIELDS:
+            if name not in data:
+                if required:
+                    raise CorpusFormatError(f"missing field {name!r}")
+                continue
+            value = data[name]
+            if value is None and nullable:
+                values[name] = None
+                continue
+            if not isinstance(value, types):
+                expected = " or ".join(t.__name__ for t in types) + (" or null" if nullable else "")
+                raise CorpusFormatError(f"field {name!r}: expected {expected}, got {type(value).__name__}")
+            values[name] = value
+        if not values["signature"]:
+            raise CorpusFormatError("field 'signature': must not be empty")
+        if values["status"] not in STATUSES:
+            raise CorpusFormatError(f"field 'status': {values['status']!r} is not one of {list(STATUSES)}")
+        if values["level"] not in LEVELS:
+            raise CorpusFormatError(f"field 'level': {values['level']!r} is not one of {list(LEVELS)}")
+        for name in ("first_seen", "last_seen"):
+            try:
+                _parse_time(values[name])
+            except ValueError:
+                raise CorpusFormatError(f"field {name!r}: {values[name]!r} is not an ISO-8601 time") from None
+        return cls(**values)
+
+    @classmethod
+    def loads(cls, text: str) -> "Entry":
+        """Parse a file's text; any JSON error becomes :class:`CorpusFormatError`."""
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise CorpusFormatError(f"not JSON ({exc})") from None
+        return cls.from_json(data)
+
+    def copy(self) -> "Entry":
+        return copy.deepcopy(self)
+
+
+def _later(a: str, b: str) -> str:
+    try:
+        return a if _parse_time(a) >= _parse_time(b) else b
+    except ValueError:
+        return max(a, b)
+
+
+def _earlier(a: str, b: str) -> str:
+    try:
+        return a if _parse_time(a) <= _parse_time(b) else b
+    except ValueError:
+        return min(a, b)
+
+
+class Store:
+    """What both backends share: the keep-the-smallest rules on top of four primitives.
+
+    Subclasses implement ``_scan`` (all valid entries as (path, entry), refreshing ``problems``),
+    ``_write`` (store an entry under its file name, atomically) and ``_delete`` (remove by path), and
+    ``_blocked`` (a name held by something that is not a valid entry and must not be overwritten).
+    """
+
+    def __init__(self) -> None:
+        #: "FILE: reason" for every file skipped by the last scan (or refused by a write)
+        self.problems: list[str] = []
+
+    # -- primitives ------------------------------------------------------------------------------
+    def _scan(self) -> list[tuple[str, Entry]]:
+        raise NotImplementedError
+
+    def _write(self, entry: Entry) -> str:
+        raise NotImplementedError
+
+    def _delete(self, path: str) -> None:
+        raise NotImplementedError
+
+    def _blocked(self, name: str) -> Optional[str]:
+        return None
+
+    # -- public interface ------------------------------------------------------------------------
+    def entries(self) -> list[tuple[str, Entry]]:
+        """Every valid entry with its path, sorted by path. Invalid files go to :attr:`problems`."""
+        return self._scan()
+
+    def _for_signature(self, signature: str) -> list[tuple[str, Entry]]:
+        found = [(p, e) for p, e in self._scan() if e.signature == signature]
+        # Two files can hold one signature (a merge by git, a writer killed mid-replace): the
+        # smallest input is the entry, the others are leftovers.
+        found.sort(key=lambda pe: (pe[1].key, pe[0]))
+        return found
+
+    def get(self, signature: str) -> Optional[Entry]:
+        """The entry for ``signature`` (the smallest, if several files hold it), or None."""
+        found = self._for_signature(signature)
+        return found[0][1] if found else None
+
+    def __contains__(self, signature: str) -> bool:
+        return self.get(signature) is not None
+
+    def signatures(self) -> list[str]:
+        """The distinct signatures in the corpus, in sorted order."""
+        return sorted({e.signature for _p, e in self._scan()})
+
+    def put(self, entry: Entry) -> str:
+        """Record ``entry``; keep the smaller input (shortlex) for its signature.
+
+        Returns ``'added'`` (new signature), ``'replaced'`` (the new text is smaller; the old file is
+        removed after the new one is written) or ``'kept'`` (the existing text is smaller or equal;
+        its ``last_seen`` and ``status`` are still updated from the new entry). ``first_seen`` is the
+        earliest and ``last_seen`` the latest of both.
+        """
+        found = self._for_signature(entry.signature)
+        if not found:
+            return "added" if self._store(entry.copy()) else "kept"
+        old_path, old = found[0]
+        if entry.key < old.key:
+            new = entry.copy()
+            new.first_seen = _earlier(old.first_seen, entry.first_seen)
+            new.last_seen = _later(old.last_seen, entry.last_seen)
+            if not self._store(new):
+                return "kept"
+            self._drop_others(new, found)
+            return "replaced"
+        kept = old.copy()
+        kept.last_seen = _later(old.last_seen, entry.last_seen)
+        kept.first_seen = _earlier(old.first_seen, entry.first_seen)
+        kept.status = entry.status
+        stale = kept != old or Path(old_path).name != kept.file_name
+        if stale and not self._store(kept):
+            return "kept"
+        self._drop_others(kept, found)
+        return "kept"
+
+    def _store(self, entry: Entry) -> bool:
+        reason = self._blocked(entry.file_name)
+        if reason is not None:
+            self.problems.append(f"{reason}; not overwritten with the entry for signature {entry.signature!r}")
+            return False
+        self._write(entry)
+        return True
+
+    def _drop_others(self, keep: Entry, found: list[tuple[str, Entry]]) -> None:
+        keep_name = keep.file_name
+        for path, _e in found:
+            if Path(path).name != keep_name:
+                self._delete(path)
+
+    def _set_status(self, signature: str, status: str) -> None:
+        found = self._for_signature(signature)
+        if not found:
+            raise KeyError(f"no corpus entry for signature {signature!r}")
+        path, entry = found[0]
+        if entry.status != status or Path(path).name != entry.file_name:
+            entry.status = status
+            if not self._store(entry):
+                return
+        self._drop_others(entry, found)
+
+    def mark_fixed(self, signature: str) -> None:
+        """Set the entry's status to ``fixed`` (a regression later is a gate failure). KeyError if absent."""
+        self._set_status(signature, "fixed")
+
+    def mark_open(self, signature: str) -> None:
+        """Set the entry's status to ``open``. KeyError if absent."""
+        self._set_status(signature, "open")
+
+    def remove(self, signature: str) -> bool:
+        """Remove every file holding ``signature``; True if there was one."""
+        found = self._for_signature(signature)
+        for path, _e in found:
+            self._delete(path)
+        return bool(found)
+
+    def merge(self, other: "Store") -> dict[str, int]:
+        """:meth:`put` every entry of ``other``; returns counts of ``added``, ``replaced``, ``kept``."""
+        counts = {"added": 0, "replaced": 0, "kept": 0}
+        for _path, entry in other.entries():
+            counts[self.put(entry)] += 1
+        return counts
+
+
+def _fsync_dir(path: Path) -> None:
+    """Make a rename durable; some platforms cannot open directories, which is fine to skip."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+class CorpusStore(Store):
+    """A corpus directory. Created on the first write; a missing directory is an empty corpus."""
+
+    def __init__(self, path: str | os.PathLike[str]):
+        super().__init__()
+        self.path = Path(path)
+        if self.path.exists() and not self.path.is_dir():
+            raise CorpusFormatError(f"{self.path}: the corpus must be a directory")
+
+    def __repr__(self) -> str:
+        return f"CorpusStore({str(self.path)!r})"
+
+    def _files(self) -> list[Path]:
+        if not self.path.is_dir():
+            return []
+        return sorted(p for p in self.path.iterdir()
+                      if p.name.endswith(".json") and not p.name.startswith(".") and p.is_file())
+
+    def _read(self, file: Path) -> Entry:
+        try:
+            raw = file.read_bytes()
+        except OSError as exc:
+            raise CorpusFormatError(f"unreadable ({exc.strerror or exc})") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise CorpusFormatError("not UTF-8 text") from None
+        return Entry.loads(text)
+
+    def _scan(self) -> list[tuple[str, Entry]]:
+        self._clean_temp_files()
+        problems: list[str] = []
+        found: list[tuple[str, Entry]] = []
+        for file in self._files():
+            try:
+                found.append((str(file), self._read(file)))
+            except CorpusFormatError as exc:
+                problems.append(f"{file}: {exc}")
+        self.problems = problems
+        return found
+
+    def _blocked(self, name: str) -> Optional[str]:
+        file = self.path / name
+        if not file.exists():
+            return None
+        try:
+            self._read(file)
+        except CorpusFormatError as exc:
+            return f"{file}: {exc}"
+        return None
+
+    def _write(self, entry: Entry) -> str:
+        self.path.mkdir(parents=True, exist_ok=True)
+        final = self.path / entry.file_name
+        data = entry.dumps().encode("ascii")
+        tmp = self.path / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        _fsync_dir(self.path)
+        return str(final)
+
+    def _delete(self, path: str) -> None:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            return
+        _fsync_dir(self.path)
+
+    def _clean_temp_files(self) -> None:
+        """Remove temp files left by killed writers, once they are old enough to be surely dead."""
+        if not self.path.is_dir():
+            return
+        now = time.time()
+        for file in self.path.iterdir():
+            if not file.name.startswith(TEMP_PREFIX):
+                continue
+            try:
+                if now - file.stat().st_mtime > TEMP_MAX_AGE_S:
+                    file.unlink()
+            except OSError:
+                pass
+
+
+class InMemoryStore(Store):
+    """The same store in a dict, for tests. Entries are kept as file text, so they round-trip."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._files: dict[str, str] = {}
+
+    def __repr__(self) -> str:
+        return f"InMemoryStore(<{len(self._files)} files>)"
+
+    def add_raw(self, name: str, text: str) -> None:
+        """Store arbitrary file text under ``name`` (to test how invalid files are handled)."""
+        self._files[name] = text
+
+    def _scan(self) -> list[tuple[str, Entry]]:
+        problems: list[str] = []
+        found: list[tuple[str, Entry]] = []
+        for name in sorted(self._files):
+            if not name.endswith(".json") or name.startswith("."):
+                continue
+            try:
+                found.append((name, Entry.loads(self._files[name])))
+            except CorpusFormatError as exc:
+                problems.append(f"{name}: {exc}")
+        self.problems = problems
+        return found
+
+    def _blocked(self, name: str) -> Optional[str]:
+        if name not in self._files:
+            return None
+        try:
+            Entry.loads(self._files[name])
+        except CorpusFormatError as exc:
+            return f"{name}: {exc}"
+        return None
+
+    def _write(self, entry: Entry) -> str:
+        self._files[entry.file_name] = entry.dumps()
+        return entry.file_name
+
+    def _delete(self, path: str) -> None:
+        self._files.pop(path, None)
+
+
+__all__ = ["CorpusFormatError", "CorpusStore", "Entry", "FORMAT_VERSION", "InMemoryStore", "Store",
+           "shortlex", "utc_now"]

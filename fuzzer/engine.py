@@ -1,0 +1,351 @@
+"""The campaign engine: generate, execute (isolated, batched), judge, confirm, shrink, record.
+
+It yields :mod:`fuzzer.events` and never prints or exits. The hot loop draws samples with a
+recording :class:`RandomSource` (no Hypothesis per-example overhead), sends them to the worker pool
+in batches, and judges each outcome; only the first failure of each signature leaves the loop for
+confirmation (a re-run: a different answer is a nondeterminism finding) and shrinking.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from fuzzer.events import (CampaignFinished, CampaignStarted, FindingRecorded, FormatsProbed,
+                           Interrupted, Progress)
+from fuzzer.findings import Finding
+from fuzzer.oracle import Judgment, Oracle, Verdict, outcome_fingerprint
+from fuzzer.schedule import SampleStream, Variation
+from fuzzer.shrink import FindingShrinker
+from corpus.signature import verdict_signature
+from strategies._internal.build import build_sample
+from strategies._internal.formats import FORMATS
+from strategies._internal.mutations import OPERATORS
+from strategies._internal.sample import ANOMALY_CLASSES, Sample
+from strategies._internal.source import RandomSource
+from strategies.errors import UnknownName
+
+#: Valid samples per probed variation (DESIGN.md: probe each format instead of flooding false_reject).
+PROBE_SAMPLES = 12
+#: Fraction of passing inputs re-run to catch nondeterminism.
+RERUN_FRACTION = 0.01
+#: Seconds between Progress events.
+PROGRESS_EVERY = 1.0
+
+
+@dataclass
+class CampaignSettings:
+    tool: str
+    level: str = "parse"
+    formats: Optional[list[str]] = None  # None: probe every format
+    anomalies: Optional[list[str]] = None  # classes or operator names; None: all
+    seed: int = 0
+    budget_s: Optional[float] = 60.0
+    max_examples: Optional[int] = None
+    batch_size: int = 256
+    shrink: bool = True
+    shrink_budget_s: float = 10.0
+
+
+@dataclass
+class ClassStats:
+    executions: int = 0
+    failures: int = 0
+
+
+@dataclass
+class CampaignResult:
+    tool: str
+    level: str
+    seed: int
+    executions: int = 0
+    elapsed_s: float = 0.0
+    findings: list = field(default_factory=list)  # Finding, in discovery order
+    by_class: dict = field(default_factory=dict)  # class or "valid" -> ClassStats
+    supported: dict = field(default_factory=dict)
+    unsupported: dict = field(default_factory=dict)
+    stop_reason: str = ""
+
+    @property
+    def execs_per_s(self) -> float:
+        return self.executions / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+
+def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
+    """Operator names selected by ``--anomaly`` values (class names or operator names)."""
+    if not anomalies:
+        return sorted(OPERATORS)
+    chosen: list[str] = []
+    for name in anomalies:
+        if name in ANOMALY_CLASSES:
+            chosen.extend(op.name for op in OPERATORS.values() if op.anomaly_class == name)
+        elif name in OPERATORS:
+            chosen.append(name)
+        elif name == "valid":
+            continue
+        else:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(ANOMALY_CLASSES) + list(OPERATORS), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise UnknownName(f"unknown anomaly class or operator {name!r}{hint}")
+    return sorted(set(chosen))
+
+
+class Campaign:
+    """One campaign against one tool. ``run`` is ``pool.run``: texts -> outcomes, isolated."""
+
+    def __init__(self, registry: Any, settings: CampaignSettings, run: Callable[[list[str]], list[Any]],
+                 *, target_label: str = ""):
+        self.registry = registry
+        self.settings = settings
+        self.tool = registry[settings.tool]
+        self.run = run
+        self.target_label = target_label
+        self.oracle = Oracle(registry, settings.level)
+        self.shrinker = FindingShrinker(run, self.oracle, registry)
+        self.result = CampaignResult(tool=settings.tool, level=settings.level, seed=settings.seed)
+        self.findings: dict[str, Finding] = {}
+        self._pending: list[Finding] = []
+        self._started = 0.0
+        self._source = RandomSource(settings.seed)
+        self._rerun_random = random.Random(settings.seed ^ 0xD1CE)
+        if settings.formats:
+            for name in settings.formats:
+                if name not in FORMATS:
+                    raise UnknownName(f"unknown format {name!r}; known: {', '.join(FORMATS)}")
+        self.operators = resolve_operators(settings.anomalies)
+        self.include_valid = not settings.anomalies or "valid" in settings.anomalies
+
+    # -- bookkeeping -------------------------------------------------------------------------
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _out_of_budget(self) -> Optional[str]:
+        s = self.settings
+        if s.max_examples is not None and self.result.executions >= s.max_examples:
+            return "max_examples"
+        if s.budget_s is not None and self._elapsed() >= s.budget_s:
+            return "budget"
+        return None
+
+    def _count(self, sample: Sample, failed: bool) -> None:
+        stats = self.result.by_class.setdefault(sample.anomaly_class or "valid", ClassStats())
+        stats.executions += 1
+        if failed:
+            stats.failures += 1
+
+    def _progress(self, phase: str = "fuzzing") -> Progress:
+        by_verdict: dict[str, int] = {}
+        for f in self.findings.values():
+            by_verdict[f.verdict.value] = by_verdict.get(f.verdict.value, 0) + 1
+        return Progress(self.result.executions, self._elapsed(), by_verdict, phase)
+
+    def _record(self, sample: Sample, outcome: Any, judgment: Judgment) -> None:
+        signature = self.oracle.signature(sample, judgment, outcome)
+        found = self.findings.get(signature.id)
+        if found is not None:
+            found.count += 1
+            return
+        finding = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason,
+                          sample=sample, outcome=outcome)
+        self.findings[signature.id] = finding
+        self._pending.append(finding)
+
+    def _execute(self, samples: list[Sample]) -> list[tuple[Sample, Any, Judgment]]:
+        outcomes = self.run([s.text for s in samples])
+        judged = []
+        rerun: list[tuple[Sample, Any]] = []
+        for sample, outcome in zip(samples, outcomes):
+            judgment = self.oracle.judge(sample, outcome)
+            self.result.executions += 1
+            self._count(sample, judgment.failed)
+            if judgment.failed:
+                self._record(sample, outcome, judgment)
+            elif outcome.kind != "hung" and self._rerun_random.random() < RERUN_FRACTION:
+                rerun.append((sample, outcome))
+            judged.append((sample, outcome, judgment))
+        if rerun:
+            self._check_determinism(rerun)
+        return judged
+
+    def _check_determinism(self, pairs: list[tuple[Sample, Any]]) -> list[bool]:
+        """Re-run inputs; a different answer records a nondeterminism finding. Returns which differed."""
+        outcomes = self.run([s.text for s, _ in pairs])
+        differed = []
+        for (sample, first), second in zip(pairs, outcomes):
+            self.result.executions += 1
+            same = second.kind == "hung" or first.kind == "hung" or \
+                outcome_fingerprint(first) == outcome_fingerprint(second)
+            differed.append(not same)
+            if not same:
+                judgment = Judgment(Verdict.NONDETERMINISM,
+                                    f"the same input gave {_brief(first)} then {_brief(second)}")
+                signature = verdict_signature(Verdict.NONDETERMINISM.value, anomaly_class=sample.anomaly_class,
+                                              operator=sample.operator, format=sample.format)
+                found = self.findings.get(signature.id)
+                if found is not None:
+                    found.count += 1
+                else:
+                    finding = Finding(signature=signature, verdict=Verdict.NONDETERMINISM,
+                                      reason=judgment.reason, sample=sample, outcome=second)
+                    self.findings[signature.id] = finding
+                    self._pending.append(finding)
+        return differed
+
+    def _settle(self, *, final: bool = False) -> Iterator[FindingRecorded]:
+        """Confirm and shrink the findings discovered since the last call, then announce them."""
+        while self._pending:
+            finding = self._pending.pop(0)
+            if finding.verdict is not Verdict.NONDETERMINISM and finding.verdict is not Verdict.HANG:
+                differed = self._check_determinism([(finding.sample, finding.outcome)])
+                if differed and differed[0]:
+                    # The original finding stays: it did happen; the nondeterminism one explains it.
+                    finding.reason += " (not reproducible: see the nondeterminism finding)"
+            if self.settings.shrink:
+                remaining = (self.settings.budget_s - self._elapsed()) if self.settings.budget_s else None
+                budget = self.settings.shrink_budget_s
+                if remaining is not None:
+                    budget = min(budget, max(1.0, remaining / 2))
+                if final:
+                    budget = min(budget, 2.0)
+                minimized, outcome, note = self.shrinker.shrink(
+                    finding.sample, finding.outcome, finding.verdict, finding.signature.id, budget_s=budget)
+                finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, outcome, note
+            yield FindingRecorded(finding)
+
+    # -- the campaign ------------------------------------------------------------------------
+    def probe(self) -> dict[str, tuple[bool, bool]]:
+        """Which formats (and prose / several-calls variations) the target supports."""
+        names = self.settings.formats or list(FORMATS)
+        if self.settings.formats:  # declared: trust the user, but still allow every variation
+            return {name: (True, True) for name in names}
+        variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
+        batch: list[Sample] = []
+        owner: list[Variation] = []
+        for v in variations:
+            for _ in range(PROBE_SAMPLES):
+                self._source.reset()
+                batch.append(build_sample(self._source, registry=self.registry, tool=self.tool, format=v.format,
+                                          chatter=v.chatter, multi=v.multi))
+                owner.append(v)
+        outcomes = self.run([s.text for s in batch])
+        declined: dict[Variation, bool] = {v: True for v in variations}
+        results: dict[Variation, list] = {v: [] for v in variations}
+        for v, sample, outcome in zip(owner, batch, outcomes):
+            results[v].append((sample, outcome))
+            if not (outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls)):
+                declined[v] = False
+        supported: dict[str, tuple[bool, bool]] = {}
+        for name in names:
+            bare, prose, several = (Variation(name, False, False), Variation(name, True, False),
+                                    Variation(name, False, True))
+            if declined[bare]:
+                self.result.unsupported[name] = "every valid probe was cleanly rejected"
+                continue
+            supported[name] = (not declined[prose], not declined[several])
+            self.result.supported[name] = [v.label for v in (bare, prose, several) if not declined[v]]
+            for v in (prose, several):
+                if declined[v]:
+                    self.result.unsupported[v.label] = "every valid probe was cleanly rejected"
+        # Judge the probes of supported variations: a wrong answer on a probe is a finding.
+        for v in variations:
+            if declined[v]:
+                continue
+            for sample, outcome in results[v]:
+                judgment = self.oracle.judge(sample, outcome)
+                self.result.executions += 1
+                self._count(sample, judgment.failed)
+                if judgment.failed:
+                    self._record(sample, outcome, judgment)
+        return supported
+
+    def events(self) -> Iterator[Any]:
+        self._started = time.monotonic()
+        settings = self.settings
+        yield CampaignStarted(tool=settings.tool, target=self.target_label, level=settings.level,
+                              seed=settings.seed, operators=len(self.operators))
+        stop_reason = "done"
+        try:
+            supported = self.probe()
+            yield FormatsProbed(supported=dict(self.result.supported), unsupported=dict(self.result.unsupported))
+            yield from self._settle()
+            if not supported:
+                stop_reason = "no supported format"
+            else:
+                stream = SampleStream(registry=self.registry, tool=self.tool, formats=supported,
+                                      operators=self.operators, include_valid=self.include_valid,
+                                      seed=settings.seed, source=self._source)
+                last_progress = 0.0
+                while True:
+                    reason = self._out_of_budget()
+                    if reason:
+                        stop_reason = reason
+                        break
+                    size = settings.batch_size
+                    if settings.max_examples is not None:
+                        size = max(1, min(size, settings.max_examples - self.result.executions))
+                    batch = stream.batch(size)
+                    if batch:
+                        self._execute(batch)
+                    yield from self._settle()
+                    if self._elapsed() - last_progress >= PROGRESS_EVERY:
+                        last_progress = self._elapsed()
+                        yield self._progress()
+        except KeyboardInterrupt:
+            stop_reason = "interrupted"
+            yield Interrupted()
+        # Findings discovered but not yet announced are never lost: announce them (shrinking
+        # briefly unless interrupted).
+        if self._pending:
+            if stop_reason == "interrupted":
+                for finding in self._pending:
+                    yield FindingRecorded(finding)
+                self._pending.clear()
+            else:
+                try:
+                    yield from self._settle(final=True)
+                except KeyboardInterrupt:
+                    stop_reason = "interrupted"
+                    for finding in self._pending:
+                        yield FindingRecorded(finding)
+                    self._pending.clear()
+        yield CampaignFinished(result=self.snapshot(stop_reason), stop_reason=stop_reason)
+
+    def snapshot(self, stop_reason: str) -> CampaignResult:
+        """The result so far (used when the campaign is interrupted outside the engine's own code)."""
+        self.result.elapsed_s = self._elapsed()
+        self.result.findings = list(self.findings.values())
+        self.result.stop_reason = stop_reason
+        return self.result
+
+
+def _brief(outcome: Any) -> str:
+    if outcome.kind == "returned":
+        return f"{len(outcome.calls or [])} call(s)"
+    if outcome.kind in ("rejected", "raised"):
+        return f"{outcome.kind} {outcome.exception}"
+    return outcome.kind
+
+
+def merge_results(results: list[CampaignResult]) -> CampaignResult:
+    """One result for a campaign over several tools (each tool ran its own engine)."""
+    if len(results) == 1:
+        return results[0]
+    merged = CampaignResult(tool=",".join(r.tool for r in results), level=results[0].level, seed=results[0].seed)
+    for r in results:
+        merged.executions += r.executions
+        merged.elapsed_s += r.elapsed_s
+        merged.findings.extend(r.findings)
+        for name, stats in r.by_class.items():
+            into = merged.by_class.setdefault(name, ClassStats())
+            into.executions += stats.executions
+            into.failures += stats.failures
+        for name, value in r.supported.items():
+            merged.supported[f"{r.tool}: {name}"] = value
+        for name, value in r.unsupported.items():
+            merged.unsupported[f"{r.tool}: {name}"] = value
+        merged.stop_reason = r.stop_reason if r.stop_reason == "interrupted" else merged.stop_reason or r.stop_reason
+    return merged

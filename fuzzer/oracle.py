@@ -1,0 +1,341 @@
+"""The oracle: judge what a target did with a sample (DESIGN.md, "Oracles").
+
+| sample | acceptable outcomes | otherwise |
+|---|---|---|
+| valid, in a supported format | exactly the truth | false_reject (rejected / no call), corruption |
+| anomaly, truth = faithful calls | exactly the truth, rejection or no call | corruption |
+| anomaly, truth None | rejection or no call | corruption |
+| semantic anomaly, level parse | the calls as written, rejection or no call | corruption |
+| any anomaly, level validate, truth breaks the promise | rejection or no call; duplicates may be collapsed; the calls that keep the promise may be returned without the others | missed_anomaly (truth returned), corruption |
+| any sample | returns, raises only declared types | hang, crash |
+
+The validate-level promise (DESIGN.md target contract) is checked with real jsonschema validation:
+every call names a known tool, satisfies its schema (formats checked), and no two calls are identical.
+Deciding "must reject" from the promise — not from the class name — is what keeps the table honest
+for operators whose output happens to stay valid (an injection payload in a free-text field must be
+returned exactly, not rejected).
+
+A sample without a known truth — ``format`` ``raw`` (a captured production output) or a text reduced
+as text while shrinking a crash — is judged for robustness only (crash, hang, a return that is not
+a call).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Optional, Sequence
+
+from corpus.signature import Signature, crash_signature, verdict_signature
+
+RAW_FORMAT = "raw"
+
+
+class Verdict(str, Enum):
+    PASS = "pass"
+    CRASH = "crash"
+    HANG = "hang"
+    CORRUPTION = "corruption"
+    FALSE_REJECT = "false_reject"
+    MISSED_ANOMALY = "missed_anomaly"
+    NONDETERMINISM = "nondeterminism"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+FAILURE_VERDICTS = [v.value for v in Verdict if v is not Verdict.PASS]
+#: Verdicts whose input alone carries the failure, so the text may be shrunk as text.
+TEXT_CARRIED = {Verdict.CRASH, Verdict.HANG, Verdict.NONDETERMINISM}
+
+
+@dataclass(frozen=True)
+class Judgment:
+    verdict: Verdict
+    reason: str = ""
+    #: What went wrong, as a stable key (see :func:`corruption_key`); None = class and operator.
+    key: Optional[str] = None
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict is not Verdict.PASS
+
+
+PASS = Judgment(Verdict.PASS)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values: key order ignored, list order kept, ``"2"`` is not ``2``,
+    ``true`` is not ``1``, ``2`` equals ``2.0``, NaN equals nothing."""
+    if a.__class__ is b.__class__ and a.__class__ in (str, int):
+        return a == b
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b and not (isinstance(a, float) and math.isnan(a))
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        for key, value in a.items():
+            if key not in b or not json_equal(value, b[key]):
+                return False
+        return True
+    if isinstance(a, list):
+        return (isinstance(b, list) and len(a) == len(b)
+                and all(json_equal(x, y) for x, y in zip(a, b)))
+    return a.__class__ is b.__class__ and a == b
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "other"
+
+
+def _chars(text: str) -> str:
+    """The distinct visible characters of an edit (whitespace ignored unless it is all there is),
+    bounded: a regex that eats ", }" and one that eats ",}" are the same bug."""
+    seen = sorted({ch for ch in text if not ch.isspace()}) or sorted({" " for ch in text})
+    shown = "".join(seen)
+    return shown if len(shown) <= 8 else shown[:8] + "…"
+
+
+def _string_edit(expected: str, got: str) -> tuple[str, str]:
+    import difflib
+
+    if len(expected) + len(got) > 20_000:
+        return "string", "a long string argument was altered"
+    removed, added = [], []
+    matcher = difflib.SequenceMatcher(None, expected, got, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("delete", "replace"):
+            removed.append(expected[i1:i2])
+        if tag in ("insert", "replace"):
+            added.append(got[j1:j2])
+    gone, new = _chars("".join(removed)), _chars("".join(added))
+    if got and expected.startswith(got):
+        return "string:truncated", "a string argument was truncated"
+    parts = ([f"removed {gone!r}"] if gone else []) + ([f"inserted {new!r}"] if new else [])
+    return f"string:-{gone}+{new}", "a string argument was altered (" + ", ".join(parts) + ")"
+
+
+def _value_difference(expected: Any, got: Any, depth: int = 0) -> tuple[str, str]:
+    """(key, words) for the first difference between two JSON values."""
+    te, tg = _json_type(expected), _json_type(got)
+    if te != tg:
+        return f"type:{te}>{tg}", f"a {te} argument came back as a {tg}"
+    if depth > 50:
+        return "nested", "a deeply nested argument differs"
+    if te == "string":
+        return _string_edit(expected, got)
+    if te == "object":
+        missing = [k for k in expected if k not in got]
+        extra = [k for k in got if k not in expected]
+        if missing and not extra:
+            return "keys:dropped", f"argument(s) dropped: {', '.join(map(str, missing[:3]))}"
+        if extra and not missing:
+            return "keys:added", f"argument(s) added: {', '.join(map(str, extra[:3]))}"
+        if missing and extra:
+            return "keys:renamed", f"argument(s) renamed: {missing[0]} -> {extra[0]}"
+        for k in expected:
+            if not json_equal(expected[k], got[k]):
+                return _value_difference(expected[k], got[k], depth + 1)
+    if te == "array":
+        if len(expected) != len(got):
+            return "array:length", f"an array argument has {len(got)} items instead of {len(expected)}"
+        for x, y in zip(expected, got):
+            if not json_equal(x, y):
+                return _value_difference(x, y, depth + 1)
+    return f"value:{te}", f"a {te} argument has a different value"
+
+
+def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str, str]:
+    """What kind of wrong answer this is: the stable part of a corruption's signature.
+
+    Two corrupted outputs are the same bug when the target did the same thing to them — dropped a
+    call, renamed a function, stripped the same characters from a string — whatever operator made
+    the input. Keying by the kind of damage rather than by operator keeps one repair bug (say a
+    regex that eats ", }" inside strings) from showing up as a dozen "different" findings.
+    """
+    if len(truth) != len(returned):
+        kind = "calls:fewer" if len(returned) < len(truth) else "calls:more"
+        return kind, f"{len(returned)} call(s) returned, {len(truth)} written"
+    for t, r in zip(truth, returned):
+        if json_equal(t, r):
+            continue
+        if not isinstance(r, dict) or not isinstance(t, dict):
+            return "call:shape", "a call came back in another shape"
+        if t.get("name") != r.get("name"):
+            return "name", f"function name {t.get('name')!r} came back as {r.get('name')!r}"
+        return _value_difference(t.get("arguments"), r.get("arguments"))
+    return "order", "the calls came back in another order"
+
+
+def calls_equal(a: Sequence[dict], b: Sequence[dict]) -> bool:
+    return json_equal(list(a), list(b))
+
+
+def without_duplicates(calls: Sequence[dict]) -> list:
+    unique: list = []
+    for call in calls:
+        if not any(json_equal(call, seen) for seen in unique):
+            unique.append(call)
+    return unique
+
+
+class Promise:
+    """The validate-level promise over a registry, with one compiled validator per tool."""
+
+    def __init__(self, registry: Any):
+        self._registry = registry
+        self._validators: dict[str, Any] = {}
+
+    def _validator(self, name: str) -> Any:
+        validator = self._validators.get(name)
+        if validator is None:
+            from jsonschema import FormatChecker
+            from jsonschema.validators import validator_for
+
+            schema = dict(self._registry[name].schema)
+            cls = validator_for(schema)
+            validator = self._validators[name] = cls(schema, format_checker=FormatChecker())
+        return validator
+
+    def call_ok(self, call: dict) -> bool:
+        name = call.get("name")
+        if not isinstance(name, str) or name not in self._registry:
+            return False
+        try:
+            return self._validator(name).is_valid(call.get("arguments"))
+        except RecursionError:
+            return False
+
+    def problem(self, calls: Sequence[dict]) -> Optional[str]:
+        """Why ``calls`` break the promise, or None when they keep it."""
+        found = self.problem_key(calls)
+        return found[1] if found else None
+
+    def problem_key(self, calls: Sequence[dict]) -> Optional[tuple[str, str]]:
+        """(key, words) of the first broken promise: ``unknown_function``, ``schema:<keyword>``
+        (the jsonschema validator that failed), or ``duplicate``; None when the promise holds."""
+        for call in calls:
+            if not self.call_ok(call):
+                name = call.get("name")
+                if not isinstance(name, str) or name not in self._registry:
+                    return "unknown_function", f"unknown function {name!r}"
+                try:
+                    from jsonschema.exceptions import best_match
+
+                    error = best_match(self._validator(name).iter_errors(call.get("arguments")))
+                    keyword = error.validator if error is not None else "invalid"
+                except RecursionError:
+                    keyword = "recursion"
+                return f"schema:{keyword}", f"arguments of {name!r} break the schema ({keyword})"
+        if len(without_duplicates(calls)) != len(calls):
+            return "duplicate", "duplicate calls"
+        return None
+
+
+def _is_subsequence(part: Sequence[dict], whole: Sequence[dict]) -> bool:
+    it = iter(whole)
+    return all(any(json_equal(p, w) for w in it) for p in part)
+
+
+class Oracle:
+    """Judges (sample, outcome) at a level ("parse" or "validate")."""
+
+    def __init__(self, registry: Any, level: str = "parse"):
+        if level not in ("parse", "validate"):
+            raise ValueError(f"unknown level {level!r}")
+        self.level = level
+        self.promise = Promise(registry)
+        self._truth_problem: dict[int, Optional[str]] = {}
+
+    def judge(self, sample: Any, outcome: Any) -> Judgment:
+        kind = outcome.kind
+        if kind == "raised" or kind == "died":
+            return Judgment(Verdict.CRASH, _describe_crash(outcome))
+        if kind == "hung":
+            return Judgment(Verdict.HANG, outcome.detail or "no result within the timeout")
+        if kind == "invalid":
+            return Judgment(Verdict.CORRUPTION, f"returned something that is not a call: {outcome.message}",
+                            key="not-a-call")
+        if sample.format == RAW_FORMAT or not sample.truth_known:
+            return PASS
+        declined = kind == "rejected" or not outcome.calls
+        returned = outcome.calls or []
+        truth = sample.calls
+
+        if sample.anomaly_class is None:  # valid sample: exactly the truth
+            if declined:
+                what = f"rejected it ({outcome.exception})" if kind == "rejected" else "returned no call"
+                return Judgment(Verdict.FALSE_REJECT, f"a valid {sample.format} output: the target {what}")
+            if calls_equal(returned, truth):
+                return PASS
+            return _corruption(truth, returned)
+
+        if declined:
+            return PASS
+        if truth is None:
+            return Judgment(Verdict.CORRUPTION, "the output denotes no faithful call, yet the target returned calls")
+        if self.level == "validate":
+            problem = self.promise.problem_key(truth)
+            if problem is not None:
+                if calls_equal(returned, truth):
+                    return Judgment(Verdict.MISSED_ANOMALY, f"returned the calls as written despite {problem[1]}",
+                                    key=problem[0])
+                if sample.anomaly_class == "duplicate_call" and calls_equal(returned, without_duplicates(truth)):
+                    return PASS
+                keeping = [c for c in truth if self.promise.call_ok(c)]
+                if (self.promise.problem(returned) is None and _is_subsequence(returned, keeping)):
+                    return PASS
+                return _corruption(truth, returned)
+        if calls_equal(returned, truth):
+            return PASS
+        return _corruption(truth, returned)
+
+    def signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
+        if judgment.verdict is Verdict.CRASH:
+            return crash_signature(exception=outcome.exception, frames=outcome.frames or (),
+                                   detail=outcome.detail)
+        return verdict_signature(judgment.verdict.value, anomaly_class=sample.anomaly_class,
+                                 operator=sample.operator, format=sample.format, key=judgment.key,
+                                 what=judgment.reason if judgment.key else None)
+
+
+def _corruption(truth: Sequence[dict], returned: Sequence[dict]) -> Judgment:
+    key, words = corruption_key(truth, returned)
+    return Judgment(Verdict.CORRUPTION, words, key=key)
+
+
+def _describe_crash(outcome: Any) -> str:
+    if outcome.kind == "died":
+        return outcome.detail or "the target process died"
+    message = (outcome.message or "").strip().splitlines()
+    return f"{outcome.exception}: {message[0]}" if message else str(outcome.exception)
+
+
+def outcome_fingerprint(outcome: Any) -> tuple:
+    """What must be the same when the same input runs twice (nondeterminism check).
+
+    A hang is left out: a re-run that finishes is timing, not a different answer.
+    """
+    kind = outcome.kind
+    if kind == "returned":
+        import json
+
+        return (kind, json.dumps(outcome.calls, sort_keys=True, default=repr))
+    if kind in ("rejected", "raised"):
+        return (kind, outcome.exception)
+    return (kind,)

@@ -1,0 +1,143 @@
+"""The campaign report: the JSON contract of DESIGN.md ("Report") and the terminal summary."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import tempfile
+from typing import Any, Optional
+
+from strategies._internal.sample import ANOMALY_CLASSES
+
+
+def campaign_report(result: Any, *, target: str, extra: Optional[dict] = None) -> dict[str, Any]:
+    by_class = {name: {"executions": s.executions, "failures": s.failures}
+                for name, s in sorted(result.by_class.items())}
+    report = {
+        "tool": result.tool,
+        "target": target,
+        "level": result.level,
+        "seed": result.seed,
+        "executions": result.executions,
+        "elapsed_s": round(result.elapsed_s, 3),
+        "execs_per_s": round(result.execs_per_s, 1),
+        "failures": [f.to_report() for f in result.findings],
+        "by_class": by_class,
+        "formats": {"supported": result.supported, "unsupported": result.unsupported},
+        "stop_reason": result.stop_reason,
+    }
+    if extra:
+        report.update(extra)
+    return report
+
+
+def write_json_atomic(path: str, data: Any) -> None:
+    """Write JSON so that a crash mid-write never leaves a half file (temp file + rename)."""
+    write_text_atomic(path, json.dumps(data, indent=2, ensure_ascii=True) + "\n")
+
+
+def write_text_atomic(path: str, text: str) -> None:
+    """Write a text file via a temp file in the same directory, fsync and rename."""
+    directory = os.path.dirname(os.path.abspath(path)) or "."
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def preview(text: str, limit: int = 160) -> str:
+    """A one-line, escaped, bounded rendering of a model output."""
+    shown = json_line(text)
+    if len(shown) > limit:
+        shown = f"{shown[:limit - 20]}…\" ({len(text)} chars)"
+    return shown
+
+
+def reproduce_snippet(target: str, text: str) -> str:
+    """A one-line Python command that reproduces a finding on the target."""
+    if len(text) > 400:
+        return (f"the input is {len(text):,} characters: see minimized_input in --report, or save it and run "
+                f"`fuzz minimize FILE --target {target}`")
+    module, _, attr = target.partition(":")
+    head, *rest = attr.split(".")
+    call = "t" + "".join("." + part for part in rest)
+    return "python -c " + shlex.quote(f"from {module} import {head} as t; print({call}({text!r}))")
+
+
+def _plain(value: Any) -> bool:
+    try:
+        json.dumps(value)
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+def compact(value: Any, limit: int = 200) -> str:
+    shown = json_line(value) if _plain(value) else repr(value)
+    return shown if len(shown) <= limit else f"{shown[:limit - 20]}… ({len(shown)} chars)"
+
+
+def summary_lines(result: Any, *, target: str) -> list[str]:
+    lines: list[str] = []
+    if result.supported or result.unsupported:
+        lines.append("formats:")
+        for name, variations in result.supported.items():
+            lines.append(f"  supported    {', '.join(variations)}")
+        for name, why in result.unsupported.items():
+            lines.append(f"  unsupported  {name}: {why}")
+    lines.append("")
+    lines.append(f"{'anomaly class':<24}{'executions':>12}{'failures':>10}{'handled':>9}")
+    order = ["valid"] + list(ANOMALY_CLASSES)
+    for name in order:
+        stats = result.by_class.get(name)
+        if stats is None:
+            continue
+        handled = 100.0 * (stats.executions - stats.failures) / stats.executions if stats.executions else 100.0
+        lines.append(f"{name:<24}{stats.executions:>12,}{stats.failures:>10,}{handled:>8.1f}%")
+    lines.append("")
+    lines.append(f"{result.executions:,} executions in {result.elapsed_s:.1f} s "
+                 f"({result.execs_per_s:,.0f}/s), {len(result.findings)} distinct failure(s)"
+                 + (f" [stopped: {result.stop_reason}]" if result.stop_reason else ""))
+    for i, finding in enumerate(result.findings, 1):
+        best = finding.best
+        lines.append("")
+        lines.append(f"[{i}] {finding.verdict.value}  {finding.signature.id}  ({finding.signature.title}, "
+                     f"seen {finding.count}x)")
+        lines.append(f"    why:       {finding.reason}")
+        cls = finding.sample.anomaly_class or "valid"
+        lines.append(f"    sample:    {cls}{'/' + finding.sample.operator if finding.sample.operator else ''}"
+                     f" in {finding.sample.format}")
+        size_note = f" (from {len(finding.sample.text)} chars)" if len(best.text) != len(finding.sample.text) else ""
+        lines.append(f"    minimized: {preview(best.text)}{size_note}")
+        if finding.exception:
+            lines.append(f"    exception: {finding.exception}")
+        if best.calls is not None and finding.verdict.value in ("corruption", "false_reject", "missed_anomaly"):
+            lines.append(f"    expected:  {compact(best.calls)}")
+            returned = finding.best_outcome.calls if finding.best_outcome is not None else None
+            if returned is not None:
+                lines.append(f"    returned:  {compact(returned)}")
+        if finding.shrink_note:
+            lines.append(f"    note:      {finding.shrink_note}")
+        lines.append(f"    reproduce: {reproduce_snippet(target, best.text)}")
+    return lines
+
+
+def json_line(value: Any) -> str:
+    """One line of JSON, readable (non-ASCII kept) unless it holds lone surrogates, which must be
+    escaped to stay valid UTF-8."""
+    line = json.dumps(value, ensure_ascii=False)
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        line = json.dumps(value, ensure_ascii=True)
+    return line

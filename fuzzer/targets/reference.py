@@ -1,0 +1,517 @@
+"""The reference target: a correct, strict, linear-time parser for every format toolfuzz renders.
+
+Why it exists: it is the yardstick the engine is tested against. Run on valid samples it must return
+exactly the truth (so any verdict against it is an engine bug); run on anomalies it may only reject
+(``ValueError``) or return the faithful calls — it never repairs, never hangs, never raises anything
+else. It is deliberately unforgiving: anything it does not understand exactly is a ``ValueError``.
+
+How it stays linear and safe:
+
+* The format is the one whose marker (``{``, ``[``, ``[TOOL_CALLS]``, ``<|python_tag|>``, ``<tool_call>``,
+  ````` ``` `````, ``Action:``) occurs first. Prose before it cannot hold a marker by construction, so
+  the first marker is where the envelope starts; markers inside JSON strings later on are never seen
+  because JSON is consumed with ``JSONDecoder.raw_decode`` and scanning resumes after it.
+* No regular expressions; every scan is ``str.find`` or a single pass. Prose around the envelope must
+  hold no structural character (``{}[]<>`` or a backtick), no BOM and no envelope keyword.
+* JSON is strict: no NaN/Infinity, no float overflow to inf, no duplicate keys, no raw control
+  characters. Deep nesting ends in ``RecursionError``, which (like every other failure) becomes
+  ``ValueError``. Pythonic calls are read with ``ast`` (the tokenizer caps nesting at 200 levels) and
+  a literal walker of our own that admits only JSON values, after a size guard.
+
+``parse_validated`` is the ``--level validate`` variant against the built-in registry.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import warnings
+from typing import Any, Callable, Optional
+
+__all__ = ["parse", "parse_validated", "validated_parser"]
+
+_WS = " \t\n\r"
+#: Characters that never appear in prose around a call (chatter is built without them).
+_STRUCTURAL = "{}[]<>`\ufeff"
+#: Envelope markers, longest first where two share a start (``[TOOL_CALLS]`` vs ``[``).
+_MARKERS = ("[TOOL_CALLS]", "<|python_tag|>", "<tool_call>", "</tool_call>", "```", "Action Input:",
+            "Action:", "{", "[")
+_REACT_WORDS = ("Action:", "Action Input:")
+#: Pythonic payloads beyond this size are parsed only when they are not dense in syntax (ast costs
+#: about 1.5 s per MB of small literals); beyond _PY_HARD_LIMIT never.
+_PY_SOFT_LIMIT = 256 * 1024
+_PY_HARD_LIMIT = 8 * 1024 * 1024
+_PY_MAX_DENSE = 20000
+
+
+# ----------------------------------------------------------------------------------------------------
+# strict JSON
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard JSON constant {name}")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number {text[:40]} overflows to {value}")
+    return value
+
+
+def _unique_pairs(pairs: list) -> dict:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        seen: set = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r:.60} in JSON object")
+            seen.add(key)
+    return result
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_pairs, parse_constant=_reject_constant,
+                            parse_float=_finite_float, strict=True)
+
+
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _decode_at(text: str, i: int) -> tuple:
+    """The JSON document starting exactly at ``i`` and the offset after it."""
+    try:
+        return _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed JSON: {exc}") from None
+
+
+def _loads(text: str) -> Any:
+    """A whole string as one JSON document (surrounding whitespace allowed)."""
+    value, end = _decode_at(text, _skip_ws(text, 0))
+    if _skip_ws(text, end) != len(text):
+        raise ValueError("extra data after the JSON document")
+    return value
+
+
+# ----------------------------------------------------------------------------------------------------
+# calls
+
+
+def _call(name: Any, arguments: Any, where: str) -> dict:
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{where}: the tool name must be a non-empty string, got {name!r:.60}")
+    if not isinstance(arguments, dict):
+        raise ValueError(f"{where}: arguments must be a JSON object, got {type(arguments).__name__}")
+    return {"name": name, "arguments": arguments}
+
+
+def _plain_call(obj: Any, arguments_key: str = "arguments") -> dict:
+    """``{"name": ..., "arguments": {...}}`` and nothing else."""
+    if not isinstance(obj, dict) or set(obj) != {"name", arguments_key}:
+        keys = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+        raise ValueError(f"expected a call object with keys name and {arguments_key}, got {keys}")
+    return _call(obj["name"], obj[arguments_key], "call")
+
+
+def _openai(message: dict) -> list:
+    extra = set(message) - {"tool_calls", "role", "content", "refusal"}
+    if extra or message.get("role", "assistant") != "assistant":
+        raise ValueError(f"unexpected keys in an OpenAI message: {sorted(extra) or 'role'}")
+    tool_calls = message["tool_calls"]
+    if not isinstance(tool_calls, list):
+        raise ValueError("tool_calls must be a list")
+    calls = []
+    for item in tool_calls:
+        if not isinstance(item, dict) or set(item) - {"id", "type", "function"} or "function" not in item:
+            raise ValueError("a tool_calls item must be {id, type, function}")
+        if item.get("type", "function") != "function" or not isinstance(item.get("id", ""), str):
+            raise ValueError("a tool_calls item must have type 'function' and a string id")
+        function = item["function"]
+        if not isinstance(function, dict) or set(function) != {"name", "arguments"}:
+            raise ValueError("function must be {name, arguments}")
+        if not isinstance(function["arguments"], str):
+            raise ValueError("OpenAI arguments must be a JSON string")
+        calls.append(_call(function["name"], _loads(function["arguments"]), "openai call"))
+    return calls
+
+
+def _json_calls(value: Any) -> list:
+    """A call object, a list of call objects, or an OpenAI message."""
+    if isinstance(value, list):
+        return [_plain_call(item) for item in value]
+    if isinstance(value, dict) and "tool_calls" in value:
+        return _openai(value)
+    return [_plain_call(value)]
+
+
+# ----------------------------------------------------------------------------------------------------
+# formats: each takes the text and the marker offset, returns (calls, end of the envelope)
+
+
+def _parse_json(text: str, start: int) -> tuple:
+    value, end = _decode_at(text, start)
+    return _json_calls(value), end
+
+
+def _parse_fenced(text: str, start: int) -> tuple:
+    calls: list = []
+    i = start
+    while True:
+        nl = text.find("\n", i + 3)
+        if nl < 0 or text[i + 3:nl].strip(" \t\r") not in ("json", ""):
+            raise ValueError("a fence must open with ```json or ``` on its own line")
+        value, end = _decode_at(text, _skip_ws(text, nl + 1))
+        calls += _json_calls(value)
+        end = _skip_ws(text, end)
+        if not text.startswith("```", end):
+            raise ValueError("unclosed ``` fence")
+        end += 3
+        following = _skip_ws(text, end)
+        if not text.startswith("```", following):
+            return calls, end
+        i = following
+
+
+def _parse_hermes(text: str, start: int) -> tuple:
+    calls: list = []
+    i = start
+    while True:
+        if not text.startswith("<tool_call>", i):
+            raise ValueError("</tool_call> without <tool_call>")
+        value, end = _decode_at(text, _skip_ws(text, i + len("<tool_call>")))
+        calls.append(_plain_call(value))
+        end = _skip_ws(text, end)
+        if not text.startswith("</tool_call>", end):
+            raise ValueError("<tool_call> is not closed by </tool_call>")
+        end += len("</tool_call>")
+        following = _skip_ws(text, end)
+        if not text.startswith("<tool_call>", following):
+            return calls, end
+        i = following
+
+
+def _parse_mistral(text: str, start: int) -> tuple:
+    i = _skip_ws(text, start + len("[TOOL_CALLS]"))
+    if not text.startswith("[", i):
+        raise ValueError("[TOOL_CALLS] must be followed by a JSON list of calls")
+    value, end = _decode_at(text, i)
+    return [_plain_call(item) for item in value], end
+
+
+def _parse_llama3(text: str, start: int) -> tuple:
+    calls: list = []
+    i = start + len("<|python_tag|>")
+    while True:
+        i = _skip_ws(text, i)
+        if not text.startswith("{", i):
+            raise ValueError("<|python_tag|> must be followed by a JSON call object")
+        value, end = _decode_at(text, i)
+        calls.append(_plain_call(value, "parameters"))
+        following = _skip_ws(text, end)
+        if not text.startswith(";", following):
+            return calls, end
+        i = following + 1
+
+
+def _parse_react(text: str, start: int) -> tuple:
+    calls: list = []
+    i = start
+    while True:
+        if not text.startswith("Action:", i):
+            raise ValueError("Action Input: without a preceding Action:")
+        nl = text.find("\n", i)
+        if nl < 0:
+            raise ValueError("Action: without Action Input:")
+        name = text[i + len("Action:"):nl].strip(" \t\r")
+        j = _skip_ws(text, nl)
+        if not text.startswith("Action Input:", j):
+            raise ValueError("Action: must be followed by an Action Input: line")
+        j = _skip_ws(text, j + len("Action Input:"))
+        if not text.startswith("{", j):
+            raise ValueError("Action Input: must be a JSON object")
+        arguments, end = _decode_at(text, j)
+        calls.append(_call(name, arguments, "react call"))
+        following = text.find("Action:", end)
+        if following < 0:
+            return calls, end
+        between = text[end:following]
+        # Only whitespace or a new "Thought: ..." may separate two actions.
+        _check_prose(between, react=True)
+        if between.strip(_WS) and not between.lstrip(_WS).startswith("Thought:"):
+            raise ValueError("unexpected text between two ReAct actions")
+        i = following
+
+
+def _parse_pythonic(text: str, start: int) -> tuple:
+    end = text.rfind("]") + 1
+    source = text[start:end]
+    if len(source) > _PY_SOFT_LIMIT:
+        if len(source) > _PY_HARD_LIMIT or _syntax_count(source) > _PY_MAX_DENSE:
+            raise ValueError(f"pythonic payload too large to parse safely ({len(source)} characters)")
+    try:
+        with warnings.catch_warnings():  # e.g. "invalid escape sequence": Python accepts it, so do we
+            warnings.simplefilter("ignore")
+            tree = ast.parse(source, mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as exc:
+        raise ValueError(f"not a Python list of calls: {exc}") from None
+    if not isinstance(tree.body, ast.List):
+        raise ValueError("pythonic calls must be a Python list")
+    calls = []
+    for node in tree.body.elts:
+        if not isinstance(node, ast.Call) or node.args:
+            raise ValueError("each element must be a call with keyword arguments only")
+        arguments: dict = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                extra = _literal(kw.value)
+                if not isinstance(extra, dict):
+                    raise ValueError("** must unpack a dict literal")
+                items = list(extra.items())
+            else:
+                items = [(kw.arg, _literal(kw.value))]
+            for key, value in items:
+                if key in arguments:
+                    raise ValueError(f"argument {key!r:.60} given twice")
+                arguments[key] = value
+        calls.append(_call(_dotted_name(node.func), arguments, "pythonic call"))
+    return calls, end
+
+
+def _syntax_count(source: str) -> int:
+    """How many of ``,([{:=`` occur outside string literals and comments: a bound on ast's work.
+
+    One pass; string bodies and comments are skipped with ``str.find``. Where this scan and Python's
+    tokenizer could disagree (an unterminated or multi-line single-quoted string), Python fails fast
+    with a SyntaxError, so the bound only has to be right for text Python accepts.
+    """
+    count, i, n = 0, 0, len(source)
+    while i < n:
+        c = source[i]
+        if c == '"' or c == "'":
+            quote = c * 3 if source.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while True:
+                k = source.find(quote, j)
+                if k < 0:
+                    return count
+                backslashes = 0
+                while source[k - 1 - backslashes] == "\\":
+                    backslashes += 1
+                if backslashes % 2 == 0:
+                    break
+                j = k + 1
+            i = k + len(quote)
+        elif c == "#":
+            k = source.find("\n", i)
+            i = n if k < 0 else k + 1
+        else:
+            if c in ",([{:=":
+                count += 1
+            i += 1
+    return count
+
+
+def _dotted_name(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        raise ValueError("a pythonic call must name a function")
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def _literal(node: ast.AST) -> Any:
+    """A JSON value written as a Python literal; anything else (tuples, sets, bytes, names) is rejected."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        if value is None or isinstance(value, (str, bool, int)):
+            return value
+        if isinstance(value, float) and math.isfinite(value):
+            return value
+        raise ValueError(f"{type(value).__name__} literal is not a JSON value")
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)) \
+            and isinstance(node.operand, ast.Constant) and type(node.operand.value) in (int, float):
+        value = node.operand.value
+        return _literal(ast.Constant(-value if isinstance(node.op, ast.USub) else value))
+    if isinstance(node, ast.List):
+        return [_literal(elt) for elt in node.elts]
+    if isinstance(node, ast.Dict):
+        result: dict = {}
+        for key, value in zip(node.keys, node.values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                raise ValueError("dict keys must be string literals")
+            if key.value in result:
+                raise ValueError(f"duplicate key {key.value!r:.60} in dict literal")
+            result[key.value] = _literal(value)
+        return result
+    raise ValueError(f"{type(node).__name__} is not a JSON literal")
+
+
+def _parse_bracket(text: str, start: int) -> tuple:
+    """``[`` starts a JSON list of calls (``[{`` or ``[]``) or a pythonic list (``[name(``)."""
+    i = _skip_ws(text, start + 1)
+    if i < len(text) and text[i] in "{]":
+        return _parse_json(text, start)
+    if i < len(text) and (text[i].isidentifier() or text[i] == "_"):
+        return _parse_pythonic(text, start)
+    raise ValueError("[ starts neither a JSON list of calls nor a Python list of calls")
+
+
+_PARSERS = {"[TOOL_CALLS]": _parse_mistral, "<|python_tag|>": _parse_llama3, "<tool_call>": _parse_hermes,
+            "</tool_call>": _parse_hermes, "```": _parse_fenced, "Action Input:": _parse_react,
+            "Action:": _parse_react, "{": _parse_json, "[": _parse_bracket}
+
+
+# ----------------------------------------------------------------------------------------------------
+# prose
+
+
+def _check_prose(prose: str, *, react: bool = False) -> None:
+    for c in _STRUCTURAL:
+        if c in prose:
+            raise ValueError(f"unexpected {c!r} in the text around the call")
+    if not react:
+        for word in _REACT_WORDS:
+            if word in prose:
+                raise ValueError(f"unexpected {word!r} in the text around the call")
+    elif "Action Input:" in prose:
+        raise ValueError("Action Input: without a preceding Action:")
+
+
+def _looks_like_bare_call(text: str) -> bool:
+    """``name(`` anywhere: a call without list brackets, which we neither accept nor call prose."""
+    i = text.find("(")
+    while i >= 0:
+        if i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"):
+            return True
+        i = text.find("(", i + 1)
+    return False
+
+
+def _first_marker(text: str) -> tuple:
+    best: tuple = (-1, None)
+    for marker in _MARKERS:
+        i = text.find(marker)
+        if i >= 0 and (best[0] < 0 or i < best[0]):
+            best = (i, marker)
+    return best
+
+
+def _parse(text: str) -> list:
+    if not isinstance(text, str):
+        raise ValueError(f"expected str, got {type(text).__name__}")
+    start, marker = _first_marker(text)
+    if marker is None:
+        if "\ufeff" in text or _looks_like_bare_call(text):
+            raise ValueError("text looks like a call but is in no known format")
+        return []
+    before = text[:start]
+    _check_prose(before, react=marker.startswith("Action"))
+    calls, end = _PARSERS[marker](text, start)
+    _check_prose(text[end:], react=marker.startswith("Action"))
+    return calls
+
+
+def _guarded(function: Any, text: str) -> list:
+    """Run ``function(text)``; every failure leaves as ``ValueError`` (the target contract)."""
+    try:
+        return function(text)
+    except ValueError:
+        raise
+    except RecursionError:
+        raise ValueError("input nested too deeply") from None
+    except MemoryError:
+        raise ValueError("input too large") from None
+    except Exception as exc:  # nothing but ValueError may ever escape
+        raise ValueError(f"unparseable input ({type(exc).__name__}: {exc})") from None
+
+
+def parse(text: str) -> list:
+    """The calls ``text`` denotes, ``[]`` for plain prose; ``ValueError`` for anything else.
+
+    >>> parse('<tool_call>\\n{"name": "f", "arguments": {"x": 1}}\\n</tool_call>')
+    [{'name': 'f', 'arguments': {'x': 1}}]
+    """
+    return _guarded(_parse, text)
+
+
+# ----------------------------------------------------------------------------------------------------
+# validate level
+
+
+def _canonical(value: Any) -> Any:
+    """A hashable form in which equal JSON values are equal (key order ignored, 1 == 1.0, True != 1)."""
+    if isinstance(value, dict):
+        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(v) for v in value))
+    if isinstance(value, bool):
+        return ("bool", value)
+    if isinstance(value, (int, float)):
+        return ("number", value)
+    return (type(value).__name__, value)
+
+
+def validated_parser(registry: Any) -> Callable[[str], list]:
+    """A ``--level validate`` parser for ``registry`` (any mapping-like set of tools with ``.schema``).
+
+    It parses like :func:`parse`, then every call must name a tool of ``registry`` and satisfy its
+    JSON Schema (Draft 2020-12, ``format`` checked), and no two calls may be identical as JSON values;
+    otherwise ``ValueError``. The validators are built here, once: a malformed schema raises
+    ``jsonschema.SchemaError`` now instead of hiding later as a rejected input.
+    """
+    from jsonschema import Draft202012Validator, FormatChecker
+
+    checker = FormatChecker()
+    validators: dict = {}
+    for tool in registry:
+        schema = dict(tool.schema)
+        Draft202012Validator.check_schema(schema)
+        validators[tool.name] = Draft202012Validator(schema, format_checker=checker)
+
+    def validate(text: str) -> list:
+        calls = _parse(text)
+        seen: set = set()
+        for call in calls:
+            name = call["name"]
+            validator = validators.get(name)
+            if validator is None:
+                raise ValueError(f"unknown tool {name!r:.80}")
+            error = next(iter(validator.iter_errors(call["arguments"])), None)
+            if error is not None:
+                raise ValueError(f"{name}: arguments do not match the schema: {error.message:.200}")
+            key = (name, _canonical(call["arguments"]))
+            if key in seen:
+                raise ValueError(f"duplicate call of {name!r:.80}")
+            seen.add(key)
+        return calls
+
+    def parse_validated_in_registry(text: str) -> list:
+        return _guarded(validate, text)
+
+    parse_validated_in_registry.__doc__ = validated_parser.__doc__
+    return parse_validated_in_registry
+
+
+_BUILTIN: Optional[Callable[[str], list]] = None
+
+
+def parse_validated(text: str) -> list:
+    """:func:`parse`, then the ``--level validate`` promise against the built-in registry.
+
+    The registry is loaded on first use, outside the ``ValueError`` guard: a broken installation
+    surfaces as itself, never as a rejected input.
+    """
+    global _BUILTIN
+    if _BUILTIN is None:
+        from strategies._internal.tools import builtin_registry
+
+        _BUILTIN = validated_parser(builtin_registry())
+    return _BUILTIN(text)

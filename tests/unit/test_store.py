@@ -1,0 +1,369 @@
+"""The corpus store: entry format, keep-the-smallest rules, invalid files, atomic writes.
+
+Behaviour tests run over both backends (directory and in-memory) through one fixture; the
+kill-it-repeatedly test SIGKILLs a real writer process and reads what it left on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from corpus.store import (FORMAT_VERSION, CorpusFormatError, CorpusStore, Entry, InMemoryStore, Store)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def make_entry(text: str = "{bad", signature: str = "crash:ValueError:p.py:parse", **kw) -> Entry:
+    base = dict(text=text, signature=signature, verdict="crash", title="crash: ValueError in parse",
+                tool="get_weather", format="json", anomaly_class="malformed_json", operator="drop_brace",
+                exception="ValueError: bad", calls=None, recipe={"tool": "get_weather", "choices": [1, 2]},
+                target="mod:parse", target_version="abc123", first_seen="2026-01-01T00:00:00Z",
+                last_seen="2026-01-01T00:00:00Z")
+    base.update(kw)
+    return Entry(**base)
+
+
+@pytest.fixture(params=["directory", "memory"])
+def store(request, tmp_path) -> Store:
+    if request.param == "directory":
+        return CorpusStore(tmp_path / "corpus")
+    return InMemoryStore()
+
+
+def add_raw(store: Store, name: str, text: str) -> None:
+    """Put a hand-written file into either backend."""
+    if isinstance(store, CorpusStore):
+        store.path.mkdir(parents=True, exist_ok=True)
+        (store.path / name).write_text(text, encoding="utf-8")
+    else:
+        store.add_raw(name, text)
+
+
+def raw_files(store: Store) -> dict[str, str]:
+    if isinstance(store, CorpusStore):
+        if not store.path.exists():
+            return {}
+        return {p.name: p.read_text(encoding="utf-8") for p in sorted(store.path.iterdir())}
+    return dict(store._files)
+
+
+# --- the entry format ----------------------------------------------------------------------------
+
+awkward_text = st.text(alphabet=st.characters(exclude_categories=()), max_size=60)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=awkward_text, signature=st.text(min_size=1, max_size=20), truth_known=st.booleans())
+def test_entry_round_trips_through_its_file_text(text, signature, truth_known):
+    entry = make_entry(text=text, signature=signature, truth_known=truth_known,
+                       calls=[{"name": "f", "arguments": {"z": 1, "a": text}}])
+    dumped = entry.dumps()
+    dumped.encode("ascii")  # ensure_ascii: lone surrogates and control characters are escaped
+    assert Entry.loads(dumped) == entry
+    assert json.loads(dumped)["format_version"] == FORMAT_VERSION
+
+
+def test_file_is_indented_with_a_stable_key_order():
+    a = make_entry(recipe={"b": 1, "a": 2})
+    b = make_entry(recipe={"a": 2, "b": 1})
+    assert a.dumps() == b.dumps()
+    assert a.dumps().startswith('{\n  "format_version": 1,\n  "signature": ')
+    assert list(json.loads(a.dumps())["recipe"]) == ["a", "b"]
+
+
+def test_file_name_is_the_content_hash_of_signature_and_text():
+    a = make_entry(text="x")
+    assert a.file_name == make_entry(text="x", verdict="hang", status="fixed").file_name
+    assert a.file_name != make_entry(text="y").file_name
+    assert a.file_name != make_entry(text="x", signature="other").file_name
+    assert len(a.file_name) == len("0123456789abcdef.json") and a.file_name.endswith(".json")
+
+
+def _without(field: str) -> dict:
+    data = make_entry().to_json()
+    del data[field]
+    return data
+
+
+def _with(**changes) -> dict:
+    data = make_entry().to_json()
+    data.update(changes)
+    return data
+
+
+@pytest.mark.parametrize("data, field", [
+    ([1, 2], "object"),
+    (_without("format_version"), "format_version"),
+    (_with(format_version=2), "format_version"),
+    (_with(format_version=True), "format_version"),
+    (_without("text"), "text"),
+    (_without("signature"), "signature"),
+    (_with(signature=""), "signature"),
+    (_without("verdict"), "verdict"),
+    (_with(text=3), "text"),
+    (_with(calls={"name": "f"}), "calls"),
+    (_with(recipe=[1]), "recipe"),
+    (_with(status="wontfix"), "status"),
+    (_with(level="execute"), "level"),
+    (_with(first_seen="yesterday"), "first_seen"),
+    (_with(last_seen=None), "last_seen"),
+    (_with(exception=5), "exception"),
+    (_with(truth_known=1), "truth_known"),
+    (_with(truth_known=None), "truth_known"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_from_json_names_the_missing_or_bad_field(data, field):
+    with pytest.raises(CorpusFormatError, match=field):
+        Entry.from_json(data)
+
+
+def test_optional_fields_may_be_absent_or_null():
+    data = {"format_version": 1, "text": "t", "signature": "s", "verdict": "crash", "status": "open",
+            "level": "validate", "first_seen": "2026-01-01T00:00:00+00:00", "last_seen": "2026-01-02T00:00:00Z",
+            "calls": None, "future_field": 1}
+    entry = Entry.from_json(data)
+    assert entry.tool is None and entry.recipe is None and entry.level == "validate"
+    assert entry.truth_known is True
+
+
+# --- keep the smallest --------------------------------------------------------------------------
+
+def test_put_adds_replaces_with_smaller_and_keeps_otherwise(store):
+    assert store.put(make_entry(text="abcdef")) == "added"
+    assert store.put(make_entry(text="abcdefg")) == "kept"
+    assert store.put(make_entry(text="abcdef")) == "kept"
+    assert store.put(make_entry(text="zzzzz")) == "replaced"
+    assert store.put(make_entry(text="aaaaa")) == "replaced"  # same length: code-point order decides
+    assert store.get(make_entry().signature).text == "aaaaa"
+    assert [e.text for _p, e in store.entries()] == ["aaaaa"]
+    assert list(raw_files(store)) == [make_entry(text="aaaaa").file_name]
+
+
+def test_kept_entry_still_updates_last_seen_and_status(store):
+    store.put(make_entry(text="ab", status="fixed", first_seen="2026-01-05T00:00:00Z",
+                         last_seen="2026-01-05T00:00:00Z"))
+    assert store.put(make_entry(text="abc", status="open", first_seen="2026-01-01T00:00:00Z",
+                                last_seen="2026-02-01T00:00:00Z", exception="other")) == "kept"
+    entry = store.get(make_entry().signature)
+    assert (entry.text, entry.status, entry.exception) == ("ab", "open", "ValueError: bad")
+    assert (entry.first_seen, entry.last_seen) == ("2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z")
+    # an older sighting does not move last_seen back
+    store.put(make_entry(text="abc", last_seen="2025-01-01T00:00:00Z"))
+    assert store.get(make_entry().signature).last_seen == "2026-02-01T00:00:00Z"
+
+
+def test_replaced_entry_keeps_the_earliest_first_seen(store):
+    store.put(make_entry(text="abcd", first_seen="2026-01-01T00:00:00Z"))
+    store.put(make_entry(text="ab", first_seen="2026-03-01T00:00:00Z", last_seen="2026-03-01T00:00:00Z"))
+    entry = store.get(make_entry().signature)
+    assert (entry.text, entry.first_seen, entry.last_seen) == ("ab", "2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z")
+
+
+def test_unchanged_put_does_not_rewrite_the_file(tmp_path):
+    store = CorpusStore(tmp_path / "c")
+    store.put(make_entry())
+    file = store.path / make_entry().file_name
+    os.utime(file, (1_000_000, 1_000_000))
+    assert store.put(make_entry(text=make_entry().text + "more")) == "kept"
+    assert file.stat().st_mtime == 1_000_000
+
+
+def test_status_remove_and_get(store):
+    sig = make_entry().signature
+    assert store.get(sig) is None
+    store.put(make_entry())
+    store.mark_fixed(sig)
+    assert store.get(sig).status == "fixed"
+    store.mark_open(sig)
+    assert store.get(sig).status == "open"
+    with pytest.raises(KeyError):
+        store.mark_fixed("nope")
+    assert store.remove(sig) is True
+    assert store.remove(sig) is False
+    assert store.get(sig) is None and store.entries() == []
+
+
+def test_returned_entries_are_copies(store):
+    entry = make_entry()
+    store.put(entry)
+    entry.text = "changed"
+    got = store.get(make_entry().signature)
+    got.status = "fixed"
+    assert store.get(make_entry().signature).text == "{bad"
+    assert store.get(make_entry().signature).status == "open"
+
+
+def test_merge_counts_and_keeps_the_smallest(store):
+    other = InMemoryStore()
+    store.put(make_entry(text="aaaa", signature="s1"))
+    store.put(make_entry(text="bb", signature="s2"))
+    other.put(make_entry(text="a", signature="s1"))
+    other.put(make_entry(text="bbb", signature="s2"))
+    other.put(make_entry(text="c", signature="s3"))
+    assert store.merge(other) == {"added": 1, "replaced": 1, "kept": 1}
+    assert {e.signature: e.text for _p, e in store.entries()} == {"s1": "a", "s2": "bb", "s3": "c"}
+
+
+def test_two_files_for_one_signature_resolve_to_the_smaller(store):
+    big, small = make_entry(text="bigger"), make_entry(text="small")
+    add_raw(store, big.file_name, big.dumps())
+    add_raw(store, small.file_name, small.dumps())
+    assert store.get(big.signature).text == "small"
+    assert store.put(make_entry(text="larger input")) == "kept"
+    assert list(raw_files(store)) == [small.file_name]  # the leftover is cleaned up
+
+
+# --- invalid files are reported, skipped, never touched ------------------------------------------
+
+INVALID_FILES = {
+    "notjson.json": "{this is not json",
+    "array.json": "[1, 2, 3]",
+    "future.json": json.dumps({**make_entry(signature="future").to_json(), "format_version": 99}),
+    "missing.json": json.dumps({k: v for k, v in make_entry(signature="m").to_json().items() if k != "verdict"}),
+    "empty.json": "",
+}
+
+
+def test_invalid_files_are_reported_skipped_and_never_touched(store):
+    for name, text in INVALID_FILES.items():
+        add_raw(store, name, text)
+    add_raw(store, "README.md", "not a corpus file, not a problem")
+    store.put(make_entry())
+    entries = store.entries()
+    assert [e.signature for _p, e in entries] == [make_entry().signature]
+    assert sorted(p.split(": ", 1)[0].rsplit("/", 1)[-1] for p in store.problems) == sorted(INVALID_FILES)
+    assert any("format_version" in p for p in store.problems)
+    assert any("'verdict'" in p for p in store.problems)
+    store.put(make_entry(text="x"))
+    store.remove(make_entry().signature)
+    files = raw_files(store)
+    for name, text in INVALID_FILES.items():
+        assert files[name] == text
+
+
+def test_a_corrupt_file_with_the_entry_s_own_name_is_not_overwritten(store):
+    entry = make_entry()
+    add_raw(store, entry.file_name, "{corrupt")
+    assert store.put(entry) == "kept"
+    assert raw_files(store)[entry.file_name] == "{corrupt"
+    assert any("not overwritten" in p for p in store.problems)
+
+
+def test_missing_directory_is_an_empty_corpus_and_a_file_is_an_error(tmp_path):
+    assert CorpusStore(tmp_path / "nothing").entries() == []
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(CorpusFormatError, match="directory"):
+        CorpusStore(tmp_path / "f")
+
+
+def test_stray_temp_files_are_ignored_and_only_old_ones_cleaned(tmp_path):
+    store = CorpusStore(tmp_path)
+    store.put(make_entry())
+    young, old = tmp_path / ".tmp-1-young", tmp_path / ".tmp-2-old"
+    young.write_text("{half")
+    old.write_text("{half")
+    os.utime(old, (time.time() - 120, time.time() - 120))
+    assert len(store.entries()) == 1 and store.problems == []
+    assert young.exists() and not old.exists()
+
+
+# --- both backends agree ------------------------------------------------------------------------
+
+operations = st.lists(st.tuples(st.sampled_from(["put", "fixed", "open", "remove"]),
+                                st.sampled_from(["s1", "s2", "s3"]),
+                                st.text(alphabet="ab{", max_size=4),
+                                st.sampled_from(["open", "fixed"])), max_size=25)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=operations)
+def test_backends_agree_on_any_sequence_of_operations(tmp_path_factory, ops):
+    disk, memory = CorpusStore(tmp_path_factory.mktemp("c")), InMemoryStore()
+    for op, sig, text, status in ops:
+        results = []
+        for s in (disk, memory):
+            try:
+                if op == "put":
+                    results.append(s.put(make_entry(text=text, signature=sig, status=status)))
+                elif op == "fixed":
+                    results.append(s.mark_fixed(sig))
+                elif op == "open":
+                    results.append(s.mark_open(sig))
+                else:
+                    results.append(s.remove(sig))
+            except KeyError:
+                results.append("KeyError")
+        assert results[0] == results[1]
+    assert [(Path(p).name, e) for p, e in disk.entries()] == memory.entries()
+    assert {Path(k).name: v for k, v in raw_files(disk).items()} == raw_files(memory)
+    for _p, e in memory.entries():  # one file per signature: the smallest text put since its removal
+        puts: list[str] = []
+        for op, sig, t, _s in ops:
+            if sig == e.signature and op in ("put", "remove"):
+                puts = puts + [t] if op == "put" else []
+        assert e.text == min(puts, key=lambda t: (len(t), t))
+
+
+# --- kill it repeatedly ---------------------------------------------------------------------------
+
+WRITER = r"""
+import sys
+from corpus.store import CorpusStore, Entry
+store = CorpusStore(sys.argv[1])
+n = int(sys.argv[2])
+print("ready", flush=True)
+while True:
+    sig = "sig%d" % (n % 4)
+    if n % 23 == 0:
+        print("rm", sig, flush=True)   # announced before it starts
+        store.remove(sig)
+    else:
+        size = 1 + (-n * 37) % 400      # sizes sweep downward, so puts keep replacing files
+        store.put(Entry(text="\ud800\x00" + "x" * size + str(n), signature=sig, verdict="crash",
+                        status="fixed" if n % 3 else "open", exception="E: %d" % n))
+        print("put", sig, flush=True)
+    n += 1
+"""
+
+
+def test_a_writer_killed_at_random_moments_leaves_every_file_whole(tmp_path):
+    rng = random.Random(1234)
+    corpus_dir = tmp_path / "corpus"
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    must_exist: dict[str, bool] = {}
+    started = time.monotonic()
+    for kill in range(30):
+        proc = subprocess.Popen([sys.executable, "-c", WRITER, str(corpus_dir), str(kill * 1000)],
+                                stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.04))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate()
+        assert proc.returncode == -signal.SIGKILL
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                must_exist[parts[1]] = parts[0] == "put"
+        files = [p for p in corpus_dir.glob("*.json") if not p.name.startswith(".")] if corpus_dir.exists() else []
+        present = set()
+        for file in files:  # every file whole: parses and validates
+            entry = Entry.loads(file.read_text(encoding="ascii"))
+            assert entry.text.startswith("\ud800\x00")
+            present.add(entry.signature)
+        for sig, should in must_exist.items():
+            if should:
+                assert sig in present, f"kill {kill}: {sig} vanished"
+        store = CorpusStore(corpus_dir)
+        assert len(store.entries()) == len(files) and store.problems == []
+    assert any(must_exist.values())
+    assert time.monotonic() - started < 20
