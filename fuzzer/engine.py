@@ -17,7 +17,7 @@ from fuzzer.events import (CampaignFinished, CampaignStarted, FindingRecorded, F
                            Interrupted, Progress)
 from fuzzer.findings import Finding
 from fuzzer.oracle import Judgment, Oracle, Verdict, outcome_fingerprint
-from fuzzer.schedule import SampleStream, Variation
+from fuzzer.schedule import Cut, Prefetcher, SampleStream, Variation
 from fuzzer.shrink import FindingShrinker
 from corpus.signature import verdict_signature
 from strategies._internal.build import build_sample
@@ -154,22 +154,40 @@ class Campaign:
         self.findings[signature.id] = finding
         self._pending.append(finding)
 
-    def _execute(self, samples: list[Sample]) -> list[tuple[Sample, Any, Judgment]]:
-        outcomes = self.run([s.text for s in samples])
-        judged = []
+    def _execute(self, samples: list) -> None:
+        """Run a batch (samples, and cut-offs sent as references to their base text), judge, record."""
+        texts: list = []
+        position: dict[int, int] = {}
+        for sample in samples:
+            if sample.__class__ is Cut:
+                base = position.get(id(sample.base))
+                texts.append((base, sample.end) if base is not None else sample.base.text[:sample.end])
+            else:
+                position[id(sample)] = len(texts)
+                texts.append(sample.text)
+        outcomes = self.run(texts)
         rerun: list[tuple[Sample, Any]] = []
+        cut_stats = self.result.by_class.setdefault(Cut.anomaly_class, ClassStats())
         for sample, outcome in zip(samples, outcomes):
-            judgment = self.oracle.judge(sample, outcome)
             self.result.executions += 1
+            if sample.__class__ is Cut:
+                # Truth None: only a declined answer passes. Judge fully only what fails.
+                cut_stats.executions += 1
+                if outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls):
+                    continue
+                sample = sample.materialize()
+                judgment = self.oracle.judge(sample, outcome)
+                cut_stats.failures += 1
+                self._record(sample, outcome, judgment)
+                continue
+            judgment = self.oracle.judge(sample, outcome)
             self._count(sample, judgment.failed)
             if judgment.failed:
                 self._record(sample, outcome, judgment)
             elif outcome.kind != "hung" and self._rerun_random.random() < RERUN_FRACTION:
                 rerun.append((sample, outcome))
-            judged.append((sample, outcome, judgment))
         if rerun:
             self._check_determinism(rerun)
-        return judged
 
     def _check_determinism(self, pairs: list[tuple[Sample, Any]]) -> list[bool]:
         """Re-run inputs; a different answer records a nondeterminism finding. Returns which differed."""
@@ -277,23 +295,26 @@ class Campaign:
             else:
                 stream = SampleStream(registry=self.registry, tool=self.tool, formats=supported,
                                       operators=self.operators, include_valid=self.include_valid,
-                                      seed=settings.seed, source=self._source)
-                last_progress = 0.0
-                while True:
-                    reason = self._out_of_budget()
-                    if reason:
-                        stop_reason = reason
-                        break
-                    size = settings.batch_size
-                    if settings.max_examples is not None:
-                        size = max(1, min(size, settings.max_examples - self.result.executions))
-                    batch = stream.batch(size)
-                    if batch:
-                        self._execute(batch)
-                    yield from self._settle()
-                    if self._elapsed() - last_progress >= PROGRESS_EVERY:
-                        last_progress = self._elapsed()
-                        yield self._progress()
+                                      seed=settings.seed, source=self._source, cuts=True)
+                prefetcher = Prefetcher(stream, settings.batch_size)
+                try:
+                    last_progress = 0.0
+                    while True:
+                        reason = self._out_of_budget()
+                        if reason:
+                            stop_reason = reason
+                            break
+                        batch = prefetcher.get()
+                        if settings.max_examples is not None:
+                            batch = batch[:max(1, settings.max_examples - self.result.executions)]
+                        if batch:
+                            self._execute(batch)
+                        yield from self._settle()
+                        if self._elapsed() - last_progress >= PROGRESS_EVERY:
+                            last_progress = self._elapsed()
+                            yield self._progress()
+                finally:
+                    prefetcher.close()
         except KeyboardInterrupt:
             stop_reason = "interrupted"
             yield Interrupted()

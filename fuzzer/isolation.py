@@ -239,6 +239,8 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple) -> None:
         add = out.append
         i = base
         for text in texts:
+            if text.__class__ is tuple:  # a prefix of an earlier text of this message
+                text = texts[text[0]][:text[1]]
             seq[pos] = i
             i += 1
             start = clock()
@@ -500,9 +502,9 @@ class WorkerPool:
         """Send the next pending batch to ``slot``; False when it must wait for the worker first."""
         batch = pending[0]
         limit = self._queue_bytes
-        if slot.inflight and (slot.inflight[-1][2] > limit or sum(len(texts[i]) for i in batch) > limit):
+        if slot.inflight and (slot.inflight[-1][2] > limit or sum(_size(texts, i) for i in batch) > limit):
             return False
-        payload = pickle.dumps((slot.next_seq, [texts[i] for i in batch]), _PROTOCOL)
+        payload = pickle.dumps((slot.next_seq, _message(texts, batch)), _PROTOCOL)
         if slot.inflight and len(payload) > limit:
             return False
         pending.popleft()
@@ -558,17 +560,41 @@ def _queue_limit(conn: Any) -> int:
         return 0  # unknown: never queue
 
 
-def _batches(texts: list[str], size: int) -> deque:
+def _size(texts: list, i: int) -> int:
+    item = texts[i]
+    return len(item) if item.__class__ is str else item[1]
+
+
+def _message(texts: list, batch: list[int]) -> list:
+    """The batch's inputs as sent: texts, and prefixes of a text sent earlier in the same message
+    as ``(position in the message, end)`` — a prefix whose text is not in this message (a split or
+    requeued batch) is sent as the text itself."""
+    where = {}
+    out = []
+    for position, i in enumerate(batch):
+        item = texts[i]
+        if item.__class__ is str:
+            where[i] = position
+            out.append(item)
+        else:
+            base, end = item
+            local = where.get(base)
+            out.append((local, end) if local is not None else texts[base][:end])
+    return out
+
+
+def _batches(texts: list, size: int) -> deque:
     """Consecutive index lists of at most ``size`` texts and about BATCH_CHARS characters."""
     batches: deque = deque()
     batch: list[int] = []
     chars = 0
     for i, text in enumerate(texts):
-        if batch and (len(batch) >= size or chars + len(text) > BATCH_CHARS):
+        size_of = len(text) if text.__class__ is str else text[1]
+        if batch and (len(batch) >= size or chars + size_of > BATCH_CHARS):
             batches.append(batch)
             batch, chars = [], 0
         batch.append(i)
-        chars += len(text)
+        chars += size_of
     if batch:
         batches.append(batch)
     return batches

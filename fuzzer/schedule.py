@@ -10,10 +10,13 @@ few attempts.
 from __future__ import annotations
 
 import random
+import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from strategies._internal.build import Unbuildable, build_sample
+from strategies._internal.build import build_family
+from strategies._internal.mutations_syntax import payload_spans
+from strategies._internal.sample import Recipe, Sample
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.source import RandomSource
 
@@ -22,6 +25,13 @@ VALID_SHARE = 0.15
 #: Relative share of a class after the first pass (default 1). Oversized inputs cost milliseconds
 #: each (megabyte texts), so they get a small share: still tried early and regularly, never starved.
 CLASS_WEIGHTS = {"oversized_input": 0.1}
+#: Samples built from one draw of calls (see strategies' build_family): the calls are drawn and
+#: rendered once per family, which is most of what a sample costs.
+FAMILY_SIZE = 6
+#: Beside every valid sample, this many cut-offs of it (max_tokens truncation at an arbitrary
+#: character): a slice each, so they cost almost nothing, and they are what models emit most.
+TRUNCATION_SWEEP = "truncate_anywhere"
+SWEEP_SIZE = 16
 #: Failed builds of an arm (with no success) before it is retired.
 RETIRE_AFTER = 12
 
@@ -63,27 +73,32 @@ class Scheduler:
         for fmt in fmts:
             self._first_pass.append((fmt, None))
         self._first_pass.reverse()  # popped from the end
+        self._format_names = sorted(formats)
         self._failures: dict[tuple[str, str], int] = {}
         self._successes: set[tuple[str, str]] = set()
 
-    def next(self) -> tuple[Variation, Optional[str]]:
-        """The variation and operator (None = valid) of the next sample."""
+    def next_family(self, size: int) -> tuple[Variation, list[Optional[str]]]:
+        """The variation of the next family of samples and the operator (None = valid) of each."""
         rnd = self._random
         if self._first_pass:
-            fmt, op = self._first_pass.pop()
+            fmt = self._first_pass[-1][0]
+            ops: list[Optional[str]] = []
+            while self._first_pass and self._first_pass[-1][0] == fmt and len(ops) < size:
+                ops.append(self._first_pass.pop()[1])
         else:
-            fmt = rnd.choice(sorted(self._formats))
+            fmt = rnd.choice(self._format_names)
             groups = self._by_format_class.get(fmt, {})
-            if not groups or rnd.random() < VALID_SHARE:
-                op = None
-            else:
-                classes = sorted(groups)
-                weights = [CLASS_WEIGHTS.get(c, 1.0) for c in classes]
-                ops = groups[rnd.choices(classes, weights)[0]]
-                op = rnd.choice(ops)
+            classes = sorted(groups)
+            weights = [CLASS_WEIGHTS.get(c, 1.0) for c in classes]
+            ops = []
+            for _ in range(size):
+                if not groups or rnd.random() < VALID_SHARE:
+                    ops.append(None)
+                else:
+                    ops.append(rnd.choice(groups[rnd.choices(classes, weights)[0]]))
         prose, several = self._formats[fmt]
         variation = Variation(fmt, chatter=prose and rnd.random() < 0.3, multi=several and rnd.random() < 0.15)
-        return variation, op
+        return variation, ops
 
     def built(self, fmt: str, op: Optional[str]) -> None:
         if op is not None:
@@ -102,6 +117,44 @@ class Scheduler:
                     del groups[cls]
 
 
+class Cut:
+    """A cut-off of a valid sample, ``base.text[:end]``: the ``truncate_anywhere`` sample of the same
+    calls, made without building it. The engine sends it to the worker as a reference to its base
+    text and builds the full :class:`Sample` only if it fails. ``choices`` are the two choices the
+    operator draws, so ``materialize().recipe`` replays to exactly this text."""
+
+    __slots__ = ("base", "end", "choices")
+    anomaly_class = "truncated_output"
+    operator = TRUNCATION_SWEEP
+
+    def __init__(self, base: Sample, end: int, choices: tuple):
+        self.base, self.end, self.choices = base, end, choices
+
+    def materialize(self) -> Sample:
+        base = self.base
+        recipe = Recipe(tool=base.recipe.tool, format=base.format, operator=self.operator,
+                        choices=base.recipe.choices + self.choices, chatter=base.recipe.chatter,
+                        multi=base.recipe.multi)
+        return Sample(text=base.text[:self.end], format=base.format, anomaly_class=self.anomaly_class,
+                      operator=self.operator, calls=None, tool=base.tool, recipe=recipe,
+                      description=f"cut after {self.end} of {len(base.text)} characters")
+
+
+def cuts_of(sample: Sample, count: int, rnd: random.Random) -> list:
+    """``count`` cut-offs of a freshly built valid sample (see :class:`Cut`)."""
+    spans = payload_spans(sample.rendered) if sample.rendered is not None else []
+    if not spans:
+        return []
+    out = []
+    r = rnd.random
+    for _ in range(count):
+        index = int(r() * len(spans))
+        start, end = spans[index]
+        offset = int(r() * (end - 1))  # integer(1, end - 1) records value - 1
+        out.append(Cut(sample, start + 1 + offset, (index, offset)))
+    return out
+
+
 class SampleStream:
     """Samples of one tool in the given formats, as the scheduler orders them, in batches.
 
@@ -110,9 +163,12 @@ class SampleStream:
     """
 
     def __init__(self, *, registry: Any, tool: Any, formats: dict[str, tuple[bool, bool]], operators: list[str],
-                 include_valid: bool, seed: int, source: Optional[RandomSource] = None):
+                 include_valid: bool, seed: int, source: Optional[RandomSource] = None, cuts: bool = False):
         self.registry, self.tool = registry, tool
         self.include_valid = include_valid or not operators
+        self.sweep = TRUNCATION_SWEEP in operators
+        self.cuts = cuts  # yield Cut objects for the sweep (the engine) instead of built samples
+        self._cut_random = random.Random(seed ^ 0xC075)
         self.source = source if source is not None else RandomSource(seed)
         arms = {fmt: [op for op in operators if OPERATORS[op].applies(tool, fmt)] for fmt in formats}
         self.scheduler = Scheduler(seed=seed, formats=formats, arms=arms,
@@ -122,18 +178,76 @@ class SampleStream:
         samples: list = []
         attempts = 0
         source, scheduler = self.source, self.scheduler
-        while len(samples) < size and attempts < size * 4:
+        while len(samples) < size and attempts < size:
             attempts += 1
-            variation, op = scheduler.next()
-            if op is None and not self.include_valid:
+            variation, ops = scheduler.next_family(FAMILY_SIZE)
+            if not self.include_valid:
+                ops = [op for op in ops if op is not None]
+            if self.sweep and None in ops and not self.cuts:
+                ops += [TRUNCATION_SWEEP] * SWEEP_SIZE
+            if not ops:
                 continue
             source.reset()
-            try:
-                sample = build_sample(source, registry=self.registry, tool=self.tool, format=variation.format,
-                                      operator=op, chatter=variation.chatter, multi=variation.multi)
-            except Unbuildable:
-                scheduler.failed_to_build(variation.format, op)
-                continue
-            scheduler.built(variation.format, op)
-            samples.append(sample)
+            family = build_family(source, registry=self.registry, tool=self.tool, format=variation.format,
+                                  operators=ops, chatter=variation.chatter, multi=variation.multi)
+            for op, sample in zip(ops, family):
+                if sample is None:
+                    scheduler.failed_to_build(variation.format, op)
+                else:
+                    scheduler.built(variation.format, op)
+                    samples.append(sample)
+                    if op is None and self.sweep and self.cuts:
+                        samples.extend(cuts_of(sample, SWEEP_SIZE, self._cut_random))
+                    sample.rendered = None  # not needed any more; keeps batches small
         return samples
+
+
+class Prefetcher:
+    """Generates the next batches in a background thread while the worker runs the current one.
+
+    Generation is pure Python and the worker is another process, so while the engine waits for
+    results (releasing the GIL in ``select``) this thread keeps the main process's core busy. The
+    stream is touched by this thread only, so the samples are the same as without it.
+    """
+
+    def __init__(self, stream: SampleStream, size: int, depth: int = 2):
+        import queue
+        import threading
+
+        self._queue: "queue.Queue" = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._stream, self._size = stream, size
+        self._thread = threading.Thread(target=self._fill, name="toolfuzz-generate", daemon=True)
+        # The engine thread must get the GIL back as soon as a batch of results arrives, or the
+        # worker idles: the default 5 ms switch interval is half a batch at full speed.
+        self._interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._interval, 0.0005))
+        self._thread.start()
+
+    def _fill(self) -> None:
+        import queue
+
+        while not self._stop.is_set():
+            try:
+                item: Any = self._stream.batch(self._size)
+            except BaseException as exc:  # surfaced in the engine's thread by get()
+                item = exc
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(item, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if isinstance(item, BaseException):
+                return
+
+    def get(self) -> list:
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        sys.setswitchinterval(self._interval)

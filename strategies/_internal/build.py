@@ -86,6 +86,64 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
     raise Unbuildable(f"operator {operator!r} found nothing to mutate in {tool.name!r} calls")
 
 
+def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str, operators: list,
+                 chatter: Optional[bool] = None, multi: Optional[bool] = None) -> list:
+    """Several samples of the same drawn calls: one per entry of ``operators`` (None = valid).
+
+    Each sample is exactly what :func:`build_sample` would build from its recipe — the recipe is the
+    shared prefix (chatter, calls) followed by that sample's own choices — but the calls are drawn
+    once and the unmodified calls are rendered once: a rendering requested again replays the
+    choices it consumed the first time instead of drawing new ones. That is what makes the
+    campaign's cheap operators cheap. Operators that find nothing to mutate in these calls are
+    skipped (returned as None in their slot).
+    """
+    if format not in FORMATS:
+        raise UnknownName(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    start = len(source.choices)
+    use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
+    calls = draw_calls(source, registry, tool, multi=multi)
+    prefix = source.choices[start:]
+    cached: list = []
+
+    def render_in_format(these: list, style: Any = None) -> Any:
+        if these is calls and style is None:
+            if cached:
+                rendered, consumed = cached[0]
+                source.choices.extend(consumed)
+                return rendered
+            before = len(source.choices)
+            rendered = render(format, calls, source, chatter=use_chatter)
+            cached.append((rendered, source.choices[before:]))
+            return rendered
+        return render(format, these, source, chatter=use_chatter, style=style)
+
+    samples: list = []
+    ctx = MutationContext(registry=registry, tool=tool, format=format, calls=calls, chatter=use_chatter,
+                          render=render_in_format)
+    for operator in operators:
+        source.choices = list(prefix)
+        op = get_operator(operator) if operator is not None else None
+        try:
+            rendered = None
+            if op is None:
+                rendered = render_in_format(calls)
+                text, truth, description, anomaly_class = rendered.text, calls, "", None
+            else:
+                mutation = op(source, ctx)
+                text, truth, description = mutation.text, mutation.calls, mutation.description
+                anomaly_class = op.anomaly_class
+        except (NotApplicable, Unrepresentable):
+            samples.append(None)
+            continue
+        recipe = Recipe(tool=tool.name, format=format, operator=operator, choices=tuple(source.choices),
+                        chatter=chatter, multi=multi)
+        samples.append(Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
+                              calls=truth, tool=tool.name, recipe=recipe, description=description,
+                              rendered=rendered))
+    source.choices = []
+    return samples
+
+
 def replay_recipe(recipe: Recipe, registry: Any) -> Sample:
     """Regenerate the sample a recipe describes (shrinking replays edited recipes through this)."""
     return build_sample(ReplaySource(recipe.choices), registry=registry, tool=registry[recipe.tool],

@@ -32,6 +32,8 @@ Calls a format cannot write faithfully (a pythonic name that is no Python identi
 
 from __future__ import annotations
 
+import functools
+
 import hashlib
 import json
 import keyword
@@ -60,7 +62,7 @@ class Rendered:
     pieces: tuple
     chatter: bool
 
-    @property
+    @functools.cached_property
     def text(self) -> str:
         return "".join(p.text for p in self.pieces)
 

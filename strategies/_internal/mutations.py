@@ -29,7 +29,7 @@ class NotApplicable(Exception):
     """This operator has nothing to mutate in this particular sample."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Mutation:
     """The result of an operator: the new text and its ground truth."""
 
@@ -38,7 +38,7 @@ class Mutation:
     description: str = ""
 
 
-@dataclass
+@dataclass(slots=True)
 class MutationContext:
     """What an operator may look at: the tool, the registry, the valid calls, and a renderer.
 

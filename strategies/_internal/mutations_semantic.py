@@ -27,6 +27,7 @@ import math
 import re
 from typing import Any, Callable, Iterable, Optional
 
+from strategies._internal.sample import copy_json
 from strategies._internal.formats import Unrepresentable, render
 from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import (
@@ -101,7 +102,7 @@ def _value_mutation(source: Any, ctx: MutationContext, wanted: Callable[[FieldIn
         raise NotApplicable(f"{label}: no argument to mutate")
     ci, concrete, options = source.choice(sites)
     new_value, note = source.choice(options)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     old = get_at(new_calls[ci]["arguments"], concrete)
     set_at(new_calls[ci]["arguments"], concrete, new_value)
     detail = f" ({note})" if note else ""
@@ -268,7 +269,7 @@ def _rename_call(source: Any, ctx: MutationContext, names: Callable[[str], list]
     if not options:
         raise NotApplicable(f"no {kind} of {old!r} outside the registry")
     new = source.choice(options)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     new_calls[ci]["name"] = new
     return _emit(ctx, new_calls, f"{kind}: name {old!r} -> {new!r}")
 
@@ -472,7 +473,7 @@ def drop_required_argument(source: Any, ctx: MutationContext) -> Mutation:
     if not sites:
         raise NotApplicable("no required argument present")
     ci, concrete = source.choice(sites)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     del get_at(new_calls[ci]["arguments"], concrete[:-1])[concrete[-1]]
     return _emit(ctx, new_calls, f"required argument {format_path(concrete)} dropped")
 
@@ -485,7 +486,7 @@ def drop_all_arguments(source: Any, ctx: MutationContext) -> Mutation:
     if not indices or not schema_info(ctx.tool).required:
         raise NotApplicable("no arguments to drop")
     ci = source.choice(indices)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     new_calls[ci]["arguments"] = {}
     return _emit(ctx, new_calls, f"all {len(ctx.calls[ci]['arguments'])} arguments dropped")
 
@@ -577,11 +578,11 @@ def extra_argument(source: Any, ctx: MutationContext) -> Mutation:
         raise NotApplicable("no object that forbids extra arguments")
     ci, concrete, extras = source.choice(sites)
     key, value = source.choice(extras)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     target = get_at(new_calls[ci]["arguments"], concrete)
     items = list(target.items())
     position = len(items) - source.integer(0, len(items))  # 0 = appended at the end
-    items.insert(position, (key, copy.deepcopy(value)))
+    items.insert(position, (key, copy_json(value)))
     target.clear()
     target.update(items)
     where = format_path(concrete + (key,))
@@ -600,7 +601,7 @@ def _rename_argument(source: Any, ctx: MutationContext, names: Callable[[str], l
         raise NotApplicable(f"no argument to rename ({kind})")
     ci, concrete, key, options = source.choice(sites)
     new_key = source.choice(options)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     target = get_at(new_calls[ci]["arguments"], concrete)
     items = [(new_key if k == key else k, v) for k, v in target.items()]
     target.clear()
@@ -638,7 +639,7 @@ def wrapped_arguments(source: Any, ctx: MutationContext) -> Mutation:
         raise NotApplicable("nothing to wrap")
     ci = source.choice(indices)
     wrapper = source.choice(wrappers)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     new_calls[ci]["arguments"] = {wrapper: new_calls[ci]["arguments"]}
     return _emit(ctx, new_calls, f"arguments wrapped in {wrapper!r}")
 
@@ -945,7 +946,7 @@ def array_too_long(source: Any, ctx: MutationContext) -> Mutation:
         if not isinstance(value, list) or not value or f.max_items > 10_000:
             return []
         need = f.max_items + 1
-        grown = [copy.deepcopy(value[i % len(value)]) for i in range(need)]
+        grown = [copy_json(value[i % len(value)]) for i in range(need)]
         return [(grown, f"maxItems {f.max_items}")]
 
     return _value_mutation(source, ctx, lambda f: f.max_items is not None and f.allows("array"),
@@ -959,8 +960,8 @@ def duplicate_array_items(source: Any, ctx: MutationContext) -> Mutation:
     def dup(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
         if not isinstance(value, list) or not value:
             return []
-        return [(value + [copy.deepcopy(value[0])], "uniqueItems"),
-                ([value[0], copy.deepcopy(value[0])] + value[1:], "uniqueItems")]
+        return [(value + [copy_json(value[0])], "uniqueItems"),
+                ([value[0], copy_json(value[0])] + value[1:], "uniqueItems")]
 
     return _value_mutation(source, ctx, lambda f: f.unique_items and f.allows("array"), dup,
                            "duplicate_array_items")
@@ -976,9 +977,9 @@ def duplicate_call_adjacent(source: Any, ctx: MutationContext) -> Mutation:
         raise NotApplicable("no call")
     ci = source.integer(0, len(ctx.calls) - 1)
     copies = source.integer(1, 2)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     for _ in range(copies):
-        new_calls.insert(ci + 1, copy.deepcopy(ctx.calls[ci]))
+        new_calls.insert(ci + 1, copy_json(ctx.calls[ci]))
     return _emit(ctx, new_calls, f"call {ci} ({ctx.calls[ci]['name']}) emitted {copies + 1} times")
 
 
@@ -987,7 +988,7 @@ def duplicate_call_separated(source: Any, ctx: MutationContext) -> Mutation:
     """The same call emitted again after another call (a model that forgets it already asked)."""
     if not ctx.calls:
         raise NotApplicable("no call")
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     if len(new_calls) == 1:
         # draw one more valid call to stand between the two copies
         from strategies._internal.schema import compile_tool
@@ -1004,7 +1005,7 @@ def duplicate_call_separated(source: Any, ctx: MutationContext) -> Mutation:
     # a position not adjacent to the original: after the call that follows it, or before the one before it
     positions = [p for p in range(len(new_calls) + 1) if p < ci or p > ci + 1]
     position = source.choice(sorted(positions, key=lambda p: (p < ci, p)))  # after the original first
-    new_calls.insert(position, copy.deepcopy(ctx.calls[ci]))
+    new_calls.insert(position, copy_json(ctx.calls[ci]))
     return _emit(ctx, new_calls, f"call {ci} ({ctx.calls[ci]['name']}) repeated at position {position}")
 
 
@@ -1022,8 +1023,8 @@ def duplicate_call_reordered(source: Any, ctx: MutationContext) -> Mutation:
     shift = source.integer(0, len(keys) - 1)
     order = keys[::-1] if shift == 0 else keys[shift:] + keys[:shift]
     again = {"name": original["name"],
-             "arguments": {k: copy.deepcopy(original["arguments"][k]) for k in order}}
-    new_calls = copy.deepcopy(ctx.calls)
+             "arguments": {k: copy_json(original["arguments"][k]) for k in order}}
+    new_calls = copy_json(ctx.calls)
     new_calls.insert(ci + 1, again)
     return _emit(ctx, new_calls, f"call {ci} ({original['name']}) repeated with arguments reordered")
 
@@ -1112,7 +1113,7 @@ def _inject(source: Any, ctx: MutationContext, kind: str) -> Mutation:
         raise NotApplicable(f"no string argument can hold the {kind} payload")
     ci, concrete, options = source.choice(sites)
     mode, new = source.choice(options)
-    new_calls = copy.deepcopy(ctx.calls)
+    new_calls = copy_json(ctx.calls)
     set_at(new_calls[ci]["arguments"], concrete, new)
     return _emit(ctx, new_calls, f"{kind} payload {mode} {format_path(concrete)}: {_short(payload)}")
 

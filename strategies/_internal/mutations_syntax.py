@@ -29,6 +29,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+from strategies._internal.sample import copy_json
 from strategies._internal.jsontext import (
     IDENTIFIER, LITERALS, Analysis, analyze, decode_string, single_quoted, splice, string_encoder,
 )
@@ -46,7 +47,7 @@ SENTINEL = "tfzQ7sentinelX3"
 
 
 def _faithful(ctx: MutationContext) -> list:
-    return copy.deepcopy(ctx.calls)
+    return copy_json(ctx.calls)
 
 
 def _join(pieces, index: int, replacement: str, *, cut: bool = False) -> str:
@@ -55,6 +56,9 @@ def _join(pieces, index: int, replacement: str, *, cut: bool = False) -> str:
     if cut:
         return before + replacement
     return before + replacement + "".join(p.text for p in pieces[index + 1:])
+
+
+_ANALYSES: dict[str, Analysis] = {}
 
 
 @dataclass
@@ -77,7 +81,14 @@ class _Doc:
     @property
     def analysis(self) -> Analysis:
         if self._analysis is None:
-            self._analysis = analyze(self.text)
+            # Operators of one family share a rendering (see build.build_family), so the same
+            # document is analysed again and again: keep the last few analyses.
+            cached = _ANALYSES.get(self.text)
+            if cached is None:
+                if len(_ANALYSES) >= 32:
+                    _ANALYSES.clear()
+                cached = _ANALYSES[self.text] = analyze(self.text)
+            self._analysis = cached
         return self._analysis
 
     def replace(self, new_text: str) -> str:
@@ -171,7 +182,7 @@ def _leaves(calls: list, accept: Callable[[Any], bool]) -> list:
 
 
 def _with_value(calls: list, ci: int, path: tuple, value: Any) -> list:
-    new = copy.deepcopy(calls)
+    new = copy_json(calls)
     obj = new[ci]["arguments"]
     for key in path[:-1]:
         obj = obj[key]
@@ -471,6 +482,36 @@ def _after(kinds: tuple, *, nonempty: bool = False) -> Callable[[_Doc, int], lis
 def truncate_after_open(source: Any, ctx: MutationContext) -> Mutation:
     """Output stops right after an opening `{`, `[` or `(` of a non-empty container."""
     return _truncate(source, ctx, "after an opening bracket", _after(("{", "[", "("), nonempty=True))
+
+
+@mutator("truncate_anywhere", anomaly_class="truncated_output")
+def truncate_anywhere(source: Any, ctx: MutationContext) -> Mutation:
+    """Output stops at an arbitrary character of a call, before its arguments are complete.
+
+    The cheapest operator there is (a slice of the rendering), so the campaign runs it in bulk
+    beside each valid sample: max_tokens cut-offs are the most common failure in the field.
+    """
+    rendered = ctx.render(ctx.calls)
+    spans = payload_spans(rendered)
+    if not spans:
+        raise NotApplicable("no payload with arguments")
+    # Two choices, in this order and with these bounds: the engine derives cut-offs of valid
+    # samples without calling the operator and records exactly these (see fuzzer.schedule.Cut).
+    start, end = spans[source.integer(0, len(spans) - 1)]
+    cut = start + source.integer(1, end - 1)
+    text = rendered.text
+    return Mutation(text[:cut], None, f"cut after {cut} of {len(text)} characters")
+
+
+def payload_spans(rendered: Any) -> list:
+    """(offset in the text, args_end) of every payload piece that can be cut inside its arguments."""
+    spans = []
+    offset = 0
+    for piece in rendered.pieces:
+        if piece.role == "payload" and piece.args_end is not None and piece.args_end > 1:
+            spans.append((offset, piece.args_end))
+        offset += len(piece.text)
+    return spans
 
 
 @mutator("truncate_after_colon", anomaly_class="truncated_output")

@@ -22,6 +22,7 @@ choice sequence still yields a valid, minimal value.
 from __future__ import annotations
 
 import copy
+import threading
 import ipaddress
 import json
 import math
@@ -29,6 +30,7 @@ import re
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping, Optional
 
+from strategies._internal.sample import copy_json
 from strategies._internal.regex import UnsupportedPattern, compile_pattern
 from strategies._internal.source import ReplaySource, RandomSource, Source
 from strategies.errors import InvalidSchema
@@ -140,7 +142,7 @@ class Node:
 
 def _copy(value: Any) -> Any:
     if isinstance(value, (dict, list)):
-        return copy.deepcopy(value)
+        return copy_json(value)
     return value
 
 
@@ -152,7 +154,7 @@ class ConstNode(Node):
 
     def generate(self, source: Source) -> Any:
         source.integer(0, 0)  # keep one choice per value so recorded sequences line up
-        return copy.deepcopy(self.value) if self.mutable else self.value
+        return copy_json(self.value) if self.mutable else self.value
 
 
 class EnumNode(Node):
@@ -164,7 +166,7 @@ class EnumNode(Node):
 
     def generate(self, source: Source) -> Any:
         value = self.values[source.integer(0, self.hi)]
-        return copy.deepcopy(value) if self.mutable else value
+        return copy_json(value) if self.mutable else value
 
 
 class NullNode(Node):
@@ -451,7 +453,7 @@ class ArrayNode(Node):
 
     def generate(self, source: Source) -> Any:
         lo, hi = self.lo, self.hi
-        if self.rec_items and _DEPTH[0] >= MAX_REF_DEPTH:
+        if self.rec_items and _DEPTH.value >= MAX_REF_DEPTH:
             n = lo
         else:
             n = source.integer(lo, min(hi, lo + 3)) if not source.boolean(0.05) else source.integer(lo, hi)
@@ -489,7 +491,7 @@ class ObjectNode(Node):
 
     def generate(self, source: Source) -> Any:
         out = {key: node.generate(source) for key, node in self.required}
-        deep = _DEPTH[0] >= MAX_REF_DEPTH
+        deep = _DEPTH.value >= MAX_REF_DEPTH
         hi = self.hi
         for key, node, recursive in self.optional:
             if hi is not None and len(out) >= hi:
@@ -534,7 +536,7 @@ class UnionNode(Node):
         self.safe = [i for i, rec in enumerate(recursive) if not rec] if any(recursive) else None
 
     def generate(self, source: Source) -> Any:
-        if self.safe and _DEPTH[0] >= MAX_REF_DEPTH:
+        if self.safe and _DEPTH.value >= MAX_REF_DEPTH:
             return self.nodes[self.safe[source.integer(0, len(self.safe) - 1)]].generate(source)
         return self.nodes[source.weighted(self.weights)].generate(source)
 
@@ -552,7 +554,7 @@ class OneOfNode(Node):
         self.safe = [i for i, rec in enumerate(recursive) if not rec] if any(recursive) else None
 
     def generate(self, source: Source) -> Any:
-        choices = self.safe if self.safe and _DEPTH[0] >= MAX_REF_DEPTH else range(len(self.nodes))
+        choices = self.safe if self.safe and _DEPTH.value >= MAX_REF_DEPTH else range(len(self.nodes))
         for _ in range(ATTEMPTS):
             i = choices[source.integer(0, len(choices) - 1)]
             value = self.nodes[i].generate(source)
@@ -575,7 +577,14 @@ class LikelyNode(Node):
         return self.inner.generate(source)
 
 
-_DEPTH = [0]  # current recursive-$ref depth of the generation in progress (single-threaded generators)
+class _Depth(threading.local):
+    """The recursive-$ref depth of the generation in progress, per thread (the campaign generates
+    in a background thread while the shrinker replays recipes in the main one)."""
+
+    value = 0
+
+
+_DEPTH = _Depth()
 
 
 class RefNode(Node):
@@ -587,13 +596,13 @@ class RefNode(Node):
         self.ref, self.target = ref, None
 
     def generate(self, source: Source) -> Any:
-        if _DEPTH[0] >= HARD_REF_DEPTH:
+        if _DEPTH.value >= HARD_REF_DEPTH:
             raise InvalidSchema(f"$ref {self.ref!r} recurses without a way out")
-        _DEPTH[0] += 1
+        _DEPTH.value += 1
         try:
             return self.target.generate(source)
         finally:
-            _DEPTH[0] -= 1
+            _DEPTH.value -= 1
 
     def __repr__(self) -> str:
         return f"RefNode({self.ref!r})"
