@@ -12,6 +12,20 @@ from fuzzer.cli.console import ConsoleHandler
 from fuzzer.cli.errors import ConfigError
 
 
+DEFAULT_TARGET = "fuzzer.targets.reference:parse"
+VALIDATING_REFERENCE = "fuzzer.targets.reference:parse_validated"
+
+
+def default_target(target: str, level: str, tools_file: Optional[str]) -> str:
+    """The bundled reference at the level asked for; it validates against ``--tools`` (via the
+    environment its worker inherits)."""
+    if tools_file:
+        os.environ["TOOLFUZZ_TOOLS"] = os.path.abspath(tools_file) if os.path.exists(tools_file) else tools_file
+    if target == DEFAULT_TARGET and level == "validate":
+        return VALIDATING_REFERENCE
+    return target
+
+
 def make_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: Optional[int]) -> Any:
     from fuzzer.isolation import TargetSpec
 
@@ -101,6 +115,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         if not os.path.isdir(parent):
             raise ConfigError(f"--report: directory {parent} does not exist")
 
+    target = default_target(target, level, tools_file)
     spec = make_spec(target, reject_on, timeout, memory_limit_mb)
     per_tool_budget = budget_s / len(names)
     per_tool_examples = -(-max_examples // len(names)) if max_examples else None

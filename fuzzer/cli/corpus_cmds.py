@@ -10,7 +10,7 @@ from typing import Any, Optional
 import click
 
 from fuzzer.cli import load_registry_or_fail, main, options, translate_errors
-from fuzzer.cli.campaign import make_spec, run_campaigns
+from fuzzer.cli.campaign import default_target, make_spec, run_campaigns
 from fuzzer.cli.errors import ConfigError
 from fuzzer.report import preview, reproduce_snippet
 
@@ -212,6 +212,7 @@ def gate(corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[st
     names = list(tool_names) or registry.names()
     for name in names:
         registry[name]
+    target = default_target(target, level, tools_file)
     spec = make_spec(target, reject_on, timeout, memory_limit_mb)
     known = {e.signature: e for _, e in store.entries()}
 

@@ -503,15 +503,23 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
 _BUILTIN: Optional[Callable[[str], list]] = None
 
 
+#: Environment variable naming the tools file the validate-level reference checks against; the
+#: CLI sets it to its ``--tools`` so the bundled reference validates the registry being fuzzed.
+TOOLS_ENV = "TOOLFUZZ_TOOLS"
+
+
 def parse_validated(text: str) -> list:
-    """:func:`parse`, then the ``--level validate`` promise against the built-in registry.
+    """:func:`parse`, then the ``--level validate`` promise against the registry being fuzzed
+    (``$TOOLFUZZ_TOOLS``, set by the CLI from ``--tools``; the built-in registry otherwise).
 
     The registry is loaded on first use, outside the ``ValueError`` guard: a broken installation
     surfaces as itself, never as a rejected input.
     """
     global _BUILTIN
     if _BUILTIN is None:
-        from strategies._internal.tools import builtin_registry
+        import os
 
-        _BUILTIN = validated_parser(builtin_registry())
+        from strategies._internal.tools import load_registry
+
+        _BUILTIN = validated_parser(load_registry(os.environ.get(TOOLS_ENV) or None))
     return _BUILTIN(text)
