@@ -139,5 +139,13 @@ def json_line(value: Any) -> str:
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:
-        line = json.dumps(value, ensure_ascii=True)
+        return json.dumps(value, ensure_ascii=True)
+    # Characters str.splitlines() treats as line breaks can only sit inside JSON strings here:
+    # escape them so the output stays one sample per line for every reader.
+    for ch in _LINE_BREAKS:
+        if ch in line:
+            line = line.replace(ch, f"\\u{ord(ch):04x}")
     return line
+
+
+_LINE_BREAKS = ("\x85", "\u2028", "\u2029")

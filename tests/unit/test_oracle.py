@@ -1,0 +1,165 @@
+"""The oracle's table (DESIGN.md "Oracles") on hand-made samples and outcomes, and its helpers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fuzzer.isolation import Outcome
+from fuzzer.oracle import Oracle, Verdict, corruption_key, json_equal
+from strategies import Sample, builtin_registry
+
+REGISTRY = builtin_registry()
+CALL = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20)
+
+
+def returned(calls):
+    return Outcome(kind="returned", calls=calls)
+
+
+def rejected():
+    return Outcome(kind="rejected", exception="ValueError", message="no")
+
+
+def sample(calls, anomaly_class=None, operator=None, fmt="json"):
+    return Sample(text="...", format=fmt, anomaly_class=anomaly_class, operator=operator, calls=calls,
+                  tool="get_weather")
+
+
+@given(json_values)
+def test_json_equal_is_reflexive_and_agrees_with_canonical_json(value):
+    assert json_equal(value, json.loads(json.dumps(value)))
+
+
+@given(json_values, json_values)
+def test_json_equal_matches_comparing_canonical_dumps(a, b):
+    canonical = lambda v: json.dumps(v, sort_keys=True)  # noqa: E731
+    if canonical(a) == canonical(b):
+        assert json_equal(a, b)
+
+
+@pytest.mark.parametrize("a, b", [("2", 2), (True, 1), (False, 0), (None, 0), ([1, 2], [2, 1]),
+                                  ({"a": 1}, {"a": 1, "b": 2}), (float("nan"), float("nan"))])
+def test_json_equal_keeps_types_and_order(a, b):
+    assert not json_equal(a, b)
+
+
+def test_json_equal_ignores_key_order_and_int_float():
+    assert json_equal({"a": 1, "b": [2.0]}, {"b": [2], "a": 1.0})
+
+
+@pytest.mark.parametrize("level", ["parse", "validate"])
+def test_valid_sample_table(level):
+    oracle = Oracle(REGISTRY, level)
+    s = sample([CALL])
+    assert not oracle.judge(s, returned([CALL])).failed
+    assert oracle.judge(s, rejected()).verdict is Verdict.FALSE_REJECT
+    assert oracle.judge(s, returned([])).verdict is Verdict.FALSE_REJECT
+    other = {"name": "get_weather", "arguments": {"city": "Pari"}}
+    assert oracle.judge(s, returned([other])).verdict is Verdict.CORRUPTION
+
+
+def test_faithful_anomaly_accepts_truth_or_rejection_only():
+    oracle = Oracle(REGISTRY)
+    s = sample([CALL], "malformed_json", "trailing_comma")
+    assert not oracle.judge(s, returned([CALL])).failed
+    assert not oracle.judge(s, rejected()).failed
+    assert not oracle.judge(s, returned([])).failed
+    assert oracle.judge(s, returned([{"name": "get_weather", "arguments": {}}])).verdict is Verdict.CORRUPTION
+
+
+def test_truth_none_accepts_only_no_call():
+    oracle = Oracle(REGISTRY)
+    s = sample(None, "truncated_output", "truncate_anywhere")
+    assert not oracle.judge(s, rejected()).failed
+    assert not oracle.judge(s, returned([])).failed
+    assert oracle.judge(s, returned([CALL])).verdict is Verdict.CORRUPTION
+
+
+def test_semantic_anomaly_parse_level_wants_calls_as_written():
+    oracle = Oracle(REGISTRY, "parse")
+    written = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "kelvin"}}
+    s = sample([written], "constraint_violation", "enum_value_outside")
+    assert not oracle.judge(s, returned([written])).failed
+    assert not oracle.judge(s, rejected()).failed
+    assert oracle.judge(s, returned([CALL])).verdict is Verdict.CORRUPTION  # "repaired" to celsius
+
+
+def test_semantic_anomaly_validate_level_wants_rejection():
+    oracle = Oracle(REGISTRY, "validate")
+    written = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "kelvin"}}
+    s = sample([written], "constraint_violation", "enum_value_outside")
+    assert not oracle.judge(s, rejected()).failed
+    judged = oracle.judge(s, returned([written]))
+    assert judged.verdict is Verdict.MISSED_ANOMALY and judged.key == "schema:enum"
+    assert oracle.judge(s, returned([CALL])).verdict is Verdict.CORRUPTION
+
+
+def test_duplicates_may_be_collapsed_at_validate_level():
+    oracle = Oracle(REGISTRY, "validate")
+    s = sample([CALL, CALL], "duplicate_call", "duplicate_call_adjacent")
+    assert not oracle.judge(s, returned([CALL])).failed
+    assert oracle.judge(s, returned([CALL, CALL])).verdict is Verdict.MISSED_ANOMALY
+
+
+def test_schema_valid_injection_must_come_back_exactly_even_at_validate_level():
+    oracle = Oracle(REGISTRY, "validate")
+    written = {"name": "get_weather", "arguments": {"city": "Paris'; DROP TABLE users; --"}}
+    s = sample([written], "injection_payload", "sql_injection")
+    assert not oracle.judge(s, returned([written])).failed
+    assert oracle.judge(s, returned([CALL])).verdict is Verdict.CORRUPTION
+
+
+@pytest.mark.parametrize("outcome, verdict", [
+    (Outcome(kind="raised", exception="KeyError", message="'name'", frames=(("p.py", "parse"),)), Verdict.CRASH),
+    (Outcome(kind="died", detail="killed by SIGSEGV"), Verdict.CRASH),
+    (Outcome(kind="hung", detail="no result within 2 s"), Verdict.HANG),
+    (Outcome(kind="invalid", message="a bare string"), Verdict.CORRUPTION),
+])
+def test_robustness_verdicts_hold_for_every_sample(outcome, verdict):
+    oracle = Oracle(REGISTRY)
+    for s in (sample([CALL]), sample(None, "truncated_output", "truncate_anywhere"),
+              Sample(text="x", format="raw", anomaly_class=None, operator=None, calls=None, truth_known=False)):
+        assert oracle.judge(s, outcome).verdict is verdict
+
+
+def test_crash_signature_ignores_line_numbers_but_not_functions():
+    oracle = Oracle(REGISTRY)
+    s = sample([CALL])
+    a = Outcome(kind="raised", exception="KeyError", message="x", frames=(("p.py", "parse"), ("p.py", "_one")))
+    b = Outcome(kind="raised", exception="KeyError", message="other message", frames=a.frames)
+    c = Outcome(kind="raised", exception="KeyError", message="x", frames=(("p.py", "parse"), ("p.py", "_two")))
+    sig = lambda o: oracle.signature(s, oracle.judge(s, o), o).id  # noqa: E731
+    assert sig(a) == sig(b) != sig(c)
+    assert sig(a).startswith("crash-")
+
+
+def test_corruption_signature_is_the_kind_of_damage_not_the_operator():
+    oracle = Oracle(REGISTRY)
+    truth = [{"name": "get_weather", "arguments": {"city": "a, }"}}]
+    damaged = [{"name": "get_weather", "arguments": {"city": "a}"}}]
+    sigs = set()
+    for op in ("trailing_comma", "sql_injection", "enum_value_outside"):
+        s = sample(truth, "malformed_json", op)
+        o = returned(damaged)
+        sigs.add(oracle.signature(s, oracle.judge(s, o), o).id)
+    assert len(sigs) == 1
+
+
+@pytest.mark.parametrize("truth, got, key", [
+    ([CALL], [], "calls:fewer"),
+    ([CALL], [CALL, CALL], "calls:more"),
+    ([CALL], [{"name": "get_forecast", "arguments": CALL["arguments"]}], "name"),
+    ([CALL], [{"name": "get_weather", "arguments": {"city": "Paris"}}], "keys:dropped"),
+    ([{"name": "f", "arguments": {"n": 2}}], [{"name": "f", "arguments": {"n": "2"}}], "type:number>string"),
+    ([{"name": "f", "arguments": {"s": "O'Brien"}}], [{"name": "f", "arguments": {"s": "O"}}], "string:truncated"),
+])
+def test_corruption_key(truth, got, key):
+    assert corruption_key(truth, got)[0] == key
