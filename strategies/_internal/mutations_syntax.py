@@ -2,7 +2,7 @@
 encoding_error and oversized_input.
 
 Each operator is modelled on something real models emit (a trailing comma, a Python dict, an output
-cut by the length limit, a misspelled tag, smart quotes, a 2 MB string) and states the ground truth by
+cut by the length limit, a misspelled tag, smart quotes, a 1 MB string) and states the ground truth by
 construction (DESIGN.md, "Sample"):
 
 * faithful noise (a careful parser may strip or repair it) -> the original calls, deep-copied;
@@ -885,8 +885,8 @@ _FILLERS = ("a", "lorem ipsum ", "0123456789", "\u00e9", "ab ")
 
 @mutator("huge_string", anomaly_class="oversized_input", applies=_may_have_strings)
 def huge_string(source: Any, ctx: MutationContext) -> Mutation:
-    """A string value of 100 KB to 2 MB (the value holds it)."""
-    size = source.integer(100_000, 2_000_000)
+    """A string value of 64 KB to 1 MB (the value holds it)."""
+    size = source.integer(64_000, 1_000_000)
     unit = source.choice(_FILLERS)
     filler = unit * (size // len(unit))
     text, truth, path = _inject_in_string(source, ctx, filler, filler)
@@ -898,8 +898,8 @@ _NESTINGS = (("[", "]", ""), ("{\"a\": ", "}", "1"), ("[", "", ""))
 
 @mutator("deep_nesting", anomaly_class="oversized_input", formats=JSON_FORMATS, applies=_may_have_arguments)
 def deep_nesting(source: Any, ctx: MutationContext) -> Mutation:
-    """An argument value nested 5,000 to 100,000 levels deep (`[[[[...]]]]`)."""
-    depth = source.integer(5_000, 100_000)
+    """An argument value nested 5,000 to 50,000 levels deep (`[[[[...]]]]`)."""
+    depth = source.integer(5_000, 50_000)
     opener, closer, core = source.choice(_NESTINGS)
     nested = opener * depth + core + closer * depth
     text, path, _ = _replace_value(source, ctx, _any, lambda old: nested)
@@ -929,9 +929,9 @@ _PROSE_FRAGMENTS = ("{", "`", "```", "[", "{\"", "\\")
 
 @mutator("prose_fragment_run", anomaly_class="oversized_input")
 def prose_fragment_run(source: Any, ctx: MutationContext) -> Mutation:
-    """10,000 to 200,000 braces, backticks or fences in the prose before the real call."""
+    """5,000 to 100,000 braces, backticks or fences in the prose before the real call."""
     fragment = source.choice(_PROSE_FRAGMENTS)
-    count = source.integer(10_000, 200_000)
+    count = source.integer(5_000, 100_000)
     text = fragment * count + "\n\n" + ctx.render(ctx.calls).text
     return Mutation(text, _faithful(ctx), f"{count} x {fragment!r} before the output")
 
@@ -946,14 +946,14 @@ _ENVELOPE_FRAGMENTS = {
 
 @mutator("envelope_token_run", anomaly_class="oversized_input")
 def envelope_token_run(source: Any, ctx: MutationContext) -> Mutation:
-    """10,000 to 200,000 envelope tokens (`<tool_call>`, `Action:`, `[TOOL_CALLS]`...) before the real call.
+    """5,000 to 100,000 envelope tokens (`<tool_call>`, `Action:`, `[TOOL_CALLS]`...) before the real call.
 
     The format's own tokens come first (the simplest choice), then the other formats' tokens.
     """
     own = _ENVELOPE_FRAGMENTS.get(ctx.format, ())
     others = tuple(f for fmt, frags in _ENVELOPE_FRAGMENTS.items() if fmt != ctx.format for f in frags)
     fragment = source.choice(own + others).replace("{tool}", ctx.tool.name)
-    count = source.integer(10_000, 200_000)
+    count = source.integer(5_000, 100_000)
     sep = source.choice((" ", "\n", ""))
     text = (fragment + sep) * count + "\n\n" + ctx.render(ctx.calls).text
     return Mutation(text, _faithful(ctx), f"{count} x {fragment!r} before the output")

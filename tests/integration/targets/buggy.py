@@ -7,40 +7,38 @@ import re
 
 from fuzzer.targets.reference import parse as _reference
 
-_HERMES = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.DOTALL)
+_BEFORE_TAG = re.compile(r'^[^{\["]*<tool_call>')
 
 
 def hermes_only(text):
-    """Understands only ``<tool_call>`` tags (correctly); everything else is a clean rejection."""
-    if "<tool_call>" not in text:
+    """Understands only ``<tool_call>`` tags (correctly); everything else is a clean rejection.
+    The tag must come before any JSON, so a ``<tool_call>`` inside a string value of another
+    format does not count."""
+    if not _BEFORE_TAG.search(text):
         raise ValueError("no <tool_call> tag")
     return _reference(text)
 
 
+_ENVELOPE = re.compile(r"<tool_call>|```|\[TOOL_CALLS\]|<\|python_tag\|>|Action:|\[\s*[A-Za-z_][\w.]*\(")
+
+
 def json_alone(text):
-    """Bare JSON only when it stands alone (``json.loads`` of the whole text), fenced JSON, and the
-    reference for every other format; JSON with prose around it is cleanly rejected. Many real
-    parsers make this support choice; it is not a bug."""
-    from fuzzer.targets.reference import _first_marker  # noqa: F401 - only to fail loudly if renamed
-
-    stripped = text.strip()
-    if stripped[:1] in ("{", "[") and not stripped.startswith("[TOOL_CALLS]"):
-        try:
-            value = json.loads(stripped)
-        except json.JSONDecodeError as exc:
-            raise ValueError(str(exc)) from None
-        if not isinstance(value, (dict, list)):
-            raise ValueError("not an object or a list")
+    """Bare JSON only when it stands alone (``json.loads`` of the whole text); every envelope with a
+    marker (tags, fences, pythonic calls...) goes to the reference parser. JSON with prose around
+    it is cleanly rejected: many real parsers make this support choice, and it is not a bug."""
+    brace = text.find("{")
+    if brace < 0:
         return _reference(text)
-    if _looks_like_prose_json(text):
-        raise ValueError("bare JSON inside prose is not supported")
-    return _reference(text)
-
-
-def _looks_like_prose_json(text: str) -> bool:
-    """Text with a JSON object in it but no envelope marker the reference knows."""
-    markers = ("<tool_call>", "```", "[TOOL_CALLS]", "<|python_tag|>", "Action:", "(")
-    return "{" in text and not any(m in text for m in markers)
+    head = text[:brace].strip()
+    if head in ("", "["):
+        try:
+            json.loads(text)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            raise ValueError(f"not a JSON document: {exc}") from None
+        return _reference(text)
+    if _ENVELOPE.search(head):
+        return _reference(text)
+    raise ValueError("bare JSON inside prose is not supported")
 
 
 _COUNTER = [0]
