@@ -207,6 +207,11 @@ class Entry:
         return copy.deepcopy(self)
 
 
+def _latest_status(old: "Entry", new: "Entry") -> str:
+    """The status of the more recent observation (the new one on a tie)."""
+    return old.status if _parse_time(old.last_seen) > _parse_time(new.last_seen) else new.status
+
+
 def _later(a: str, b: str) -> str:
     try:
         return a if _parse_time(a) >= _parse_time(b) else b
@@ -276,7 +281,8 @@ class Store:
         Returns ``'added'`` (new signature), ``'replaced'`` (the new text is smaller; the old file is
         removed after the new one is written) or ``'kept'`` (the existing text is smaller or equal;
         its ``last_seen`` and ``status`` are still updated from the new entry). ``first_seen`` is the
-        earliest and ``last_seen`` the latest of both.
+        earliest and ``last_seen`` the latest of both; ``status`` is the one of the most recent
+        observation, so merging a stale copy of a corpus never re-opens an entry marked fixed since.
         """
         found = self._for_signature(entry.signature)
         if not found:
@@ -286,6 +292,7 @@ class Store:
             new = entry.copy()
             new.first_seen = _earlier(old.first_seen, entry.first_seen)
             new.last_seen = _later(old.last_seen, entry.last_seen)
+            new.status = _latest_status(old, entry)
             if not self._store(new):
                 return "kept"
             self._drop_others(new, found)
@@ -293,7 +300,7 @@ class Store:
         kept = old.copy()
         kept.last_seen = _later(old.last_seen, entry.last_seen)
         kept.first_seen = _earlier(old.first_seen, entry.first_seen)
-        kept.status = entry.status
+        kept.status = _latest_status(old, entry)
         stale = kept != old or Path(old_path).name != kept.file_name
         if stale and not self._store(kept):
             return "kept"

@@ -121,10 +121,11 @@ class CorpusHandler:
         self.quiet = quiet
         self.replayed: list[Replayed] = []
         self.changes: dict[str, int] = {}
+        self.regressions: list[str] = []  # signatures of fixed entries found failing again
 
     @property
     def failing(self) -> bool:
-        return any(r.status != "pass" for r in self.replayed)
+        return any(r.status != "pass" for r in self.replayed) or bool(self.regressions)
 
     def replay(self) -> list[Replayed]:
         self.replayed = replay(self.store, run=self.run, registry=self.registry, level=self.level)
@@ -133,6 +134,9 @@ class CorpusHandler:
     def handle(self, event: Any) -> None:
         if isinstance(event, FindingRecorded):
             entry = entry_from_finding(event.finding, target=self.target, level=self.level, version=self.version)
+            known = self.store.get(entry.signature)
+            if known is not None and known.status == "fixed":
+                self.regressions.append(entry.signature)  # stored again as open, and said so
             outcome = self.store.put(entry)
             self.changes[outcome] = self.changes.get(outcome, 0) + 1
 
@@ -141,6 +145,11 @@ class CorpusHandler:
                  f" ({sum(r.status == 'pass' for r in self.replayed)} pass, "
                  f"{sum(r.status != 'pass' for r in self.replayed)} fail); "
                  + ", ".join(f"{n} {what}" for what, n in sorted(self.changes.items()))]
+        for r in self.replayed:
+            if r.entry.status == "fixed" and r.status != "pass":
+                lines.append(f"  REGRESSION {r.entry.signature} ({r.entry.title}): a fixed entry fails again")
+        for signature in self.regressions:
+            lines.append(f"  REGRESSION {signature}: found again by the campaign; the entry is open again")
         for problem in self.store.problems:
             lines.append(f"  skipped {problem}")
         return lines

@@ -23,6 +23,20 @@ def _open_store(directory: str, *, must_exist: bool) -> Any:
     return CorpusStore(directory)
 
 
+#: Format name of a captured output whose expected calls were given (its envelope is unknown).
+CAPTURED_FORMAT = "captured"
+
+
+def read_text_exactly(path: str) -> str:
+    """A captured model output, byte for byte: no newline translation (``\r\n`` stays), and bytes
+    that are not UTF-8 kept as surrogate escapes rather than lost."""
+    try:
+        with open(path, encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            return fh.read()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
 def _read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
     """A SAMPLE argument: a corpus entry (JSON with format_version) or a text file of raw model output.
     Returns (sample, entry or None)."""
@@ -31,11 +45,7 @@ def _read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
     from fuzzer.oracle import RAW_FORMAT
     from strategies._internal.sample import Sample
 
-    try:
-        with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-            text = fh.read()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+    text = read_text_exactly(path)
     try:
         data = json.loads(text)
     except ValueError:
@@ -99,7 +109,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     click.echo(f"minimized: {preview(best.text, 2000)}")
     click.echo(f"reproduce: {reproduce_snippet(target, best.text)}")
     if output:
-        with open(output, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        with open(output, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
             fh.write(best.text)
         click.echo(f"written: {output}")
 
@@ -158,14 +168,19 @@ def _junit(path: str, cases: list[tuple[str, str, Optional[str]]]) -> None:
     """Write JUnit XML: one testcase per (classname, name, failure message or None)."""
     from xml.sax.saxutils import escape, quoteattr
 
+    def xml_safe(text: str) -> str:
+        # XML 1.0 forbids most control characters and lone surrogates: show them escaped.
+        return "".join(ch if (ch in "\t\n\r" or " " <= ch) and not "\ud800" <= ch <= "\udfff"
+                       else f"\\x{ord(ch):02x}" if ord(ch) < 256 else f"\\u{ord(ch):04x}" for ch in text)
+
+    cases = [(xml_safe(c), xml_safe(n), xml_safe(f) if f else None) for c, n, f in cases]
     failures = sum(1 for _, _, f in cases if f)
     lines = ['<?xml version="1.0" encoding="utf-8"?>',
              f'<testsuite name="toolfuzz gate" tests="{len(cases)}" failures="{failures}">']
     for classname, name, failure in cases:
         lines.append(f"  <testcase classname={quoteattr(classname)} name={quoteattr(name)}>")
         if failure:
-            safe = failure.encode("utf-8", "backslashreplace").decode("utf-8")
-            lines.append(f"    <failure message={quoteattr(safe.splitlines()[0][:200])}>{escape(safe)}</failure>")
+            lines.append(f"    <failure message={quoteattr(failure.splitlines()[0][:200])}>{escape(failure)}</failure>")
         lines.append("  </testcase>")
     lines.append("</testsuite>")
     from fuzzer.report import write_text_atomic
@@ -227,9 +242,13 @@ def gate(corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[st
         result = run_campaigns(registry=registry, tool_names=names, pool=pool, settings_for=settings_for,
                                target=target, quiet=True)
 
-    regressions = [r for r in replayed if r.status == "regression"]
+    for problem in store.problems:
+        click.echo(f"skipped {problem}", err=True)
+    # A fixed entry that fails again, under any signature, is a regression.
+    regressions = [r for r in replayed if r.entry.status == "fixed" and r.status != "pass"]
     # A corpus entry that now fails with a signature the corpus does not hold is a new bug too.
-    changed_new = [r for r in replayed if r.status == "changed" and r.signature not in known]
+    changed_new = [r for r in replayed if r.status == "changed" and r.signature not in known
+                   and r not in regressions]
     new = [f for f in result.findings if f.signature.id not in known]
     fuzz_regressions = [f for f in result.findings
                         if f.signature.id in known and known[f.signature.id].status == "fixed"
@@ -252,9 +271,11 @@ def gate(corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[st
     blocked = bool(regressions or fuzz_regressions or new or changed_new)
     if blocked:
         cmd = ["fuzz", "gate", "--corpus", corpus_dir, "--target", target, "--level", level, "--seed", str(seed),
-               "--max-examples", str(max_examples or result.executions)]
+               "--max-examples", str(max_examples or result.executions), "--timeout", f"{timeout:g}"]
         for name in tool_names:
             cmd += ["--tool", name]
+        for name in formats:
+            cmd += ["--format", name]
         if tools_file:
             cmd += ["--tools", tools_file]
         for ref in reject_on:
@@ -343,11 +364,7 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
 
     samples: list[Sample] = []
     for path in files:
-        try:
-            with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-                content = fh.read()
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
+        content = read_text_exactly(path)
         if path.endswith((".jsonl", ".ndjson")):
             for number, line in enumerate(content.splitlines(), 1):
                 if not line.strip():
@@ -359,7 +376,11 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
                 if not isinstance(item, dict) or not isinstance(item.get("text"), str):
                     raise ConfigError(f"{path}:{number}: expected an object with a string field 'text'")
                 calls = item.get("calls")
-                samples.append(Sample(text=item["text"], format=item.get("format") or RAW_FORMAT,
+                if "calls" in item and not (calls is None or isinstance(calls, list)):
+                    raise ConfigError(f"{path}:{number}: 'calls' must be a list of calls or null")
+                # With stated calls the truth is known: judge everything, whatever the format.
+                fmt = item.get("format") or (CAPTURED_FORMAT if "calls" in item else RAW_FORMAT)
+                samples.append(Sample(text=item["text"], format=fmt,
                                       anomaly_class=item.get("anomaly_class"), operator=item.get("operator"),
                                       calls=calls, tool=item.get("tool", ""), truth_known="calls" in item))
         else:
@@ -387,6 +408,8 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
             what = store.put(entry_from_finding(finding, target=target, level=level, version=version))
             counts[what] = counts.get(what, 0) + 1
             click.echo(f"{what:<9} {signature.id} ({signature.title})")
+    for problem in store.problems:
+        click.echo(f"skipped {problem}", err=True)
     click.echo(f"{len(samples)} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
 
 
