@@ -8,7 +8,6 @@ between them and implements replay (re-judge every entry on a target), which the
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import os
 import sys
 from dataclasses import dataclass
@@ -22,33 +21,37 @@ from strategies._internal.sample import Recipe, Sample
 
 def target_version(target: str, cwd: Optional[str] = None) -> Optional[str]:
     """A short hash of the target module's source file, so the corpus can tell which parser version
-    an entry was found with. None when the source cannot be located without running it."""
+    an entry was found with. The file is located without importing anything (the engine never runs
+    user code); None when it cannot be."""
     module = target.split(":", 1)[0]
-    if module.startswith("git:"):
+    if module.startswith("git:") or not module:
         return None
-    path_added = False
-    cwd = cwd or os.getcwd()
+    path = _module_file(module, cwd or os.getcwd())
+    return _hash_file(path) if path else None
+
+
+def _module_file(module: str, cwd: str) -> Optional[str]:
+    from importlib.machinery import PathFinder
+
+    parts = module.split(".")
     try:
-        if cwd not in sys.path:
-            sys.path.insert(0, cwd)
-            path_added = True
-        spec = importlib.util.find_spec(module) if "." not in module else None
-        if spec is None and "." in module:
-            # find_spec on a dotted name imports the parent package; look the file up instead.
-            parts = module.split(".")
-            for root in [cwd] + sys.path:
-                candidate = os.path.join(root, *parts) + ".py"
-                if os.path.isfile(candidate):
-                    return _hash_file(candidate)
-            return None
-        if spec is None or not spec.origin or not os.path.isfile(spec.origin):
-            return None
-        return _hash_file(spec.origin)
-    except (ImportError, ValueError, OSError):
+        spec = PathFinder.find_spec(parts[0], [cwd] + sys.path)
+        if spec is None:  # an editable install or another import hook
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if find is not None and finder is not PathFinder:
+                    spec = find(parts[0], None)
+                    if spec is not None:
+                        break
+        for i in range(1, len(parts)):
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            spec = PathFinder.find_spec(".".join(parts[:i + 1]), list(spec.submodule_search_locations))
+    except (ImportError, ValueError, OSError, AttributeError):
         return None
-    finally:
-        if path_added:
-            sys.path.remove(cwd)
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    return spec.origin
 
 
 def _hash_file(path: str) -> str:

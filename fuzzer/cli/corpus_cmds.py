@@ -114,12 +114,16 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
         click.echo(f"written: {output}")
 
 
-def _replay_lines(results: list) -> list[str]:
+def _replay_lines(results: list, version: Optional[str] = None) -> list[str]:
+    """One line per entry; entries found with another version of the target say so, which tells a
+    behaviour change of the new parser from an old finding."""
     lines = []
     for r in results:
         mark = {"pass": "pass", "fail": "FAIL", "changed": "CHANGED", "regression": "REGRESSION"}[r.status]
         now = f" now {r.signature}" if r.status == "changed" else ""
-        lines.append(f"{mark:<10} {r.entry.signature:<28} {r.entry.status:<6} {os.path.basename(r.path)}{now}")
+        found = r.entry.target_version
+        older = f" (found with {found}; target is {version})" if found and version and found != version else ""
+        lines.append(f"{mark:<10} {r.entry.signature:<28} {r.entry.status:<6} {os.path.basename(r.path)}{now}{older}")
     return lines
 
 
@@ -146,9 +150,11 @@ def replay(corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[
 
     store = _open_store(corpus_dir, must_exist=True)
     registry = load_registry_or_fail(tools_file)
+    from fuzzer.corpus_link import target_version
+
     with WorkerPool(make_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
         results = replay_corpus(store, run=pool.run, registry=registry, level=level)
-    for line in _replay_lines(results):
+    for line in _replay_lines(results, target_version(target)):
         click.echo(line)
     for problem in store.problems:
         click.echo(f"skipped    {problem}", err=True)
@@ -417,9 +423,20 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
 @click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
 @click.option("--merge", "merge_dirs", multiple=True, metavar="DIR",
               help="Another corpus directory to merge into this one (repeatable).")
+@click.option("--target", "target", metavar="M:A", default=None,
+              help="Also replay every entry on this target and drop entries whose failure has become a "
+                   "duplicate: of the entries that now fail with the same signature, keep the smallest.")
+@options.reject_on
+@options.tools_file
+@options.timeout
+@options.memory
 @translate_errors
-def corpus_cmin(corpus_dir: str, merge_dirs: tuple) -> None:
-    """Keep one entry per signature (the smallest), merging other corpora in first."""
+def corpus_cmin(corpus_dir: str, merge_dirs: tuple, target: Optional[str], reject_on: tuple,
+                tools_file: Optional[str], timeout: float, memory_limit_mb: int) -> None:
+    """Keep one entry per signature (the smallest), merging other corpora in first.
+
+    Entries that pass on --target are kept: they are the regression tests of fixed bugs.
+    """
     store = _open_store(corpus_dir, must_exist=not merge_dirs)
     for other_dir in merge_dirs:
         other = _open_store(other_dir, must_exist=True)
@@ -437,6 +454,25 @@ def corpus_cmin(corpus_dir: str, merge_dirs: tuple) -> None:
         if len(items) > 1:
             store.put(items[0][2])  # keeps the smallest and drops the others
             removed += len(items) - 1
+    if target:
+        from fuzzer.corpus_link import replay as replay_corpus
+        from fuzzer.isolation import WorkerPool
+
+        registry = load_registry_or_fail(tools_file)
+        with WorkerPool(make_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
+            results = replay_corpus(store, run=pool.run, registry=registry, level="parse")
+        groups: dict[str, list] = {}
+        for r in results:
+            if r.signature is not None:
+                groups.setdefault(r.signature, []).append(r)
+        for signature, group in sorted(groups.items()):
+            # Prefer the entry stored under the signature it shows now, then the smallest.
+            group.sort(key=lambda r: (r.entry.signature != signature, r.entry.key, r.path))
+            for r in group[1:]:
+                store.remove(r.entry.signature)
+                removed += 1
+                click.echo(f"dropped {r.entry.signature} ({os.path.basename(r.path)}): now fails as {signature}, "
+                           f"like {group[0].entry.signature}")
     for problem in store.problems:
         click.echo(f"skipped {problem}", err=True)
     click.echo(f"{before} entries, {removed} duplicates removed, {len(store.entries())} left")

@@ -41,6 +41,17 @@ def json_alone(text):
     raise ValueError("bare JSON inside prose is not supported")
 
 
+def json_prose_wrong(text):
+    """Like :func:`json_alone`, but JSON inside prose gets a wrong answer instead of a rejection:
+    that is a bug the probe must report, not a support choice."""
+    try:
+        return json_alone(text)
+    except ValueError as exc:
+        if "inside prose" in str(exc):
+            return [{"name": "get_weather", "arguments": {}}]
+        raise
+
+
 _COUNTER = [0]
 
 

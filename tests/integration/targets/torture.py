@@ -107,3 +107,9 @@ def noisy_correct(text):
     """Garbage on every call, but the right answer: the campaign must find nothing."""
     _spew()
     return _reference(text)
+
+
+def hang_always(text):
+    """Never returns: a parser stuck on every input (waiting on a lock, a socket...)."""
+    while True:
+        pass

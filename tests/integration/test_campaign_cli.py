@@ -1,0 +1,484 @@
+"""`fuzz campaign` end to end (issue 3's must-shows), through the real CLI and real worker processes.
+
+Every campaign here runs ``python -m fuzzer campaign`` in a fresh process; nothing is mocked. The
+findings are checked from the outside: a reported minimized input is re-run on the target in
+another fresh process and must fail the way the report says, the report is validated against a JSON
+Schema written from DESIGN.md's Report section, and the torture targets' triggers are computable,
+so the input a hang or a death is pinned on can be checked to be one that really misbehaves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from tests.conftest import ROOT, cli_command, cli_env, default_sigint, run_cli
+from tests.integration.targets import torture
+
+NAIVE = "fuzzer.targets.naive:parse"
+TORTURE = "tests.integration.targets.torture:"
+BUGGY = "tests.integration.targets.buggy:"
+BUILTIN_TOOLS = ["get_weather", "search_flights", "book_hotel", "send_email", "calculate",
+                 "create_calendar_event", "get_stock_price"]
+ANOMALY_CLASSES = ["malformed_json", "truncated_output", "envelope_error", "encoding_error", "oversized_input",
+                   "unknown_function", "invalid_argument_type", "missing_argument", "unexpected_argument",
+                   "constraint_violation", "duplicate_call", "injection_payload"]
+VERDICTS = ["crash", "hang", "corruption", "false_reject", "missed_anomaly", "nondeterminism"]
+
+_count = {"type": "integer", "minimum": 0}
+#: DESIGN.md, "Report": every key it lists, with its type. Keys beyond these are allowed (the
+#: report also carries stop_reason, formats, and per failure title/truth/returned/recipe).
+REPORT_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["tool", "target", "level", "seed", "executions", "elapsed_s", "execs_per_s", "failures",
+                 "by_class"],
+    "properties": {
+        "tool": {"type": "string", "minLength": 1},
+        "target": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
+        "level": {"enum": ["parse", "validate"]},
+        "seed": {"type": "integer"},
+        "executions": _count,
+        "elapsed_s": {"type": "number", "minimum": 0},
+        "execs_per_s": {"type": "number", "minimum": 0},
+        "stop_reason": {"enum": ["budget", "max_examples", "interrupted", "done", "no supported format"]},
+        "failures": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["signature", "verdict", "anomaly_class", "operator", "format", "input",
+                             "minimized_input", "exception", "count"],
+                "properties": {
+                    "signature": {"type": "string", "pattern": f"^({'|'.join(VERDICTS)})-[0-9a-f]{{12}}$"},
+                    "verdict": {"enum": VERDICTS},
+                    "anomaly_class": {"enum": ANOMALY_CLASSES + [None]},
+                    "operator": {"type": ["string", "null"]},
+                    "format": {"type": "string", "minLength": 1},
+                    "input": {"type": "string"},
+                    "minimized_input": {"type": "string"},
+                    "exception": {"type": ["string", "null"]},
+                    "count": {"type": "integer", "minimum": 1},
+                },
+            },
+        },
+        "by_class": {
+            "type": "object",
+            "propertyNames": {"enum": ["valid"] + ANOMALY_CLASSES},
+            "additionalProperties": {
+                "type": "object",
+                "required": ["executions", "failures"],
+                "properties": {"executions": _count, "failures": _count},
+            },
+        },
+    },
+}
+
+
+def check_report(report: dict, *, tool: str, target: str, level: str = "parse") -> None:
+    """The contract, plus the arithmetic that ties its numbers together."""
+    jsonschema.validate(report, REPORT_SCHEMA, cls=jsonschema.Draft202012Validator)
+    assert (report["tool"], report["target"], report["level"]) == (tool, target, level)
+    for f in report["failures"]:
+        assert f["signature"].startswith(f["verdict"] + "-"), f
+        assert (f["anomaly_class"] is None) == (f["operator"] is None), f
+    signatures = [f["signature"] for f in report["failures"]]
+    assert len(signatures) == len(set(signatures)), "a signature is reported twice"
+    by_class = report["by_class"].values()
+    assert all(c["failures"] <= c["executions"] for c in by_class)
+    # Determinism re-runs count as executions but belong to no class.
+    assert sum(c["executions"] for c in by_class) <= report["executions"]
+    # Each failing execution is counted once in its class and once in its finding.
+    assert sum(c["failures"] for c in by_class) == sum(
+        f["count"] for f in report["failures"] if f["verdict"] != "nondeterminism")
+    if report["elapsed_s"] > 0.5:
+        assert math.isclose(report["execs_per_s"], report["executions"] / report["elapsed_s"], rel_tol=0.02)
+
+
+def no_engine_traceback(result) -> None:
+    for stream in (result.stdout, result.stderr):
+        assert "Traceback (most recent call last)" not in stream, result
+
+
+# -- reproducing a finding outside the engine ------------------------------------------------
+
+_REPLAY = r"""
+import json, sys
+from fuzzer.target import load_target
+target = load_target(sys.argv[1])
+text = json.loads(sys.stdin.read())
+try:
+    value = target(text)
+except BaseException as exc:
+    cls = type(exc)
+    name = cls.__qualname__ if cls.__module__ == "builtins" else cls.__module__ + "." + cls.__qualname__
+    print(json.dumps({"raised": name}))
+else:
+    print(json.dumps({"returned": value}, default=repr))
+"""
+
+
+def replay(target: str, text: str) -> dict:
+    """Run ``target`` on ``text`` at the top of a fresh interpreter, as a user reproducing it would."""
+    proc = subprocess.run([sys.executable, "-c", _REPLAY, target], input=json.dumps(text), capture_output=True,
+                          text=True, env=cli_env(), cwd=ROOT, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _canonical(value: Any) -> Any:
+    """JSON values compared as DESIGN.md says: key order ignored, "2" is not 2, true is not 1."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, (int, float)):
+        return ("number", repr(float(value)))
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", tuple(sorted((k, _canonical(v)) for k, v in value.items())))
+    return ("other", repr(value))
+
+
+def assert_reproduces(target: str, failure: dict) -> None:
+    seen = replay(target, failure["minimized_input"])
+    verdict = failure["verdict"]
+    if verdict == "crash":
+        assert failure["exception"], failure
+        assert seen.get("raised") == failure["exception"].split(":")[0], (seen, failure)
+    elif verdict == "false_reject":
+        assert failure["anomaly_class"] is None and failure["truth"], failure
+        assert seen.get("raised") == "ValueError" or seen.get("returned") in ([], None), (seen, failure)
+    elif verdict == "corruption":
+        assert "returned" in seen, (seen, failure)
+        if failure["truth"] is None:  # no faithful call: any call returned is wrong
+            assert seen["returned"], (seen, failure)
+        else:
+            assert _canonical(seen["returned"]) != _canonical(failure["truth"]), (seen, failure)
+    else:
+        pytest.fail(f"the naive target gave an unexpected verdict: {failure}")
+
+
+# -- must show 1: the naive parser -----------------------------------------------------------
+
+
+def _naive_campaign(directory: Path) -> dict:
+    result = run_cli(directory, "campaign", "--tool", "get_weather", "--target", NAIVE, "--budget", "15",
+                     "--report", "r.json")
+    return {"code": result.code, "stdout": result.stdout, "stderr": result.stderr,
+            "report": result.report() if (directory / "r.json").exists() else None}
+
+
+@pytest.fixture
+def naive_run(shared_once) -> dict:
+    return shared_once("naive-campaign", _naive_campaign)
+
+
+def _is_recursion(failure: dict) -> bool:
+    return (failure["exception"] or "").startswith("RecursionError")
+
+
+def test_naive_campaign_finds_three_bugs_and_reports_the_contract(naive_run):
+    assert naive_run["code"] == 1, naive_run["stderr"]
+    assert "Traceback (most recent call last)" not in naive_run["stderr"] + naive_run["stdout"]
+    report = naive_run["report"]
+    check_report(report, tool="get_weather", target=NAIVE)
+    assert report["stop_reason"] == "budget"
+    assert len({f["signature"] for f in report["failures"]}) >= 3
+    assert {"crash", "corruption"} <= {f["verdict"] for f in report["failures"]}
+    for f in report["failures"]:
+        assert len(f["minimized_input"]) <= len(f["input"]), f
+        assert f["signature"] in naive_run["stdout"]  # the summary lists every finding
+    assert f"{len(report['failures'])} distinct failure(s)" in naive_run["stdout"]
+
+
+def test_naive_minimized_inputs_reproduce_in_a_fresh_process(naive_run):
+    failures = [f for f in naive_run["report"]["failures"] if not _is_recursion(f)]
+    assert len(failures) >= 3
+    for failure in failures:
+        assert_reproduces(NAIVE, failure)
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: a RecursionError crash is shrunk to the exact nesting depth at "
+                   "which the worker (called ~15 frames deep) overflows; at the top of a fresh interpreter "
+                   "(the printed reproduce command) the minimized input does not overflow and the naive "
+                   "parser cleanly raises ValueError instead")
+def test_naive_recursion_crash_reproduces_in_a_fresh_process(naive_run):
+    failures = [f for f in naive_run["report"]["failures"] if _is_recursion(f)]
+    assert failures, "the naive parser's RecursionError on deep nesting was not found"
+    for failure in failures:
+        assert_reproduces(NAIVE, failure)
+
+
+# -- must show 2: the reference parser passes its own campaign --------------------------------
+
+
+@pytest.mark.parametrize("level", ["parse", "validate"])
+@pytest.mark.parametrize("tool", BUILTIN_TOOLS)
+def test_reference_target_passes_its_own_campaign(cli, tool, level):
+    result = cli("campaign", "--tool", tool, "--level", level, "--budget", "2", "--report", "r.json", "-q")
+    assert result.code == 0, result
+    report = result.report()
+    expected = "fuzzer.targets.reference:parse" + ("_validated" if level == "validate" else "")
+    check_report(report, tool=tool, target=expected, level=level)
+    assert report["failures"] == []
+    assert report["executions"] > 1000
+    assert report["formats"]["unsupported"] == {}
+    # every anomaly class the tool allows was exercised, not just the easy ones
+    assert len(report["by_class"]) >= 10, report["by_class"]
+
+
+# -- must show: determinism ------------------------------------------------------------------
+
+
+def _findings(result) -> dict[str, str]:
+    assert result.code == 1, result
+    return {f["signature"]: f["minimized_input"] for f in result.report()["failures"]}
+
+
+def test_same_seed_same_findings(cli):
+    args = ("campaign", "--tool", "get_weather", "--target", NAIVE, "--seed", "3", "--max-examples", "20000",
+            "--report", "r.json", "-q")
+    first = _findings(cli(*args))
+    assert len(first) >= 3
+    assert _findings(cli(*args)) == first
+    assert _findings(cli(*args, "--workers", "2")) == first  # the number of processes changes nothing
+
+
+# -- must show 3: torture targets ------------------------------------------------------------
+
+TORTURE_CASES = {
+    # name: (verdict, words the signature title or exception must contain, the trigger)
+    "hang_python": ("hang", "no result within 0.5 s", torture.rare),
+    "hang_regex": ("hang", "no result within 0.5 s", torture.rare),
+    "segfault": ("crash", "SIGSEGV", torture.rare),
+    "hard_exit": ("crash", "exit status 3", torture.rare),
+    "recursion": ("crash", "RecursionError", lambda t: "[" in t),
+    "memory": ("crash", "MemoryError", lambda t: "[" in t),
+    "interrupt": ("crash", "KeyboardInterrupt", lambda t: "[" in t),
+    "system_exit": ("crash", "SystemExit", lambda t: "[" in t),
+    "noisy": ("crash", "LookupError", lambda t: "[" in t),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TORTURE_CASES))
+def test_torture_target(cli, name):
+    verdict, words, trigger = TORTURE_CASES[name]
+    # --budget bounds the hang cases: every run of a hanging input costs the whole --timeout.
+    result = cli("campaign", "--tool", "get_weather", "--target", TORTURE + name, "--timeout", "0.5",
+                 "--max-examples", "3000", "--budget", "10", "--report", "r.json")
+    assert result.code == 1, result
+    no_engine_traceback(result)
+    report = result.report()
+    check_report(report, tool="get_weather", target=TORTURE + name)
+    assert report["failures"], result
+    for f in report["failures"]:
+        assert f["verdict"] == verdict, f
+        shown = f"{f.get('title', '')} {f['exception']}"
+        assert words in shown, f
+        # pinned on the right input: the one reported really triggers the misbehaviour
+        assert trigger(f["input"]) and trigger(f["minimized_input"]), f
+    if verdict == "crash":
+        # one bug, one signature, however many inputs showed it
+        assert len(report["failures"]) == 1, [f["signature"] for f in report["failures"]]
+        assert f"{report['failures'][0]['signature']}" in result.stdout
+    assert "garbage" not in result.stdout + result.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: --budget is not checked while the engine probes formats "
+                   "(8 formats x 3 variations x 12 samples, each costing the whole --timeout on a hanging "
+                   "target) nor while it shrinks the findings left at the end, so a target that hangs on "
+                   "every input overruns --budget 2 by more than a minute")
+def test_budget_holds_for_a_target_that_hangs_on_every_input(cli):
+    start = time.monotonic()
+    try:
+        result = cli("campaign", "--tool", "get_weather", "--target", TORTURE + "hang_always", "--timeout", "0.1",
+                     "--budget", "2", "--report", "r.json", timeout=15)
+    except subprocess.TimeoutExpired:
+        pytest.fail("--budget 2 was overrun by more than 13 s")
+    assert time.monotonic() - start < 15
+    assert result.code == 1, result
+    assert {f["verdict"] for f in result.report()["failures"]} == {"hang"}
+
+
+def test_noise_on_stdout_and_stderr_is_not_a_failure(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", TORTURE + "noisy_correct", "--max-examples", "3000",
+                 "--report", "r.json")
+    assert result.code == 0, result
+    assert result.report()["failures"] == []
+    assert "garbage" not in result.stdout + result.stderr and "fd 2 noise" not in result.stderr
+
+
+# -- must show: usage errors -----------------------------------------------------------------
+
+USAGE_ERRORS = {
+    "unknown tool": (["--tool", "get_wether"], "get_weather"),  # suggests the close match
+    "missing module": (["--target", "nosuch:parse"], "nosuch"),
+    "missing attribute": (["--target", "fuzzer.targets.naive:nosuch"], "nosuch"),
+    "no colon": (["--target", "fuzzer.targets.naive"], "fuzzer.targets.naive"),
+    "not callable": (["--target", "fuzzer.targets.naive:json"], "not callable"),
+    "target fails to import": (["--target", BUGGY.replace("buggy:", "import_error:parse")], "RuntimeError"),
+    "target import kills the process": (["--target", BUGGY.replace("buggy:", "import_death:parse")], "died"),
+    "bad reject-on": (["--reject-on", "nosuch:X"], "nosuch"),
+    "reject-on not an exception": (["--reject-on", "fuzzer.targets.naive:parse"], "parse"),
+    "tools file missing": (["--tools", "missing.json"], "missing.json"),
+    "tools file malformed": (["--tools", "bad.json"], "bad.json"),
+    "unknown anomaly": (["--anomaly", "nosuch"], "nosuch"),
+    "anomaly typo": (["--anomaly", "trailing_coma"], "trailing_comma"),  # suggests the close match
+    "unknown format": (["--format", "nosuch"], "nosuch"),
+    "report into a missing directory": (["--report", "nodir/r.json"], "nodir"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(USAGE_ERRORS))
+def test_usage_error_is_one_line_and_exit_2(cli, tmp_path, case):
+    args, mentioned = USAGE_ERRORS[case]
+    (tmp_path / "bad.json").write_text('{"get_weather": {"type": "object",', encoding="utf-8")
+    if "--tool" not in args:
+        args = ["--tool", "get_weather", *args]
+    result = cli("campaign", "--budget", "1", *args, timeout=60)
+    assert result.code == 2, result
+    no_engine_traceback(result)
+    assert result.stdout == ""
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and mentioned in errors[0], result
+    # Only click's own usage hint may accompany the error line (for options click validates).
+    others = [line for line in result.stderr.splitlines() if line.strip() and not line.startswith("Error:")]
+    assert all(line.startswith(("Usage:", "Try ")) for line in others), result
+    assert not list(tmp_path.glob("**/r.json"))
+
+
+# -- must show: Ctrl-C -----------------------------------------------------------------------
+
+
+def _descendants(pid: int) -> set[int]:
+    found, stack = set(), [pid]
+    while stack:
+        parent = stack.pop()
+        try:
+            with open(f"/proc/{parent}/task/{parent}/children") as fh:
+                children = [int(c) for c in fh.read().split()]
+        except OSError:
+            continue
+        found.update(children)
+        stack.extend(children)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            state = fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in "ZX"
+
+
+@pytest.mark.parametrize("target, extra", [
+    (NAIVE, []),
+    # a worker stuck in C code holding the GIL when Ctrl-C arrives
+    (TORTURE + "hang_regex", ["--timeout", "30"]),
+])
+def test_ctrl_c_stops_promptly_prints_the_summary_and_writes_the_report(tmp_path, target, extra):
+    proc = subprocess.Popen(cli_command("campaign", "--tool", "get_weather", "--target", target, "--budget", "60",
+                                        "--report", "r.json", *extra),
+                            cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, preexec_fn=default_sigint)
+    try:
+        time.sleep(4)
+        assert proc.poll() is None, proc.communicate()
+        children = _descendants(proc.pid)
+        assert children, "the campaign runs its target in worker processes"
+        proc.send_signal(signal.SIGINT)
+        start = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=15)
+        assert time.monotonic() - start < 15
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode in (0, 1), stderr
+    assert "Traceback (most recent call last)" not in stdout + stderr, stderr
+    assert "anomaly class" in stdout and "[stopped: interrupted]" in stdout, stdout
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    check_report(report, tool="get_weather", target=target)
+    assert report["stop_reason"] == "interrupted"
+    assert proc.returncode == (1 if report["failures"] else 0)
+    deadline = time.monotonic() + 5
+    while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [pid for pid in children if _alive(pid)], "worker processes outlived the campaign"
+
+
+# -- must show: --anomaly, --format and probing ----------------------------------------------
+
+
+def test_anomaly_option_restricts_the_classes(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--anomaly", "malformed_json",
+                 "--anomaly", "truncate_in_string", "--max-examples", "4000", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    report = result.report()
+    check_report(report, tool="get_weather", target=NAIVE)
+    # valid samples are only the format probes; every other execution is of the chosen classes
+    assert set(report["by_class"]) == {"valid", "malformed_json", "truncated_output"}, report["by_class"]
+    assert report["by_class"]["malformed_json"]["executions"] > 1000
+    for f in report["failures"]:
+        assert f["anomaly_class"] in (None, "malformed_json", "truncated_output"), f
+        if f["anomaly_class"] == "truncated_output":
+            assert f["operator"] == "truncate_in_string", f
+    assert any(f["anomaly_class"] == "malformed_json" for f in report["failures"])
+
+
+def test_format_option_restricts_the_formats(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--format", "hermes", "--format", "json",
+                 "--max-examples", "4000", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    report = result.report()
+    check_report(report, tool="get_weather", target=NAIVE)
+    assert {f["format"] for f in report["failures"]} <= {"hermes", "json"}
+    # declared formats are trusted, not probed: the naive parser's hermes failures are reported
+    assert any(f["format"] == "hermes" and f["verdict"] == "false_reject" for f in report["failures"])
+    assert report["formats"]["unsupported"] == {}
+
+
+def test_probing_lists_unsupported_formats_instead_of_false_rejects(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "hermes_only", "--max-examples", "6000",
+                 "--report", "r.json")
+    assert result.code == 0, result
+    report = result.report()
+    check_report(report, tool="get_weather", target=BUGGY + "hermes_only")
+    assert report["failures"] == []
+    assert set(report["formats"]["supported"]) == {"hermes"}
+    assert {"json", "openai", "fenced", "mistral", "llama3", "react", "pythonic"} <= set(
+        report["formats"]["unsupported"])
+    assert "not supported by the target" in result.stderr and "pythonic" in result.stderr
+
+
+def test_bare_json_only_when_alone_is_a_support_choice_not_a_bug(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "json_alone", "--max-examples", "6000",
+                 "--report", "r.json")
+    assert result.code == 0, result
+    report = result.report()
+    assert report["failures"] == []
+    assert "json (prose)" in report["formats"]["unsupported"]
+    assert "json" in report["formats"]["supported"]
+    assert "json (prose)" not in report["formats"]["supported"]["json"]
+    assert "unsupported  json (prose)" in result.stdout
+
+
+def test_a_wrong_answer_on_a_probe_is_a_finding_not_unsupported(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "json_prose_wrong",
+                 "--max-examples", "3000", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    report = result.report()
+    assert "json (prose)" not in report["formats"]["unsupported"]
+    assert any(f["verdict"] == "corruption" and f["anomaly_class"] is None and f["format"] == "json"
+               for f in report["failures"]), report["failures"]
