@@ -355,6 +355,28 @@ class Store:
         return counts
 
 
+def atomic_write(final: Path, data: bytes) -> None:
+    """Write ``data`` to ``final`` so that a process killed at any moment leaves either the old file
+    or the new one, whole: a temporary file in the same directory, fsync, rename, fsync the directory.
+    (The report and JUnit writers use it too.)"""
+    final = Path(final)
+    tmp = final.parent / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, final)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _fsync_dir(final.parent)
+
+
 def _fsync_dir(path: Path) -> None:
     """Make a rename durable; some platforms cannot open directories, which is fine to skip."""
     try:
@@ -423,22 +445,7 @@ class CorpusStore(Store):
     def _write(self, entry: Entry) -> str:
         self.path.mkdir(parents=True, exist_ok=True)
         final = self.path / entry.file_name
-        data = entry.dumps().encode("ascii")
-        tmp = self.path / f"{TEMP_PREFIX}{os.getpid()}-{secrets.token_hex(6)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        _fsync_dir(self.path)
+        atomic_write(final, entry.dumps().encode("ascii"))
         return str(final)
 
     def _delete(self, path: str) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import tempfile
 from typing import Any, Optional
 
 from strategies._internal.sample import ANOMALY_CLASSES
@@ -38,21 +37,12 @@ def write_json_atomic(path: str, data: Any) -> None:
 
 
 def write_text_atomic(path: str, text: str) -> None:
-    """Write a text file via a temp file in the same directory, fsync and rename."""
-    directory = os.path.dirname(os.path.abspath(path)) or "."
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write a text file atomically (see :func:`corpus.store.atomic_write`)."""
+    from pathlib import Path
+
+    from corpus.store import atomic_write
+
+    atomic_write(Path(os.path.abspath(path)), text.encode("utf-8", "surrogateescape"))
 
 
 def preview(text: str, limit: int = 160) -> str:

@@ -132,8 +132,7 @@ def _replay_lines(results: list, version: Optional[str] = None) -> list[str]:
 @options.target
 @options.reject_on
 @options.tools_file
-@click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
-              help="Oracle level for entries that do not record one.")
+@options.entry_level
 @options.timeout
 @options.memory
 @click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
@@ -348,8 +347,7 @@ def corpus_show(corpus_dir: str, signature: str) -> None:
 @options.target
 @options.reject_on
 @options.tools_file
-@click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
-              help="Oracle level for inputs with a stated truth.")
+@options.entry_level
 @options.timeout
 @options.memory
 @click.option("--shrink/--no-shrink", default=True, show_default=True, help="Minimize each failing input first.")

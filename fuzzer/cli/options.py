@@ -32,3 +32,5 @@ formats = click.option("--format", "formats", multiple=True, type=click.Choice(l
                             "valid samples and skip those the target cleanly rejects.")
 memory = click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(min=64), default=4096,
                       show_default=True, help="Address-space limit of each worker, in MiB.")
+entry_level = click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
+                           help="Oracle level for entries and inputs that do not record one.")
