@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -216,6 +216,56 @@ def test_naive_recursion_crash_reproduces_in_a_fresh_process(naive_run):
     assert failures, "the naive parser's RecursionError on deep nesting was not found"
     for failure in failures:
         assert_reproduces(NAIVE, failure)
+
+
+def test_the_printed_reproduce_commands_reproduce(naive_run):
+    """Each finding's summary ends with a one-line command; run it as a user would paste it."""
+    report = naive_run["report"]
+    commands = [line.split("reproduce: ", 1)[1] for line in naive_run["stdout"].splitlines()
+                if line.startswith("    reproduce: python -c ")]
+    by_text = {f["minimized_input"]: f for f in report["failures"]}
+    checked = 0
+    for command in commands:
+        argv = shlex.split(command)
+        proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, env=cli_env(),
+                              cwd=ROOT, timeout=60)
+        failure = next(f for t, f in by_text.items() if repr(t) in argv[2])
+        if failure["verdict"] == "crash" and not _is_recursion(failure):
+            assert proc.returncode != 0 and failure["exception"].split(":")[0] in proc.stderr, (command, proc)
+        elif failure["verdict"] == "corruption":
+            assert proc.returncode == 0 and proc.stdout.startswith("[{"), (command, proc)
+        checked += 1
+    assert checked >= 3 and checked == len([f for f in report["failures"] if len(f["minimized_input"]) <= 400])
+
+
+def test_validate_level_missed_anomalies_really_break_the_schema(cli):
+    """At --level validate the naive parser returns calls that break the promise; check each reported
+    missed_anomaly with real jsonschema validation of what the parser returns in a fresh process."""
+    from strategies._internal.tools import load_registry
+
+    registry = load_registry(None)
+    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--level", "validate", "--seed", "1",
+                 "--max-examples", "20000", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    report = result.report()
+    check_report(report, tool="get_weather", target=NAIVE, level="validate")
+    missed = [f for f in report["failures"] if f["verdict"] == "missed_anomaly"]
+    assert len(missed) >= 3
+    for failure in missed:
+        calls = replay(NAIVE, failure["minimized_input"])["returned"]
+        assert _canonical(calls) == _canonical(failure["truth"]), failure  # returned as written...
+        broken = [c for c in calls if c["name"] not in registry or not jsonschema.Draft202012Validator(
+            registry[c["name"]].schema, format_checker=jsonschema.FormatChecker()).is_valid(c["arguments"])]
+        duplicated = len({json.dumps(c, sort_keys=True) for c in calls}) < len(calls)
+        assert broken or duplicated, failure  # ...although they break the promise
+
+
+def test_every_tool_at_once_shares_the_budget(cli):
+    result = cli("campaign", "--max-examples", "14000", "--report", "r.json", "-q")
+    assert result.code == 0, result
+    report = result.report()
+    assert report["tool"].split(",") == BUILTIN_TOOLS
+    assert report["failures"] == [] and 14000 <= report["executions"] < 16000
 
 
 # -- must show 2: the reference parser passes its own campaign --------------------------------

@@ -7,7 +7,8 @@ the engine produces (no magic word the generator would never write), it is deter
 re-run of the same input misbehaves again), and a shrunk text almost never keeps the same hash,
 so a hang (which costs the whole ``--timeout`` per run) is not re-run hundreds of times while
 the text minimizer works. The crash-style targets trigger on content instead (a ``[`` in the
-text), which is frequent and cheap, so their findings also get shrunk for real.
+text), which is frequent and cheap, so their findings also get shrunk for real. ``hang_always``
+hangs on every input: it is what checks that ``--budget`` holds whatever the target does.
 """
 
 from __future__ import annotations
