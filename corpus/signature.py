@@ -2,9 +2,11 @@
 
 Built from the verdict and, for crashes, the exception type and the innermost frames' file names and
 function names — never line numbers, so an unrelated edit does not make an old bug look new. A
-worker death has no traceback; its key is how the process ended (signal or exit status). For the
-other verdicts the key is the anomaly class and operator (plus the format for valid samples, where a
-false_reject on one envelope and on another are different bugs).
+worker death is keyed by how the process ended (signal or exit status) plus the stack it dumped, if
+any; a hang by the stack the worker dumped before it was killed. A corruption or missed anomaly is
+keyed by what went wrong (the kind of damage, the broken promise); the remaining verdicts by the
+anomaly class and operator (plus the format for valid samples, where a false_reject on one envelope
+and on another are different bugs).
 
 The signature is ``<verdict>-<12 hex>``: short enough for a terminal, a file and a CI log, and the
 same in every process and on every machine. The title says in words what the key holds.
@@ -39,12 +41,23 @@ def _make(verdict: str, key: str, title: str) -> Signature:
 def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]] = (),
                     detail: Optional[str] = None) -> Signature:
     """A crash: an undeclared exception (type + innermost frames) or a worker death (``detail``)."""
+    inner = _inner(frames)
+    where = f" in {inner[-1]}" if inner else ""
     if exception is None:
         how = detail or "worker died"
-        return _make("crash", f"crash|died|{how}", f"crash: the target process died ({how})")
-    inner = [f"{file}:{func}" for file, func in list(frames)[-CRASH_FRAMES:]]
-    where = f" in {inner[-1]}" if inner else ""
+        return _make("crash", f"crash|died|{how}|{';'.join(inner)}", f"crash: the target process died ({how}){where}")
     return _make("crash", f"crash|{exception}|{';'.join(inner)}", f"crash: {exception}{where}")
+
+
+def hang_signature(*, frames: Sequence[Sequence[str]]) -> Signature:
+    """A hang whose stack was captured (the worker dumps it before it is killed): keyed, like a
+    crash, by where it was stuck — one super-linear loop is one bug whatever input exposed it."""
+    inner = _inner(frames)
+    return _make("hang", f"hang|{';'.join(inner)}", f"hang: stuck in {inner[-1]}")
+
+
+def _inner(frames: Sequence[Sequence[str]]) -> list[str]:
+    return [f"{file}:{func}" for file, func in list(frames)[-CRASH_FRAMES:]]
 
 
 def verdict_signature(verdict: str, *, anomaly_class: Optional[str], operator: Optional[str],

@@ -20,7 +20,7 @@ from fuzzer.oracle import Judgment, Oracle, Verdict, outcome_fingerprint
 from fuzzer.schedule import Cut, Prefetcher, SampleStream, Variation
 from fuzzer.shrink import FindingShrinker
 from corpus.signature import verdict_signature
-from strategies._internal.build import build_sample
+from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import ANOMALY_CLASSES, Sample
@@ -31,6 +31,8 @@ from strategies.errors import UnknownName
 PROBE_SAMPLES = 12
 #: Fraction of passing inputs re-run to catch nondeterminism.
 RERUN_FRACTION = 0.01
+#: Seconds after the budget in which findings still waiting are shrunk (then reported as found).
+FINAL_GRACE_S = 5.0
 #: Seconds between Progress events.
 PROGRESS_EVERY = 1.0
 
@@ -214,9 +216,17 @@ class Campaign:
         return differed
 
     def _settle(self, *, final: bool = False) -> Iterator[FindingRecorded]:
-        """Confirm and shrink the findings discovered since the last call, then announce them."""
+        """Confirm and shrink the findings discovered since the last call, then announce them.
+
+        After the budget (``final``), all remaining findings share a short grace period; those it
+        does not reach are announced as found, unshrunk, never dropped."""
+        grace_end = time.monotonic() + FINAL_GRACE_S
         while self._pending:
             finding = self._pending.pop(0)
+            if final and time.monotonic() >= grace_end:
+                finding.shrink_note = "not shrunk: the budget ran out"
+                yield FindingRecorded(finding)
+                continue
             if finding.verdict is not Verdict.NONDETERMINISM and finding.verdict is not Verdict.HANG:
                 differed = self._check_determinism([(finding.sample, finding.outcome)])
                 if differed and differed[0]:
@@ -228,7 +238,7 @@ class Campaign:
                 if remaining is not None:
                     budget = min(budget, max(1.0, remaining / 2))
                 if final:
-                    budget = min(budget, 2.0)
+                    budget = min(budget, 2.0, max(0.0, grace_end - time.monotonic()))
                 minimized, outcome, note = self.shrinker.shrink(
                     finding.sample, finding.outcome, finding.verdict, finding.signature.id, budget_s=budget)
                 finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, outcome, note
@@ -239,17 +249,34 @@ class Campaign:
         """Which formats (and prose / several-calls variations) the target supports."""
         names = self.settings.formats or list(FORMATS)
         if self.settings.formats:  # declared: trust the user, but still allow every variation
+            for name in names:
+                self.result.supported[name] = [f"{name} (declared)"]
             return {name: (True, True) for name in names}
         variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
         batch: list[Sample] = []
         owner: list[Variation] = []
+        unwritable: set[str] = set()
         for v in variations:
             for _ in range(PROBE_SAMPLES):
                 self._source.reset()
-                batch.append(build_sample(self._source, registry=self.registry, tool=self.tool, format=v.format,
-                                          chatter=v.chatter, multi=v.multi))
-                owner.append(v)
-        outcomes = self.run([s.text for s in batch])
+                try:
+                    batch.append(build_sample(self._source, registry=self.registry, tool=self.tool,
+                                              format=v.format, chatter=v.chatter, multi=v.multi))
+                    owner.append(v)
+                except Unbuildable:  # the format cannot write this tool's name
+                    unwritable.add(v.format)
+                    break
+        # Run format by format, so a target that hangs on everything cannot spend the whole
+        # budget (and more) on probes.
+        outcomes: list = []
+        chunk = PROBE_SAMPLES * 3
+        for start in range(0, len(batch), chunk):
+            if self._out_of_budget() == "budget":
+                break
+            outcomes.extend(self.run([s.text for s in batch[start:start + chunk]]))
+        batch, owner = batch[:len(outcomes)], owner[:len(outcomes)]
+        probed = set(owner)
+        variations = [v for v in variations if v in probed]
         declined: dict[Variation, bool] = {v: True for v in variations}
         results: dict[Variation, list] = {v: [] for v in variations}
         for v, sample, outcome in zip(owner, batch, outcomes):
@@ -260,14 +287,22 @@ class Campaign:
         for name in names:
             bare, prose, several = (Variation(name, False, False), Variation(name, True, False),
                                     Variation(name, False, True))
+            if name in unwritable:
+                self.result.unsupported[name] = f"cannot write the tool name {self.tool.name!r}"
+                continue
+            if bare not in probed:
+                self.result.unsupported[name] = "not probed: the budget ran out first"
+                continue
             if declined[bare]:
                 self.result.unsupported[name] = "every valid probe was cleanly rejected"
                 continue
-            supported[name] = (not declined[prose], not declined[several])
-            self.result.supported[name] = [v.label for v in (bare, prose, several) if not declined[v]]
+            ok = {v: v in probed and not declined[v] for v in (prose, several)}
+            supported[name] = (ok[prose], ok[several])
+            self.result.supported[name] = [bare.label] + [v.label for v in (prose, several) if ok[v]]
             for v in (prose, several):
-                if declined[v]:
-                    self.result.unsupported[v.label] = "every valid probe was cleanly rejected"
+                if not ok[v]:
+                    self.result.unsupported[v.label] = ("every valid probe was cleanly rejected" if v in probed
+                                                        else "not probed: the budget ran out first")
         # Judge the probes of supported variations: a wrong answer on a probe is a finding.
         for v in variations:
             if declined[v]:

@@ -29,7 +29,10 @@ zygote exits on EOF from the engine and reaps every worker, so no zombie or orph
 from __future__ import annotations
 
 import atexit
+import faulthandler
 import os
+import re
+import tempfile
 import pickle
 import signal
 import socket
@@ -183,6 +186,7 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool) -> None:
                         die_with_parent()
                     if os.getppid() != zygote_pid:  # the zygote died before prctl took effect
                         os._exit(code)
+                    _arm_traceback_dump(trace_path(zygote_pid, slot))
                     _serve(mpc.Connection(fd), seqs, slot * _STRIDE, target, reject)
                 except BaseException:  # noqa: BLE001
                     code = 70
@@ -194,6 +198,54 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool) -> None:
     finally:
         for pid in children:
             _kill_and_reap(pid)
+
+
+#: Signal the supervisor sends a hung worker so it writes its Python stack before being killed.
+DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
+_TRACE_LINE = re.compile(r'^\s*File "(.*)", line \d+ in (.*)$')
+
+
+def trace_path(zygote_pid: int, slot: int) -> str:
+    """Where worker ``slot`` of a pool writes its stack on a fatal signal or a hang."""
+    return os.path.join(tempfile.gettempdir(), f"toolfuzz-{zygote_pid}-{slot}.trace")
+
+
+def _arm_traceback_dump(path: str) -> None:
+    """Make the worker write its Python stack to ``path`` when it crashes on a fatal signal
+    (segfault, abort) or when the supervisor signals a hang. faulthandler writes from the signal
+    handler itself, so this works even while the target holds the GIL inside C code (a
+    backtracking regex). The stack gives deaths and hangs the same kind of signature as crashes."""
+    try:
+        fh = open(path, "w")  # noqa: SIM115 - must stay open for the life of the worker
+        faulthandler.enable(file=fh, all_threads=False)
+        if DUMP_SIGNAL is not None:
+            faulthandler.register(DUMP_SIGNAL, file=fh, all_threads=False, chain=False)
+    except (OSError, RuntimeError, ValueError):
+        pass
+
+
+def read_trace(path: str) -> tuple[tuple[str, str], ...]:
+    """The (file name, function) frames of a faulthandler dump, innermost last, without the
+    worker's own frames; () when there is none."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(200_000)
+    except OSError:
+        return ()
+    frames: list[tuple[str, str]] = []
+    for line in text.splitlines():  # most recent call first, one block per dump: keep the last
+        if line.startswith(("Fatal Python error", "Current thread", "Thread ")):
+            frames = []
+            continue
+        match = _TRACE_LINE.match(line)
+        if match:
+            frames.append((os.path.basename(match.group(1)), match.group(2).strip()))
+    inner: list[tuple[str, str]] = []
+    for frame in frames:  # innermost first; stop at the worker loop
+        if frame[0] == os.path.basename(__file__):
+            break
+        inner.append(frame)
+    return tuple(reversed(inner[:_FRAME_LIMIT]))
 
 
 def _max_fd() -> int:
@@ -226,6 +278,13 @@ def _kill_and_reap(pid: int) -> str | None:
 
 def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple) -> None:
     """The worker loop: kept lean, since it runs once per execution."""
+    # The target runs this many frames below a script's top level; give that depth back (and a
+    # margin), so a RecursionError found here also happens when the printed reproduce command runs
+    # the target from a fresh interpreter.
+    depth, frame = 0, sys._getframe()
+    while frame is not None:
+        depth, frame = depth + 1, frame.f_back
+    sys.setrecursionlimit(sys.getrecursionlimit() + depth + 20)
     seq = memoryview(seqs).cast("B").cast("q")
     recv, send = conn.recv_bytes, conn.send_bytes
     loads, dumps = pickle.loads, pickle.dumps
@@ -424,6 +483,11 @@ class WorkerPool:
         if zygote.exitcode is None:
             zygote.kill()
             zygote.join(5)
+        for slot in self._slots:
+            try:
+                os.unlink(trace_path(zygote.pid, slot.index))
+            except OSError:
+                pass
         self._slots = []
 
     def _spawn(self, slot: _Slot) -> str | None:
@@ -518,10 +582,31 @@ class WorkerPool:
             self._lost(slot, "died", pending, results, None)
         return True
 
+    def _stack_of(self, slot: _Slot, kind: str) -> tuple:
+        """The lost worker's Python stack: ask a hung one to dump it; a dead one already did."""
+        path = trace_path(self._zygote.pid, slot.index)
+        if kind == "hung" and DUMP_SIGNAL is not None and slot.pid:
+            try:
+                os.kill(slot.pid, DUMP_SIGNAL)
+            except OSError:
+                return ()
+            deadline, size = time.monotonic() + 0.5, -1
+            while time.monotonic() < deadline:  # until the dump stops growing
+                time.sleep(0.02)
+                try:
+                    now = os.path.getsize(path)
+                except OSError:
+                    now = 0
+                if now and now == size:
+                    break
+                size = now
+        return read_trace(path)
+
     def _lost(self, slot: _Slot, kind: str, pending: deque, results: list[Any], detail: str | None) -> None:
         """The worker hung or died: pin the input it was running, restart, requeue the rest."""
         current = self._seq[slot.pos]
         elapsed = time.monotonic() - slot.since
+        frames = self._stack_of(slot, kind)
         status = self._spawn(slot)  # kills and reaps the old worker first
         self.restarts += 1
         inflight, slot.inflight = list(slot.inflight), deque()
@@ -539,7 +624,8 @@ class WorkerPool:
                 return
             k = 0
         slot.blameless = 0
-        results[batch[k]] = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited")
+        results[batch[k]] = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited",
+                                    frames=frames)
         # Results of batch[:k] died with the worker: run them again, apart from batch[k+1:], so
         # each input is re-run at most once per death however the deaths are spread.
         requeue = [part for part in (batch[:k], batch[k + 1:]) if part]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Optional, Sequence
 
-from corpus.signature import Signature, crash_signature, verdict_signature
+from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
 
 RAW_FORMAT = "raw"
 
@@ -309,6 +309,8 @@ class Oracle:
         if judgment.verdict is Verdict.CRASH:
             return crash_signature(exception=outcome.exception, frames=outcome.frames or (),
                                    detail=outcome.detail)
+        if judgment.verdict is Verdict.HANG and outcome.frames:
+            return hang_signature(frames=outcome.frames)
         return verdict_signature(judgment.verdict.value, anomaly_class=sample.anomaly_class,
                                  operator=sample.operator, format=sample.format, key=judgment.key,
                                  what=judgment.reason if judgment.key else None)

@@ -76,6 +76,8 @@ class Scheduler:
         self._format_names = sorted(formats)
         self._failures: dict[tuple[str, str], int] = {}
         self._successes: set[tuple[str, str]] = set()
+        self._succeeded_ops: set[str] = set()
+        self._first_pass_open = True  # retried first-pass arms go back in until it is over
 
     def next_family(self, size: int) -> tuple[Variation, list[Optional[str]]]:
         """The variation of the next family of samples and the operator (None = valid) of each."""
@@ -86,6 +88,7 @@ class Scheduler:
             while self._first_pass and self._first_pass[-1][0] == fmt and len(ops) < size:
                 ops.append(self._first_pass.pop()[1])
         else:
+            self._first_pass_open = False
             fmt = rnd.choice(self._format_names)
             groups = self._by_format_class.get(fmt, {})
             classes = sorted(groups)
@@ -103,11 +106,16 @@ class Scheduler:
     def built(self, fmt: str, op: Optional[str]) -> None:
         if op is not None:
             self._successes.add((fmt, op))
+            self._succeeded_ops.add(op)
 
     def failed_to_build(self, fmt: str, op: Optional[str]) -> None:
         if op is None or (fmt, op) in self._successes:
             return
         count = self._failures[(fmt, op)] = self._failures.get((fmt, op), 0) + 1
+        if count < RETIRE_AFTER and op not in self._succeeded_ops and self._first_pass_open:
+            # Its one first-pass try drew calls it could not mutate: try again with other calls,
+            # so every operator really runs early.
+            self._first_pass.append((fmt, op))
         if count >= RETIRE_AFTER:
             groups = self._by_format_class.get(fmt, {})
             cls = self._operator_class[op]

@@ -31,9 +31,20 @@ _REPLAY_ERRORS = (Unbuildable, ValueError, KeyError, IndexError, RecursionError)
 
 class FindingShrinker:
     def __init__(self, run: Callable[[list[str]], list[Any]], oracle: Oracle, registry: Any):
-        self._run = run
+        self._target_run = run
         self._oracle = oracle
         self._registry = registry
+        self._seen: dict[str, Any] = {}
+
+    def _run(self, texts: list[str]) -> list[Any]:
+        """Run texts, each distinct text once per shrink: different choice sequences often render
+        the same text, and a hang costs a whole timeout every time it is run."""
+        seen = self._seen
+        fresh = list(dict.fromkeys(t for t in texts if t not in seen))
+        if fresh:
+            for text, outcome in zip(fresh, self._target_run(fresh)):
+                seen[text] = outcome
+        return [seen[t] for t in texts]
 
     def _signature_id(self, sample: Sample, outcome: Any) -> Optional[str]:
         judgment = self._oracle.judge(sample, outcome)
@@ -46,6 +57,7 @@ class FindingShrinker:
         """Return (smallest sample, its outcome, note) failing with ``signature_id``."""
         if verdict is Verdict.NONDETERMINISM:
             return sample, outcome, "nondeterministic failures are not shrunk"
+        self._seen = {sample.text: outcome}
         deadline = time.monotonic() + budget_s
         best: dict[str, Any] = {"sample": sample, "outcome": outcome}
         notes: list[str] = []
@@ -112,4 +124,5 @@ class FindingShrinker:
 
         if time.monotonic() >= deadline:
             notes.append("shrinking stopped at its time budget")
+        self._seen = {}
         return best["sample"], best["outcome"], "; ".join(notes)

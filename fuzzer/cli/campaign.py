@@ -91,7 +91,8 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
              corpus_dir: Optional[str], shrink: bool, quiet: bool) -> None:
     """Generate valid and anomalous model outputs, run the target on them, judge, shrink and report.
 
-    Exit status: 0 no failure, 1 failures found, 2 usage or configuration error.
+    Exit status: 0 no failure, 1 failures found, 2 usage or configuration error (130 when
+    interrupted before finding anything).
     """
     from fuzzer.engine import CampaignSettings, resolve_operators
     from fuzzer.isolation import WorkerPool
@@ -147,4 +148,5 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         write_json_atomic(report_path, campaign_report(result, target=target))
         click.echo(f"report: {report_path}")
     failed = bool(result.findings) or (store_handler is not None and store_handler.failing)
-    click.get_current_context().exit(1 if failed else 0)
+    # An interrupted campaign that found nothing proves nothing: not the "all clear" status 0.
+    click.get_current_context().exit(1 if failed else 130 if result.stop_reason == "interrupted" else 0)

@@ -117,10 +117,6 @@ def test_every_applicable_operator_is_tried_within_ten_batches(reference_pool, t
     assert not missing, sorted(missing)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: schedule.Scheduler's first pass pops each (format, operator) arm "
-                   "once; when that one build fails (the drawn call lacks the optional argument the operator "
-                   "needs, e.g. pattern_mismatch on get_weather without a date) the operator is left to the "
-                   "random schedule instead of being retried, so it is missing from the first batch")
 def test_every_applicable_operator_is_tried_in_the_first_batch(reference_pool):
     missing = {}
     for tool in TOOLS:
@@ -180,10 +176,6 @@ def test_minimized_samples_fail_with_the_same_signature_when_judged_again(naive_
 # -- what the engine re-runs -----------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: fuzzer/shrink.py FindingShrinker.shrink's structured stage caches "
-                   "by choice sequence, not by text; many edited choice sequences replay to the same text, "
-                   "so a hanging input is re-run again and again, each run costing the whole --timeout "
-                   "(21 runs of one text measured with --timeout 0.5)")
 def test_shrinking_a_hang_does_not_rerun_the_same_hanging_text():
     hung: collections.Counter = collections.Counter()
     with pool_for("tests.integration.targets.torture:hang_python", timeout=0.25) as pool:
