@@ -33,6 +33,8 @@ PROBE_SAMPLES = 12
 RERUN_FRACTION = 0.01
 #: Seconds after the budget in which findings still waiting are shrunk (then reported as found).
 FINAL_GRACE_S = 5.0
+#: Seconds spent shrinking a smaller input found later for a known signature.
+IMPROVE_BUDGET_S = 2.0
 #: Seconds between Progress events.
 PROGRESS_EVERY = 1.0
 
@@ -111,6 +113,7 @@ class Campaign:
         self.result = CampaignResult(tool=settings.tool, level=settings.level, seed=settings.seed)
         self.findings: dict[str, Finding] = {}
         self._pending: list[Finding] = []
+        self._improve: list[Finding] = []  # findings with a smaller failing input to shrink
         self._started = 0.0
         self._source = RandomSource(settings.seed)
         self._rerun_random = random.Random(settings.seed ^ 0xD1CE)
@@ -150,6 +153,13 @@ class Campaign:
         found = self.findings.get(signature.id)
         if found is not None:
             found.count += 1
+            # The same bug shown by a smaller input (another operator, simpler calls): shrink that
+            # one too, later, and keep whichever result is smaller.
+            if len(sample.text) < len(found.best.text) and (found.candidate is None
+                                                           or len(sample.text) < len(found.candidate[0].text)):
+                if not any(f is found for f in self._improve):
+                    self._improve.append(found)
+                found.candidate = (sample, outcome)
             return
         finding = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason,
                           sample=sample, outcome=outcome)
@@ -243,6 +253,27 @@ class Campaign:
                     finding.sample, finding.outcome, finding.verdict, finding.signature.id, budget_s=budget)
                 finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, outcome, note
             yield FindingRecorded(finding)
+        if not final:
+            self._improve_findings()
+
+    def _improve_findings(self) -> None:
+        """Shrink the smaller inputs found for known signatures (briefly: this is a refinement)."""
+        waiting = [f for f in self._improve if any(f is p for p in self._pending)]
+        ready = [f for f in self._improve if not any(f is p for p in self._pending)]
+        self._improve = waiting  # still to be shrunk the first time: improve them afterwards
+        while ready and not self._out_of_budget() and self.settings.shrink:
+            finding = ready.pop(0)
+            if finding.candidate is None or len(finding.candidate[0].text) >= len(finding.best.text):
+                finding.candidate = None
+                continue
+            sample, outcome = finding.candidate
+            finding.candidate = None
+            budget = min(IMPROVE_BUDGET_S, max(0.5, (self.settings.budget_s or 60) / 20))
+            minimized, min_outcome, note = self.shrinker.shrink(
+                sample, outcome, finding.verdict, finding.signature.id, budget_s=budget)
+            if len(minimized.text) < len(finding.best.text):
+                finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, min_outcome, note
+        self._improve.extend(ready)  # the budget ran out: keep them for later
 
     # -- the campaign ------------------------------------------------------------------------
     def probe(self) -> dict[str, tuple[bool, bool]]:

@@ -33,6 +33,7 @@ class Finding:
     minimized_outcome: Any = None
     count: int = 1
     shrink_note: str = ""  # e.g. "shrinking stopped by its budget"
+    candidate: Any = None  # (sample, outcome): a smaller input with the same signature, to shrink
 
     @property
     def best(self) -> Any:
