@@ -272,6 +272,8 @@ class Campaign:
             minimized, min_outcome, note = self.shrinker.shrink(
                 sample, outcome, finding.verdict, finding.signature.id, budget_s=budget)
             if len(minimized.text) < len(finding.best.text):
+                # Report the input this came from, so input, class, operator and format agree.
+                finding.sample, finding.outcome = sample, outcome
                 finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, min_outcome, note
         self._improve.extend(ready)  # the budget ran out: keep them for later
 
