@@ -779,14 +779,19 @@ def normalize_openapi(schema: Any) -> Any:
             out[key] = normalize_openapi(value)
     if out.get("nullable") is True:
         del out["nullable"]
-        kind = out.get("type")
-        if isinstance(kind, str) and kind != "null":
-            out["type"] = [kind, "null"]
-        elif isinstance(kind, list) and "null" not in kind:
-            out["type"] = list(kind) + ["null"]
-        if isinstance(out.get("enum"), list) and None not in out["enum"]:
-            out["enum"] = list(out["enum"]) + [None]
+        _allow_null(out)
     return out
+
+
+def _allow_null(schema: dict) -> None:
+    """OpenAPI ``nullable: true`` in JSON Schema terms: ``null`` joins ``type`` and ``enum``."""
+    kind = schema.get("type")
+    if isinstance(kind, str) and kind != "null":
+        schema["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        schema["type"] = list(kind) + ["null"]
+    if isinstance(schema.get("enum"), list) and None not in schema["enum"]:
+        schema["enum"] = list(schema["enum"]) + [None]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1342,13 +1347,7 @@ def _normalize_local(schema: Mapping) -> dict:
     else:
         out.pop("additionalItems", None)
     if out.get("nullable") is True:
-        kind = out.get("type")
-        if isinstance(kind, str):
-            out["type"] = [kind, "null"]
-        elif isinstance(kind, list) and "null" not in kind:
-            out["type"] = list(kind) + ["null"]
-        if isinstance(out.get("enum"), list) and None not in out["enum"]:
-            out["enum"] = list(out["enum"]) + [None]
+        _allow_null(out)
     return out
 
 
