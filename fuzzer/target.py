@@ -220,19 +220,46 @@ def normalize_calls(value: Any) -> list[dict[str, Any]]:
     ``None`` and ``[]`` mean no call; a list or tuple holds calls; anything else must be one call:
     a mapping with ``name`` and ``arguments``, an OpenAI-style ``{"type": "function", "function":
     {...}}`` (or ``{"id": ..., "function": {...}}``), or an object with ``.name`` and
-    ``.arguments`` (also one with ``.function``, like the OpenAI SDK's tool-call objects).
+    ``.arguments`` (also one with ``.function``, like the OpenAI SDK's tool-call objects). The
+    arguments may also sit under ``args`` (LangChain), ``input`` (Anthropic) or ``parameters``
+    (Llama), and a whole message with ``tool_calls`` stands for its calls.
     ``arguments`` is a mapping or a JSON string decoding to an object. Values become JSON types
     (tuples -> lists); anything else becomes ``{"$repr": repr(x)}`` so it can never compare equal
     to a real JSON value. Raises :class:`InvalidReturn` describing the first problem.
     """
     if value is None:
         return []
+    if not isinstance(value, (list, tuple)):
+        value = _message_calls(value)
+        if value is None:
+            return []
     try:
         if isinstance(value, (list, tuple)):
             return [_call(item, f"call #{i}") for i, item in enumerate(value)]
         return [_call(value, "call")]
     except RecursionError:
         raise InvalidReturn("return value is nested too deeply") from None
+
+
+#: Where real libraries keep a call's arguments, in order: OpenAI ``arguments``, LangChain
+#: ``args``, Anthropic ``input``, Llama ``parameters``. A parser returning its framework's own
+#: shape must not be judged as returning garbage.
+ARGUMENT_KEYS = ("arguments", "args", "input", "parameters")
+_MISSING = object()
+
+
+def _message_calls(value: Any) -> Any:
+    """A whole assistant message (a mapping or object with ``tool_calls``, as OpenAI's SDK and
+    LangChain return) stands for its calls; anything else is returned unchanged."""
+    if isinstance(value, Mapping):
+        if "name" not in value and "tool_calls" in value:
+            return value["tool_calls"]
+        return value
+    if not hasattr(value, "name"):
+        calls = getattr(value, "tool_calls", _MISSING)
+        if calls is not _MISSING:
+            return calls
+    return value
 
 
 def _call(obj: Any, where: str, unwrapped: bool = False) -> dict[str, Any]:
@@ -243,14 +270,16 @@ def _call(obj: Any, where: str, unwrapped: bool = False) -> dict[str, Any]:
                 return _call(inner, where + ".function", True)
             keys = ", ".join(repr(k) for k in list(obj)[:6])
             raise InvalidReturn(f"{where}: mapping has no 'name' (keys: {keys or 'none'})")
-        if "arguments" not in obj:
+        key = next((k for k in ARGUMENT_KEYS if k in obj), None)
+        if key is None:
             raise InvalidReturn(f"{where}: mapping has no 'arguments'")
-        name, arguments = obj["name"], obj["arguments"]
+        name, arguments = obj["name"], obj[key]
     elif obj is None or isinstance(obj, (str, bytes, bytearray, int, float, list, tuple)):
         shown = f" of length {len(obj)}" if isinstance(obj, (list, tuple)) else f" {_short_repr(obj)}"
         raise InvalidReturn(f"{where}: {type(obj).__name__}{shown} is not a call")
-    elif hasattr(obj, "name") and hasattr(obj, "arguments"):
-        name, arguments = obj.name, obj.arguments
+    elif hasattr(obj, "name") and any(hasattr(obj, k) for k in ARGUMENT_KEYS):
+        name = obj.name
+        arguments = next(getattr(obj, k) for k in ARGUMENT_KEYS if hasattr(obj, k))
     elif getattr(obj, "function", None) is not None and not unwrapped:
         return _call(obj.function, where + ".function", True)
     else:

@@ -341,3 +341,20 @@ def _json_typed(value) -> bool:
     if type(value) is dict:
         return all(type(k) is str and _json_typed(v) for k, v in value.items())
     return False
+
+
+@pytest.mark.parametrize("value", [
+    {"name": "f", "args": {"x": 1}},  # LangChain ToolCall
+    {"type": "tool_use", "id": "t1", "name": "f", "input": {"x": 1}},  # Anthropic content block
+    {"name": "f", "parameters": {"x": 1}},  # Llama 3 JSON tool call
+    {"role": "assistant", "content": None,
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": '{"x": 1}'}}]},
+    SimpleNamespace(content="", tool_calls=[SimpleNamespace(name="f", args={"x": 1})]),  # AIMessage-like
+])
+def test_framework_shapes_normalize_to_the_same_call(value):
+    assert normalize_calls(value) == [{"name": "f", "arguments": {"x": 1}}]
+
+
+def test_a_message_without_tool_calls_means_no_call():
+    assert normalize_calls({"role": "assistant", "content": "hi", "tool_calls": None}) == []
+    assert normalize_calls(SimpleNamespace(content="hi", tool_calls=[])) == []
