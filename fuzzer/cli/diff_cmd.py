@@ -100,9 +100,10 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     c = result.counts
     click.echo(f"{result.samples:,} samples: {c['same']:,} same, {c['fixed']:,} fixed, "
                f"{c['regression']:,} regression, {c['changed']:,} changed")
-    click.echo(f"{'anomaly class':<24}{'same':>8}{'fixed':>8}{'regress':>9}{'changed':>9}")
-    for name, row in sorted(result.by_class.items(), key=lambda kv: (kv[0] != "valid", kv[0])):
-        click.echo(f"{name:<24}{row['same']:>8}{row['fixed']:>8}{row['regression']:>9}{row['changed']:>9}")
+    for title, table in (("anomaly class", result.by_class), ("format", result.by_format)):
+        click.echo(f"{title:<24}{'same':>8}{'fixed':>8}{'regress':>9}{'changed':>9}")
+        for name, row in sorted(table.items(), key=lambda kv: (kv[0] != "valid", kv[0])):
+            click.echo(f"{name:<24}{row['same']:>8}{row['fixed']:>8}{row['regression']:>9}{row['changed']:>9}")
     for i, d in enumerate(result.differences, 1):
         best = d.minimized or d.sample
         old, new = d.min_old or d.old, d.min_new or d.new
