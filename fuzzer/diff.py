@@ -148,6 +148,24 @@ class DiffRunner:
             budget_s: Optional[float], max_samples: Optional[int], batch_size: int = 256,
             shrink_budget_s: float = 5.0) -> DiffResult:
         start = time.monotonic()
+        try:
+            self._run(start, corpus_samples=corpus_samples, tools=tools, operators=operators, seed=seed,
+                      budget_s=budget_s, max_samples=max_samples, batch_size=batch_size)
+        except KeyboardInterrupt:  # keep what was compared; differences are reported unshrunk
+            self.result.stop_reason = "interrupted"
+        if self.result.stop_reason != "interrupted":
+            try:
+                for diff in self._differences.values():
+                    self._shrink(diff, shrink_budget_s)
+            except KeyboardInterrupt:
+                self.result.stop_reason = "interrupted"
+        order = {"regression": 0, "changed": 1}
+        self.result.differences = sorted(self._differences.values(), key=lambda d: (order[d.kind], -d.count))
+        self.result.elapsed_s = time.monotonic() - start
+        return self.result
+
+    def _run(self, start: float, *, corpus_samples: list, tools: list, operators: Optional[list], seed: int,
+             budget_s: Optional[float], max_samples: Optional[int], batch_size: int) -> None:
         if corpus_samples:
             for kind, sample, old, new in self.compare(corpus_samples):
                 self._count(kind, sample, old, new)
@@ -158,6 +176,7 @@ class DiffRunner:
                    for i, t in enumerate(tools)]
         fresh = 0
         turn = 0
+        empty = 0
         self.result.stop_reason = "budget"
         while streams:
             if budget_s is not None and time.monotonic() - start >= budget_s:
@@ -169,14 +188,12 @@ class DiffRunner:
             batch = streams[turn % len(streams)].batch(size)
             turn += 1
             fresh += len(batch)
+            empty = 0 if batch else empty + 1
+            if empty >= 3 * len(streams):
+                self.result.stop_reason = "nothing to generate: no selected operator applies"
+                break
             for kind, sample, old, new in self.compare(batch):
                 self._count(kind, sample, old, new)
-        for diff in self._differences.values():
-            self._shrink(diff, shrink_budget_s)
-        order = {"regression": 0, "changed": 1}
-        self.result.differences = sorted(self._differences.values(), key=lambda d: (order[d.kind], -d.count))
-        self.result.elapsed_s = time.monotonic() - start
-        return self.result
 
     def _shrink(self, diff: Difference, budget_s: float) -> None:
         """Shrink the structured sample while the same difference (kind and both judgments) persists."""

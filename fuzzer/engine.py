@@ -33,6 +33,8 @@ PROBE_SAMPLES = 12
 RERUN_FRACTION = 0.01
 #: Seconds after the budget in which findings still waiting are shrunk (then reported as found).
 FINAL_GRACE_S = 5.0
+#: Consecutive empty batches after which the campaign stops (every selected operator refused).
+EMPTY_BATCHES = 3
 #: Seconds spent shrinking a smaller input found later for a known signature.
 IMPROVE_BUDGET_S = 2.0
 #: Seconds between Progress events.
@@ -77,6 +79,11 @@ class CampaignResult:
         return self.executions / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
 
+def applicable_somewhere(tool: Any, operators: list[str], include_valid: bool) -> bool:
+    """Can anything selected be generated for ``tool`` in some format? (Static check.)"""
+    return include_valid or any(OPERATORS[op].applies(tool, fmt) for op in operators for fmt in FORMATS)
+
+
 def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
     """Operator names selected by ``--anomaly`` values (class names or operator names)."""
     if not anomalies:
@@ -114,6 +121,7 @@ class Campaign:
         self.findings: dict[str, Finding] = {}
         self._pending: list[Finding] = []
         self._improve: list[Finding] = []  # findings with a smaller failing input to shrink
+        self._announced: set[str] = set()  # signatures already sent out as FindingRecorded
         self._started = 0.0
         self._source = RandomSource(settings.seed)
         self._rerun_random = random.Random(settings.seed ^ 0xD1CE)
@@ -235,7 +243,7 @@ class Campaign:
             finding = self._pending.pop(0)
             if final and time.monotonic() >= grace_end:
                 finding.shrink_note = "not shrunk: the budget ran out"
-                yield FindingRecorded(finding)
+                yield self._announce(finding)
                 continue
             if finding.verdict is not Verdict.NONDETERMINISM and finding.verdict is not Verdict.HANG:
                 differed = self._check_determinism([(finding.sample, finding.outcome)])
@@ -252,11 +260,22 @@ class Campaign:
                 minimized, outcome, note = self.shrinker.shrink(
                     finding.sample, finding.outcome, finding.verdict, finding.signature.id, budget_s=budget)
                 finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, outcome, note
-            yield FindingRecorded(finding)
+            yield self._announce(finding)
         if not final:
-            self._improve_findings()
+            yield from self._improve_findings()
 
-    def _improve_findings(self) -> None:
+    def _announce(self, finding: Finding, improved: bool = False) -> FindingRecorded:
+        self._announced.add(finding.signature.id)
+        return FindingRecorded(finding, improved=improved)
+
+    def announce_the_rest(self) -> Iterator[FindingRecorded]:
+        """Every finding not yet announced (interrupted while shrinking one): never lose one."""
+        self._pending.clear()
+        for finding in self.findings.values():
+            if finding.signature.id not in self._announced:
+                yield self._announce(finding)
+
+    def _improve_findings(self) -> Iterator[FindingRecorded]:
         """Shrink the smaller inputs found for known signatures (briefly: this is a refinement)."""
         waiting = [f for f in self._improve if any(f is p for p in self._pending)]
         ready = [f for f in self._improve if not any(f is p for p in self._pending)]
@@ -275,16 +294,17 @@ class Campaign:
                 # Report the input this came from, so input, class, operator and format agree.
                 finding.sample, finding.outcome = sample, outcome
                 finding.minimized, finding.minimized_outcome, finding.shrink_note = minimized, min_outcome, note
+                yield self._announce(finding, improved=True)  # the corpus keeps the smaller one
         self._improve.extend(ready)  # the budget ran out: keep them for later
 
     # -- the campaign ------------------------------------------------------------------------
     def probe(self) -> dict[str, tuple[bool, bool]]:
         """Which formats (and prose / several-calls variations) the target supports."""
         names = self.settings.formats or list(FORMATS)
-        if self.settings.formats:  # declared: trust the user, but still allow every variation
-            for name in names:
-                self.result.supported[name] = [f"{name} (declared)"]
-            return {name: (True, True) for name in names}
+        # Declared formats are supported by definition (a clean rejection of them is a
+        # false_reject), but prose around the call and several calls per output are still support
+        # choices, probed like the rest.
+        declared = bool(self.settings.formats)
         variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
         batch: list[Sample] = []
         owner: list[Variation] = []
@@ -326,7 +346,7 @@ class Campaign:
             if bare not in probed:
                 self.result.unsupported[name] = "not probed: the budget ran out first"
                 continue
-            if declined[bare]:
+            if declined[bare] and not declared:
                 self.result.unsupported[name] = "every valid probe was cleanly rejected"
                 continue
             ok = {v: v in probed and not declined[v] for v in (prose, several)}
@@ -338,7 +358,7 @@ class Campaign:
                                                         else "not probed: the budget ran out first")
         # Judge the probes of supported variations: a wrong answer on a probe is a finding.
         for v in variations:
-            if declined[v]:
+            if declined[v] and not (declared and not v.chatter and not v.multi):
                 continue
             for sample, outcome in results[v]:
                 judgment = self.oracle.judge(sample, outcome)
@@ -367,6 +387,7 @@ class Campaign:
                 prefetcher = Prefetcher(stream, settings.batch_size)
                 try:
                     last_progress = 0.0
+                    empty = 0
                     while True:
                         reason = self._out_of_budget()
                         if reason:
@@ -374,7 +395,11 @@ class Campaign:
                             break
                         batch = prefetcher.get()
                         if settings.max_examples is not None:
-                            batch = batch[:max(1, settings.max_examples - self.result.executions)]
+                            batch = batch[:settings.max_examples - self.result.executions]
+                        empty = 0 if batch else empty + 1
+                        if empty >= EMPTY_BATCHES:
+                            stop_reason = "nothing to generate: no selected operator applies to these calls"
+                            break
                         if batch:
                             self._execute(batch)
                         yield from self._settle()
@@ -388,19 +413,14 @@ class Campaign:
             yield Interrupted()
         # Findings discovered but not yet announced are never lost: announce them (shrinking
         # briefly unless interrupted).
-        if self._pending:
-            if stop_reason == "interrupted":
-                for finding in self._pending:
-                    yield FindingRecorded(finding)
-                self._pending.clear()
-            else:
-                try:
-                    yield from self._settle(final=True)
-                except KeyboardInterrupt:
-                    stop_reason = "interrupted"
-                    for finding in self._pending:
-                        yield FindingRecorded(finding)
-                    self._pending.clear()
+        if stop_reason == "interrupted":
+            yield from self.announce_the_rest()
+        else:
+            try:
+                yield from self._settle(final=True)
+            except KeyboardInterrupt:
+                stop_reason = "interrupted"
+            yield from self.announce_the_rest()
         yield CampaignFinished(result=self.snapshot(stop_reason), stop_reason=stop_reason)
 
     def snapshot(self, stop_reason: str) -> CampaignResult:
@@ -424,10 +444,20 @@ def merge_results(results: list[CampaignResult]) -> CampaignResult:
     if len(results) == 1:
         return results[0]
     merged = CampaignResult(tool=",".join(r.tool for r in results), level=results[0].level, seed=results[0].seed)
+    by_signature: dict[str, Finding] = {}
     for r in results:
         merged.executions += r.executions
         merged.elapsed_s += r.elapsed_s
-        merged.findings.extend(r.findings)
+        for finding in r.findings:  # one bug found through several tools is one finding
+            known = by_signature.get(finding.signature.id)
+            if known is None:
+                by_signature[finding.signature.id] = finding
+                merged.findings.append(finding)
+                continue
+            known.count += finding.count
+            if len(finding.best.text) < len(known.best.text):
+                known.sample, known.outcome = finding.sample, finding.outcome
+                known.minimized, known.minimized_outcome = finding.minimized, finding.minimized_outcome
         for name, stats in r.by_class.items():
             into = merged.by_class.setdefault(name, ClassStats())
             into.executions += stats.executions

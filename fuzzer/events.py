@@ -45,6 +45,7 @@ class Progress:
 @dataclass(frozen=True)
 class FindingRecorded:
     finding: Any
+    improved: bool = False  # announced again: a smaller reproducer was found for it
 
 
 @dataclass(frozen=True)

@@ -204,12 +204,10 @@ class Promise:
     def _validator(self, name: str) -> Any:
         validator = self._validators.get(name)
         if validator is None:
-            from jsonschema import FormatChecker
-            from jsonschema.validators import validator_for
+            # The schema's own draft (draft-4 boolean bounds, tuple items...), as the generator uses.
+            from strategies._internal.schema import tool_validator
 
-            schema = dict(self._registry[name].schema)
-            cls = validator_for(schema)
-            validator = self._validators[name] = cls(schema, format_checker=FormatChecker())
+            validator = self._validators[name] = tool_validator(self._registry[name])
         return validator
 
     def call_ok(self, call: dict) -> bool:

@@ -54,14 +54,21 @@ def preview(text: str, limit: int = 160) -> str:
 
 
 def reproduce_snippet(target: str, text: str) -> str:
-    """A one-line Python command that reproduces a finding on the target."""
+    """A one-line shell command that reproduces a finding on the target, from a fresh interpreter."""
     if len(text) > 400:
         return (f"the input is {len(text):,} characters: see minimized_input in --report, or save it and run "
                 f"`fuzz minimize FILE --target {target}`")
     module, _, attr = target.partition(":")
-    head, *rest = attr.split(".")
-    call = "t" + "".join("." + part for part in rest)
-    return "python -c " + shlex.quote(f"from {module} import {head} as t; print({call}({text!r}))")
+    if "/" in module or module.endswith(".py") or "." in attr:
+        # file paths and Class.method targets load exactly as the engine loads them
+        code = f"from fuzzer.target import load_target; print(load_target({target!r})({text!r}))"
+    else:
+        code = f"from {module} import {attr} as t; print(t({text!r}))"
+    env = ""
+    tools = os.environ.get("TOOLFUZZ_TOOLS")
+    if tools and target.startswith("fuzzer.targets.reference:"):
+        env = f"TOOLFUZZ_TOOLS={shlex.quote(tools)} "
+    return f"{env}python -c {shlex.quote(code)}"
 
 
 def _plain(value: Any) -> bool:

@@ -9,10 +9,11 @@ import click
 
 from fuzzer.cli import load_registry_or_fail, main, options, translate_errors
 from fuzzer.cli.console import ConsoleHandler
-from fuzzer.cli.errors import ConfigError
+from fuzzer.cli.errors import ConfigError, check_corpus_dir, check_writable_file
 
 
 DEFAULT_TARGET = "fuzzer.targets.reference:parse"
+DEFAULT_BUDGET_S = 60.0
 VALIDATING_REFERENCE = "fuzzer.targets.reference:parse_validated"
 
 
@@ -53,7 +54,12 @@ def run_campaigns(*, registry: Any, tool_names: list[str], pool: Any, settings_f
                 if isinstance(event, CampaignFinished):
                     results.append(event.result)
         except KeyboardInterrupt:
-            console.handle(__import__("fuzzer.events", fromlist=["Interrupted"]).Interrupted())
+            from fuzzer.events import Interrupted
+
+            console.handle(Interrupted())
+            if on_event is not None:  # findings not yet handed to the corpus: hand them over now
+                for event in campaign.announce_the_rest():
+                    on_event(event)
             results.append(campaign.snapshot("interrupted"))
         if results and results[-1].stop_reason == "interrupted":
             break
@@ -70,8 +76,8 @@ def run_campaigns(*, registry: Any, tool_names: list[str], pool: Any, settings_f
 @options.formats
 @click.option("--anomaly", "anomalies", multiple=True, metavar="CLASS",
               help="Restrict to these anomaly classes or operators (repeatable; 'valid' keeps valid samples).")
-@click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=60.0, show_default=True,
-              help="Seconds to run, shrinking included.")
+@click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=None,
+              help="Seconds to run, shrinking included. Default: 60, or no time limit with --max-examples.")
 @click.option("--max-examples", type=click.IntRange(min=1), default=None,
               help="Stop after this many executions (with --seed: a deterministic campaign).")
 @options.seed
@@ -94,7 +100,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     Exit status: 0 no failure, 1 failures found, 2 usage or configuration error (130 when
     interrupted before finding anything).
     """
-    from fuzzer.engine import CampaignSettings, resolve_operators
+    from fuzzer.engine import CampaignSettings, applicable_somewhere, resolve_operators
     from fuzzer.isolation import WorkerPool
     from fuzzer.report import campaign_report, summary_lines, write_json_atomic
     from strategies._internal.schema import unsupported_tools
@@ -110,22 +116,31 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
             names.remove(name)
     if not names:
         raise ConfigError("no tool left to fuzz: every selected tool's schema is unsupported")
-    resolve_operators(list(anomalies))  # unknown names fail before any process starts
+    operators = resolve_operators(list(anomalies))  # unknown names fail before any process starts
+    with_valid = not anomalies or "valid" in anomalies
+    inapplicable = [name for name in names if not applicable_somewhere(registry[name], operators, with_valid)]
+    if len(inapplicable) == len(names):
+        raise ConfigError("--anomaly: no selected anomaly class or operator applies to the selected tools")
+    for name in inapplicable:
+        click.echo(f"{name}: skipped, no selected anomaly applies to its schema", err=True)
+        names.remove(name)
     if report_path:
-        parent = os.path.dirname(os.path.abspath(report_path))
-        if not os.path.isdir(parent):
-            raise ConfigError(f"--report: directory {parent} does not exist")
+        check_writable_file(report_path, "--report")
+    if corpus_dir:
+        check_corpus_dir(corpus_dir)
 
     target = default_target(target, level, tools_file)
     spec = make_spec(target, reject_on, timeout, memory_limit_mb)
-    per_tool_budget = budget_s / len(names)
+    if budget_s is None and max_examples is None:
+        budget_s = DEFAULT_BUDGET_S
+    per_tool_budget = budget_s / len(names) if budget_s is not None else None
     per_tool_examples = -(-max_examples // len(names)) if max_examples else None
 
     def settings_for(name: str) -> CampaignSettings:
         return CampaignSettings(tool=name, level=level, formats=list(formats) or None,
                                 anomalies=list(anomalies) or None, seed=seed, budget_s=per_tool_budget,
                                 max_examples=per_tool_examples, shrink=shrink,
-                                shrink_budget_s=min(10.0, max(2.0, per_tool_budget / 4)))
+                                shrink_budget_s=min(10.0, max(2.0, (per_tool_budget or 40.0) / 4)))
 
     store_handler = None
     with WorkerPool(spec, workers=workers) as pool:

@@ -51,6 +51,8 @@ class ConsoleHandler:
             self._line(f"{self.label}: {event.executions:,} executions, {rate:,.0f}/s, {failures} "
                        f"[{event.elapsed_s:.0f}s]")
         elif isinstance(event, FindingRecorded):
+            if event.improved:
+                return
             f = event.finding
             self._clear()
             click.echo(f"{self.label}: found {f.verdict.value} {f.signature.id} ({f.signature.title})", err=True)

@@ -11,7 +11,7 @@ import click
 
 from fuzzer.cli import load_registry_or_fail, main, options, translate_errors
 from fuzzer.cli.campaign import default_target, make_spec, run_campaigns
-from fuzzer.cli.errors import ConfigError
+from fuzzer.cli.errors import ConfigError, check_corpus_dir, check_writable_file
 from fuzzer.report import preview, reproduce_snippet
 
 
@@ -88,6 +88,8 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     from fuzzer.shrink import FindingShrinker
 
     sample, entry = _read_sample_file(sample_path)
+    if output:
+        check_writable_file(output, "--output")
     registry = load_registry_or_fail(tools_file)
     level = level or (entry.level if entry is not None else "parse")
     if tool:
@@ -227,6 +229,9 @@ def gate(corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[st
     from fuzzer.isolation import WorkerPool
     from fuzzer.report import campaign_report, write_json_atomic
 
+    for path, option in ((report_path, "--report"), (junit_path, "--junit")):
+        if path:
+            check_writable_file(path, option)
     store = _open_store(corpus_dir, must_exist=False)
     registry = load_registry_or_fail(tools_file)
     names = list(tool_names) or registry.names()
@@ -390,6 +395,7 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
         else:
             samples.append(Sample(text=content, format=RAW_FORMAT, anomaly_class=None, operator=None,
                                   calls=None, truth_known=False))
+    check_corpus_dir(corpus_dir)
     store = _open_store(corpus_dir, must_exist=False)
     registry = load_registry_or_fail(tools_file)
     oracle = Oracle(registry, level)

@@ -75,11 +75,21 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     from fuzzer.engine import resolve_operators
     from fuzzer.report import write_json_atomic
 
+    if report_path:
+        from fuzzer.cli.errors import check_writable_file
+
+        check_writable_file(report_path, "--report")
     registry = load_registry_or_fail(tools_file)
     names = list(tool_names) or registry.names()
     for name in names:
         registry[name]
-    resolve_operators(list(anomalies))
+    from fuzzer.cli.errors import ConfigError
+    from fuzzer.engine import applicable_somewhere
+
+    operators = resolve_operators(list(anomalies))
+    with_valid = not anomalies or "valid" in anomalies
+    if not any(applicable_somewhere(registry[n], operators, with_valid) for n in names):
+        raise ConfigError("--anomaly: no selected anomaly class or operator applies to the selected tools")
     corpus_samples: list = []
     if corpus_dir:
         from corpus.store import CorpusStore
@@ -116,7 +126,8 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     if report_path:
         write_json_atomic(report_path, result.to_report())
         click.echo(f"report: {report_path}")
-    click.get_current_context().exit(1 if c["regression"] else 0)
+    interrupted = result.stop_reason == "interrupted"
+    click.get_current_context().exit(1 if c["regression"] else 130 if interrupted else 0)
 
 
 def _side_line(side: Any) -> str:

@@ -463,18 +463,17 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
     """A ``--level validate`` parser for ``registry`` (any mapping-like set of tools with ``.schema``).
 
     It parses like :func:`parse`, then every call must name a tool of ``registry`` and satisfy its
-    JSON Schema (Draft 2020-12, ``format`` checked), and no two calls may be identical as JSON values;
-    otherwise ``ValueError``. The validators are built here, once: a malformed schema raises
-    ``jsonschema.SchemaError`` now instead of hiding later as a rejected input.
+    JSON Schema (the schema's own draft, ``format`` checked), and no two calls may be identical as
+    JSON values; otherwise ``ValueError``. The validators are built here, once: a malformed schema
+    raises ``jsonschema.SchemaError`` now instead of hiding later as a rejected input.
     """
-    from jsonschema import Draft202012Validator, FormatChecker
+    from strategies._internal.schema import tool_validator
 
-    checker = FormatChecker()
     validators: dict = {}
     for tool in registry:
-        schema = dict(tool.schema)
-        Draft202012Validator.check_schema(schema)
-        validators[tool.name] = Draft202012Validator(schema, format_checker=checker)
+        validator = tool_validator(tool)
+        type(validator).check_schema(dict(tool.schema))
+        validators[tool.name] = validator
 
     def validate(text: str) -> list:
         calls = _parse(text)

@@ -134,8 +134,13 @@ def _docs(rendered: Any, *, inner: bool = True, json_only: bool = True, outer: b
         if arguments is None:
             arguments = [c["arguments"] for c in rendered.calls]
         limit = piece.args_end if piece.args_end is not None else len(text)
-        for tok in doc.analysis.tokens:
+        tokens = doc.analysis.tokens
+        for j, tok in enumerate(tokens):
             if tok.kind != "s" or tok.key or tok.end > limit or text[tok.start + 1] not in "{[":
+                continue
+            # Only the value of an "arguments" key is an embedded document: a string argument
+            # whose text happens to equal some call's arguments (say "{}") is a value.
+            if not _is_arguments_value(tokens, j, text):
                 continue
             value = decode_string(text[tok.start:tok.end])
             try:
@@ -147,6 +152,21 @@ def _docs(rendered: Any, *, inner: bool = True, json_only: bool = True, outer: b
             if encode is not None:
                 nested.append(_Doc(pieces, i, value, tok.start, tok.end, encode))
     return out + nested
+
+
+def _is_arguments_value(tokens: list, j: int, text: str) -> bool:
+    """Is string token ``j`` the value of an ``"arguments"`` key (``"arguments": "..."``)?"""
+    k = j - 1
+    while k >= 0 and tokens[k].kind not in (":", "s"):
+        k -= 1
+    if k < 1 or tokens[k].kind != ":":
+        return False
+    k -= 1
+    while k >= 0 and tokens[k].kind != "s":
+        if tokens[k].kind not in ("ws", "space", "comment"):
+            return False
+        k -= 1
+    return k >= 0 and tokens[k].key and decode_string(text[tokens[k].start:tokens[k].end]) == "arguments"
 
 
 def _pick(source: Any, docs: list, find: Callable[[_Doc], list]) -> tuple:

@@ -73,11 +73,17 @@ def model_outputs(registry: Any, tool: Any, *, formats: Optional[Iterable[str]] 
         else:
             chosen.append(get_operator(name).name)
 
+    usable = {fmt: [op for op in chosen if op is None or OPERATORS[op].applies(tool, fmt)] for fmt in format_names}
+    usable = {fmt: ops for fmt, ops in usable.items() if ops}
+    if not usable:
+        raise UnknownName(f"model_outputs: none of the selected anomalies applies to {tool.name!r} in "
+                          f"{', '.join(format_names)}")
+    usable_formats = list(usable)
+
     @st.composite
     def outputs(draw: Any) -> Any:
-        fmt = draw(st.sampled_from(format_names))
-        ops = [op for op in chosen if op is None or OPERATORS[op].applies(tool, fmt)]
-        operator = draw(st.sampled_from(ops or [None]))
+        fmt = draw(st.sampled_from(usable_formats))
+        operator = draw(st.sampled_from(usable[fmt]))
         try:
             return build_sample(HypothesisSource(draw), registry=registry, tool=tool, format=fmt,
                                 operator=operator)

@@ -487,9 +487,13 @@ def test_format_option_restricts_the_formats(cli):
     report = result.report()
     check_report(report, tool="get_weather", target=NAIVE)
     assert {f["format"] for f in report["failures"]} <= {"hermes", "json"}
-    # declared formats are trusted, not probed: the naive parser's hermes failures are reported
+    # declared formats are trusted: the naive parser's hermes failures are reported...
     assert any(f["format"] == "hermes" and f["verdict"] == "false_reject" for f in report["failures"])
-    assert report["formats"]["unsupported"] == {}
+    assert set(report["formats"]["supported"]) == {"hermes", "json"}
+    # ...but prose around the call and several calls per output are still support choices, probed
+    assert set(report["formats"]["unsupported"]) <= {"hermes (prose)", "hermes (several calls)",
+                                                     "json (prose)", "json (several calls)"}
+    assert "json (prose)" in report["formats"]["unsupported"]
 
 
 def test_probing_lists_unsupported_formats_instead_of_false_rejects(cli):
@@ -523,5 +527,8 @@ def test_a_wrong_answer_on_a_probe_is_a_finding_not_unsupported(cli):
     assert result.code == 1, result
     report = result.report()
     assert "json (prose)" not in report["formats"]["unsupported"]
-    assert any(f["verdict"] == "corruption" and f["anomaly_class"] is None and f["format"] == "json"
+    # The wrong answer is one bug (a corruption: the arguments are dropped), reported with the
+    # smallest input that shows it, whichever sample class that input came from.
+    assert any(f["verdict"] == "corruption" and f["format"] == "json"
+               and f["returned"] == [{"name": "get_weather", "arguments": {}}]
                for f in report["failures"]), report["failures"]
