@@ -22,12 +22,12 @@ a call).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Optional, Sequence
 
 from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
+from strategies._internal.sample import json_equal
 
 RAW_FORMAT = "raw"
 
@@ -63,28 +63,6 @@ class Judgment:
 
 
 PASS = Judgment(Verdict.PASS)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values: key order ignored, list order kept, ``"2"`` is not ``2``,
-    ``true`` is not ``1``, ``2`` equals ``2.0``, NaN equals nothing."""
-    if a.__class__ is b.__class__ and a.__class__ in (str, int):
-        return a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b and not (isinstance(a, float) and math.isnan(a))
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        for key, value in a.items():
-            if key not in b or not json_equal(value, b[key]):
-                return False
-        return True
-    if isinstance(a, list):
-        return (isinstance(b, list) and len(a) == len(b)
-                and all(json_equal(x, y) for x, y in zip(a, b)))
-    return a.__class__ is b.__class__ and a == b
 
 
 def _json_type(value: Any) -> str:
