@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 from typing import Any, Optional
 
@@ -53,17 +54,45 @@ def preview(text: str, limit: int = 160) -> str:
     return shown
 
 
+#: Longest Python expression of an input that a reproduce command may carry.
+REPRODUCE_LIMIT = 600
+#: A run of one fragment (up to 16 characters) repeated 8 times or more: written as `'x' * n`.
+_RUN = re.compile(r"(.{1,16}?)\1{7,}", re.S)
+
+
+def python_literal(text: str) -> str:
+    """A short Python expression for ``text``: long runs of a repeated fragment (deep nesting, huge
+    strings, fence storms — what oversized inputs are made of) become ``'fragment' * n``."""
+    if len(text) > 2_000_000:
+        return repr(text)
+    parts: list[str] = []
+    position = 0
+    for match in _RUN.finditer(text):
+        fragment = match.group(1)
+        count = len(match.group(0)) // len(fragment)
+        if count * len(fragment) < 24:
+            continue
+        if match.start() > position:
+            parts.append(repr(text[position:match.start()]))
+        parts.append(f"{fragment!r} * {count}")
+        position = match.start() + count * len(fragment)
+    if position < len(text):
+        parts.append(repr(text[position:]))
+    return " + ".join(parts) if parts else "''"
+
+
 def reproduce_snippet(target: str, text: str) -> str:
     """A one-line shell command that reproduces a finding on the target, from a fresh interpreter."""
-    if len(text) > 400:
+    literal = python_literal(text)
+    if len(literal) > REPRODUCE_LIMIT:
         return (f"the input is {len(text):,} characters: see minimized_input in --report, or save it and run "
                 f"`fuzz minimize FILE --target {target}`")
     module, _, attr = target.partition(":")
     if "/" in module or module.endswith(".py") or "." in attr:
         # file paths and Class.method targets load exactly as the engine loads them
-        code = f"from fuzzer.target import load_target; print(load_target({target!r})({text!r}))"
+        code = f"from fuzzer.target import load_target; print(load_target({target!r})({literal}))"
     else:
-        code = f"from {module} import {attr} as t; print(t({text!r}))"
+        code = f"from {module} import {attr} as t; print(t({literal}))"
     env = ""
     tools = os.environ.get("TOOLFUZZ_TOOLS")
     if tools and target.startswith("fuzzer.targets.reference:"):
@@ -118,11 +147,11 @@ def summary_lines(result: Any, *, target: str) -> list[str]:
         lines.append(f"    minimized: {preview(best.text)}{size_note}")
         if finding.exception:
             lines.append(f"    exception: {finding.exception}")
-        if best.calls is not None and finding.verdict.value in ("corruption", "false_reject", "missed_anomaly"):
-            lines.append(f"    expected:  {compact(best.calls)}")
-            returned = finding.best_outcome.calls if finding.best_outcome is not None else None
-            if returned is not None:
-                lines.append(f"    returned:  {compact(returned)}")
+        if best.truth_known and finding.verdict.value in ("corruption", "false_reject", "missed_anomaly"):
+            lines.append(f"    expected:  {compact(best.calls) if best.calls is not None else 'no call (the output denotes none)'}")
+            outcome = finding.best_outcome
+            if outcome is not None and outcome.kind == "returned":
+                lines.append(f"    returned:  {compact(outcome.calls)}")
         if finding.shrink_note:
             lines.append(f"    note:      {finding.shrink_note}")
         lines.append(f"    reproduce: {reproduce_snippet(target, best.text)}")
