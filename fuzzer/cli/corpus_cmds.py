@@ -130,13 +130,7 @@ def _replay_lines(results: list, version: Optional[str] = None) -> list[str]:
 
 
 @main.command()
-@click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
-@options.target
-@options.reject_on
-@options.tools_file
-@options.entry_level
-@options.timeout
-@options.memory
+@options.replay_options
 @click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
                                              "fail again as open).")
 @translate_errors
@@ -319,7 +313,7 @@ def corpus() -> None:
 
 
 @corpus.command("list")
-@click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
+@options.corpus_dir
 @translate_errors
 def corpus_list(corpus_dir: str) -> None:
     """One line per entry: signature, status, verdict, size, title."""
@@ -333,7 +327,7 @@ def corpus_list(corpus_dir: str) -> None:
 
 
 @corpus.command("show")
-@click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
+@options.corpus_dir
 @click.argument("signature")
 @translate_errors
 def corpus_show(corpus_dir: str, signature: str) -> None:
@@ -348,13 +342,7 @@ def corpus_show(corpus_dir: str, signature: str) -> None:
 
 @corpus.command("add")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
-@options.target
-@options.reject_on
-@options.tools_file
-@options.entry_level
-@options.timeout
-@options.memory
+@options.replay_options
 @click.option("--shrink/--no-shrink", default=True, show_default=True, help="Minimize each failing input first.")
 @translate_errors
 def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[str],
@@ -424,7 +412,7 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
 
 
 @corpus.command("cmin")
-@click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
+@options.corpus_dir
 @click.option("--merge", "merge_dirs", multiple=True, metavar="DIR",
               help="Another corpus directory to merge into this one (repeatable).")
 @click.option("--target", "target", metavar="M:A", default=None,

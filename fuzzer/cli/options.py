@@ -12,8 +12,10 @@ tools_file = click.option("--tools", "tools_file", metavar="FILE",
                                "Default: the built-in registry (see `fuzz tools`).")
 target = click.option("--target", "target", metavar="M:A", default="fuzzer.targets.reference:parse",
                       show_default=True,
-                      help="The parser under test: a callable taking the model output text and returning "
-                           "its calls (DESIGN.md target contract). The current directory is on sys.path.")
+                      help="The parser under test: a callable taking the model output text and returning its "
+                           "calls (a list of {name, arguments}, one call, or None); raising ValueError is a "
+                           "clean rejection. The current directory is on sys.path. The default, the bundled "
+                           "reference parser, becomes reference:parse_validated at --level validate.")
 reject_on = click.option("--reject-on", "reject_on", metavar="M:NAME", multiple=True,
                          help="Exception type that counts as a clean rejection (repeatable). Default: ValueError.")
 level = click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
@@ -34,3 +36,11 @@ memory = click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(m
                       show_default=True, help="Address-space limit of each worker, in MiB.")
 entry_level = click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
                            help="Oracle level for entries and inputs that do not record one.")
+corpus_dir = click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
+
+
+def replay_options(command):
+    """The options of every command that re-runs corpus entries or captured inputs on a target."""
+    for option in reversed((corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)):
+        command = option(command)
+    return command
