@@ -27,7 +27,7 @@ from enum import Enum
 from typing import Any, Optional, Sequence
 
 from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
-from strategies._internal.sample import json_equal
+from strategies._internal.sample import ANOMALY_CLASSES, json_equal
 
 RAW_FORMAT = "raw"
 
@@ -264,7 +264,10 @@ class Oracle:
         if declined:
             return PASS
         if truth is None:
-            return Judgment(Verdict.CORRUPTION, "the output denotes no faithful call, yet the target returned calls")
+            cls = ANOMALY_CLASSES.get(sample.anomaly_class)
+            return Judgment(Verdict.CORRUPTION, f"the output denotes no faithful call ({sample.anomaly_class}), "
+                            "yet the target returned calls",
+                            key=f"accepted:{cls.name}" if cls is not None and cls.one_bug else None)
         if self.level == "validate":
             problem = self.promise.problem_key(truth)
             if problem is not None:

@@ -18,11 +18,17 @@ Call = dict  # {"name": str, "arguments": dict}
 
 @dataclass(frozen=True)
 class AnomalyClass:
-    """One anomaly class of DESIGN.md. ``semantic`` classes carry the calls *as written* as truth."""
+    """One anomaly class of DESIGN.md. ``semantic`` classes carry the calls *as written* as truth.
+
+    ``one_bug``: a target that returns calls for this class's no-call outputs has one bug, whatever
+    operator made the output (every truncation operator only moves the cut), so those findings share
+    one signature instead of one per operator.
+    """
 
     name: str
     semantic: bool
     description: str
+    one_bug: bool = False
 
 
 ANOMALY_CLASSES: dict[str, AnomalyClass] = {
@@ -30,7 +36,8 @@ ANOMALY_CLASSES: dict[str, AnomalyClass] = {
     for c in (
         AnomalyClass("malformed_json", False, "JSON that is not JSON: trailing commas, single quotes, "
                      "Python literals, comments, missing braces, NaN"),
-        AnomalyClass("truncated_output", False, "the output stops mid-call (length limit, stop token)"),
+        AnomalyClass("truncated_output", False, "the output stops mid-call (length limit, stop token)",
+                     one_bug=True),
         AnomalyClass("envelope_error", False, "the wrapper around the call is wrong: unclosed or misspelled "
                      "tags, broken fences, double-encoded arguments"),
         AnomalyClass("encoding_error", False, "BOM, smart quotes, raw control characters, lone surrogates"),
