@@ -24,7 +24,7 @@ sys.path.insert(0, ROOT)
 from benchmarks.json_target import parse as json_target  # noqa: E402
 from fuzzer.engine import Campaign, CampaignSettings  # noqa: E402
 from fuzzer.isolation import TargetSpec, WorkerPool  # noqa: E402
-from strategies import FORMATS, OPERATORS, RandomSource, builtin_registry, render  # noqa: E402
+from strategies import OPERATORS, RandomSource, builtin_registry, render  # noqa: E402
 from strategies._internal.mutations import MutationContext, NotApplicable  # noqa: E402
 
 

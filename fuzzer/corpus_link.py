@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from corpus.store import CorpusStore, Entry, utc_now
+from corpus.store import CorpusStore, Entry
 from fuzzer.events import FindingRecorded
 from fuzzer.oracle import Oracle, RAW_FORMAT
 from strategies._internal.sample import Recipe, Sample

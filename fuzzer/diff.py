@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
 from fuzzer.oracle import Oracle, outcome_fingerprint

@@ -7,7 +7,7 @@ derived from the final one (STYLE.md, Schemathesis's engine/events).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from corpus.signature import Signature
-from fuzzer.oracle import Judgment, Verdict
+from fuzzer.oracle import Verdict
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -75,7 +75,3 @@ class Finding:
             "count": self.count,
             "recipe": best.recipe.to_json() if getattr(best, "recipe", None) is not None else None,
         }
-
-
-def judgment_of(finding: Finding) -> Judgment:
-    return Judgment(finding.verdict, finding.reason)

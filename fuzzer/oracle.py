@@ -177,16 +177,13 @@ class Promise:
 
     def __init__(self, registry: Any):
         self._registry = registry
-        self._validators: dict[str, Any] = {}
 
     def _validator(self, name: str) -> Any:
-        validator = self._validators.get(name)
-        if validator is None:
-            # The schema's own draft (draft-4 boolean bounds, tuple items...), as the generator uses.
-            from strategies._internal.schema import tool_validator
+        # The schema's own draft (draft-4 boolean bounds, tuple items...), as the generator uses;
+        # tool_validator caches it per tool.
+        from strategies._internal.schema import tool_validator
 
-            validator = self._validators[name] = tool_validator(self._registry[name])
-        return validator
+        return tool_validator(self._registry[name])
 
     def call_ok(self, call: dict) -> bool:
         name = call.get("name")

@@ -22,7 +22,7 @@ from typing import Any, Callable, Optional
 from corpus.minimize import NotInteresting, shrink_choices, shrink_text
 from fuzzer.oracle import Oracle, Verdict
 from strategies._internal.build import Unbuildable, replay_recipe
-from strategies._internal.sample import Recipe, Sample
+from strategies._internal.sample import Sample
 
 #: A sample regenerated from an edited recipe can raise anything its generator raises on
 #: pathological choice sequences; such a candidate is simply not interesting.

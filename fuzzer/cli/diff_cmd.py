@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 from typing import Any, Optional
 
 import click

@@ -18,7 +18,7 @@ The operator implementations live in ``mutations_syntax.py`` (text and JSON-synt
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
 from strategies.errors import ToolfuzzError, UnknownName

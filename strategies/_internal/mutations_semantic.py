@@ -21,7 +21,6 @@ shrink toward index 0.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import re

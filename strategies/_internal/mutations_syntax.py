@@ -24,7 +24,6 @@ Three techniques keep the operators cheap (the campaign runs them ~25,000 times 
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional

@@ -21,12 +21,10 @@ choice sequence still yields a valid, minimal value.
 
 from __future__ import annotations
 
-import copy
 import threading
 import ipaddress
 import json
 import math
-import re
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping, Optional
 
