@@ -35,6 +35,8 @@ from strategies.errors import ToolfuzzError
 FORMAT_VERSION = 1
 STATUSES = ("open", "fixed")
 LEVELS = ("parse", "validate")
+#: Entry kinds, one per harness (fuzzer.harness): what the entry's input is run against.
+KINDS = ("parser", "executor", "agent")
 TEMP_PREFIX = ".tmp-"
 #: stray temp files younger than this may belong to a writer that is still running
 TEMP_MAX_AGE_S = 60.0
@@ -77,6 +79,7 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], bool, bool], ...] = (
     ("verdict", (str,), False, True),
     ("status", (str,), False, True),
     ("level", (str,), False, True),
+    ("kind", (str,), False, False),
     ("tool", (str,), True, False),
     ("format", (str,), True, False),
     ("anomaly_class", (str,), True, False),
@@ -89,6 +92,7 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], bool, bool], ...] = (
     ("truth_known", (bool,), False, False),
     ("calls", (list,), True, False),
     ("recipe", (dict,), True, False),
+    ("scenario", (dict,), True, False),
     ("text", (str,), False, True),
 )
 
@@ -101,6 +105,11 @@ class Entry:
     ``truth_known`` is False when the input was reduced as text or captured raw, so ``calls`` says
     nothing and only robustness can be judged on replay; ``recipe`` regenerates the structured
     sample (``Recipe.to_json()``).
+
+    ``kind`` names the harness the entry belongs to (``parser``, ``executor``, ``agent``). For the
+    executor and agent harnesses, ``scenario`` holds the structured input (calls and fault
+    schedule, or the model script) and ``text`` a readable rendering of it; the signature, verdict,
+    status and merge rules are the same for every kind.
     """
 
     text: str
@@ -115,6 +124,8 @@ class Entry:
     calls: Optional[list] = None
     truth_known: bool = True
     recipe: Optional[dict] = None
+    kind: str = "parser"
+    scenario: Optional[dict] = None
     target: Optional[str] = None
     target_version: Optional[str] = None
     status: str = "open"
@@ -142,7 +153,7 @@ class Entry:
         data: dict[str, Any] = {"format_version": FORMAT_VERSION}
         for name, _types, _nullable, _required in _FIELDS:
             value = getattr(self, name)
-            data[name] = _canonical(value) if name in ("calls", "recipe") else value
+            data[name] = _canonical(value) if name in ("calls", "recipe", "scenario") else value
         return data
 
     def dumps(self) -> str:
@@ -185,6 +196,8 @@ class Entry:
             raise CorpusFormatError("field 'signature': must not be empty")
         if values["status"] not in STATUSES:
             raise CorpusFormatError(f"field 'status': {values['status']!r} is not one of {list(STATUSES)}")
+        if values.get("kind", "parser") not in KINDS:
+            raise CorpusFormatError(f"field 'kind': {values['kind']!r} is not one of {list(KINDS)}")
         if values["level"] not in LEVELS:
             raise CorpusFormatError(f"field 'level': {values['level']!r} is not one of {list(LEVELS)}")
         for name in ("first_seen", "last_seen"):

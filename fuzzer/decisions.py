@@ -1,0 +1,125 @@
+"""The decisions a CI reads, as pure functions: the gate's verdict and every exit status.
+
+Nothing here runs a target or prints; the jobs call these on their results and the tests call
+them on hand-made inputs (tests/unit/test_decisions.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from fuzzer.events import ExitCode
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """What the gate found, and whether it blocks the merge.
+
+    * ``regressions``: corpus entries marked fixed that fail again (replayed), and campaign
+      findings whose signature is a fixed entry;
+    * ``new``: campaign findings whose signature the corpus does not hold, and corpus entries
+      that now fail with such a signature;
+    * ``known``: entries still failing as recorded (open): reported, never blocking;
+    * ``passed``: entries that pass; ``unjudged``: entries that could not be run (said why);
+    * ``ignored``: failures whose signature is on the ignore list;
+    * ``nothing_tested``: why the campaign could test nothing (a parser that accepts nothing
+      has regressed: it blocks).
+    """
+
+    regressions: tuple = ()
+    new: tuple = ()
+    known: tuple = ()
+    passed: tuple = ()
+    unjudged: tuple = ()
+    ignored: tuple = ()
+    nothing_tested: Optional[str] = None
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.regressions or self.new or self.nothing_tested)
+
+    @property
+    def exit_code(self) -> int:
+        return ExitCode.FAILURES if self.blocked else ExitCode.OK
+
+
+def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping[str, Any], *,
+                ignore: Iterable[str] = (), nothing_tested: Optional[str] = None) -> GateDecision:
+    """The gate's decision.
+
+    ``replayed``: :class:`fuzzer.harness.Replayed` of every corpus entry; ``findings``: the short
+    campaign's findings (anything with ``.signature.id``); ``known``: signature -> corpus Entry.
+    """
+    ignored_ids = set(ignore)
+    regressions: list = []
+    new: list = []
+    held: list = []
+    passed: list = []
+    unjudged: list = []
+    ignored: list = []
+    regressed_signatures: set[str] = set()
+    for r in replayed:
+        status = r.status
+        if status == "unjudged":
+            unjudged.append(r)
+        elif status == "pass":
+            passed.append(r)
+        elif r.entry.signature in ignored_ids or (r.signature in ignored_ids):
+            ignored.append(r)
+        elif status == "regression":
+            regressions.append(r)
+            regressed_signatures.add(r.entry.signature)
+        elif r.signature not in known:
+            new.append(r)  # an entry that now fails with a signature nobody recorded: a new bug
+        else:
+            held.append(r)
+    for f in findings:
+        sid = f.signature.id
+        if sid in ignored_ids:
+            ignored.append(f)
+        elif sid not in known:
+            new.append(f)
+        elif known[sid].status == "fixed" and sid not in regressed_signatures:
+            regressions.append(f)
+    return GateDecision(regressions=tuple(regressions), new=tuple(new), known=tuple(held), passed=tuple(passed),
+                        unjudged=tuple(unjudged), ignored=tuple(ignored), nothing_tested=nothing_tested)
+
+
+def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
+                     interrupted: bool = False) -> int:
+    """``fuzz replay``: 1 when any entry fails (or nothing could be judged at all), else 0."""
+    judged = [r for r in replayed if r.status != "unjudged"]
+    if nothing_tested or any(r.status != "pass" for r in judged):
+        return ExitCode.FAILURES
+    if replayed and not judged:
+        return ExitCode.FAILURES  # nothing could be judged: not an all-clear
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def campaign_exit_code(*, findings: int, corpus_failing: bool = False, nothing_tested: Optional[str] = None,
+                       interrupted: bool = False) -> int:
+    """``fuzz campaign`` (and the executor and agent campaigns): 2 when nothing could be tested
+    (a configuration problem: no supported format, every operator refused), 1 on failures,
+    130 when interrupted before finding anything, 0 otherwise."""
+    if findings or corpus_failing:
+        return ExitCode.FAILURES
+    if nothing_tested:
+        return ExitCode.USAGE
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+@dataclass(frozen=True)
+class DiffDecision:
+    regressions: int = 0
+    interrupted: bool = False
+    details: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.regressions:
+            return ExitCode.FAILURES
+        return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
+
+
+__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "decide_gate", "replay_exit_code"]

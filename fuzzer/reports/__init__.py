@@ -1,0 +1,24 @@
+"""Report writers: handlers that turn a job's final result into files (JSON, JUnit, ...).
+
+Each writer is an :class:`fuzzer.pipeline.EventHandler` that writes its file atomically when the
+job finishes (``JobFinished``), from the result's own interface (:mod:`fuzzer.results`), so every
+format shows the same counts. Writers are registered in :data:`WRITERS` by option name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from strategies.registry import Registry
+
+#: option name (without dashes) -> handler factory ``(path) -> EventHandler``
+WRITERS: Registry[Callable[[str], Any]] = Registry("report writer")
+
+
+def writer(name: str) -> Callable:
+    """Register a report writer class under the CLI option ``--<name>``."""
+    return WRITERS.decorator(name)
+
+
+from fuzzer.reports import json_report as _json_report  # noqa: E402,F401  (registers "report")
+from fuzzer.reports import junit as _junit  # noqa: E402,F401  (registers "junit")

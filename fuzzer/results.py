@@ -1,0 +1,112 @@
+"""What every job's result offers the report writers, so every count comes from one place.
+
+Console, JSON, JUnit, SARIF, HTML and Markdown all read a result through this interface and never
+count anything themselves: a JUnit file cannot call an entry passing that the console called a
+regression, because both read :meth:`JobResult.test_cases`.
+
+A *finding* (one distinct failure, one per signature) in any harness — parser, executor, agent —
+offers :class:`Reportable`: its signature, verdict, count, whether it was minimized, its report
+dictionary (DESIGN.md "Report" keys), the corpus entry it becomes, and where in the user's code it
+happened (for SARIF).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol, runtime_checkable
+
+from fuzzer.events import StopReason
+
+#: JUnit / pytest statuses of a test case.
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One line of a test report: a corpus entry replayed, or a finding of a campaign.
+
+    ``status``: passed | failed | skipped (a known open failure: reported, does not block).
+    ``message``: one line; ``detail``: the input, the reproduce command, the traceback."""
+
+    __test__ = False  # not a pytest test class
+
+    classname: str
+    name: str
+    status: str
+    message: str = ""
+    detail: str = ""
+
+
+@runtime_checkable
+class Reportable(Protocol):
+    """A finding of any harness."""
+
+    signature: Any  # corpus.signature.Signature: .id, .title, .key
+    count: int
+
+    @property
+    def verdict_name(self) -> str: ...
+
+    @property
+    def is_minimized(self) -> bool: ...
+
+    def to_report(self) -> dict[str, Any]: ...
+
+    def to_entry(self, *, target: str, version: Optional[str]) -> Any: ...
+
+    def location(self) -> Optional[tuple[str, str]]:
+        """(file path, function) of the innermost frame in the user's code, or None."""
+        ...
+
+
+@dataclass
+class JobResult:
+    """Fields every result has; jobs subclass it and add their own."""
+
+    job: str = "job"
+    label: str = ""  # the target / executor / agent under test
+    executions: int = 0
+    elapsed_s: float = 0.0
+    findings: list = field(default_factory=list)  # Reportable, in discovery order
+    stop_reason: StopReason = StopReason.DONE
+    #: Why nothing could be tested (e.g. "no supported format: ..."), or None.
+    problem: Optional[str] = None
+    notes: list = field(default_factory=list)  # non-fatal problems (skipped entries, ...)
+
+    @property
+    def execs_per_s(self) -> float:
+        return self.executions / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def tested_nothing(self) -> bool:
+        return self.problem is not None
+
+    def test_cases(self) -> list[TestCase]:
+        """Default: one failed case per finding."""
+        return [TestCase(classname=f"toolfuzz.{self.job}", name=f.signature.id, status=FAILED,
+                         message=f.signature.title, detail=_detail(f)) for f in self.findings]
+
+    def counts(self) -> dict[str, int]:
+        """{passed, failed, skipped} over :meth:`test_cases`: the numbers every writer prints."""
+        totals = {PASSED: 0, FAILED: 0, SKIPPED: 0}
+        for case in self.test_cases():
+            totals[case.status] += 1
+        return totals
+
+    def to_report(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def _detail(finding: Any) -> str:
+    report = finding.to_report()
+    lines = [f"{report.get('verdict')}: {report.get('reason') or ''}".rstrip()]
+    shown = report.get("minimized_input") or report.get("input")
+    if shown:
+        lines.append(f"input: {shown}")
+    for key in ("exception", "reproduce"):
+        if report.get(key):
+            lines.append(f"{key}: {report[key]}")
+    return "\n".join(lines)
+
+
+__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "TestCase"]
