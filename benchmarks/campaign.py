@@ -22,8 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.json_target import parse as json_target  # noqa: E402
-from fuzzer.engine import Campaign, CampaignSettings  # noqa: E402
+from fuzzer.campaign import CampaignJob, CampaignSettings  # noqa: E402
 from fuzzer.isolation import TargetSpec, WorkerPool  # noqa: E402
+from fuzzer.pipeline import run_job  # noqa: E402
 from strategies import OPERATORS, RandomSource, builtin_registry, render  # noqa: E402
 from strategies._internal.mutations import MutationContext, NotApplicable  # noqa: E402
 
@@ -32,11 +33,8 @@ def engine_rate(seconds: float, workers: int, tool: str) -> tuple[float, int]:
     registry = builtin_registry()
     spec = TargetSpec(target="benchmarks.json_target:parse", cwd=ROOT, timeout=2.0)
     with WorkerPool(spec, workers=workers) as pool:
-        campaign = Campaign(registry, CampaignSettings(tool=tool, budget_s=seconds, formats=["json"]),
-                            pool.run, target_label="benchmarks.json_target:parse")
-        for _ in campaign.events():
-            pass
-    result = campaign.result
+        settings = CampaignSettings(tools=[tool], target=spec.target, budget_s=seconds, formats=["json"])
+        result = run_job(CampaignJob(registry, settings, pool)).result
     return result.executions / result.elapsed_s, len(result.findings)
 
 

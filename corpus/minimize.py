@@ -471,7 +471,7 @@ class _TextShrinker:
 
 
 def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max_tests: int | None = None,
-                batch_size: int = DEFAULT_BATCH) -> str:
+                batch_size: int = DEFAULT_BATCH, status: dict | None = None) -> str:
     """The smallest text (shortlex) found that passes ``test``, 1-minimal when the budget allows.
 
     ``test(candidates) -> list[bool]`` is "still fails with the same signature". The result passes
@@ -482,6 +482,7 @@ def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max
     place (drop members and items, empty or hoist containers, shorten strings, lower numbers); ddmin
     over tokens, then characters; then single deletions until none passes.
 
+    ``status``, when given, gets ``complete``: False when the budget stopped the search early.
     Raises :class:`NotInteresting` when ``text`` itself does not pass.
     """
     ev = _Evaluator(test, cache_key=_text_id, budget_s=None, max_tests=None, batch_size=batch_size)
@@ -496,8 +497,11 @@ def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max
         shrinker.ddmin(tokenize)
         shrinker.ddmin(list)
         shrinker.one_minimal()
+        complete = True
     except _OutOfBudget:
-        pass
+        complete = False
+    if status is not None:
+        status["complete"] = complete
     return shrinker.best
 
 
@@ -631,7 +635,7 @@ class _ChoiceShrinker:
 
 
 def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float | None = None,
-                   max_tests: int | None = None, batch_size: int = DEFAULT_BATCH) -> Choices:
+                   max_tests: int | None = None, batch_size: int = DEFAULT_BATCH, status: dict | None = None) -> Choices:
     """The best choice sequence found: smallest key, ties broken by shortlex of the choices.
 
     ``test(candidates) -> list[key | None]``: None when the replayed sample is not interesting
@@ -642,6 +646,7 @@ def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float
     choice; lower each choice by batched bisection toward 0. The result is never longer than
     ``choices`` and its key is never larger than the input's.
 
+    ``status``, when given, gets ``complete``: False when the budget stopped the search early.
     Raises :class:`NotInteresting` when ``choices`` itself does not pass.
     """
     start = tuple(int(c) for c in choices)
@@ -654,8 +659,11 @@ def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float
     shrinker = _ChoiceShrinker(start, key, ev)
     try:
         shrinker.run()
+        complete = True
     except _OutOfBudget:
-        pass
+        complete = False
+    if status is not None:
+        status["complete"] = complete
     return shrinker.best
 
 

@@ -15,6 +15,7 @@ same in every process and on every machine. The title says in words what the key
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
@@ -38,15 +39,56 @@ def _make(verdict: str, key: str, title: str) -> Signature:
     return Signature(id=f"{verdict}-{digest}", title=title, key=key)
 
 
+#: Values inside exception messages: quoted strings, numbers, hex addresses, long runs. Replaced
+#: by placeholders so ``KeyError: 'city'`` and ``KeyError: 'date'`` from one line are one bug, while
+#: ``Expecting ',' delimiter`` and ``Unterminated string`` stay apart.
+_VALUES = (
+    (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
+    (re.compile(r"'(?:[^'\\\n]|\\.){0,200}'|\"(?:[^\"\\\n]|\\.){0,200}\""), "<str>"),
+    (re.compile(r"(?<![A-Za-z_])[-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"), "<n>"),
+    (re.compile(r"\s+"), " "),
+)
+_MESSAGE_KEY_LIMIT = 120
+RESOURCE_ERRORS = frozenset({"RecursionError", "MemoryError"})
+
+
+def normalize_message(message: Optional[str]) -> str:
+    """The stable part of an exception message: its first line with values replaced by placeholders."""
+    text = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    for pattern, placeholder in _VALUES:
+        text = pattern.sub(placeholder, text)
+    return text.strip()[:_MESSAGE_KEY_LIMIT]
+
+
 def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]] = (),
-                    detail: Optional[str] = None) -> Signature:
-    """A crash: an undeclared exception (type + innermost frames) or a worker death (``detail``)."""
+                    detail: Optional[str] = None, message: Optional[str] = None) -> Signature:
+    """A crash: an undeclared exception (type, message with values normalized away, innermost
+    frames) or a worker death (``detail``)."""
     inner = _inner(frames)
     where = f" in {inner[-1]}" if inner else ""
     if exception is None:
         how = detail or "worker died"
         return _make("crash", f"crash|died|{how}|{';'.join(inner)}", f"crash: the target process died ({how}){where}")
-    return _make("crash", f"crash|{exception}|{';'.join(inner)}", f"crash: {exception}{where}")
+    # Running out of stack or memory says where the limit was hit, not what the bug is.
+    shape = "" if exception in RESOURCE_ERRORS else normalize_message(message)
+    return _make("crash", f"crash|{exception}|{shape}|{';'.join(inner)}", f"crash: {exception}{where}")
+
+
+def rejection_signature(*, format: Optional[str], exception: Optional[str], message: Optional[str] = None,
+                        frames: Sequence[Sequence[str]] = ()) -> Signature:
+    """A false_reject, keyed like a crash: the rejection's exception type, its normalized message
+    and the innermost frames where it was raised, plus the format. A parser that rejects an
+    apostrophe in one place and a ``</tool_call>`` inside a string in another has two bugs; one
+    format's open "false_reject" entry must not hide a new rejection bug in the same format.
+    ``exception`` None: the target returned no call."""
+    fmt = format or "raw"
+    if exception is None:
+        return _make("false_reject", f"false_reject|{fmt}|no-call", f"false_reject: no call returned for a valid {fmt} output")
+    inner = _inner(frames)
+    shape = normalize_message(message)
+    where = f" in {inner[-1]}" if inner else ""
+    return _make("false_reject", f"false_reject|{fmt}|{exception}|{shape}|{';'.join(inner)}",
+                 f"false_reject: valid {fmt} rejected with {exception}{where}" + (f" ({shape})" if shape else ""))
 
 
 def hang_signature(*, frames: Sequence[Sequence[str]]) -> Signature:

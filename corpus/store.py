@@ -90,6 +90,8 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], bool, bool], ...] = (
     ("first_seen", (str,), False, True),
     ("last_seen", (str,), False, True),
     ("truth_known", (bool,), False, False),
+    ("minimized", (bool,), False, False),
+    ("status_since", (str,), True, False),
     ("calls", (list,), True, False),
     ("recipe", (dict,), True, False),
     ("scenario", (dict,), True, False),
@@ -126,6 +128,11 @@ class Entry:
     recipe: Optional[dict] = None
     kind: str = "parser"
     scenario: Optional[dict] = None
+    #: False when shrinking was stopped by the budget: the input is the one found, not a minimum.
+    minimized: bool = True
+    #: When ``status`` was last set by a person or by replay (``--update``): a merge keeps the
+    #: status of whichever side knows more recently (a fix marked after the last failure wins).
+    status_since: Optional[str] = None
     target: Optional[str] = None
     target_version: Optional[str] = None
     status: str = "open"
@@ -200,11 +207,15 @@ class Entry:
             raise CorpusFormatError(f"field 'kind': {values['kind']!r} is not one of {list(KINDS)}")
         if values["level"] not in LEVELS:
             raise CorpusFormatError(f"field 'level': {values['level']!r} is not one of {list(LEVELS)}")
-        for name in ("first_seen", "last_seen"):
+        for name in ("first_seen", "last_seen", "status_since"):
+            if values.get(name) is None:
+                continue
             try:
                 _parse_time(values[name])
             except ValueError:
                 raise CorpusFormatError(f"field {name!r}: {values[name]!r} is not an ISO-8601 time") from None
+        if values.get("recipe") is not None:
+            _check_recipe(values["recipe"])
         return cls(**values)
 
     @classmethod
@@ -220,9 +231,32 @@ class Entry:
         return copy.deepcopy(self)
 
 
+def _check_recipe(recipe: dict) -> None:
+    """A recipe regenerates a sample: it must name a tool and a format and hold integer choices."""
+    for key in ("tool", "format"):
+        if not isinstance(recipe.get(key), str):
+            raise CorpusFormatError(f"field 'recipe': {key!r} must be a string")
+    choices = recipe.get("choices", [])
+    if not isinstance(choices, list) or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0
+                                                for c in choices):
+        raise CorpusFormatError("field 'recipe': 'choices' must be a list of non-negative integers")
+    if recipe.get("operator") is not None and not isinstance(recipe["operator"], str):
+        raise CorpusFormatError("field 'recipe': 'operator' must be a string or null")
+
+
+def _known_at(entry: "Entry") -> datetime:
+    """When ``entry``'s status was last known true: its last failure, or its last status change."""
+    seen = _parse_time(entry.last_seen)
+    if entry.status_since:
+        return max(seen, _parse_time(entry.status_since))
+    return seen
+
+
 def _latest_status(old: "Entry", new: "Entry") -> str:
-    """The status of the more recent observation (the new one on a tie)."""
-    return old.status if _parse_time(old.last_seen) > _parse_time(new.last_seen) else new.status
+    """The status of the more recent observation (the new one on a tie). Marking an entry fixed is
+    an observation too: a stale copy of the corpus whose entry is open because it had not heard
+    of the fix does not re-open it."""
+    return old.status if _known_at(old) > _known_at(new) else new.status
 
 
 def _later(a: str, b: str) -> str:
@@ -341,6 +375,7 @@ class Store:
         path, entry = found[0]
         if entry.status != status or Path(path).name != entry.file_name:
             entry.status = status
+            entry.status_since = utc_now()
             if not self._store(entry):
                 return
         self._drop_others(entry, found)

@@ -16,14 +16,18 @@ same difference persists, so the example is small and its truth still right.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
 
-from corpus.minimize import NotInteresting, shrink_choices
+from fuzzer.budget import Budget
+from fuzzer.decisions import DiffDecision
+from fuzzer.engine import includes_valid, resolve_operators
+from fuzzer.events import JobStarted, Phase, PhaseStarted, Progress
 from fuzzer.oracle import Oracle, outcome_fingerprint
+from fuzzer.pipeline import Job
+from fuzzer.results import FAILED, SKIPPED, JobResult, TestCase
 from fuzzer.schedule import SampleStream
-from fuzzer.engine import resolve_operators
-from strategies._internal.build import Unbuildable, replay_recipe
+from fuzzer.shrink import shrink_structured, size_key
 from strategies._internal.formats import FORMATS
 
 KINDS = ("same", "fixed", "regression", "changed")
@@ -77,22 +81,29 @@ class Difference:
 
 
 @dataclass
-class DiffResult:
-    old: str
-    new: str
+class DiffResult(JobResult):
+    job: str = "diff"
+    old: str = ""
+    new: str = ""
     samples: int = 0
-    counts: dict = field(default_factory=lambda: {k: 0 for k in KINDS})
+    kinds: dict = field(default_factory=lambda: {k: 0 for k in KINDS})
     by_class: dict = field(default_factory=dict)
     by_format: dict = field(default_factory=dict)
     differences: list = field(default_factory=list)
-    elapsed_s: float = 0.0
-    stop_reason: str = ""
+
+    def test_cases(self) -> list[TestCase]:
+        cases = [TestCase("toolfuzz.diff", f"{d.kind} {d.sample.anomaly_class or 'valid'}/{d.sample.operator or ''} "
+                          f"in {d.sample.format}", FAILED if d.kind == "regression" else SKIPPED,
+                          f"{d.kind}: old {d.old.verdict}, new {d.new.verdict}", (d.minimized or d.sample).text)
+                 for d in self.differences]
+        return cases
 
     def to_report(self) -> dict[str, Any]:
-        return {"old": self.old, "new": self.new, "samples": self.samples, "counts": self.counts,
+        return {"old": self.old, "new": self.new, "samples": self.samples, "counts": self.kinds,
                 "by_class": self.by_class, "by_format": self.by_format,
                 "differences": [d.to_report() for d in self.differences],
-                "elapsed_s": round(self.elapsed_s, 3), "stop_reason": self.stop_reason}
+                "elapsed_s": round(self.elapsed_s, 3), "stop_reason": self.stop_reason.value,
+                "problem": self.problem}
 
 
 def classify(old: Side, new: Side) -> str:
@@ -106,33 +117,51 @@ def classify(old: Side, new: Side) -> str:
     return "same"
 
 
-class DiffRunner:
-    def __init__(self, registry: Any, *, run_old: Callable, run_new: Callable, old_label: str, new_label: str,
-                 level: str = "parse"):
+class DiffJob(Job):
+    """Both targets run the same samples, each in its own worker pool (``old_pool``, ``new_pool``,
+    started here). ``corpus_samples`` run first, then fresh samples of every format and class."""
+
+    name = "diff"
+
+    def __init__(self, registry: Any, *, old_pool: Any, new_pool: Any, old_label: str, new_label: str,
+                 level: str = "parse", corpus_samples: Optional[list] = None, tools: Optional[list] = None,
+                 anomalies: Optional[list] = None, seed: int = 0, budget_s: Optional[float] = 30.0,
+                 max_samples: Optional[int] = None, batch_size: int = 256):
+        super().__init__()
         self.registry = registry
-        self.run_old, self.run_new = run_old, run_new
+        self.old_pool, self.new_pool = old_pool, new_pool
         self.oracle = Oracle(registry, level)
-        self.result = DiffResult(old=old_label, new=new_label)
+        self.corpus_samples = list(corpus_samples or [])
+        self.tools = list(tools or registry.names())
+        self.anomalies, self.seed, self.batch_size = anomalies, seed, batch_size
+        self.budget = Budget(seconds=budget_s, max_examples=max_samples)
+        self.result_ = DiffResult(old=old_label, new=new_label, label=f"{old_label} -> {new_label}")
         self._differences: dict[tuple, Difference] = {}
+        self._t0 = time.monotonic()
 
     def _side(self, sample: Any, outcome: Any) -> Side:
         judgment = self.oracle.judge(sample, outcome)
         signature = self.oracle.signature(sample, judgment, outcome).id if judgment.failed else None
         return Side(outcome, judgment.verdict.value, signature)
 
-    def compare(self, samples: list) -> list[tuple[str, Any, Side, Side]]:
+    def compare(self, samples: list, deadline: Optional[float] = None) -> list[Optional[tuple[str, Any, Side, Side]]]:
+        """(kind, sample, old side, new side) per sample; None where the deadline cut it off."""
         texts = [s.text for s in samples]
-        olds, news = self.run_old(texts), self.run_new(texts)
-        out = []
+        olds = self.old_pool.run(texts, deadline=deadline)
+        news = self.new_pool.run(texts, deadline=deadline)
+        out: list = []
         for sample, o, n in zip(samples, olds, news):
+            if o is None or n is None:
+                out.append(None)
+                continue
             old, new = self._side(sample, o), self._side(sample, n)
             out.append((classify(old, new), sample, old, new))
         return out
 
     def _count(self, kind: str, sample: Any, old: Side, new: Side) -> None:
-        r = self.result
+        r = self.result_
         r.samples += 1
-        r.counts[kind] += 1
+        r.kinds[kind] += 1
         for table, name in ((r.by_class, sample.anomaly_class or "valid"), (r.by_format, sample.format)):
             row = table.setdefault(name, {k: 0 for k in KINDS})
             row[kind] += 1
@@ -144,92 +173,87 @@ class DiffRunner:
             else:
                 self._differences[diff.key] = diff
 
-    def run(self, *, corpus_samples: list, tools: list, operators: Optional[list], seed: int,
-            budget_s: Optional[float], max_samples: Optional[int], batch_size: int = 256,
-            shrink_budget_s: float = 5.0) -> DiffResult:
-        start = time.monotonic()
-        try:
-            self._run(start, corpus_samples=corpus_samples, tools=tools, operators=operators, seed=seed,
-                      budget_s=budget_s, max_samples=max_samples, batch_size=batch_size)
-        except KeyboardInterrupt:  # keep what was compared; differences are reported unshrunk
-            self.result.stop_reason = "interrupted"
-        if self.result.stop_reason != "interrupted":
-            try:
-                for diff in self._differences.values():
-                    self._shrink(diff, shrink_budget_s)
-            except KeyboardInterrupt:
-                self.result.stop_reason = "interrupted"
-        order = {"regression": 0, "changed": 1}
-        self.result.differences = sorted(self._differences.values(), key=lambda d: (order[d.kind], -d.count))
-        self.result.elapsed_s = time.monotonic() - start
-        return self.result
+    def _compare_and_count(self, samples: list) -> int:
+        ran = 0
+        for item in self.compare(samples, self.budget.deadline):
+            if item is not None:
+                ran += 1
+                self._count(*item)
+        return ran
 
-    def _run(self, start: float, *, corpus_samples: list, tools: list, operators: Optional[list], seed: int,
-             budget_s: Optional[float], max_samples: Optional[int], batch_size: int) -> None:
-        if corpus_samples:
-            for kind, sample, old, new in self.compare(corpus_samples):
-                self._count(kind, sample, old, new)
-        names = resolve_operators(operators)
+    def run(self) -> Iterator[Any]:
+        yield JobStarted(job=self.name, label=self.result_.label, budget_s=self.budget.seconds,
+                         settings={"tools": self.tools, "seed": self.seed, "anomalies": self.anomalies})
+        self.old_pool.start()
+        self.new_pool.start()
+        self.budget.start()
+        yield PhaseStarted(Phase.COMPARING, self.result_.label)
+        if self.corpus_samples:
+            self._compare_and_count(self.corpus_samples)
+        corpus_count = self.result_.samples  # --max-examples counts fresh samples only
+        names = resolve_operators(self.anomalies)
         formats = {name: (True, True) for name in FORMATS}
         streams = [SampleStream(registry=self.registry, tool=self.registry[t], formats=formats, operators=names,
-                                include_valid=not operators or "valid" in operators, seed=seed + i)
-                   for i, t in enumerate(tools)]
-        fresh = 0
-        turn = 0
-        empty = 0
-        self.result.stop_reason = "budget"
+                                include_valid=includes_valid(self.anomalies), seed=self.seed + i)
+                   for i, t in enumerate(self.tools)]
+        turn = empty = 0
+        last = 0.0
         while streams:
-            if budget_s is not None and time.monotonic() - start >= budget_s:
+            reason = self.budget.stop_reason(self.result_.samples - corpus_count)
+            if reason is not None:
+                self.stop_reason = reason
                 break
-            if max_samples is not None and fresh >= max_samples:
-                self.result.stop_reason = "max_examples"
-                break
-            size = batch_size if max_samples is None else max(1, min(batch_size, max_samples - fresh))
+            left = self.budget.executions_left(self.result_.samples - corpus_count)
+            size = self.batch_size if left is None else max(1, min(self.batch_size, left))
             batch = streams[turn % len(streams)].batch(size)
             turn += 1
-            fresh += len(batch)
             empty = 0 if batch else empty + 1
             if empty >= 3 * len(streams):
-                self.result.stop_reason = "nothing to generate: no selected operator applies"
+                self.result_.problem = "nothing to generate: no selected anomaly class or operator applies"
                 break
-            for kind, sample, old, new in self.compare(batch):
-                self._count(kind, sample, old, new)
+            self._compare_and_count(batch)
+            now = time.monotonic() - self._t0
+            if now - last >= 1.0:
+                last = now
+                yield Progress(self.result_.samples, now, {k: v for k, v in self.result_.kinds.items()
+                                                           if k in ("regression", "changed") and v},
+                               Phase.COMPARING, self.result_.label, self.budget.seconds)
+        if not self.interrupted:
+            yield PhaseStarted(Phase.SHRINKING, self.result_.label)
+            for diff in list(self._differences.values()):
+                window = self.budget.shrink_window() if self.budget.seconds is not None else 5.0
+                if window <= 0 or self.budget.time_up():
+                    break
+                started = time.monotonic()
+                self._shrink(diff, window)
+                self.budget.spent_shrinking(time.monotonic() - started)
 
     def _shrink(self, diff: Difference, budget_s: float) -> None:
         """Shrink the structured sample while the same difference (kind and both judgments) persists."""
-        recipe = diff.sample.recipe
-        if recipe is None:
-            return
         want = diff.key
-        best: dict[str, Any] = {}
 
-        def test(candidates: list) -> list:
-            built = []
-            for choices in candidates:
-                try:
-                    built.append(replay_recipe(replace(recipe, choices=tuple(choices)), self.registry))
-                except (Unbuildable, ValueError, KeyError, IndexError, RecursionError):
-                    built.append(None)
-            runnable = [s for s in built if s is not None]
-            compared = iter(self.compare(runnable)) if runnable else iter(())
-            keys = []
-            for s in built:
-                if s is None:
-                    keys.append(None)
-                    continue
-                kind, sample, old, new = next(compared)
-                if Difference(kind, sample, old, new).key == want:
-                    size = (len(sample.text), sample.text)
-                    keys.append(size)
-                    if "size" not in best or size < best["size"]:
-                        best.update(size=size, sample=sample, old=old, new=new)
-                else:
-                    keys.append(None)
-            return keys
+        def observe(samples: list) -> list:
+            return [None if c is None else (c[2], c[3]) for c in self.compare(samples, self.budget.deadline)]
 
-        try:
-            shrink_choices(tuple(recipe.choices), test, budget_s=budget_s, max_tests=3000)
-        except NotInteresting:  # a flaky difference: keep the original example
-            return
-        if best and best["size"] < (len(diff.sample.text), diff.sample.text):
-            diff.minimized, diff.min_old, diff.min_new = best["sample"], best["old"], best["new"]
+        def keeps(sample: Any, sides: tuple) -> bool:
+            old, new = sides
+            return Difference(classify(old, new), sample, old, new).key == want
+
+        shrunk = shrink_structured(diff.sample, (diff.old, diff.new), registry=self.registry, observe=observe,
+                                   keeps=keeps, budget_s=budget_s, max_tests=3000)
+        if size_key(shrunk.sample) < size_key(diff.sample):
+            diff.minimized, (diff.min_old, diff.min_new) = shrunk.sample, shrunk.observation
+
+    def result(self) -> DiffResult:
+        order = {"regression": 0, "changed": 1}
+        r = self.result_
+        r.differences = sorted(self._differences.values(), key=lambda d: (order[d.kind], -d.count))
+        r.elapsed_s = time.monotonic() - self._t0
+        r.executions = r.samples
+        r.stop_reason = self.stop_reason
+        return r
+
+    def exit_code(self, result: DiffResult) -> int:
+        if result.problem and not result.samples:
+            return 2
+        return DiffDecision(regressions=result.kinds["regression"], interrupted=self.interrupted).exit_code

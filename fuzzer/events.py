@@ -122,18 +122,3 @@ class FormatsProbed(Event):
     supported: dict  # format -> list of supported variations
     unsupported: dict  # format or format/variation -> reason
     label: str = ""
-
-
-@dataclass(frozen=True)
-class CampaignStarted(Event):  # (being replaced by JobStarted)
-    tool: str
-    target: str
-    level: str
-    seed: int
-    operators: int
-
-
-@dataclass(frozen=True)
-class CampaignFinished(Event):  # (being replaced by JobFinished)
-    result: Any
-    stop_reason: str

@@ -1,12 +1,20 @@
-"""Findings: one per signature, with the input that first showed it and its minimized form."""
+"""Findings of the parser harness: one per signature, with the input that first showed it, its
+minimized form, and everything a report says about it.
+
+What a finding *says* — its title, ``why`` and ``exception`` — always describes the input it
+shows: after shrinking, :meth:`Finding.adopt_minimized` re-judges the minimized input and takes
+those words from it, so a report never prints "2 call(s) returned, 3 written" beside an input
+that writes one call.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from corpus.signature import Signature
 from fuzzer.oracle import Verdict
+from fuzzer.reproduce import command_for, needs_file, reproducer_document
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -22,6 +30,19 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return value
 
 
+def describe_outcome(outcome: Any) -> Optional[str]:
+    """``Type: first line of the message`` of a raised / rejected outcome, the detail of a death or
+    hang; None for a return. The one rendering of an outcome's exception (console, reports, corpus)."""
+    if outcome is None:
+        return None
+    if outcome.kind in ("raised", "rejected") and outcome.exception:
+        msg = (outcome.message or "").strip().splitlines()
+        return f"{outcome.exception}: {msg[0]}" if msg else outcome.exception
+    if outcome.kind in ("died", "hung"):
+        return outcome.detail
+    return None
+
+
 @dataclass
 class Finding:
     signature: Signature
@@ -32,9 +53,20 @@ class Finding:
     minimized: Any = None  # the minimized Sample (same signature), or None before shrinking
     minimized_outcome: Any = None
     count: int = 1
-    shrink_note: str = ""  # e.g. "shrinking stopped by its budget"
+    #: True only when shrinking ran to a local minimum (not stopped by its budget).
+    shrink_complete: bool = False
+    shrink_note: str = ""  # e.g. "not minimized: the budget ran out"
     candidate: Any = None  # (sample, outcome): a smaller input with the same signature, to shrink
+    found_at_s: float = 0.0  # seconds into the job when it was first seen
+    #: Inputs that must run before this one, in a fresh worker, for it to fail (history-dependent).
+    history: tuple = ()
+    target: str = ""
+    level: str = "parse"
+    reject_on: tuple = ()
+    reproduce_dir: Optional[str] = None
+    notes: list = field(default_factory=list)
 
+    # -- what the finding shows ------------------------------------------------------------------
     @property
     def best(self) -> Any:
         return self.minimized if self.minimized is not None else self.sample
@@ -45,22 +77,64 @@ class Finding:
 
     @property
     def exception(self) -> Optional[str]:
-        o = self.best_outcome
-        if o is None:
-            return None
-        if o.kind in ("raised", "rejected") and o.exception:
-            msg = (o.message or "").strip().splitlines()
-            return f"{o.exception}: {msg[0]}" if msg else o.exception
-        if o.kind in ("died", "hung"):
-            return o.detail
-        return None
+        return describe_outcome(self.best_outcome)
 
+    @property
+    def title(self) -> str:
+        return self.signature.title
+
+    @property
+    def verdict_name(self) -> str:
+        return self.verdict.value
+
+    @property
+    def is_minimized(self) -> bool:
+        return self.shrink_complete
+
+    @property
+    def history_dependent(self) -> bool:
+        return bool(self.history)
+
+    def adopt_minimized(self, sample: Any, outcome: Any, oracle: Any, *, complete: bool, note: str = "") -> None:
+        """Take ``sample`` as the shown input and re-derive the words from it."""
+        self.minimized, self.minimized_outcome = sample, outcome
+        self.shrink_complete, self.shrink_note = complete, note
+        judgment = oracle.judge(sample, outcome)
+        if judgment.failed:
+            self.reason = judgment.reason
+            fresh = oracle.signature(sample, judgment, outcome)
+            if fresh.id == self.signature.id:
+                self.signature = fresh  # same bug; the title now speaks of this input
+
+    # -- reproduce -------------------------------------------------------------------------------
+    @property
+    def reproduce(self) -> str:
+        return command_for(target=self.target, text=self.best.text, history=self.history,
+                           reproduce_dir=self.reproduce_dir, signature=self.signature.id)
+
+    @property
+    def needs_reproducer_file(self) -> bool:
+        return self.reproduce_dir is not None and needs_file(self.best.text, self.history)
+
+    def reproducer(self) -> dict[str, Any]:
+        return reproducer_document(target=self.target, text=self.best.text, history=self.history,
+                                   reject_on=self.reject_on, signature=self.signature.id, title=self.title)
+
+    def location(self) -> Optional[tuple[str, str]]:
+        """(file, function) of the innermost frame of the target where it failed, if known."""
+        frames = getattr(self.best_outcome, "frames", None) or getattr(self.outcome, "frames", None)
+        if not frames:
+            return None
+        file, function = frames[-1]
+        return file, function
+
+    # -- reports and the corpus ------------------------------------------------------------------
     def to_report(self) -> dict[str, Any]:
         sample, best = self.sample, self.best
         outcome = self.best_outcome
-        return {
+        report = {
             "signature": self.signature.id,
-            "title": self.signature.title,
+            "title": self.title,
             "verdict": self.verdict.value,
             "anomaly_class": sample.anomaly_class,
             "operator": sample.operator,
@@ -68,10 +142,35 @@ class Finding:
             "tool": sample.tool,
             "input": sample.text,
             "minimized_input": best.text,
+            "minimized": self.shrink_complete,
             "exception": self.exception,
             "reason": self.reason,
-            "truth": best.calls,
+            "truth": best.calls if best.truth_known else None,
             "returned": jsonable(outcome.calls) if outcome is not None and outcome.kind == "returned" else None,
             "count": self.count,
             "recipe": best.recipe.to_json() if getattr(best, "recipe", None) is not None else None,
+            "reproduce": self.reproduce,
+            "found_at_s": round(self.found_at_s, 3),
+            "frames": [list(f) for f in (getattr(outcome, "frames", None) or ())],
+            "history": list(self.history),
+            "note": self.shrink_note,
         }
+        location = self.location()
+        report["location"] = {"file": location[0], "function": location[1]} if location else None
+        return report
+
+    def to_entry(self, *, target: str, version: Optional[str] = None) -> Any:
+        from corpus.store import Entry
+
+        best = self.best
+        return Entry(text=best.text, signature=self.signature.id, verdict=self.verdict.value, title=self.title,
+                     tool=best.tool or None, format=best.format, anomaly_class=best.anomaly_class,
+                     operator=best.operator, exception=self.exception,
+                     calls=best.calls if best.truth_known else None,
+                     recipe=best.recipe.to_json() if best.recipe is not None else None,
+                     truth_known=best.truth_known, target=target, target_version=version, level=self.level,
+                     scenario={"history": list(self.history)} if self.history else None,
+                     minimized=self.shrink_complete)
+
+
+__all__ = ["Finding", "describe_outcome", "jsonable"]

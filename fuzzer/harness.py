@@ -10,8 +10,9 @@ union (:mod:`fuzzer.decisions`). A harness registers one :class:`Harness` in :da
 
 ``replay(items, reference, context)`` re-runs ``(path, Entry)`` pairs of its kind and returns one
 :class:`Replayed` per entry, in order; ``campaign_job(reference, context)`` builds the short
-campaign the gate runs (a :class:`fuzzer.pipeline.Job` whose result has ``findings``), or None
-when the harness has none.
+campaign the gate runs (a :class:`fuzzer.pipeline.Job` whose result has ``findings`` and
+``problem``), or None when the harness has none; ``check_alive`` says when the reference tests
+nothing at all (every entry would "pass" against a parser that rejects everything).
 """
 
 from __future__ import annotations
@@ -74,6 +75,9 @@ class Harness:
     description: str
     replay: Callable[[list, str, ReplayContext], list]  # (items, reference, context) -> [Replayed]
     campaign_job: Optional[Callable[[str, ReplayContext], Any]] = None  # -> Job, for the gate
+    #: (items, reference, context) -> None, or why the reference tests nothing at all (a parser
+    #: that rejects every valid output): replay must not call that a pass.
+    check_alive: Optional[Callable[[list, str, ReplayContext], Optional[str]]] = None
 
 
 HARNESSES: Registry[Harness] = Registry("harness")

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
+from corpus.signature import (Signature, crash_signature, hang_signature, rejection_signature,
+                              verdict_signature)
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
+from strategies.registry import Registry
 
 RAW_FORMAT = "raw"
 
@@ -40,6 +42,8 @@ class Verdict(str, Enum):
     FALSE_REJECT = "false_reject"
     MISSED_ANOMALY = "missed_anomaly"
     NONDETERMINISM = "nondeterminism"
+    UNSAFE = "unsafe"
+    SLOW = "slow"
 
     def __str__(self) -> str:
         return self.value
@@ -47,7 +51,7 @@ class Verdict(str, Enum):
 
 FAILURE_VERDICTS = [v.value for v in Verdict if v is not Verdict.PASS]
 #: Verdicts whose input alone carries the failure, so the text may be shrunk as text.
-TEXT_CARRIED = {Verdict.CRASH, Verdict.HANG, Verdict.NONDETERMINISM}
+TEXT_CARRIED = {Verdict.CRASH, Verdict.HANG, Verdict.NONDETERMINISM, Verdict.UNSAFE, Verdict.SLOW}
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class Judgment:
     reason: str = ""
     #: What went wrong, as a stable key (see :func:`corruption_key`); None = class and operator.
     key: Optional[str] = None
+    #: The registered check that decided (its signature rule keys the finding).
+    check: str = ""
 
     @property
     def failed(self) -> bool:
@@ -225,76 +231,205 @@ def _is_subsequence(part: Sequence[dict], whole: Sequence[dict]) -> bool:
     return all(any(json_equal(p, w) for w in it) for p in part)
 
 
+@dataclass(frozen=True)
+class Check:
+    """One row of the oracle table: ``judge(ctx) -> Judgment | None`` (None: not this check's
+    business, ask the next one) and ``signature(ctx, judgment) -> Signature``, the rule that says
+    two of its failures are the same bug. Checks run in registration order; the first answer wins."""
+
+    name: str
+    judge: Callable[["Case"], Optional[Judgment]]
+    signature: Optional[Callable[["Case", Judgment], Signature]] = None
+
+
+#: The oracle's checks. A new verdict is a new check (and its signature rule), not a new branch.
+CHECKS: Registry[Check] = Registry("check")
+
+
+def check(name: str, *, signature: Optional[Callable[["Case", Judgment], Signature]] = None) -> Callable:
+    """Register ``judge`` as the check ``name`` (decorator)."""
+
+    def register(judge: Callable[["Case"], Optional[Judgment]]) -> Callable:
+        CHECKS.register(name, Check(name, judge, signature), module=judge.__module__)
+        return judge
+
+    return register
+
+
+@dataclass
+class Case:
+    """What a check looks at: the sample, the outcome, the level and the validate-level promise."""
+
+    sample: Any
+    outcome: Any
+    level: str
+    promise: "Promise"
+
+    @property
+    def declined(self) -> bool:
+        return self.outcome.kind == "rejected" or not self.outcome.calls
+
+    @property
+    def returned(self) -> list:
+        return self.outcome.calls or []
+
+
+def _judged(check_name: str, verdict: Verdict, reason: str, key: Optional[str] = None) -> Judgment:
+    return Judgment(verdict, reason, key=key, check=check_name)
+
+
+def _verdict_signature(case: Case, judgment: Judgment) -> Signature:
+    s = case.sample
+    return verdict_signature(judgment.verdict.value, anomaly_class=s.anomaly_class, operator=s.operator,
+                             format=s.format, key=judgment.key, what=judgment.reason if judgment.key else None)
+
+
+def _crash_signature(case: Case, judgment: Judgment) -> Signature:
+    o = case.outcome
+    return crash_signature(exception=o.exception, frames=o.frames or (), detail=o.detail, message=o.message)
+
+
+def _hang_signature(case: Case, judgment: Judgment) -> Signature:
+    if case.outcome.frames:
+        return hang_signature(frames=case.outcome.frames)
+    return _verdict_signature(case, judgment)
+
+
+def _rejection_signature(case: Case, judgment: Judgment) -> Signature:
+    o = case.outcome
+    rejected = o.kind == "rejected"
+    return rejection_signature(format=case.sample.format, exception=o.exception if rejected else None,
+                               message=o.message if rejected else None, frames=o.frames if rejected else ())
+
+
+@check("crash", signature=_crash_signature)
+def _crash(case: Case) -> Optional[Judgment]:
+    """Raised an undeclared exception, or the process died."""
+    if case.outcome.kind in ("raised", "died"):
+        return _judged("crash", Verdict.CRASH, _describe_crash(case.outcome))
+    return None
+
+
+@check("hang", signature=_hang_signature)
+def _hang(case: Case) -> Optional[Judgment]:
+    """No answer within the timeout."""
+    if case.outcome.kind == "hung":
+        return _judged("hang", Verdict.HANG, case.outcome.detail or "no result within the timeout")
+    return None
+
+
+@check("not_a_call", signature=_verdict_signature)
+def _not_a_call(case: Case) -> Optional[Judgment]:
+    """Returned something the target contract does not allow (a string, a set, a generator...)."""
+    if case.outcome.kind == "invalid":
+        return _judged("not_a_call", Verdict.CORRUPTION,
+                       f"returned something that is not a call: {case.outcome.message}", key="not-a-call")
+    return None
+
+
+@check("robustness_only")
+def _robustness_only(case: Case) -> Optional[Judgment]:
+    """No known truth (a captured output, a text reduced as text): only robustness is judged."""
+    if case.sample.format == RAW_FORMAT or not case.sample.truth_known:
+        return PASS
+    return None
+
+
+@check("false_reject", signature=_rejection_signature)
+def _false_reject(case: Case) -> Optional[Judgment]:
+    """A valid output in a supported format was rejected, or no call was returned."""
+    if case.sample.anomaly_class is None and case.declined:
+        o = case.outcome
+        what = f"rejected it ({o.exception}: {_first_line(o.message)})" if o.kind == "rejected" else "returned no call"
+        return _judged("false_reject", Verdict.FALSE_REJECT, f"a valid {case.sample.format} output: the target {what}")
+    return None
+
+
+@check("exact", signature=_verdict_signature)
+def _exact(case: Case) -> Optional[Judgment]:
+    """A valid output must come back exactly as its truth."""
+    if case.sample.anomaly_class is None:
+        return PASS if calls_equal(case.returned, case.sample.calls) else _corruption(case.sample.calls, case.returned)
+    return None
+
+
+@check("declined")
+def _declined(case: Case) -> Optional[Judgment]:
+    """An anomalous output may always be rejected (or answered with no call)."""
+    return PASS if case.declined else None
+
+
+@check("no_faithful_call", signature=_verdict_signature)
+def _no_faithful_call(case: Case) -> Optional[Judgment]:
+    """An output that denotes no faithful call (truncated mid-value, garbage) must not yield calls."""
+    if case.sample.calls is None:
+        cls = ANOMALY_CLASSES.get(case.sample.anomaly_class)
+        return _judged("no_faithful_call", Verdict.CORRUPTION,
+                       f"the output denotes no faithful call ({case.sample.anomaly_class}), yet the target returned calls",
+                       key=f"accepted:{cls.name}" if cls is not None and cls.one_bug else None)
+    return None
+
+
+@check("missed_anomaly", signature=_verdict_signature)
+def _missed_anomaly(case: Case) -> Optional[Judgment]:
+    """--level validate: calls that break the promise must be rejected (duplicates may be collapsed;
+    of several calls, the ones that keep the promise may be returned without the others)."""
+    if case.level != "validate":
+        return None
+    truth, returned, promise = case.sample.calls, case.returned, case.promise
+    problem = promise.problem_key(truth)
+    if problem is None:
+        return None
+    if calls_equal(returned, truth):
+        return _judged("missed_anomaly", Verdict.MISSED_ANOMALY,
+                       f"returned the calls as written despite {problem[1]}", key=problem[0])
+    if case.sample.anomaly_class == "duplicate_call" and calls_equal(returned, without_duplicates(truth)):
+        return PASS
+    keeping = [c for c in truth if promise.call_ok(c)]
+    if promise.problem(returned) is None and _is_subsequence(returned, keeping):
+        return PASS
+    return _corruption(truth, returned)
+
+
+@check("as_written", signature=_verdict_signature)
+def _as_written(case: Case) -> Optional[Judgment]:
+    """Otherwise the calls as written (faithful repairs, semantic anomalies at parse level)."""
+    truth = case.sample.calls
+    return PASS if calls_equal(case.returned, truth) else _corruption(truth, case.returned)
+
+
 class Oracle:
-    """Judges (sample, outcome) at a level ("parse" or "validate")."""
+    """Judges (sample, outcome) at a level ("parse" or "validate") by running :data:`CHECKS`."""
 
     def __init__(self, registry: Any, level: str = "parse"):
         if level not in ("parse", "validate"):
             raise ValueError(f"unknown level {level!r}")
         self.level = level
+        self.registry = registry
         self.promise = Promise(registry)
-        self._truth_problem: dict[int, Optional[str]] = {}
 
     def judge(self, sample: Any, outcome: Any) -> Judgment:
-        kind = outcome.kind
-        if kind == "raised" or kind == "died":
-            return Judgment(Verdict.CRASH, _describe_crash(outcome))
-        if kind == "hung":
-            return Judgment(Verdict.HANG, outcome.detail or "no result within the timeout")
-        if kind == "invalid":
-            return Judgment(Verdict.CORRUPTION, f"returned something that is not a call: {outcome.message}",
-                            key="not-a-call")
-        if sample.format == RAW_FORMAT or not sample.truth_known:
-            return PASS
-        declined = kind == "rejected" or not outcome.calls
-        returned = outcome.calls or []
-        truth = sample.calls
-
-        if sample.anomaly_class is None:  # valid sample: exactly the truth
-            if declined:
-                what = f"rejected it ({outcome.exception})" if kind == "rejected" else "returned no call"
-                return Judgment(Verdict.FALSE_REJECT, f"a valid {sample.format} output: the target {what}")
-            if calls_equal(returned, truth):
-                return PASS
-            return _corruption(truth, returned)
-
-        if declined:
-            return PASS
-        if truth is None:
-            cls = ANOMALY_CLASSES.get(sample.anomaly_class)
-            return Judgment(Verdict.CORRUPTION, f"the output denotes no faithful call ({sample.anomaly_class}), "
-                            "yet the target returned calls",
-                            key=f"accepted:{cls.name}" if cls is not None and cls.one_bug else None)
-        if self.level == "validate":
-            problem = self.promise.problem_key(truth)
-            if problem is not None:
-                if calls_equal(returned, truth):
-                    return Judgment(Verdict.MISSED_ANOMALY, f"returned the calls as written despite {problem[1]}",
-                                    key=problem[0])
-                if sample.anomaly_class == "duplicate_call" and calls_equal(returned, without_duplicates(truth)):
-                    return PASS
-                keeping = [c for c in truth if self.promise.call_ok(c)]
-                if (self.promise.problem(returned) is None and _is_subsequence(returned, keeping)):
-                    return PASS
-                return _corruption(truth, returned)
-        if calls_equal(returned, truth):
-            return PASS
-        return _corruption(truth, returned)
+        case = Case(sample, outcome, self.level, self.promise)
+        for item in CHECKS.values():
+            judgment = item.judge(case)
+            if judgment is not None:
+                return judgment
+        return PASS
 
     def signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
-        if judgment.verdict is Verdict.CRASH:
-            return crash_signature(exception=outcome.exception, frames=outcome.frames or (),
-                                   detail=outcome.detail)
-        if judgment.verdict is Verdict.HANG and outcome.frames:
-            return hang_signature(frames=outcome.frames)
-        return verdict_signature(judgment.verdict.value, anomaly_class=sample.anomaly_class,
-                                 operator=sample.operator, format=sample.format, key=judgment.key,
-                                 what=judgment.reason if judgment.key else None)
+        case = Case(sample, outcome, self.level, self.promise)
+        rule = CHECKS[judgment.check].signature if judgment.check in CHECKS else None
+        return (rule or _verdict_signature)(case, judgment)
+
+
+def _first_line(message: Optional[str]) -> str:
+    lines = (message or "").strip().splitlines()
+    return lines[0][:200] if lines else ""
 
 
 def _corruption(truth: Sequence[dict], returned: Sequence[dict]) -> Judgment:
     key, words = corruption_key(truth, returned)
-    return Judgment(Verdict.CORRUPTION, words, key=key)
+    return Judgment(Verdict.CORRUPTION, words, key=key, check="as_written")
 
 
 def _describe_crash(outcome: Any) -> str:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Generator, Iterable, Iterator, Optional, Sequence
 
-from fuzzer.events import Event, ExitCode, Interrupted, JobFinished, StopReason
+from fuzzer.events import Event, ExitCode, Interrupted, JobFinished, JobStarted, StopReason
 
 
 class EventHandler:
@@ -101,8 +101,8 @@ class Job:
         for event in job.events():
             if isinstance(event, JobFinished):
                 final = event
-            elif isinstance(event, Interrupted):
-                continue  # this job announces the interruption itself
+            elif isinstance(event, (Interrupted, JobStarted)):
+                continue  # this job announced itself, and announces the interruption itself
             else:
                 yield event
         assert final is not None

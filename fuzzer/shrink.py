@@ -2,13 +2,14 @@
 
 Two stages, both run through the isolated worker pool in batches:
 
-1. **Structured**: shrink the sample's recipe (its choice sequence) with
-   :func:`corpus.minimize.shrink_choices` and regenerate; the truth is recomputed by construction and
-   each candidate is re-judged, so a shrunk corruption is still a corruption of a correctly labelled
-   sample. Every verdict gets this stage.
-2. **Text**: for crash and hang only — the text alone carries those failures — the text is reduced
-   further with :func:`corpus.minimize.shrink_text` while the signature holds. The result has no
-   known truth any more, which those verdicts do not need.
+1. **Structured** (:func:`shrink_structured`): shrink the sample's recipe (its choice sequence)
+   with :func:`corpus.minimize.shrink_choices` and regenerate; the truth is recomputed by
+   construction and each candidate is re-judged, so a shrunk corruption is still a corruption of
+   a correctly labelled sample. Every verdict gets this stage, and ``fuzz diff`` uses it too, with
+   "the same difference" as its predicate.
+2. **Text**: for the verdicts the text alone carries (crash, hang, unsafe, slow), the text is
+   reduced further with :func:`corpus.minimize.shrink_text` while the signature holds. The result
+   has no known truth any more, which those verdicts do not need.
 
 Nondeterminism findings are not shrunk: a flaky predicate makes any minimizer lie.
 """
@@ -17,24 +18,82 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices, shrink_text
-from fuzzer.oracle import Oracle, Verdict
+from fuzzer.oracle import TEXT_CARRIED, Oracle, Verdict
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
 
 #: A sample regenerated from an edited recipe can raise anything its generator raises on
 #: pathological choice sequences; such a candidate is simply not interesting.
-_REPLAY_ERRORS = (Unbuildable, ValueError, KeyError, IndexError, RecursionError)
+_REPLAY_ERRORS = (Unbuildable, ValueError, KeyError, IndexError, RecursionError, TypeError)
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    sample: Any
+    observation: Any  # the outcome (or, for diff, the pair of sides) of ``sample``
+    complete: bool  # ran to a local minimum, not stopped by its budget
+    note: str = ""
+
+
+def size_key(sample: Sample) -> tuple:
+    return (len(sample.text), sample.text)
+
+
+def regenerate(sample: Sample, choices: tuple, registry: Any) -> Optional[Sample]:
+    """The sample ``sample``'s recipe makes from ``choices``, or None when it cannot be built."""
+    try:
+        return replay_recipe(dataclasses.replace(sample.recipe, choices=tuple(choices)), registry)
+    except _REPLAY_ERRORS:
+        return None
+
+
+def shrink_structured(sample: Sample, observation: Any, *, registry: Any, observe: Callable[[list], list],
+                      keeps: Callable[[Sample, Any], bool], budget_s: float, max_tests: int = 4000) -> Shrunk:
+    """The smallest regenerated sample ``keeps`` accepts. ``observe(samples)`` runs them (one
+    observation each, None when the deadline cut it off)."""
+    best = {"sample": sample, "observation": observation}
+    status: dict = {}
+    if sample.recipe is None:
+        return Shrunk(sample, observation, True)  # a raw input: only the text stage applies
+
+    def test(candidates: list) -> list:
+        built = [regenerate(sample, c, registry) for c in candidates]
+        runnable = [s for s in built if s is not None]
+        observed = iter(observe(runnable) if runnable else ())
+        keys: list = []
+        for s in built:
+            if s is None:
+                keys.append(None)
+                continue
+            o = next(observed)
+            if o is not None and keeps(s, o):
+                keys.append(size_key(s))
+                if size_key(s) < size_key(best["sample"]):
+                    best["sample"], best["observation"] = s, o
+            else:
+                keys.append(None)
+        return keys
+
+    try:
+        shrink_choices(tuple(sample.recipe.choices), test, budget_s=budget_s, max_tests=max_tests, status=status)
+    except NotInteresting:
+        return Shrunk(sample, observation, False, "did not reproduce when regenerated; not shrunk structurally")
+    return Shrunk(best["sample"], best["observation"], status.get("complete", False))
 
 
 class FindingShrinker:
-    def __init__(self, run: Callable[[list[str]], list[Any]], oracle: Oracle, registry: Any):
+    """Shrinks findings of the parser harness; ``run(texts, deadline=)`` is the pool's run."""
+
+    def __init__(self, run: Callable[..., list], oracle: Oracle, registry: Any):
         self._target_run = run
         self._oracle = oracle
         self._registry = registry
         self._seen: dict[str, Any] = {}
+        self._deadline: Optional[float] = None
 
     def _run(self, texts: list[str]) -> list[Any]:
         """Run texts, each distinct text once per shrink: different choice sequences often render
@@ -42,9 +101,10 @@ class FindingShrinker:
         seen = self._seen
         fresh = list(dict.fromkeys(t for t in texts if t not in seen))
         if fresh:
-            for text, outcome in zip(fresh, self._target_run(fresh)):
-                seen[text] = outcome
-        return [seen[t] for t in texts]
+            for text, outcome in zip(fresh, self._target_run(fresh, deadline=self._deadline)):
+                if outcome is not None:
+                    seen[text] = outcome
+        return [seen.get(t) for t in texts]
 
     def _signature_id(self, sample: Sample, outcome: Any) -> Optional[str]:
         judgment = self._oracle.judge(sample, outcome)
@@ -53,76 +113,62 @@ class FindingShrinker:
         return self._oracle.signature(sample, judgment, outcome).id
 
     def shrink(self, sample: Sample, outcome: Any, verdict: Verdict, signature_id: str, *,
-               budget_s: float, max_tests: int = 4000) -> tuple[Sample, Any, str]:
-        """Return (smallest sample, its outcome, note) failing with ``signature_id``."""
+               budget_s: float, max_tests: int = 4000) -> Shrunk:
+        """The smallest sample failing with ``signature_id`` found within ``budget_s``."""
         if verdict is Verdict.NONDETERMINISM:
-            return sample, outcome, "nondeterministic failures are not shrunk"
+            return Shrunk(sample, outcome, False, "nondeterministic failures are not shrunk")
+        if budget_s <= 0:
+            return Shrunk(sample, outcome, False, "not minimized: the budget ran out")
         self._seen = {sample.text: outcome}
-        deadline = time.monotonic() + budget_s
-        best: dict[str, Any] = {"sample": sample, "outcome": outcome}
+        self._deadline = time.monotonic() + budget_s
         notes: list[str] = []
 
-        def key(s: Sample) -> tuple:
-            return (len(s.text), s.text)
+        def keeps(s: Sample, o: Any) -> bool:
+            return self._signature_id(s, o) == signature_id
 
-        if sample.recipe is not None:
-            recipe = sample.recipe
+        def observe(samples: list) -> list:
+            return self._run([s.text for s in samples])
 
-            def test_choices(candidates: list[tuple]) -> list[Optional[tuple]]:
-                built: list[Optional[Sample]] = []
-                for choices in candidates:
-                    try:
-                        built.append(replay_recipe(dataclasses.replace(recipe, choices=tuple(choices)),
-                                                   self._registry))
-                    except _REPLAY_ERRORS:
-                        built.append(None)
-                runnable = [s for s in built if s is not None]
-                outcomes = iter(self._run([s.text for s in runnable]))
-                keys: list[Optional[tuple]] = []
-                for s in built:
-                    if s is None:
-                        keys.append(None)
-                        continue
-                    o = next(outcomes)
-                    if self._signature_id(s, o) == signature_id:
-                        keys.append(key(s))
-                        if key(s) < key(best["sample"]):
-                            best["sample"], best["outcome"] = s, o
-                    else:
-                        keys.append(None)
-                return keys
+        structured = shrink_structured(sample, outcome, registry=self._registry, observe=observe, keeps=keeps,
+                                       budget_s=budget_s, max_tests=max_tests)
+        best, best_outcome, complete = structured.sample, structured.observation, structured.complete
+        if structured.note:
+            notes.append(structured.note)
 
-            try:
-                shrink_choices(tuple(recipe.choices), test_choices,
-                               budget_s=max(0.0, deadline - time.monotonic()), max_tests=max_tests)
-            except NotInteresting:
-                notes.append("did not reproduce when regenerated; not shrunk structurally")
-
-        if verdict in (Verdict.CRASH, Verdict.HANG) and time.monotonic() < deadline:
-            base = best["sample"]
+        if verdict in TEXT_CARRIED and time.monotonic() < self._deadline:
+            base = best
 
             def as_text(text: str) -> Sample:
                 return dataclasses.replace(base, text=text, calls=None, recipe=None, truth_known=False,
                                            description="reduced as text")
 
+            found = {"sample": best, "outcome": best_outcome}
+
             def test_texts(texts: list[str]) -> list[bool]:
-                outcomes = self._run(list(texts))
                 verdicts = []
-                for text, o in zip(texts, outcomes):
+                for text, o in zip(texts, self._run(list(texts))):
                     s = as_text(text)
-                    same = self._signature_id(s, o) == signature_id
-                    if same and key(s) < key(best["sample"]):
-                        best["sample"], best["outcome"] = s, o
+                    same = o is not None and self._signature_id(s, o) == signature_id
+                    if same and size_key(s) < size_key(found["sample"]):
+                        found["sample"], found["outcome"] = s, o
                     verdicts.append(same)
                 return verdicts
 
+            status: dict = {}
             try:
-                shrink_text(base.text, test_texts, budget_s=max(0.0, deadline - time.monotonic()),
-                            max_tests=max_tests)
+                shrink_text(base.text, test_texts, budget_s=max(0.0, self._deadline - time.monotonic()),
+                            max_tests=max_tests, status=status)
+                complete = complete and status.get("complete", False)
             except NotInteresting:
                 notes.append("did not reproduce on a re-run; not shrunk as text")
-
-        if time.monotonic() >= deadline:
-            notes.append("shrinking stopped at its time budget")
+            best, best_outcome = found["sample"], found["outcome"]
+        elif verdict in TEXT_CARRIED:
+            complete = False
+        if not complete:
+            notes.append("not minimized: shrinking stopped at its time budget"
+                         if time.monotonic() >= self._deadline else "not fully minimized")
         self._seen = {}
-        return best["sample"], best["outcome"], "; ".join(notes)
+        return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)))
+
+
+__all__ = ["FindingShrinker", "Shrunk", "regenerate", "shrink_structured", "size_key"]

@@ -74,5 +74,8 @@ def main() -> None:
 
 from fuzzer.cli import inspect as _inspect  # noqa: E402,F401  (registers commands)
 from fuzzer.cli import campaign as _campaign  # noqa: E402,F401
-from fuzzer.cli import corpus_cmds as _corpus_cmds  # noqa: E402,F401
+from fuzzer.cli import replay_cmd as _replay_cmd  # noqa: E402,F401
+from fuzzer.cli import gate_cmd as _gate_cmd  # noqa: E402,F401
 from fuzzer.cli import diff_cmd as _diff_cmd  # noqa: E402,F401
+from fuzzer.cli import corpus_cmds as _corpus_cmds  # noqa: E402,F401
+from fuzzer.cli import minimize_cmd as _minimize_cmd  # noqa: E402,F401

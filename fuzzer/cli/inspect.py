@@ -106,11 +106,8 @@ def anomalies(tool: str | None, tools_file: str | None, seed: int) -> None:
 @main.command()
 @click.option("--tool", required=True, help="The tool whose calls to generate.")
 @options.tools_file
-@click.option("--anomaly", "anomalies", multiple=True, metavar="CLASS",
-              help="Anomaly class or operator to draw from (repeatable; 'valid' for valid samples). "
-                   "Default: valid samples only.")
-@click.option("--format", "formats", multiple=True, metavar="FORMAT",
-              help="Output format (repeatable). Default: every format.")
+@options.anomalies
+@options.formats
 @click.option("-n", "count", type=click.IntRange(min=0), default=10, show_default=True, help="How many samples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed: same seed, same lines.")
 @translate_errors
@@ -127,9 +124,6 @@ def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple,
 
     registry = load_registry_or_fail(tools_file)
     chosen = registry[tool]
-    for name in formats:
-        if name not in FORMATS:
-            raise ConfigError(f"--format: unknown format {name!r}; known: {', '.join(FORMATS)}")
     fmts = list(formats) or list(FORMATS)
     arms: list = []
     if not anomalies or "valid" in anomalies:

@@ -1,46 +1,178 @@
-"""Options shared by several commands, defined once (STYLE.md: pip-tools' options module)."""
+"""Options shared by several commands, defined once (STYLE.md: pip-tools' options module).
+
+Every option's name is also its config-file key (``[tool.toolfuzz]``), so defaults can come from
+a file through click's ``default_map``.
+"""
 
 from __future__ import annotations
+
+import os
+from typing import Any, Callable
 
 import click
 
 from strategies._internal.formats import FORMATS
 
+
+class TargetRef(click.ParamType):
+    """``M:A`` (or ``path.py:A``): checked for shape here; imported only in the worker process,
+    where a failure becomes one line naming the part that failed (with close matches)."""
+
+    name = "M:A"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        from fuzzer.gitref import split_git_target
+        from strategies.errors import TargetError
+
+        text = str(value).strip()
+        try:
+            git = split_git_target(text)
+        except TargetError as exc:
+            self.fail(str(exc), param, ctx)
+        body = git[1] if git else text
+        module, colon, attr = body.rpartition(":")
+        if not colon or not module or not attr:
+            self.fail(f"{value!r} is not of the form module:callable (e.g. mypkg.parsing:parse)", param, ctx)
+        return text
+
+
+class AnomalyChoice(click.ParamType):
+    """An anomaly class, an operator name or ``valid``; unknown names get close matches."""
+
+    name = "CLASS"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        from fuzzer.engine import resolve_operators
+        from strategies.errors import UnknownName
+
+        try:
+            resolve_operators([value])
+        except UnknownName as exc:
+            self.fail(str(exc), param, ctx)
+        return value
+
+
+class Workers(click.ParamType):
+    """A number of worker processes, or ``auto`` (one per CPU core)."""
+
+    name = "N|auto"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> int:
+        if isinstance(value, int):
+            return value
+        if str(value).strip().lower() == "auto":
+            return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+        try:
+            number = int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
+        if number < 1:
+            self.fail(f"{number} is not at least 1", param, ctx)
+        return number
+
+
+TARGET_HELP = ("The parser under test: a callable taking the model output text and returning its calls (a list of "
+               "{name, arguments}, one call, or None); raising ValueError is a clean rejection (see --reject-on). "
+               "The current directory is on sys.path.")
+
 tools_file = click.option("--tools", "tools_file", metavar="FILE",
                           help="Tools to fuzz: an OpenAI/Anthropic tools list, an MCP tools/list result, a "
                                "{name: schema} mapping (JSON or YAML), or M:A naming pydantic models. "
                                "Default: the built-in registry (see `fuzz tools`).")
-target = click.option("--target", "target", metavar="M:A", default="fuzzer.targets.reference:parse",
-                      show_default=True,
-                      help="The parser under test: a callable taking the model output text and returning its "
-                           "calls (a list of {name, arguments}, one call, or None); raising ValueError is a "
-                           "clean rejection. The current directory is on sys.path. The default, the bundled "
-                           "reference parser, becomes reference:parse_validated at --level validate.")
+target = click.option("--target", "target", metavar="M:A", type=TargetRef(), required=True, help=TARGET_HELP)
+target_for_corpus = click.option("--target", "target", metavar="M:A", type=TargetRef(), default=None,
+                                 help=TARGET_HELP + " Replays the corpus's parser entries (required unless only "
+                                      "--executor / --agent entries are replayed).")
 reject_on = click.option("--reject-on", "reject_on", metavar="M:NAME", multiple=True,
                          help="Exception type that counts as a clean rejection (repeatable). Default: ValueError.")
 level = click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
                      help="parse: the target only extracts calls. validate: it also promises every returned "
                           "call names a known tool, satisfies its schema, and is not a duplicate.")
+entry_level = click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
+                           help="Oracle level for entries and inputs that do not record one.")
 seed = click.option("--seed", type=int, default=0, show_default=True,
                     help="Random seed: the same seed and target give the same samples and findings.")
 timeout = click.option("--timeout", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
                        help="Seconds one input may run before it counts as a hang.")
-workers = click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-                       help="Worker processes running the target.")
-report = click.option("--report", "report_path", metavar="FILE.json", type=click.Path(dir_okay=False),
-                      help="Write the JSON report here.")
+workers = click.option("--workers", type=Workers(), default="1", show_default=True,
+                       help="Worker processes running the target, or 'auto' for one per CPU core.")
+memory = click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(min=64), default=4096,
+                      show_default=True, help="Address-space limit of each worker, in MiB.")
 formats = click.option("--format", "formats", multiple=True, type=click.Choice(list(FORMATS)),
                        help="Formats the target supports (repeatable). Default: probe each format with "
                             "valid samples and skip those the target cleanly rejects.")
-memory = click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(min=64), default=4096,
-                      show_default=True, help="Address-space limit of each worker, in MiB.")
-entry_level = click.option("--level", type=click.Choice(["parse", "validate"]), default="parse", show_default=True,
-                           help="Oracle level for entries and inputs that do not record one.")
-corpus_dir = click.option("--corpus", "corpus_dir", required=True, metavar="DIR", help="The corpus directory.")
+anomalies = click.option("--anomaly", "anomalies", multiple=True, type=AnomalyChoice(),
+                         help="Restrict to these anomaly classes or operators (repeatable; 'valid' keeps valid "
+                              "samples; `fuzz anomalies` lists them).")
+max_examples = click.option("--max-examples", type=click.IntRange(min=1), default=None,
+                            help="Stop after this many executions (with --seed: a deterministic run).")
+corpus_dir = click.option("--corpus", "corpus_dir", required=True, metavar="DIR", type=click.Path(file_okay=False),
+                          help="The corpus directory (kept in git).")
+quiet = click.option("-q", "--quiet", is_flag=True, help="No progress lines; only the summary.")
+max_failures = click.option("--max-failures", "max_failures", type=click.IntRange(min=1), default=None,
+                            help="Stop after this many distinct failures.")
+exitfirst = click.option("-x", "--exitfirst", is_flag=True, help="Stop at the first distinct failure (--max-failures 1).")
+ignore = click.option("--ignore", "ignore", multiple=True, metavar="SIGNATURE|FILE",
+                      help="A signature to ignore (repeatable), or a file of them (one per line, # comments): "
+                           "ignored failures are not reported and do not block the gate.")
 
 
-def replay_options(command):
+def budget(default: Any, what: str) -> Callable:
+    return click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=default,
+                        show_default=default is not None, help=what)
+
+
+def _report_options() -> list:
+    from fuzzer.reports import WRITERS
+
+    helps = {
+        "report": ("FILE.json", "Write the JSON report here."),
+        "junit": ("FILE.xml", "Write JUnit XML: one test case per corpus entry and per failure."),
+        "sarif": ("FILE.sarif", "Write a SARIF 2.1.0 report (GitHub code scanning)."),
+        "html": ("FILE.html", "Write a self-contained HTML report."),
+        "markdown": ("FILE.md", "Write a Markdown summary (also appended to $GITHUB_STEP_SUMMARY in GitHub Actions)."),
+    }
+    made = []
+    for name in WRITERS:
+        metavar, text = helps.get(name, ("FILE", f"Write the {name} report here."))
+        made.append(click.option(f"--{name}", f"{name}_path", metavar=metavar, type=click.Path(dir_okay=False),
+                                 default=None, help=text))
+    return made
+
+
+def reports(command: Callable) -> Callable:
+    """``--report``, ``--junit`` and every other registered report writer's option."""
+    for option in reversed(_report_options()):
+        command = option(command)
+    return command
+
+
+def report_paths(kwargs: dict) -> dict:
+    """The report writers asked for, by name: ``{"report": "r.json", "junit": None, ...}`` from the
+    ``<name>_path`` keyword arguments :func:`reports` adds."""
+    return {key[:-len("_path")]: value for key, value in kwargs.items() if key.endswith("_path")}
+
+
+executor = click.option("--executor", "executor", metavar="M:A", type=TargetRef(), default=None,
+                        help="The tool executor under test (replays the corpus's executor entries).")
+agent = click.option("--agent", "agent", metavar="M:A", type=TargetRef(), default=None,
+                     help="The agent loop under test (replays the corpus's agent entries).")
+
+
+def references(target: Any, executor_ref: Any, agent_ref: Any) -> dict:
+    """Entry kind -> reference; a usage error when none is given."""
+    refs = {"parser": target, "executor": executor_ref, "agent": agent_ref}
+    if not any(refs.values()):
+        raise click.UsageError("Missing option '--target' (the parser under test; or --executor / --agent for "
+                               "those corpus entries)")
+    return refs
+
+
+def replay_options(command: Callable) -> Callable:
     """The options of every command that re-runs corpus entries or captured inputs on a target."""
     for option in reversed((corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)):
         command = option(command)
     return command
+
+
+__all__ = ["AnomalyChoice", "TargetRef", "Workers", "reports", "replay_options"]

@@ -26,6 +26,7 @@ from tests.conftest import ROOT, cli_command, cli_env, default_sigint, run_cli
 from tests.integration.targets import torture
 
 NAIVE = "fuzzer.targets.naive:parse"
+REFERENCE = "fuzzer.targets.reference:parse"
 TORTURE = "tests.integration.targets.torture:"
 BUGGY = "tests.integration.targets.buggy:"
 BUILTIN_TOOLS = ["get_weather", "search_flights", "book_hotel", "send_email", "calculate",
@@ -218,13 +219,15 @@ def test_the_printed_reproduce_commands_reproduce(naive_run):
     """Each finding's summary ends with a one-line command; run it as a user would paste it."""
     report = naive_run["report"]
     commands = [line.split("reproduce: ", 1)[1] for line in naive_run["stdout"].splitlines()
-                if line.startswith("    reproduce: python -c ")]
+                if line.startswith("    reproduce: ")]
     by_text = {f["minimized_input"]: f for f in report["failures"]}
     checked = 0
+    env = {**cli_env(), "PATH": "/usr/bin:/bin"}  # no venv on PATH: the command must name its interpreter
     for command in commands:
         argv = shlex.split(command)
-        proc = subprocess.run([sys.executable, *argv[1:]], capture_output=True, text=True, env=cli_env(),
-                              cwd=ROOT, timeout=60)
+        assert argv[:2] == [sys.executable, "-c"], command
+        proc = subprocess.run(command, shell=True, executable="/bin/bash", capture_output=True, text=True,
+                              env=env, cwd=ROOT, timeout=60)
         code = argv[2]
         text = eval(code[code.index("print(t(") + len("print(t("):-2])  # noqa: S307 - the printed input
         failure = by_text[text]
@@ -260,7 +263,7 @@ def test_validate_level_missed_anomalies_really_break_the_schema(cli):
 
 
 def test_every_tool_at_once_shares_the_budget(cli):
-    result = cli("campaign", "--max-examples", "14000", "--report", "r.json", "-q")
+    result = cli("campaign", "--target", REFERENCE, "--max-examples", "14000", "--report", "r.json", "-q")
     assert result.code == 0, result
     report = result.report()
     assert report["tool"].split(",") == BUILTIN_TOOLS
@@ -273,10 +276,11 @@ def test_every_tool_at_once_shares_the_budget(cli):
 @pytest.mark.parametrize("level", ["parse", "validate"])
 @pytest.mark.parametrize("tool", BUILTIN_TOOLS)
 def test_reference_target_passes_its_own_campaign(cli, tool, level):
-    result = cli("campaign", "--tool", tool, "--level", level, "--budget", "2", "--report", "r.json", "-q")
+    expected = REFERENCE + ("_validated" if level == "validate" else "")
+    result = cli("campaign", "--tool", tool, "--target", expected, "--level", level, "--budget", "2",
+                 "--report", "r.json", "-q")
     assert result.code == 0, result
     report = result.report()
-    expected = "fuzzer.targets.reference:parse" + ("_validated" if level == "validate" else "")
     check_report(report, tool=tool, target=expected, level=level)
     assert report["failures"] == []
     assert report["executions"] > 1000
@@ -389,6 +393,8 @@ def test_usage_error_is_one_line_and_exit_2(cli, tmp_path, case):
     (tmp_path / "bad.json").write_text('{"get_weather": {"type": "object",', encoding="utf-8")
     if "--tool" not in args:
         args = ["--tool", "get_weather", *args]
+    if "--target" not in args:
+        args = ["--target", REFERENCE, *args]
     result = cli("campaign", "--budget", "1", *args, timeout=60)
     assert result.code == 2, result
     no_engine_traceback(result)

@@ -1,9 +1,9 @@
-"""The campaign engine (:class:`fuzzer.engine.Campaign`) driven directly, with a real WorkerPool.
+"""The campaign job (:class:`fuzzer.campaign.CampaignJob`) driven directly, with a real WorkerPool.
 
 These check what the CLI's output cannot show: the order samples are scheduled in, what the engine
 re-runs, and that a finding's minimized sample still fails the same way when judged again from
-scratch. ``Recording`` subclasses the engine only to look at the batches it executes; it changes
-nothing they contain.
+scratch. ``Recording`` subclasses the per-tool engine only to look at the batches it executes; it
+changes nothing they contain.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fuzzer.engine import Campaign, CampaignSettings
+from fuzzer.campaign import CampaignJob, CampaignSettings
+from fuzzer.engine import ToolCampaign
 from fuzzer.isolation import TargetSpec, WorkerPool
+from fuzzer.pipeline import run_job
 from fuzzer.oracle import Oracle, Verdict
 from strategies._internal.build import build_family
 from strategies._internal.mutations import OPERATORS
@@ -28,23 +30,34 @@ REGISTRY = load_registry(None)
 TOOLS = REGISTRY.names()
 
 
-class Recording(Campaign):
-    """A campaign that keeps, for each fuzzing batch it executes, the (operator, class) of each sample."""
+class RecordingTool(ToolCampaign):
+    """The per-tool engine, keeping for each fuzzing batch the (operator, class) of each sample."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self.batches: list[list[tuple[Any, Any]]] = []
+    batches: list = []
 
-    def _execute(self, samples: list) -> None:
-        self.batches.append([(s.operator, s.anomaly_class) for s in samples])
-        super()._execute(samples)
+    def execute(self, samples: list, deadline: Any, rerun_allowance: int) -> int:
+        RecordingTool.batches.append([(s.operator, s.anomaly_class) for s in samples])
+        return super().execute(samples, deadline, rerun_allowance)
 
 
-def run_campaign(pool: WorkerPool, cls: type = Campaign, **settings: Any) -> Campaign:
+class Recording(CampaignJob):
+    tool_campaign = RecordingTool
+
+    @property
+    def batches(self) -> list:
+        return RecordingTool.batches
+
+
+def run_campaign(pool: Any, cls: type = CampaignJob, **settings: Any) -> CampaignJob:
     settings.setdefault("budget_s", 30.0)
-    campaign = cls(REGISTRY, CampaignSettings(**settings), pool.run, target_label=pool.spec.target)
-    for _ in campaign.events():
-        pass
+    settings["tools"] = [settings.pop("tool")]
+    shrink_budget = settings.pop("shrink_budget_s", None)
+    if shrink_budget is not None:
+        settings["shrink_cap_s"] = shrink_budget
+    RecordingTool.batches = []
+    campaign = cls(REGISTRY, CampaignSettings(target=pool.spec.target, **settings), pool)
+    final = run_job(campaign)
+    campaign.result_ = final.result
     return campaign
 
 
@@ -64,8 +77,8 @@ def naive_pool():
         yield pool
 
 
-def applicable(campaign: Campaign, tool: str) -> set[str]:
-    formats = set(campaign.result.supported)
+def applicable(campaign: CampaignJob, tool: str) -> set[str]:
+    formats = set(campaign.result_.supported)
     return {name for name, op in OPERATORS.items() if any(op.applies(REGISTRY[tool], f) for f in formats)}
 
 
@@ -102,7 +115,7 @@ TEN_BATCHES = 2560
 def test_every_class_is_tried_in_the_first_batch(reference_pool, tool):
     for seed in range(3):
         campaign = run_campaign(reference_pool, Recording, tool=tool, seed=seed, max_examples=400 + FIRST_BATCH_ONLY)
-        assert campaign.result.findings == []
+        assert campaign.result_.findings == []
         classes = {OPERATORS[op].anomaly_class for op in applicable(campaign, tool)}
         first = {cls for _, cls in campaign.batches[0]}
         assert classes <= first, (seed, sorted(classes - first))
@@ -113,7 +126,7 @@ def test_every_class_is_tried_in_the_first_batch(reference_pool, tool):
 def test_every_applicable_operator_is_tried_within_ten_batches(reference_pool, tool):
     campaign = run_campaign(reference_pool, Recording, tool=tool, seed=0, max_examples=400 + TEN_BATCHES)
     tried = {op for batch in campaign.batches for op, _ in batch}
-    missing = commonly_buildable(tool, list(campaign.result.supported)) - tried
+    missing = commonly_buildable(tool, list(campaign.result_.supported)) - tried
     assert not missing, sorted(missing)
 
 
@@ -124,7 +137,7 @@ def test_every_applicable_operator_is_tried_in_the_first_batch(reference_pool):
             campaign = run_campaign(reference_pool, Recording, tool=tool, seed=seed,
                                     max_examples=400 + FIRST_BATCH_ONLY)
             first = {op for op, _ in campaign.batches[0]}
-            gap = commonly_buildable(tool, list(campaign.result.supported)) - first
+            gap = commonly_buildable(tool, list(campaign.result_.supported)) - first
             if gap:
                 missing[(tool, seed)] = sorted(gap)
     assert not missing, missing
@@ -136,19 +149,19 @@ def test_every_applicable_operator_is_tried_in_the_first_batch(reference_pool):
 def test_a_target_that_answers_differently_on_reruns_is_a_nondeterminism_finding():
     with pool_for("tests.integration.targets.buggy:flaky") as pool:
         campaign = run_campaign(pool, tool="get_weather", seed=1, max_examples=3000)
-    verdicts = collections.Counter(f.verdict for f in campaign.result.findings)
+    verdicts = collections.Counter(f.verdict for f in campaign.result_.findings)
     assert verdicts[Verdict.NONDETERMINISM] >= 1, verdicts
     # the flaky answer is "no call" on a valid output; nothing else is wrong with this target
     assert set(verdicts) <= {Verdict.NONDETERMINISM, Verdict.FALSE_REJECT}, verdicts
-    for finding in campaign.result.findings:
+    for finding in campaign.result_.findings:
         if finding.verdict is Verdict.NONDETERMINISM:
             assert "the same input gave" in finding.reason
 
 
 def test_a_deterministic_target_gets_no_nondeterminism_finding(naive_pool):
     campaign = run_campaign(naive_pool, tool="get_weather", seed=2, max_examples=20000)
-    assert campaign.result.findings
-    assert all(f.verdict is not Verdict.NONDETERMINISM for f in campaign.result.findings)
+    assert campaign.result_.findings
+    assert all(f.verdict is not Verdict.NONDETERMINISM for f in campaign.result_.findings)
 
 
 # -- shrinking keeps the signature -----------------------------------------------------------
@@ -158,7 +171,7 @@ def test_a_deterministic_target_gets_no_nondeterminism_finding(naive_pool):
 @given(seed=st.integers(min_value=0, max_value=2**31 - 1), tool=st.sampled_from(["get_weather", "book_hotel"]))
 def test_minimized_samples_fail_with_the_same_signature_when_judged_again(naive_pool, seed, tool):
     campaign = run_campaign(naive_pool, tool=tool, seed=seed, max_examples=6000, shrink_budget_s=3.0)
-    findings = [f for f in campaign.result.findings if f.verdict is not Verdict.NONDETERMINISM]
+    findings = [f for f in campaign.result_.findings if f.verdict is not Verdict.NONDETERMINISM]
     assert len(findings) >= 3
     oracle = Oracle(REGISTRY, "parse")
     outcomes = naive_pool.run([f.best.text for f in findings])
@@ -179,19 +192,23 @@ def test_minimized_samples_fail_with_the_same_signature_when_judged_again(naive_
 def test_shrinking_a_hang_does_not_rerun_the_same_hanging_text():
     hung: collections.Counter = collections.Counter()
     with pool_for("tests.integration.targets.torture:hang_python", timeout=0.25) as pool:
-        def run(texts: list) -> list:
-            outcomes = pool.run(texts)
-            for text, outcome in zip(texts, outcomes):
-                if text.__class__ is tuple:  # a cut-off sent as (index of its base text, end)
-                    text = texts[text[0]][:text[1]]
-                if outcome.kind == "hung":
-                    hung[text] += 1
-            return outcomes
+        class Watched:
+            """The pool, counting how often each hanging text is run."""
 
-        campaign = Campaign(REGISTRY, CampaignSettings(tool="get_weather", seed=0, max_examples=1500,
-                                                       budget_s=30, shrink_budget_s=2.0), run)
-        for _ in campaign.events():
-            pass
+            spec = pool.spec
+            start, close = pool.start, pool.close
+
+            @staticmethod
+            def run(texts: list, **kw: Any) -> list:
+                outcomes = pool.run(texts, **kw)
+                for text, outcome in zip(texts, outcomes):
+                    if text.__class__ is tuple:  # a cut-off sent as (index of its base text, end)
+                        text = texts[text[0]][:text[1]]
+                    if outcome is not None and outcome.kind == "hung":
+                        hung[text] += 1
+                return outcomes
+
+        run_campaign(Watched, tool="get_weather", seed=0, max_examples=1500, budget_s=30, shrink_budget_s=2.0)
     assert hung, "the hang target never hung"
     assert all(torture.rare(text) for text in hung)  # every hang was pinned on a triggering input
     # found once, then at most one re-check by each of the two shrinking stages

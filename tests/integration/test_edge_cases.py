@@ -53,16 +53,18 @@ def test_the_oracle_validates_with_the_schemas_own_draft(tmp_path):
 def test_the_reference_passes_older_draft_schemas_at_validate_level(cli, tmp_path, tool):
     (tmp_path / "tools.json").write_text(json.dumps(DRAFT4))
     result = cli("campaign", "--tools", "tools.json", "--tool", tool, "--level", "validate",
+                 "--target", "fuzzer.targets.reference:parse_validated",
                  "--max-examples", "4000", "--report", "r.json", "-q")
     assert result.code == 0, result
     assert result.report()["failures"] == []
 
 
 @pytest.mark.parametrize("args, needle", [
-    (["campaign", "--tool", "get_weather", "--report", "/proc/r.json", "--budget", "1"], "--report"),
-    (["campaign", "--tool", "get_weather", "--corpus", "afile/sub", "--budget", "1"], "--corpus"),
-    (["gate", "--corpus", "c", "--junit", "/proc/j.xml", "--budget", "1"], "--junit"),
-    (["campaign", "--tools", "int.json", "--anomaly", "injection_payload", "--budget", "1"], "--anomaly"),
+    (["campaign", "--target", NAIVE, "--tool", "get_weather", "--report", "/proc/r.json", "--budget", "1"], "--report"),
+    (["campaign", "--target", NAIVE, "--tool", "get_weather", "--corpus", "afile/sub", "--budget", "1"], "--corpus"),
+    (["gate", "--target", NAIVE, "--corpus", ".", "--junit", "/proc/j.xml", "--budget", "1"], "--junit"),
+    (["campaign", "--target", NAIVE, "--tools", "int.json", "--anomaly", "injection_payload", "--budget", "1"],
+     "--anomaly"),
     (["diff", "--old", NAIVE, "--new", NAIVE, "--tools", "int.json", "--anomaly", "injection_payload",
       "--max-examples", "50"], "--anomaly"),
 ])
@@ -97,7 +99,7 @@ def test_reproduce_commands_work_for_class_method_targets(cli, tmp_path):
     result = cli("campaign", "--tool", "get_weather", "--target", "clsparser:Parser.parse", "--format", "json",
                  "--max-examples", "3000", "-q")
     assert result.code == 1, result
-    commands = [line.split("reproduce: ", 1)[1] for line in result.stdout.splitlines() if "reproduce: python" in line]
+    commands = [line.split("reproduce: ", 1)[1] for line in result.stdout.splitlines() if "reproduce: " in line]
     assert commands
     for command in commands[:3]:
         env = {"PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}",

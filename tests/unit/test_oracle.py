@@ -130,15 +130,34 @@ def test_robustness_verdicts_hold_for_every_sample(outcome, verdict):
         assert oracle.judge(s, outcome).verdict is verdict
 
 
-def test_crash_signature_ignores_line_numbers_but_not_functions():
+def test_crash_signature_ignores_line_numbers_and_values_but_not_functions_or_wording():
     oracle = Oracle(REGISTRY)
     s = sample([CALL])
-    a = Outcome(kind="raised", exception="KeyError", message="x", frames=(("p.py", "parse"), ("p.py", "_one")))
-    b = Outcome(kind="raised", exception="KeyError", message="other message", frames=a.frames)
-    c = Outcome(kind="raised", exception="KeyError", message="x", frames=(("p.py", "parse"), ("p.py", "_two")))
+    a = Outcome(kind="raised", exception="KeyError", message="'city'", frames=(("p.py", "parse"), ("p.py", "_one")))
+    b = Outcome(kind="raised", exception="KeyError", message="'date'", frames=a.frames)
+    c = Outcome(kind="raised", exception="KeyError", message="'city'", frames=(("p.py", "parse"), ("p.py", "_two")))
+    d = Outcome(kind="raised", exception="KeyError", message="no such tool", frames=a.frames)
     sig = lambda o: oracle.signature(s, oracle.judge(s, o), o).id  # noqa: E731
-    assert sig(a) == sig(b) != sig(c)
+    assert sig(a) == sig(b)
+    assert len({sig(a), sig(c), sig(d)}) == 3
     assert sig(a).startswith("crash-")
+
+
+def test_rejection_signatures_tell_rejection_bugs_apart_within_one_format():
+    """Defect 3 of issue 8: two rejection bugs in one format are two signatures; the same rejection
+    with other values in its message is one."""
+    oracle = Oracle(REGISTRY)
+    s = sample([CALL])
+    quote = Outcome(kind="rejected", exception="ValueError", message="bad quote at 12",
+                    frames=(("p.py", "parse"), ("p.py", "_unquote")))
+    quote2 = Outcome(kind="rejected", exception="ValueError", message="bad quote at 40", frames=quote.frames)
+    tag = Outcome(kind="rejected", exception="ValueError", message="unclosed tag", frames=(("p.py", "parse"), ("p.py", "_tags")))
+    empty = Outcome(kind="returned", calls=[])
+    sig = lambda o: oracle.signature(s, oracle.judge(s, o), o)  # noqa: E731
+    assert all(oracle.judge(s, o).verdict is Verdict.FALSE_REJECT for o in (quote, tag, empty))
+    assert sig(quote).id == sig(quote2).id
+    assert len({sig(quote).id, sig(tag).id, sig(empty).id}) == 3
+    assert "ValueError" in sig(quote).title and "_unquote" in sig(quote).title
 
 
 def test_corruption_signature_is_the_kind_of_damage_not_the_operator():

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def make_entry(text: str = "{bad", signature: str = "crash:ValueError:p.py:parse", **kw) -> Entry:
     base = dict(text=text, signature=signature, verdict="crash", title="crash: ValueError in parse",
                 tool="get_weather", format="json", anomaly_class="malformed_json", operator="drop_brace",
-                exception="ValueError: bad", calls=None, recipe={"tool": "get_weather", "choices": [1, 2]},
+                exception="ValueError: bad", calls=None, recipe={"tool": "get_weather", "format": "json", "choices": [1, 2]},
                 target="mod:parse", target_version="abc123", first_seen="2026-01-01T00:00:00Z",
                 last_seen="2026-01-01T00:00:00Z")
     base.update(kw)
@@ -75,11 +75,11 @@ def test_entry_round_trips_through_its_file_text(text, signature, truth_known):
 
 
 def test_file_is_indented_with_a_stable_key_order():
-    a = make_entry(recipe={"b": 1, "a": 2})
-    b = make_entry(recipe={"a": 2, "b": 1})
+    a = make_entry(recipe={"tool": "t", "format": "json", "choices": [1]})
+    b = make_entry(recipe={"choices": [1], "format": "json", "tool": "t"})
     assert a.dumps() == b.dumps()
     assert a.dumps().startswith('{\n  "format_version": 1,\n  "signature": ')
-    assert list(json.loads(a.dumps())["recipe"]) == ["a", "b"]
+    assert list(json.loads(a.dumps())["recipe"]) == ["choices", "format", "tool"]
 
 
 def test_file_name_is_the_content_hash_of_signature_and_text():

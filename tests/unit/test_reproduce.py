@@ -1,14 +1,16 @@
-"""The report helpers: reproduce commands and one-line JSON must say exactly the input."""
+"""Reproduce commands and one-line JSON must say exactly the input, and run as printed."""
 
 from __future__ import annotations
 
 import json
 import shlex
+import sys
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzer.report import json_line, python_literal, reproduce_snippet
+from fuzzer.report import json_line
+from fuzzer.reproduce import REPRODUCE_LIMIT, command_for, inline_command, needs_file, python_literal
 
 texts = st.text() | st.builds(lambda a, frag, n, b: a + frag * n + b, st.text(max_size=20),
                               st.text(min_size=1, max_size=16), st.integers(0, 3000), st.text(max_size=20))
@@ -26,13 +28,22 @@ def test_runs_of_a_fragment_are_written_as_repetition():
 
 
 @given(st.text(max_size=300))
-def test_reproduce_command_carries_the_exact_input(text):
-    command = reproduce_snippet("fuzzer.targets.naive:parse", text)
-    argv = shlex.split(command)
-    assert argv[:2] == ["python", "-c"]
+def test_reproduce_command_carries_the_exact_input_and_the_running_interpreter(text):
+    argv = shlex.split(inline_command("fuzzer.targets.naive:parse", text))
+    assert argv[:2] == [sys.executable, "-c"]  # not a bare `python`, which may not see the venv
     code = argv[2]
     literal = code[code.index("print(t(") + len("print(t("):-2]
     assert eval(literal) == text  # noqa: S307
+
+
+def test_long_inputs_and_history_get_a_reproducer_file_command(tmp_path):
+    import random
+
+    rnd = random.Random(1)
+    long_text = "".join(rnd.choice("abc{}[]\",:") for _ in range(REPRODUCE_LIMIT * 2))
+    assert needs_file(long_text) and needs_file("x", ["earlier"]) and not needs_file("x")
+    command = command_for(target="m:f", text=long_text, reproduce_dir=str(tmp_path), signature="crash-0123")
+    assert shlex.split(command) == [sys.executable, "-m", "fuzzer", "reproduce", str(tmp_path / "crash-0123.json")]
 
 
 @given(st.dictionaries(st.text(), st.text()))

@@ -1,0 +1,431 @@
+"""``fuzz campaign`` as a job: replay the corpus, then per tool probe, fuzz, confirm, shrink, announce.
+
+One :class:`CampaignJob` covers every selected tool (they share the budget in equal slices) and
+keeps one finding per signature across them (one bug seen through several tools is one finding).
+Findings are confirmed in a fresh worker (:mod:`fuzzer.confirm`), shrunk within the budget's
+shrink share (:mod:`fuzzer.budget`, :mod:`fuzzer.shrink`), and announced as
+:class:`~fuzzer.events.FindingRecorded`; whatever the budget or Ctrl-C leaves pending is announced
+unshrunk, marked not minimized — never dropped.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from fuzzer.budget import Budget
+from fuzzer.confirm import FLAKY, HISTORY, Confirmer
+from fuzzer.decisions import campaign_exit_code
+from fuzzer.engine import Failure, Tally, ToolCampaign, includes_valid, resolve_operators
+from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
+                           Progress, StopReason)
+from fuzzer.findings import Finding
+from fuzzer.oracle import Oracle, Verdict
+from fuzzer.pipeline import Job
+from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.schedule import Prefetcher
+from fuzzer.shrink import FindingShrinker, size_key
+
+#: Seconds between Progress events.
+PROGRESS_EVERY = 1.0
+#: Consecutive empty batches after which a tool's fuzzing stops (every selected operator refused).
+EMPTY_BATCHES = 3
+#: Most passing inputs re-run per batch to catch nondeterminism.
+RERUNS_PER_BATCH = 8
+
+
+@dataclass
+class CampaignSettings:
+    tools: list
+    target: str
+    level: str = "parse"
+    formats: Optional[list] = None  # None: probe every format
+    anomalies: Optional[list] = None  # classes or operator names; None: all
+    seed: int = 0
+    budget_s: Optional[float] = 60.0
+    max_examples: Optional[int] = None
+    batch_size: int = 256
+    shrink: bool = True
+    shrink_share: float = 0.3
+    shrink_cap_s: float = 10.0
+    reject_on: tuple = ()
+    reproduce_dir: Optional[str] = None
+    max_failures: Optional[int] = None
+    ignore: frozenset = frozenset()
+    confirm: bool = True
+
+
+@dataclass
+class CampaignResult(JobResult):
+    job: str = "campaign"
+    tool: str = ""
+    target: str = ""
+    level: str = "parse"
+    seed: int = 0
+    tally: Tally = field(default_factory=Tally)
+    supported: dict = field(default_factory=dict)
+    unsupported: dict = field(default_factory=dict)
+    replayed: list = field(default_factory=list)  # fuzzer.harness.Replayed of the corpus entries
+    known: dict = field(default_factory=dict)  # signature -> corpus Entry (what the corpus held)
+    hints: list = field(default_factory=list)
+    timeline: list = field(default_factory=list)  # (elapsed_s, executions), for plots
+    ignored: int = 0  # failing executions whose signature is on the ignore list
+
+    @property
+    def by_class(self) -> dict:
+        return self.tally.by_class
+
+    @property
+    def corpus_failing(self) -> list:
+        return [r for r in self.replayed if r.status not in ("pass", "unjudged")]
+
+    def test_cases(self) -> list[TestCase]:
+        cases = []
+        for r in self.replayed:
+            status = {"pass": PASSED, "unjudged": SKIPPED}.get(r.status, FAILED)
+            cases.append(TestCase("toolfuzz.corpus", f"{r.entry.signature} ({r.entry.status})", status,
+                                  r.unjudged or (f"{r.status}: {r.entry.title}" if status == FAILED else ""),
+                                  r.entry.text if status == FAILED else ""))
+        for f in self.findings:
+            cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, _finding_detail(f)))
+        return cases
+
+    def to_report(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "target": self.target,
+            "level": self.level,
+            "seed": self.seed,
+            "executions": self.executions,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "execs_per_s": round(self.execs_per_s, 1),
+            "failures": [f.to_report() for f in self.findings],
+            "by_class": {name: {"executions": s.executions, "failures": s.failures}
+                         for name, s in sorted(self.by_class.items())},
+            "formats": {"supported": self.supported, "unsupported": self.unsupported},
+            "stop_reason": self.stop_reason.value,
+            "problem": self.problem,
+            "hints": self.hints,
+            "counts": self.counts(),
+            "corpus": [{"signature": r.entry.signature, "status": r.status, "entry_status": r.entry.status,
+                        "now": r.signature, "file": r.path, "unjudged": r.unjudged} for r in self.replayed],
+            "timeline": [[round(t, 3), n] for t, n in self.timeline],
+        }
+
+
+def _finding_detail(f: Any) -> str:
+    lines = [f"{f.verdict.value}: {f.reason}", f"input: {f.best.text}"]
+    if f.exception:
+        lines.append(f"exception: {f.exception}")
+    lines.append(f"reproduce: {f.reproduce}")
+    return "\n".join(lines)
+
+
+class CampaignJob(Job):
+    """``pool`` is a :class:`fuzzer.isolation.WorkerPool` (started here, so start-up time is part
+    of ``elapsed_s`` but not of the budget); ``corpus`` an optional :class:`corpus.store.Store`
+    replayed first."""
+
+    name = "campaign"
+    #: The per-tool engine (a hook for tests that watch what it executes).
+    tool_campaign = ToolCampaign
+
+    def __init__(self, registry: Any, settings: CampaignSettings, pool: Any, *, corpus: Any = None,
+                 owns_pool: bool = False):
+        super().__init__()
+        self.registry, self.settings, self.pool, self.corpus = registry, settings, pool, corpus
+        self.owns_pool = owns_pool
+        self.oracle = Oracle(registry, settings.level)
+        self.operators = resolve_operators(settings.anomalies)
+        self.include_valid = includes_valid(settings.anomalies)
+        self.budget = Budget(seconds=settings.budget_s, max_examples=settings.max_examples,
+                             shrink_share=settings.shrink_share, shrink_cap_s=settings.shrink_cap_s)
+        self.tally = Tally()
+        self.findings: dict[str, Finding] = {}
+        self.pending: list[Finding] = []
+        self.improve: list[Finding] = []
+        self.announced: set[str] = set()
+        self.shrinker = FindingShrinker(pool.run, self.oracle, registry)
+        self.confirmer = Confirmer(pool.run)
+        self.result_ = CampaignResult(tool=",".join(settings.tools), target=settings.target, label=settings.target,
+                                      level=settings.level, seed=settings.seed, tally=self.tally)
+        self._t0 = time.monotonic()
+        self._histories: dict[str, tuple] = {}
+        self._last_progress = 0.0
+
+    # -- time ------------------------------------------------------------------------------------
+    def elapsed(self) -> float:
+        return time.monotonic() - self._t0
+
+    def _progress(self, phase: Phase, label: str) -> Progress:
+        by_verdict: dict[str, int] = {}
+        for f in self.findings.values():
+            by_verdict[f.verdict.value] = by_verdict.get(f.verdict.value, 0) + 1
+        self.result_.timeline.append((self.elapsed(), self.tally.executions))
+        return Progress(self.tally.executions, self.elapsed(), by_verdict, phase, label, self.settings.budget_s)
+
+    # -- the finding book ------------------------------------------------------------------------
+    def _on_failure(self, failure: Failure) -> None:
+        sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
+        signature = self.oracle.signature(sample, judgment, outcome)
+        found = self.findings.get(signature.id)
+        if found is not None:
+            found.count += 1
+            # The same bug shown by a smaller input (another operator, simpler calls): shrink that
+            # one too, later, and keep whichever result is smaller.
+            if len(sample.text) < len(found.best.text) and not found.history and \
+                    (found.candidate is None or len(sample.text) < len(found.candidate[0].text)):
+                if not any(f is found for f in self.improve):
+                    self.improve.append(found)
+                found.candidate = (sample, outcome)
+            return
+        if signature.id in self.settings.ignore:
+            self.result_.ignored += 1
+            return
+        finding = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason, sample=sample,
+                          outcome=outcome, found_at_s=self.elapsed(), target=self.settings.target,
+                          level=self.settings.level,
+                          reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir)
+        self.findings[signature.id] = finding
+        self._histories[signature.id] = failure.history()
+        self.pending.append(finding)
+
+    def _same(self, finding: Finding, sample: Any) -> Any:
+        def same(outcome: Any) -> bool:
+            judgment = self.oracle.judge(sample, outcome)
+            return judgment.failed and self.oracle.signature(sample, judgment, outcome).id == finding.signature.id
+        return same
+
+    def _confirm(self, finding: Finding) -> None:
+        if not self.settings.confirm or finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM):
+            return
+        history = self._histories.pop(finding.signature.id, ())
+        status, earlier = self.confirmer.confirm(finding.sample.text, history, self._same(finding, finding.sample),
+                                                 self.budget.deadline)
+        if status == HISTORY:
+            finding.history = earlier
+            finding.notes.append(f"history-dependent: fails only after {len(earlier)} earlier input(s) in the "
+                                 "same process (they are part of the reproducer)")
+        elif status == FLAKY:
+            finding.notes.append("not reproducible: it did not fail again in a fresh worker")
+            finding.reason += " (not reproducible in a fresh worker)"
+
+    def _shrink(self, finding: Finding, sample: Any = None, outcome: Any = None) -> bool:
+        """Shrink ``finding`` (or a smaller candidate for it); True when the shown input changed."""
+        if not self.settings.shrink:
+            finding.shrink_note = "not minimized: --no-shrink"
+            return False
+        if finding.history:
+            finding.shrink_note = "not shrunk: it is history-dependent (its earlier inputs were reduced instead)"
+            return False
+        window = self.budget.shrink_window()
+        sample = sample if sample is not None else finding.sample
+        outcome = outcome if outcome is not None else finding.outcome
+        started = time.monotonic()
+        shrunk = self.shrinker.shrink(sample, outcome, finding.verdict, finding.signature.id, budget_s=window)
+        self.budget.spent_shrinking(time.monotonic() - started)
+        if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
+            return False
+        if sample is not finding.sample:
+            finding.sample, finding.outcome = sample, outcome  # report the input it came from
+        finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracle, complete=shrunk.complete,
+                                note=shrunk.note)
+        return True
+
+    def _settle(self) -> Iterator[FindingRecorded]:
+        """Confirm, shrink and announce the findings discovered since the last call (within budget)."""
+        while self.pending and not self.budget.time_up():
+            finding = self.pending.pop(0)
+            self._confirm(finding)
+            self._shrink(finding)
+            yield self._announce(finding)
+        for finding in list(self.improve):
+            if self.budget.time_up() or self.budget.shrink_window() <= 0:
+                break
+            if any(f is finding for f in self.pending):
+                continue
+            self.improve.remove(finding)
+            candidate, finding.candidate = finding.candidate, None
+            if candidate is not None and size_key(candidate[0]) < size_key(finding.best) \
+                    and self._shrink(finding, *candidate):
+                yield self._announce(finding, improved=True)
+
+    def _announce(self, finding: Finding, improved: bool = False) -> FindingRecorded:
+        self.announced.add(finding.signature.id)
+        return FindingRecorded(finding, improved=improved)
+
+    # -- the job ---------------------------------------------------------------------------------
+    def events(self) -> Iterator[Any]:
+        try:
+            yield from super().events()
+        finally:
+            if self.owns_pool:
+                self.pool.close()
+
+    def run(self) -> Iterator[Any]:
+        s = self.settings
+        yield JobStarted(job=self.name, label=s.target, budget_s=s.budget_s,
+                         settings={"tools": list(s.tools), "level": s.level, "seed": s.seed,
+                                   "budget_s": s.budget_s, "max_examples": s.max_examples,
+                                   "formats": s.formats, "anomalies": s.anomalies})
+        yield PhaseStarted(Phase.LOADING, s.target)
+        self.pool.start()
+        self.budget.start()
+        if self.corpus is not None:
+            yield from self._replay_corpus()
+        problems: dict[str, str] = {}
+        fuzzed = False
+        for index, name in enumerate(s.tools):
+            if self.budget.time_up() or self._max_failures_reached():
+                break
+            outcome = yield from self._fuzz_tool(index, name)
+            if outcome is None:
+                fuzzed = True
+            else:
+                problems[name] = outcome
+            if self.stop_reason is StopReason.MAX_FAILURES:
+                break
+        if not fuzzed and not self.findings:
+            self.result_.problem = "; ".join(f"{n}: {why}" if len(problems) > 1 else why
+                                             for n, why in problems.items()) or "nothing was tested"
+            if self.stop_reason is StopReason.DONE:
+                self.stop_reason = StopReason.NOTHING_TESTED
+        elif problems:
+            for name, why in problems.items():
+                self.result_.notes.append(f"{name}: {why}")
+                yield NonFatalError(f"{name}: not fuzzed: {why}")
+
+    def _replay_corpus(self) -> Iterator[Any]:
+        from fuzzer.parser_harness import replay_entries
+
+        yield PhaseStarted(Phase.REPLAYING, str(getattr(self.corpus, "path", "corpus")))
+        items = self.corpus.entries()
+        for problem in self.corpus.problems:
+            yield NonFatalError(f"skipped {problem}")
+        others = [(p, e) for p, e in items if e.kind != "parser"]
+        for path, entry in others:
+            yield NonFatalError(f"not replayed by the campaign: {path} is a {entry.kind} entry "
+                                f"(fuzz replay --corpus replays every kind)")
+        mine = [(p, e) for p, e in items if e.kind == "parser"]
+        self.result_.known = {e.signature: e for _, e in items}
+        if mine:
+            self.result_.replayed = replay_entries(mine, run=self.pool.run, registry=self.registry,
+                                                   level=self.settings.level)
+
+    def _max_failures_reached(self) -> bool:
+        limit = self.settings.max_failures
+        if limit is not None and len(self.findings) >= limit:
+            self.stop_reason = StopReason.MAX_FAILURES
+            return True
+        return False
+
+    def _fuzz_tool(self, index: int, name: str) -> Iterator[Any]:
+        """Probe and fuzz one tool; returns None, or why nothing could be fuzzed."""
+        s, budget = self.settings, self.budget
+        count = len(s.tools)
+        deadline = budget.slice_deadline(index, count)
+        examples = budget.slice_examples(index, count)
+        tool = self.tool_campaign(registry=self.registry, tool_name=name, level=s.level, formats=s.formats,
+                            operators=self.operators, include_valid=self.include_valid, seed=s.seed + index,
+                            oracle=self.oracle, run=self.pool.run, tally=self.tally, on_failure=self._on_failure)
+        yield PhaseStarted(Phase.PROBING, name)
+        report = tool.probe(deadline)
+        prefix = f"{name}: " if count > 1 else ""
+        self.result_.supported.update({f"{prefix}{k}": v for k, v in report.supported.items()})
+        self.result_.unsupported.update({f"{prefix}{k}": v for k, v in report.unsupported.items()})
+        yield FormatsProbed(supported=dict(report.supported), unsupported=dict(report.unsupported), label=name)
+        yield from self._settle()
+        if report.contract_problem:
+            return report.contract_problem
+        if not report.supported:
+            if budget.time_up():
+                self.stop_reason = StopReason.BUDGET
+                return "the budget ran out while probing the formats"
+            probed = ", ".join(report.unsupported) or "none"
+            first = f"; first rejection: {report.first_rejection}" if report.first_rejection else ""
+            return f"no supported format: every valid probe was rejected or answered with no call ({probed}){first}"
+        yield PhaseStarted(Phase.FUZZING, name)
+        prefetcher = Prefetcher(tool.start_stream(report), s.batch_size)
+        empty = 0
+        ran_any = False
+        try:
+            while True:
+                reason = budget.stop_reason(self.tally.executions)
+                if reason is not None:
+                    self.stop_reason = reason
+                    break
+                if deadline is not None and time.monotonic() >= deadline:
+                    break  # this tool's slice is over; the next tool gets its own
+                if examples is not None and self.tally.executions >= examples:
+                    break
+                if self._max_failures_reached():
+                    break
+                batch = prefetcher.get()
+                left = (examples - self.tally.executions) if examples is not None else None
+                if left is not None:
+                    batch = batch[:left]
+                empty = 0 if batch else empty + 1
+                if empty >= EMPTY_BATCHES:
+                    break
+                if batch:
+                    reruns = min(RERUNS_PER_BATCH, max(0, left - len(batch))) if left is not None else RERUNS_PER_BATCH
+                    if tool.execute(batch, budget.deadline, reruns):
+                        ran_any = True
+                yield from self._settle()
+                if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
+                    self._last_progress = self.elapsed()
+                    yield self._progress(Phase.FUZZING, name)
+        finally:
+            prefetcher.close()
+        if not ran_any and empty >= EMPTY_BATCHES:
+            return "nothing to generate: no selected anomaly class or operator applies to these calls"
+        return None
+
+    def wrap_up(self, interrupted: bool) -> Iterator[Any]:
+        if not interrupted:
+            yield from self._settle()
+        why = "interrupted" if interrupted else "the budget ran out"
+        for finding in self.pending:
+            finding.shrink_note = f"not minimized: {why} before it was shrunk"
+        self.pending.clear()
+        for finding in self.findings.values():
+            if finding.signature.id not in self.announced:
+                yield self._announce(finding)
+
+    def result(self) -> CampaignResult:
+        r = self.result_
+        r.executions = self.tally.executions
+        r.elapsed_s = self.elapsed()
+        r.findings = list(self.findings.values())
+        r.stop_reason = self.stop_reason
+        r.hints = reject_on_hints(r.findings, self.settings.target, self.settings.reject_on)
+        return r
+
+    def exit_code(self, result: CampaignResult) -> int:
+        return campaign_exit_code(findings=len(result.findings), corpus_failing=bool(result.corpus_failing),
+                                  nothing_tested=result.problem, interrupted=self.interrupted)
+
+
+def reject_on_hints(findings: list, target: str, reject_on: tuple) -> list[str]:
+    """When most crashes raise one exception class defined in the target's own package, it is
+    probably the parser's rejection type: say how to declare it."""
+    if reject_on:
+        return []
+    crashes: dict[str, int] = {}
+    for f in findings:
+        exc = f.outcome.exception if f.verdict is Verdict.CRASH and f.outcome is not None else None
+        if exc:
+            crashes[exc] = crashes.get(exc, 0) + f.count
+    if not crashes:
+        return []
+    top, hits = max(crashes.items(), key=lambda kv: kv[1])
+    package = target.split(":", 1)[0].split(".")[0]
+    if "." not in top or top.split(".")[0] != package or hits * 2 < sum(crashes.values()):
+        return []
+    module, _, name = top.rpartition(".")
+    return [f"most crashes raise {top}, defined in the target's own package; if it is how the parser rejects "
+            f"an output, declare it: --reject-on {module}:{name}"]
+
+
+__all__ = ["CampaignJob", "CampaignResult", "CampaignSettings", "reject_on_hints"]

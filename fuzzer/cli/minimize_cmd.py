@@ -1,0 +1,132 @@
+"""`fuzz minimize` and `fuzz reproduce`: one input at a time."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import click
+
+from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.errors import ConfigError, check_writable_file
+from fuzzer.report import preview
+
+
+@main.command()
+@click.argument("sample_path", metavar="SAMPLE", type=click.Path(dir_okay=False))
+@options.target
+@options.reject_on
+@options.tools_file
+@click.option("--tool", default=None, help="Tool of the sample (for corpus entries it is recorded).")
+@click.option("--level", type=click.Choice(["parse", "validate"]), default=None,
+              help="Oracle level (default: the entry's, or parse).")
+@options.timeout
+@options.memory
+@options.budget(60.0, "Seconds to spend in all, shrinking included (a limit).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the minimized text here.")
+@translate_errors
+def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Optional[str], tool: Optional[str],
+             level: Optional[str], timeout: float, memory_limit_mb: int, budget_s: float,
+             output: Optional[str]) -> None:
+    """Shrink one failing model output to a 1-minimal one with the same signature.
+
+    SAMPLE is a text file (raw model output: crashes and hangs are judged) or a corpus entry (its
+    stored truth is used, so corruption and missed anomalies shrink too, structurally). Exit 1 when
+    SAMPLE does not fail at all.
+    """
+    from fuzzer.cli.campaign import load_registry, target_spec
+    from fuzzer.cli.console import ProgressLines, Summary, run_command
+    from fuzzer.corpus_jobs import MinimizeJob
+    from fuzzer.inputs import read_sample_file
+    from fuzzer.isolation import WorkerPool
+
+    sample, entry = read_sample_file(sample_path)
+    if output:
+        check_writable_file(output, "--output")
+    registry = load_registry(tools_file)
+    if tool:
+        registry[tool]
+    level = level or (entry.level if entry is not None else "parse")
+
+    def lines(result: Any) -> list[str]:
+        f = result.finding
+        if f is None:
+            return [f"{sample_path}: {result.problem}"]
+        note = f" ({f.shrink_note})" if f.shrink_note else ""
+        out = [f"signature: {f.signature.id} ({f.title})",
+               f"size: {len(f.sample.text):,} -> {len(f.best.text):,} characters{note}",
+               f"{'minimized' if f.is_minimized else 'smallest found'}: {preview(f.best.text, 2000)}",
+               f"reproduce: {f.reproduce}"]
+        if output:
+            with open(output, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+                fh.write(f.best.text)
+            out.append(f"written: {output}")
+        return out
+
+    with WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
+        job = MinimizeJob(sample, pool, registry, level=level, target=target, budget_s=budget_s,
+                          reject_on=tuple(reject_on))
+        run_command(job, [ProgressLines(quiet=True), Summary(lines)])
+
+
+@main.command()
+@click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True))
+@click.option("--target", "target", metavar="M:A", type=options.TargetRef(), default=None,
+              help="The target to run (default: the one the file names).")
+def reproduce(path: str, target: Optional[str]) -> None:
+    """Run one finding's input on its target in this process and show what it does.
+
+    FILE is a reproducer file (written for long or history-dependent findings; it names the
+    target and any earlier inputs that must run first), a corpus entry, or a raw model output
+    (then --target is required). Prints the calls returned, or the full traceback.
+    """
+    import json
+    import traceback
+
+    from fuzzer.inputs import InputError, read_sample_file, read_text_exactly
+    from fuzzer.target import load_reject_types, load_target, normalize_calls
+    from strategies.errors import ToolfuzzError
+
+    history: list = []
+    reject: list = []
+    try:
+        text = read_text_exactly(path)
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict) and "toolfuzz_reproducer" in data:
+            text, history = str(data.get("input", "")), list(data.get("history") or [])
+            target = target or data.get("target")
+            reject = list(data.get("reject_on") or [])
+        else:
+            sample, entry = read_sample_file(path)
+            text = sample.text
+            if entry is not None:
+                target = target or entry.target
+                history = list((entry.scenario or {}).get("history") or [])
+        if not target:
+            raise ConfigError(f"{path}: names no target; give --target M:A")
+        function = load_target(target)
+        reject_types = load_reject_types(reject)
+    except (ToolfuzzError, InputError) as exc:
+        raise ConfigError(str(exc)) from None
+    for earlier in history:
+        try:
+            function(earlier)
+        except Exception:  # noqa: BLE001 - earlier inputs only set up the state
+            pass
+    click.echo(f"target: {target}" + (f" (after {len(history)} earlier input(s))" if history else ""))
+    click.echo(f"input:  {preview(text, 400)}")
+    try:
+        value = function(text)
+    except reject_types as exc:
+        click.echo(f"rejected: {type(exc).__name__}: {exc}")
+        return
+    except BaseException:  # noqa: BLE001 - showing it is the point
+        click.echo("raised:")
+        click.echo(traceback.format_exc().rstrip())
+        click.get_current_context().exit(1)
+    try:
+        click.echo(f"returned: {json.dumps(normalize_calls(value), ensure_ascii=False)}")
+    except Exception as exc:  # noqa: BLE001
+        click.echo(f"returned something that is not a call: {exc} ({value!r:.300})")

@@ -1,0 +1,66 @@
+"""`fuzz replay`: re-run a corpus (every entry kind) and say what each entry does now."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+import click
+
+from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.errors import ConfigError
+
+
+def open_corpus(directory: str, *, must_exist: bool) -> Any:
+    from corpus.store import CorpusStore
+
+    if must_exist and not os.path.isdir(directory):
+        raise ConfigError(f"--corpus: {directory} is not a directory")
+    return CorpusStore(directory)
+
+
+def replay_context(*, tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int,
+                   reject_on: tuple, workers: int = 1, **more: Any) -> Any:
+    from fuzzer.cli.campaign import load_registry
+    from fuzzer.harness import ReplayContext
+
+    return ReplayContext(registry=load_registry(tools_file), tools_file=tools_file, level=level, timeout=timeout,
+                         memory_limit_mb=memory_limit_mb, reject_on=tuple(reject_on), cwd=os.getcwd(),
+                         workers=workers, **more)
+
+
+@main.command()
+@options.corpus_dir
+@options.target_for_corpus
+@options.executor
+@options.agent
+@options.reject_on
+@options.tools_file
+@options.entry_level
+@options.timeout
+@options.memory
+@options.workers
+@click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
+                                             "fail again as open); each change is printed.")
+@options.reports
+@translate_errors
+def replay(corpus_dir: str, target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
+           tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int, workers: int, update: bool,
+           **report_paths: Any) -> None:
+    """Re-run every corpus entry; print what each does now and a summary.
+
+    Exit 1 when any entry still fails (or fails differently), when the corpus is empty, or when
+    the target tests nothing (it rejects every valid output); 0 otherwise.
+    """
+    from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
+    from fuzzer.cli.render import replay_lines
+    from fuzzer.replay import ReplayJob
+
+    reports = options.report_paths(report_paths)
+    check_output_paths(reports)
+    refs = options.references(target, executor, agent)
+    store = open_corpus(corpus_dir, must_exist=True)
+    context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
+                             reject_on=reject_on, workers=workers)
+    run_command(ReplayJob(store, refs, context, update=update), [ProgressLines(), Summary(replay_lines)],
+                reports=reports)

@@ -1,0 +1,34 @@
+"""The corpus writer: a handler that stores every announced finding in the corpus.
+
+One entry per signature, the smallest input known for it (the store's rule). A finding whose
+signature is an entry marked fixed is a regression: the entry is stored again, open, and the
+writer lists it. Works for findings of every harness (anything with ``to_entry``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from fuzzer.events import Event, FindingRecorded
+from fuzzer.pipeline import EventHandler
+
+
+class CorpusWriter(EventHandler):
+    def __init__(self, store: Any, *, target: str, version: Optional[str] = None):
+        self.store, self.target, self.version = store, target, version
+        self.changes: dict[str, int] = {}  # added / replaced / kept -> count
+        self.reopened: list[str] = []  # signatures of fixed entries found failing again
+
+    def handle_event(self, event: Event) -> None:
+        if not isinstance(event, FindingRecorded):
+            return
+        entry = event.finding.to_entry(target=self.target, version=self.version)
+        known = self.store.get(entry.signature)
+        if known is not None and known.status == "fixed" and entry.signature not in self.reopened:
+            self.reopened.append(entry.signature)
+        what = self.store.put(entry)
+        if not event.improved or what != "kept":
+            self.changes[what] = self.changes.get(what, 0) + 1
+
+
+__all__ = ["CorpusWriter"]

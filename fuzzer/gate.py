@@ -1,0 +1,140 @@
+"""``fuzz gate`` as a job: replay the corpus, run a short campaign per harness, decide.
+
+The decision is :func:`fuzzer.decisions.decide_gate` over what the replay and the campaigns found;
+every count the console, JSON and JUnit show comes from that one :class:`GateDecision`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Mapping, Optional
+
+from fuzzer.decisions import GateDecision, decide_gate
+from fuzzer.events import JobStarted
+from fuzzer.harness import ReplayContext, load_harnesses
+from fuzzer.pipeline import Job
+from fuzzer.replay import ReplayJob
+from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+
+
+@dataclass
+class GateResult(JobResult):
+    job: str = "gate"
+    corpus: str = ""
+    decision: GateDecision = field(default_factory=GateDecision)
+    replay: Any = None  # ReplayResult
+    campaigns: list = field(default_factory=list)  # results of the short campaigns
+
+    def test_cases(self) -> list[TestCase]:
+        d = self.decision
+        cases: list[TestCase] = []
+        for r in d.regressions + d.new:
+            if hasattr(r, "entry"):
+                kind = "regression" if r in d.regressions else "new"
+                why = ("a fixed entry fails again" if kind == "regression"
+                       else f"the entry now fails as {r.signature}, which the corpus does not hold")
+                cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", FAILED,
+                                      f"{kind}: {why}: {r.entry.title}", r.entry.text))
+            else:
+                kind = "regression" if r in d.regressions else "new"
+                cases.append(TestCase("toolfuzz.gate.campaign", r.signature.id, FAILED, f"{kind}: {r.title}",
+                                      _detail(r)))
+        for r in d.known:
+            cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", SKIPPED,
+                                  f"known open failure {r.signature}: {r.entry.title}"))
+        for r in d.ignored:
+            name = r.entry.signature if hasattr(r, "entry") else r.signature.id
+            cases.append(TestCase("toolfuzz.gate.ignored", name, SKIPPED, "on the ignore list"))
+        for r in d.unjudged:
+            cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", SKIPPED,
+                                  f"not judged: {r.unjudged}"))
+        for r in d.passed:
+            cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", PASSED))
+        if d.nothing_tested:
+            cases.append(TestCase("toolfuzz.gate.campaign", "campaign", FAILED, f"nothing tested: {d.nothing_tested}"))
+        return cases
+
+    def to_report(self) -> dict[str, Any]:
+        """The campaign report's keys (failures, executions, seed...) plus ``gate`` and the rest."""
+        d = self.decision
+        base = self.campaigns[0].to_report() if len(self.campaigns) == 1 else {
+            "failures": [f.to_report() for f in self.findings]}
+        ids = lambda xs: [x.entry.signature if hasattr(x, "entry") else x.signature.id for x in xs]  # noqa: E731
+        return {
+            **base,
+            "gate": {"blocked": d.blocked, "new": ids(d.new), "regressions": ids(d.regressions)},
+            "corpus": self.corpus, "target": self.label, "blocked": d.blocked, "counts": self.counts(),
+            "regressions": [_ident(x) for x in d.regressions], "new": [_ident(x) for x in d.new],
+            "known": [_ident(x) for x in d.known], "passed": len(d.passed),
+            "unjudged": [{"signature": r.entry.signature, "why": r.unjudged} for r in d.unjudged],
+            "ignored": [_ident(x) for x in d.ignored], "nothing_tested": d.nothing_tested,
+            "executions": self.executions, "elapsed_s": round(self.elapsed_s, 3),
+            "stop_reason": self.stop_reason.value,
+            "replay": self.replay.to_report() if self.replay is not None else None,
+            "campaigns": [c.to_report() for c in self.campaigns],
+        }
+
+
+def _ident(x: Any) -> dict:
+    if hasattr(x, "entry"):
+        return {"signature": x.entry.signature, "now": x.signature, "title": x.entry.title, "file": x.path}
+    return {"signature": x.signature.id, "title": x.title, "reproduce": getattr(x, "reproduce", None)}
+
+
+def _detail(finding: Any) -> str:
+    report = finding.to_report()
+    return "\n".join(f"{k}: {report[k]}" for k in ("reason", "minimized_input", "exception", "reproduce")
+                     if report.get(k))
+
+
+class GateJob(Job):
+    name = "gate"
+
+    def __init__(self, store: Any, references: Mapping[str, Optional[str]], context: ReplayContext, *,
+                 ignore: frozenset = frozenset()):
+        super().__init__()
+        self.store, self.references, self.context, self.ignore = store, dict(references), context, ignore
+        self.replay_job = ReplayJob(store, references, context)
+        self.campaign_jobs: list = []
+        self._t0 = time.monotonic()
+        self.result_ = GateResult(corpus=str(getattr(store, "path", "")),
+                                  label=", ".join(r for r in self.references.values() if r))
+
+    def run(self) -> Iterator[Any]:
+        yield JobStarted(job=self.name, label=self.result_.label, budget_s=self.context.budget_s,
+                         settings={"corpus": self.result_.corpus, "seed": self.context.seed,
+                                   "max_examples": self.context.max_examples, "budget_s": self.context.budget_s})
+        yield from self.delegate(self.replay_job)
+        harnesses = load_harnesses()
+        for kind, reference in self.references.items():
+            harness = harnesses.get(kind)
+            if not reference or harness is None or harness.campaign_job is None:
+                continue
+            job = harness.campaign_job(reference, self.context)
+            self.campaign_jobs.append(job)
+            yield from self.delegate(job)
+
+    def result(self) -> GateResult:
+        r = self.result_
+        r.replay = self.replay_job.result()
+        r.campaigns = [job.result() for job in self.campaign_jobs]
+        findings = [f for c in r.campaigns for f in c.findings]
+        known = {e.signature: e for _, e in self.store.entries()}
+        # An empty corpus is fine for a gate (the campaign still runs); a dead target is not.
+        replay_problem = r.replay.problem if r.replay.replayed else None
+        nothing = next((c.problem for c in r.campaigns if c.problem), None) or replay_problem
+        r.decision = decide_gate(r.replay.replayed, findings, known, ignore=self.ignore, nothing_tested=nothing)
+        r.findings = findings
+        r.executions = sum(c.executions for c in r.campaigns)
+        r.elapsed_s = time.monotonic() - self._t0
+        r.stop_reason = self.stop_reason
+        return r
+
+    def exit_code(self, result: GateResult) -> int:
+        if not result.decision.blocked and self.interrupted:
+            return 130
+        return result.decision.exit_code
+
+
+__all__ = ["GateJob", "GateResult"]

@@ -1,0 +1,35 @@
+"""Run the target in worker processes under a watchdog, many inputs per message.
+
+Why processes: a pure-Python hang could be interrupted in-process, but a regex backtracking inside
+``re`` holds the GIL and ignores signals, and a segfault or ``os._exit`` ends the process. Only a
+separate process that can be SIGKILLed from outside survives all of these (DESIGN.md, "Isolation").
+
+Why batches: one text per message costs a pipe round trip per execution (~7,000/s); 256 texts
+per message make isolation nearly free (DESIGN.md, "Performance design").
+
+Shape of the machinery::
+
+    engine (WorkerPool, never imports user code)
+      '- zygote: imports the target once, then forks a worker per request (fork is ~1 ms;
+         re-importing a heavy parser after every crash would not be)
+           '- worker 0..n-1: loop { receive (base, texts); for each: publish seq; call target }
+
+Each worker writes the sequence number of the input it is about to run into shared memory. The
+supervisor polls it: an unchanged number for ``timeout`` seconds is a hang, pinned on exactly that
+input; a closed pipe is a death, pinned the same way. The worker is then killed and re-forked, the
+culprit gets its outcome, and the other inputs of the batch (their results died with the worker)
+are queued again, so every input gets its own outcome and each is re-run at most once per death.
+
+Workers send only plain data (normalized calls, exception type *names*, strings), so the engine
+never unpickles a user class. Their fds 0-2 point at /dev/null, they ignore SIGINT (Ctrl-C is
+the engine's to handle), and on Linux they die with their parent (``PR_SET_PDEATHSIG``); the
+zygote exits on EOF from the engine and reaps every worker, so no zombie or orphan outlives it.
+"""
+
+from __future__ import annotations
+
+from fuzzer.isolation.outcome import BATCH_SIZE, Outcome, TargetSpec
+from fuzzer.isolation.pool import WorkerPool
+from fuzzer.isolation.worker import _describe_exception
+
+__all__ = ["BATCH_SIZE", "Outcome", "TargetSpec", "WorkerPool"]

@@ -1,0 +1,57 @@
+"""What crosses the process boundary: the target spec going in, outcomes coming back, and the
+limits shared by both sides."""
+
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+
+KINDS = ("returned", "rejected", "raised", "invalid", "hung", "died")
+BATCH_SIZE = 256  #: texts per message to a worker
+BATCH_CHARS = 4_000_000  #: ... unless they are long: oversized inputs travel in smaller batches
+LOAD_TIMEOUT = 60.0  #: seconds the zygote may take to import the target
+POLL = 0.02  #: watchdog resolution, seconds
+DEPTH = 2  #: batches in flight per worker
+BLAMELESS_RETRIES = 2
+STRIDE = 8  #: shared-memory slots are a cache line apart so workers do not contend
+MESSAGE_LIMIT = 300
+FRAME_LIMIT = 8
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the target did with one input.
+
+    ``kind``: returned | rejected | raised | hung | died | invalid (returned a non-call).
+    ``calls``: the normalized calls when returned. ``exception``: qualified type name
+    (``KeyError``, ``json.decoder.JSONDecodeError``). ``frames``: innermost-last
+    ``(file basename, function)`` pairs of the traceback, at most 8, without line numbers so a
+    signature survives unrelated edits. ``detail``: how a worker ended or why it was killed.
+    """
+
+    kind: str
+    calls: list | None = None
+    exception: str | None = None
+    message: str | None = None
+    frames: tuple[tuple[str, str], ...] = ()
+    elapsed: float = 0.0
+    detail: str | None = None
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """Everything a worker needs to load and run a target (picklable, so spawn works too).
+
+    ``cwd`` goes first on ``sys.path`` in the worker and becomes its working directory.
+    ``memory_limit_mb`` sets RLIMIT_AS so a runaway allocation raises MemoryError in the worker
+    instead of eating the machine (None: no limit).
+    """
+
+    target: str
+    reject_on: tuple[str, ...] = ()
+    cwd: str | None = None
+    timeout: float = 2.0
+    memory_limit_mb: int | None = 4096
+
+

@@ -1,0 +1,334 @@
+"""The supervisor side: :class:`WorkerPool` starts the zygote, feeds workers batches, watches for
+hangs and deaths, pins them on the exact input, restarts and requeues (see :mod:`fuzzer.isolation`)."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import signal
+import sys
+import time
+import weakref
+from collections import deque
+from multiprocessing import connection as mpc
+from multiprocessing import get_context, reduction
+from typing import Any, Iterable
+
+from fuzzer.isolation.outcome import (BLAMELESS_RETRIES, DEPTH, POLL, PROTOCOL, STRIDE, BATCH_SIZE,
+                                      LOAD_TIMEOUT, Outcome, TargetSpec)
+from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
+from fuzzer.isolation.worker import DUMP_SIGNAL, _zygote_main, read_trace, trace_path
+from strategies.errors import TargetError
+
+
+
+class _Slot:
+    """One worker as the supervisor sees it, with the batches it has been sent, oldest first.
+
+    Up to two batches are in flight, so the worker runs one while the supervisor unpacks the
+    previous results; a batch is only queued behind another when both are small enough to sit in
+    the socket buffer, so neither side can block on a full pipe while the other does too.
+    """
+
+    __slots__ = ("index", "pos", "pid", "conn", "inflight", "seen", "since", "next_seq", "blameless")
+
+    def __init__(self, index: int):
+        self.index, self.pos = index, index * STRIDE
+        self.pid, self.conn = 0, None
+        self.inflight: deque = deque()  # (indices, first seq, payload size)
+        self.seen = 0
+        self.since = 0.0
+        self.next_seq = 1
+        self.blameless = 0  # deaths in a row outside any input
+
+
+_LIVE_POOLS: "weakref.WeakSet[WorkerPool]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for pool in list(_LIVE_POOLS):
+        pool.close()
+
+
+class WorkerPool:
+    """Workers that run ``spec.target`` on texts and report one :class:`Outcome` per text.
+
+    Use as a context manager (or call :meth:`start` / :meth:`close`). ``run(texts)`` preserves
+    order. A load failure raises :class:`~strategies.errors.TargetError` from :meth:`start`.
+    ``start_method`` is the multiprocessing method for the zygote: ``fork`` on Linux (cheap, and
+    the engine has imported no user code), ``spawn`` elsewhere; workers are always forked from it.
+    A fork is as cheap as the zygote is small, so ``spawn`` pays ~0.2 s once to make restarts
+    cheaper when the engine process is already large. Not thread-safe: one caller at a time.
+    """
+
+    def __init__(self, spec: TargetSpec, workers: int = 1, *, batch_size: int = BATCH_SIZE,
+                 start_method: str | None = None):
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, not {workers}")
+        self.spec, self.workers, self.batch_size = spec, int(workers), max(1, int(batch_size))
+        self.start_method = start_method or ("fork" if sys.platform.startswith("linux") else "spawn")
+        if not spec.timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
+        self.restarts = 0
+        self._queue_bytes = 0
+        self._zygote: Any = None
+        self._ctl: Any = None
+        self._slots: list[_Slot] = []
+        self._seq: Any = None
+
+    # -- lifecycle
+
+    def __enter__(self) -> "WorkerPool":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def started(self) -> bool:
+        return self._zygote is not None
+
+    @property
+    def pids(self) -> list[int]:
+        """The zygote's and the workers' process ids (for diagnostics and tests)."""
+        if self._zygote is None:
+            return []
+        return [self._zygote.pid] + [s.pid for s in self._slots if s.pid]
+
+    def start(self) -> None:
+        """Fork the zygote, let it import the target, then fork the workers."""
+        if self._zygote is not None:
+            return
+        if not hasattr(os, "fork"):
+            raise TargetError("process isolation needs os.fork (POSIX); this platform has none")
+        ctx = get_context(self.start_method)
+        shared = ctx.RawArray("q", STRIDE * self.workers)
+        ctl, theirs = ctx.Pipe(duplex=True)
+        zygote = ctx.Process(target=_zygote_main, args=(theirs, self.spec, shared, self.start_method == "fork"),
+                             name="toolfuzz-zygote", daemon=True)
+        zygote.start()
+        theirs.close()
+        self._zygote, self._ctl, self._seq = zygote, ctl, memoryview(shared).cast("B").cast("q")
+        self._shared = shared
+        _LIVE_POOLS.add(self)
+        try:
+            if not ctl.poll(LOAD_TIMEOUT):
+                raise TargetError(f"target {self.spec.target!r}: loading did not finish within "
+                                  f"{LOAD_TIMEOUT:g} s")
+            try:
+                status, message = ctl.recv()
+            except (EOFError, OSError):
+                zygote.join(5)
+                raise TargetError(f"target {self.spec.target!r}: the process importing it died "
+                                  f"(exit code {zygote.exitcode})") from None
+            if status != "ok":
+                raise TargetError(message)
+            self._slots = [_Slot(i) for i in range(self.workers)]
+            self._queue_bytes = queue_limit(ctl)
+            for slot in self._slots:
+                self._spawn(slot)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Kill and reap every worker and the zygote. Idempotent; also runs at interpreter exit."""
+        zygote, self._zygote = self._zygote, None
+        if zygote is None:
+            return
+        _LIVE_POOLS.discard(self)
+        for slot in self._slots:
+            if slot.pid:
+                try:
+                    os.kill(slot.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            if slot.conn is not None:
+                slot.conn.close()
+            slot.pid, slot.conn = 0, None
+        try:
+            self._ctl.send(("exit", 0, 0))
+        except OSError:
+            pass
+        self._ctl.close()  # EOF also tells the zygote to reap its workers and exit
+        zygote.join(5)
+        if zygote.exitcode is None:
+            zygote.kill()
+            zygote.join(5)
+        for slot in self._slots:
+            try:
+                os.unlink(trace_path(zygote.pid, slot.index))
+            except OSError:
+                pass
+        self._slots = []
+
+    def _spawn(self, slot: _Slot) -> str | None:
+        """(Re)start ``slot``'s worker; returns how the previous one ended, if there was one."""
+        mine, theirs = mpc.Pipe(duplex=True)
+        try:
+            self._ctl.send(("spawn", slot.index, slot.pid))
+            reduction.send_handle(self._ctl, theirs.fileno(), self._zygote.pid)
+            status, pid = self._ctl.recv()
+        except (EOFError, OSError) as exc:
+            mine.close()
+            raise TargetError(f"target {self.spec.target!r}: the worker supervisor process died "
+                              f"({type(exc).__name__})") from None
+        finally:
+            theirs.close()
+        if slot.conn is not None:
+            slot.conn.close()
+        slot.pid, slot.conn = pid, mine
+        return status
+
+    # -- running
+
+    def run_one(self, text: str) -> Outcome:
+        return self.run([text])[0]
+
+    def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False) -> list[Any]:
+        """One outcome per text, in order. Interrupting it (Ctrl-C) closes the pool.
+
+        ``deadline`` (a ``time.monotonic()`` value): inputs not finished by then get ``None``
+        (not run) — the workers running them are restarted, so ``--budget`` stays a limit even
+        when every input hangs. ``fresh``: run the texts in order in one newly forked worker that
+        has run nothing before (a finding is confirmed alone, or after exactly the inputs given).
+        """
+        texts = list(texts)
+        count = len(texts)
+        if not count:
+            return []
+        self.start()
+        results: list[Any] = [None] * count
+        slots = self._slots
+        if fresh:
+            slots = slots[:1]
+            self._spawn(slots[0])
+            size = self.batch_size
+        else:
+            size = max(1, min(self.batch_size, -(-count // self.workers)))
+        pending = batches(texts, size)
+        try:
+            self._drive(texts, pending, results, slots, deadline)
+        except BaseException:
+            self.close()
+            raise
+        return results
+
+    def _abandon(self, slots: list) -> None:
+        """The deadline passed: restart every worker still busy, dropping what it was running."""
+        for slot in slots:
+            if slot.inflight:
+                self._spawn(slot)
+                self.restarts += 1
+                slot.inflight = deque()
+
+    def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
+               deadline: float | None) -> None:
+        timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
+        while True:
+            if deadline is not None and monotonic() >= deadline:
+                self._abandon(slots)
+                return
+            for depth in range(1, DEPTH + 1):  # one batch per worker first, then a second each
+                for slot in slots:
+                    while pending and len(slot.inflight) < depth:
+                        if not self._send(slot, pending, texts, results):
+                            break
+            busy = {slot.conn: slot for slot in slots if slot.inflight}
+            if not busy:
+                if pending:  # a send found its worker dead; the batches are queued again
+                    continue
+                return
+            for conn in mpc.wait(list(busy), timeout=POLL):
+                slot = busy[conn]
+                try:
+                    rows = pickle.loads(conn.recv_bytes())
+                except (EOFError, OSError):
+                    self._lost(slot, "died", pending, results, None)
+                else:
+                    collect(slot.inflight.popleft()[0], rows, results)
+                    slot.blameless = 0
+            now = monotonic()
+            for conn, slot in busy.items():
+                if not slot.inflight or slot.conn is not conn:
+                    continue
+                current = seq[slot.pos]
+                if current != slot.seen:
+                    slot.seen, slot.since = current, now
+                elif now - slot.since > timeout and not conn.poll(0):
+                    self._lost(slot, "hung", pending, results, f"no result within {timeout:g} s")
+
+    def _send(self, slot: _Slot, pending: deque, texts: list[str], results: list[Any]) -> bool:
+        """Send the next pending batch to ``slot``; False when it must wait for the worker first."""
+        batch = pending[0]
+        limit = self._queue_bytes
+        if slot.inflight and (slot.inflight[-1][2] > limit or sum(size_of(texts, i) for i in batch) > limit):
+            return False
+        payload = pickle.dumps((slot.next_seq, message(texts, batch)), PROTOCOL)
+        if slot.inflight and len(payload) > limit:
+            return False
+        pending.popleft()
+        if not slot.inflight:
+            slot.seen, slot.since = self._seq[slot.pos], time.monotonic()
+        slot.inflight.append((batch, slot.next_seq, len(payload)))
+        slot.next_seq += len(batch)
+        try:
+            slot.conn.send_bytes(payload)
+        except OSError:  # it died meanwhile: _lost pins the input it was running and requeues
+            self._lost(slot, "died", pending, results, None)
+        return True
+
+    def _stack_of(self, slot: _Slot, kind: str) -> tuple:
+        """The lost worker's Python stack: ask a hung one to dump it; a dead one already did."""
+        path = trace_path(self._zygote.pid, slot.index)
+        if kind == "hung" and DUMP_SIGNAL is not None and slot.pid:
+            try:
+                os.kill(slot.pid, DUMP_SIGNAL)
+            except OSError:
+                return ()
+            deadline, size = time.monotonic() + 0.5, -1
+            while time.monotonic() < deadline:  # until the dump stops growing
+                time.sleep(0.02)
+                try:
+                    now = os.path.getsize(path)
+                except OSError:
+                    now = 0
+                if now and now == size:
+                    break
+                size = now
+        return read_trace(path)
+
+    def _lost(self, slot: _Slot, kind: str, pending: deque, results: list[Any], detail: str | None) -> None:
+        """The worker hung or died: pin the input it was running, restart, requeue the rest."""
+        current = self._seq[slot.pos]
+        elapsed = time.monotonic() - slot.since
+        frames = self._stack_of(slot, kind)
+        status = self._spawn(slot)  # kills and reaps the old worker first
+        self.restarts += 1
+        inflight, slot.inflight = list(slot.inflight), deque()
+        # The running input is in the oldest batch whose results have not arrived (results come
+        # in order, and EOF only after every complete message).
+        batch, base, _ = inflight[0]
+        k = current - base
+        if not 0 <= k < len(batch):
+            # It died between inputs (killed from outside, or a delayed crash): nobody to blame.
+            # Retry the batches, but after a few such deaths in a row blame the first input, so
+            # a worker that can never start still lets the run finish.
+            slot.blameless += 1
+            if slot.blameless <= BLAMELESS_RETRIES:
+                pending.extendleft(reversed([b for b, _, _ in inflight]))
+                return
+            k = 0
+        slot.blameless = 0
+        results[batch[k]] = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited",
+                                    frames=frames)
+        # Results of batch[:k] died with the worker: run them again, apart from batch[k+1:], so
+        # each input is re-run at most once per death however the deaths are spread.
+        requeue = [part for part in (batch[:k], batch[k + 1:]) if part]
+        requeue += [later for later, _, _ in inflight[1:]]
+        pending.extendleft(reversed(requeue))
+
+

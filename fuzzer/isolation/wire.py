@@ -1,0 +1,76 @@
+"""The message format between supervisor and workers: batches of texts (and prefixes of texts sent
+by reference), and the rows that come back as :class:`Outcome` objects."""
+
+from __future__ import annotations
+
+import socket
+from collections import deque
+from typing import Any
+
+from fuzzer.isolation.outcome import BATCH_CHARS, KINDS, Outcome
+
+def queue_limit(conn: Any) -> int:
+    """How big two queued batches may be without filling the socket buffer (a quarter of it).
+
+    A second batch is only queued behind a running one when both fit, so the supervisor never
+    blocks sending while the worker blocks sending its results back (a deadlock).
+    """
+    try:
+        with socket.fromfd(conn.fileno(), socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            return max(0, sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) // 4)
+    except OSError:
+        return 0  # unknown: never queue
+
+
+def size_of(texts: list, i: int) -> int:
+    item = texts[i]
+    return len(item) if item.__class__ is str else item[1]
+
+
+def message(texts: list, batch: list[int]) -> list:
+    """The batch's inputs as sent: texts, and prefixes of a text sent earlier in the same message
+    as ``(position in the message, end)`` — a prefix whose text is not in this message (a split or
+    requeued batch) is sent as the text itself."""
+    where = {}
+    out = []
+    for position, i in enumerate(batch):
+        item = texts[i]
+        if item.__class__ is str:
+            where[i] = position
+            out.append(item)
+        else:
+            base, end = item
+            local = where.get(base)
+            out.append((local, end) if local is not None else texts[base][:end])
+    return out
+
+
+def batches(texts: list, size: int) -> deque:
+    """Consecutive index lists of at most ``size`` texts and about BATCH_CHARS characters."""
+    batches: deque = deque()
+    batch: list[int] = []
+    chars = 0
+    for i, text in enumerate(texts):
+        size_of = len(text) if text.__class__ is str else text[1]
+        if batch and (len(batch) >= size or chars + size_of > BATCH_CHARS):
+            batches.append(batch)
+            batch, chars = [], 0
+        batch.append(i)
+        chars += size_of
+    if batch:
+        batches.append(batch)
+    return batches
+
+
+def collect(batch: list[int], rows: list[tuple], results: list[Any]) -> None:
+    # Filling __dict__ directly is ~3x cheaper than the frozen dataclass __init__, and this runs
+    # once per execution on the engine side; the fields and their order are Outcome's own.
+    kinds, new = KINDS, object.__new__
+    for index, row in zip(batch, rows):
+        outcome = results[index] = new(Outcome)
+        if row[0] == 0:
+            outcome.__dict__.update(kind="returned", calls=row[2], exception=None, message=None,
+                                    frames=(), elapsed=row[1], detail=None)
+        else:
+            outcome.__dict__.update(kind=kinds[row[0]], calls=None, exception=row[2], message=row[3],
+                                    frames=row[4], elapsed=row[1], detail=None)

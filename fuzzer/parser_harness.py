@@ -1,0 +1,173 @@
+"""The parser harness: corpus entries of kind ``parser`` replayed on a ``--target``.
+
+Where the engine meets the corpus for parsers: entries become samples again (with their stored
+truth), are run on the target, judged by the oracle and compared with what the entry recorded. The
+campaign (``--corpus``), ``fuzz replay``, ``fuzz gate``, ``fuzz corpus cmin`` and the pytest plugin
+all replay through :func:`replay_entries`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from typing import Any, Callable, Optional
+
+from fuzzer.harness import Harness, ReplayContext, Replayed, register_harness
+from fuzzer.oracle import RAW_FORMAT, Oracle
+from strategies._internal.sample import Recipe, Sample
+
+
+def target_version(target: str, cwd: Optional[str] = None) -> Optional[str]:
+    """A short hash of the target module's source file, so the corpus can tell which parser version
+    an entry was found with. The file is located without importing anything (the engine never runs
+    user code); None when it cannot be."""
+    module = target.split(":", 1)[0]
+    if module.startswith("git:") or not module:
+        return None
+    path = module_file(module, cwd or os.getcwd())
+    if not path:
+        return None
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.sha256(fh.read()).hexdigest()[:12]
+
+
+def module_file(module: str, cwd: str) -> Optional[str]:
+    """The source file of ``module`` (dotted name or ``path.py``), found without importing it."""
+    from importlib.machinery import PathFinder
+
+    if module.endswith(".py") or "/" in module:
+        path = os.path.join(cwd, module)
+        return path if os.path.isfile(path) else None
+    parts = module.split(".")
+    try:
+        spec = PathFinder.find_spec(parts[0], [cwd] + sys.path)
+        if spec is None:  # an editable install or another import hook
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if find is not None and finder is not PathFinder:
+                    spec = find(parts[0], None)
+                    if spec is not None:
+                        break
+        for i in range(1, len(parts)):
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            spec = PathFinder.find_spec(".".join(parts[:i + 1]), list(spec.submodule_search_locations))
+    except (ImportError, ValueError, OSError, AttributeError):
+        return None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    return spec.origin
+
+
+def sample_from_entry(entry: Any) -> Sample:
+    recipe = Recipe.from_json(entry.recipe) if entry.recipe else None
+    return Sample(text=entry.text, format=entry.format or RAW_FORMAT, anomaly_class=entry.anomaly_class,
+                  operator=entry.operator, calls=entry.calls, tool=entry.tool or "", recipe=recipe,
+                  truth_known=entry.truth_known)
+
+
+def history_of(entry: Any) -> list[str]:
+    scenario = entry.scenario or {}
+    history = scenario.get("history") or []
+    return [h for h in history if isinstance(h, str)]
+
+
+def _unjudged_reason(entry: Any, registry: Any) -> Optional[str]:
+    if (entry.level == "validate" and entry.tool and registry is not None and entry.tool not in registry):
+        return (f"its tool {entry.tool!r} is not in the registry given (--tools): the validate-level "
+                "promise cannot be checked")
+    return None
+
+
+def replay_entries(items: list, *, run: Callable[..., list], registry: Any, level: str) -> list[Replayed]:
+    """Re-run every ``(path, Entry)`` on the target and judge it again with the stored truth.
+
+    ``run(texts, deadline=None, fresh=False)`` is the pool's run. Entries that only fail after
+    earlier inputs (``scenario.history``) run after them in a fresh worker."""
+    oracles: dict[str, Oracle] = {}
+    results: list[Optional[Replayed]] = [None] * len(items)
+    plain: list[int] = []
+    for i, (path, entry) in enumerate(items):
+        why = _unjudged_reason(entry, registry)
+        if why is not None:
+            results[i] = Replayed(path, entry, "unjudged", None, unjudged=why)
+        else:
+            plain.append(i)
+    samples = {i: sample_from_entry(items[i][1]) for i in plain}
+    alone = [i for i in plain if not history_of(items[i][1])]
+    outcomes: dict[int, Any] = dict(zip(alone, run([samples[i].text for i in alone]))) if alone else {}
+    for i in plain:
+        history = history_of(items[i][1])
+        if history:
+            outcomes[i] = run(history + [samples[i].text], fresh=True)[-1]
+    for i in plain:
+        path, entry = items[i]
+        oracle = oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level))
+        outcome = outcomes[i]
+        judgment = oracle.judge(samples[i], outcome)
+        signature = oracle.signature(samples[i], judgment, outcome).id if judgment.failed else None
+        results[i] = Replayed(path, entry, judgment.verdict.value, signature, outcome=outcome)
+    return [r for r in results if r is not None]
+
+
+def target_spec(reference: str, context: ReplayContext) -> Any:
+    from fuzzer.isolation import TargetSpec
+
+    return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
+                      timeout=context.timeout, memory_limit_mb=context.memory_limit_mb)
+
+
+def _replay(items: list, reference: str, context: ReplayContext) -> list[Replayed]:
+    from fuzzer.isolation import WorkerPool
+
+    with WorkerPool(target_spec(reference, context), workers=context.workers) as pool:
+        return replay_entries(items, run=pool.run, registry=context.registry, level=context.level)
+
+
+def dead_reason(run: Callable[..., list], registry: Any, tools: list[str], level: str) -> Optional[str]:
+    """None when the target accepts some valid output of one of ``tools``; otherwise why it tests
+    nothing (every valid probe rejected, or it does not return calls at all)."""
+    from fuzzer.engine import Tally, ToolCampaign
+    from fuzzer.oracle import Oracle
+
+    reasons = []
+    for name in tools:
+        probe = ToolCampaign(registry=registry, tool_name=name, level=level, formats=None, operators=[],
+                             include_valid=True, seed=0, oracle=Oracle(registry, level), run=run, tally=Tally(),
+                             on_failure=lambda failure: None).probe(None)
+        if probe.supported and not probe.contract_problem:
+            return None
+        reasons.append(probe.contract_problem or "it rejects (or returns no call for) every valid output in every "
+                       "format" + (f"; first rejection: {probe.first_rejection}" if probe.first_rejection else ""))
+    return reasons[0] if reasons else None
+
+
+def _check_alive(items: list, reference: str, context: ReplayContext) -> Optional[str]:
+    from fuzzer.isolation import WorkerPool
+
+    registry = context.registry
+    tools = sorted({e.tool for _, e in items if e.tool and e.tool in registry})[:3] or registry.names()[:1]
+    with WorkerPool(target_spec(reference, context)) as pool:
+        return dead_reason(pool.run, registry, tools, context.level)
+
+
+def _campaign_job(reference: str, context: ReplayContext) -> Any:
+    """The gate's short campaign against ``reference`` (settings from ``context`` and its extra)."""
+    from fuzzer.campaign import CampaignJob, CampaignSettings
+    from fuzzer.isolation import WorkerPool
+
+    extra = context.extra
+    settings = CampaignSettings(tools=list(extra.get("tools") or context.registry.names()), target=reference,
+                                level=context.level, formats=extra.get("formats"), anomalies=extra.get("anomalies"),
+                                seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
+                                reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
+                                ignore=frozenset(extra.get("ignore") or ()))
+    pool = WorkerPool(target_spec(reference, context), workers=context.workers)
+    return CampaignJob(context.registry, settings, pool, owns_pool=True)
+
+
+register_harness(Harness(kind="parser", option="--target", description="the parser / validator: entries are model outputs",
+                         replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive))
+
+__all__ = ["history_of", "module_file", "replay_entries", "sample_from_entry", "target_version"]
