@@ -71,6 +71,7 @@ class CampaignResult(JobResult):
     hints: list = field(default_factory=list)
     timeline: list = field(default_factory=list)  # (elapsed_s, executions), for plots
     ignored: int = 0  # failing executions whose signature is on the ignore list
+    setup_s: float = 0.0  # worker start-up (the target's import): in elapsed_s, not charged to the budget
 
     @property
     def by_class(self) -> dict:
@@ -79,6 +80,10 @@ class CampaignResult(JobResult):
     @property
     def corpus_failing(self) -> list:
         return [r for r in self.replayed if r.status not in ("pass", "unjudged")]
+
+    @property
+    def corpus_passing(self) -> list:
+        return [r for r in self.replayed if r.status == "pass"]
 
     def test_cases(self) -> list[TestCase]:
         cases = []
@@ -99,6 +104,7 @@ class CampaignResult(JobResult):
             "seed": self.seed,
             "executions": self.executions,
             "elapsed_s": round(self.elapsed_s, 3),
+            "setup_s": round(self.setup_s, 3),
             "execs_per_s": round(self.execs_per_s, 1),
             "failures": [f.to_report() for f in self.findings],
             "by_class": {name: {"executions": s.executions, "failures": s.failures}
@@ -132,7 +138,9 @@ class CampaignJob(Job):
     tool_campaign = ToolCampaign
 
     def __init__(self, registry: Any, settings: CampaignSettings, pool: Any, *, corpus: Any = None,
-                 owns_pool: bool = False):
+                 owns_pool: bool = False, started_at: Optional[float] = None):
+        """``started_at``: when the command began (``time.monotonic()``), so ``elapsed_s`` and
+        ``setup_s`` include loading the tools as well as starting the workers."""
         super().__init__()
         self.registry, self.settings, self.pool, self.corpus = registry, settings, pool, corpus
         self.owns_pool = owns_pool
@@ -150,7 +158,7 @@ class CampaignJob(Job):
         self.confirmer = Confirmer(pool.run)
         self.result_ = CampaignResult(tool=",".join(settings.tools), target=settings.target, label=settings.target,
                                       level=settings.level, seed=settings.seed, tally=self.tally)
-        self._t0 = time.monotonic()
+        self._t0 = started_at if started_at is not None else time.monotonic()
         self._histories: dict[str, tuple] = {}
         self._last_progress = 0.0
 
@@ -272,6 +280,7 @@ class CampaignJob(Job):
         yield PhaseStarted(Phase.LOADING, s.target)
         self.pool.start()
         self.budget.start()
+        self.result_.setup_s = self.elapsed()
         if self.corpus is not None:
             yield from self._replay_corpus()
         problems: dict[str, str] = {}

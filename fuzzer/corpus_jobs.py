@@ -22,10 +22,10 @@ ADD_SHRINK_S = 20.0
 
 
 def _finding(oracle: Oracle, sample: Any, outcome: Any, judgment: Any, *, target: str, level: str,
-             reject_on: tuple = ()) -> Finding:
+             reject_on: tuple = (), reproduce_dir: Optional[str] = None) -> Finding:
     return Finding(signature=oracle.signature(sample, judgment, outcome), verdict=judgment.verdict,
                    reason=judgment.reason, sample=sample, outcome=outcome, target=target, level=level,
-                   reject_on=tuple(reject_on))
+                   reject_on=tuple(reject_on), reproduce_dir=reproduce_dir)
 
 
 def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, budget_s: float,
@@ -45,6 +45,13 @@ class AddResult(JobResult):
     stored: list = field(default_factory=list)  # (what: added/replaced/kept, finding)
     passed: int = 0
 
+    def outcome_counts(self) -> dict[str, int]:
+        """passed / added / replaced / kept -> how many inputs."""
+        counts = {"passed": self.passed}
+        for what, _ in self.stored:
+            counts[what] = counts.get(what, 0) + 1
+        return {k: n for k, n in counts.items() if n}
+
     def test_cases(self) -> list[TestCase]:
         cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED, f"{what}: {f.title}") for what, f in self.stored]
         cases += [TestCase("toolfuzz.corpus_add", f"input {i}", PASSED) for i in range(self.passed)]
@@ -61,8 +68,10 @@ class CorpusAddJob(Job):
     name = "corpus add"
 
     def __init__(self, store: Any, samples: list, pool: Any, registry: Any, *, level: str, target: str,
-                 version: Optional[str], shrink: bool = True, reject_on: tuple = ()):
+                 version: Optional[str], shrink: bool = True, reject_on: tuple = (),
+                 reproduce_dir: Optional[str] = None):
         super().__init__()
+        self.reproduce_dir = reproduce_dir
         self.store, self.samples, self.pool, self.registry = store, samples, pool, registry
         self.level, self.target, self.version, self.shrink, self.reject_on = level, target, version, shrink, reject_on
         self.oracle = Oracle(registry, level)
@@ -83,7 +92,7 @@ class CorpusAddJob(Job):
                 self.result_.passed += 1
                 continue
             finding = _finding(self.oracle, sample, outcome, judgment, target=self.target, level=self.level,
-                               reject_on=self.reject_on)
+                               reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
             if self.shrink:
                 yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
                 _shrink_into(finding, shrinker, self.oracle, ADD_SHRINK_S)
@@ -124,8 +133,9 @@ class MinimizeJob(Job):
     name = "minimize"
 
     def __init__(self, sample: Any, pool: Any, registry: Any, *, level: str, target: str, budget_s: float,
-                 reject_on: tuple = ()):
+                 reject_on: tuple = (), reproduce_dir: Optional[str] = None):
         super().__init__()
+        self.reproduce_dir = reproduce_dir
         self.sample, self.pool, self.registry, self.level, self.target = sample, pool, registry, level, target
         self.budget_s, self.reject_on = budget_s, reject_on
         self.oracle = Oracle(registry, level)
@@ -147,7 +157,7 @@ class MinimizeJob(Job):
             self.result_.problem = f"does not fail on {self.target} (outcome: {outcome.kind})"
             return
         finding = _finding(self.oracle, self.sample, outcome, judgment, target=self.target, level=self.level,
-                           reject_on=self.reject_on)
+                           reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
         self.result_.finding = finding
         yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
         _shrink_into(finding, FindingShrinker(self.pool.run, self.oracle, self.registry), self.oracle,

@@ -39,6 +39,23 @@ class GateDecision:
     def blocked(self) -> bool:
         return bool(self.regressions or self.new or self.nothing_tested)
 
+    # Corpus entries (replayed) and campaign findings, apart: the console's one summary line.
+    @property
+    def corpus_regressions(self) -> tuple:
+        return tuple(x for x in self.regressions if hasattr(x, "entry"))
+
+    @property
+    def corpus_new(self) -> tuple:
+        return tuple(x for x in self.new if hasattr(x, "entry"))
+
+    @property
+    def campaign_new(self) -> tuple:
+        return tuple(x for x in self.new if not hasattr(x, "entry"))
+
+    @property
+    def corpus_ignored(self) -> tuple:
+        return tuple(x for x in self.ignored if hasattr(x, "entry"))
+
     @property
     def exit_code(self) -> int:
         return ExitCode.FAILURES if self.blocked else ExitCode.OK

@@ -104,3 +104,31 @@ def worker_id(request: pytest.FixtureRequest) -> str:
     fixture; this one keeps the suite runnable with ``-p no:xdist``)."""
     workerinput = getattr(request.config, "workerinput", None)
     return workerinput["workerid"] if workerinput else "master"
+
+
+@dataclass
+class InProcessResult:
+    code: int
+    output: str  # stdout and stderr together, as click >= 8.2 reports them
+    stdout: str
+
+    def __str__(self) -> str:
+        return f"exit {self.code}\n{self.output[-4000:]}"
+
+
+@pytest.fixture
+def runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[..., InProcessResult]:
+    """``runner("gate", ...)`` runs the CLI in this process (click's CliRunner) in ``tmp_path``: for
+    usage errors and other checks that start no worker process. Campaigns use :func:`cli`."""
+    from click.testing import CliRunner
+
+    from fuzzer.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+
+    def call(*args: str) -> InProcessResult:
+        result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+        return InProcessResult(result.exit_code, result.output, result.stdout)
+
+    return call

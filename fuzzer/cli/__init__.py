@@ -24,10 +24,20 @@ def translate_errors(command: Callable) -> Callable:
     return wrapper
 
 
-def load_registry_or_fail(tools_file: str | None) -> Any:
-    from strategies._internal.tools import load_registry
+def load_registry(tools_file: str | None) -> Any:
+    """The tools to fuzz. A tools file given here also becomes the registry the bundled reference
+    parser validates against (``TOOLFUZZ_TOOLS``, inherited by its worker processes)."""
+    import os
 
-    return load_registry(tools_file)
+    from strategies._internal.tools import load_registry as load
+
+    try:
+        registry = load(tools_file)
+    except RecursionError:
+        raise ConfigError(f"--tools: {tools_file}: nested too deeply to read") from None
+    if tools_file:
+        os.environ["TOOLFUZZ_TOOLS"] = os.path.abspath(tools_file) if os.path.exists(tools_file) else tools_file
+    return registry
 
 
 #: click >= 8.2 raises this for a bare group invocation; older versions print the help themselves.

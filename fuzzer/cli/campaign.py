@@ -3,25 +3,15 @@
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli import load_registry, main, options, translate_errors
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 
 DEFAULT_BUDGET_S = 60.0
-
-
-def load_registry(tools_file: Optional[str]) -> Any:
-    """The tools to fuzz; a tools file given here also becomes the registry the bundled reference
-    parser validates against (``TOOLFUZZ_TOOLS``, inherited by its worker processes)."""
-    from strategies._internal.tools import load_registry as load
-
-    registry = load(tools_file)
-    if tools_file:
-        os.environ["TOOLFUZZ_TOOLS"] = os.path.abspath(tools_file) if os.path.exists(tools_file) else tools_file
-    return registry
 
 
 def target_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: Optional[int],
@@ -122,6 +112,9 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     configuration error (also when nothing could be tested: no format the target supports),
     130 when interrupted before finding anything.
     """
+    import time
+
+    started_at = time.monotonic()
     from fuzzer.campaign import CampaignJob, CampaignSettings
     from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
     from fuzzer.cli.render import campaign_lines
@@ -156,8 +149,9 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         writer = CorpusWriter(store, target=target, version=target_version(target))
         handlers.append(writer)
     handlers += [ProgressLines(quiet=quiet), Summary(campaign_lines, footer=lambda r: _corpus_footer(r, writer, store))]
-    with pool:
-        run_command(CampaignJob(registry, settings, pool, corpus=store), handlers, reports=reports)
+    with closing(pool):  # started by the job, so start-up counts in elapsed_s
+        run_command(CampaignJob(registry, settings, pool, corpus=store, started_at=started_at), handlers,
+                    reports=reports)
 
 
 def _corpus_footer(result: Any, writer: Any, store: Any) -> list[str]:
@@ -165,9 +159,8 @@ def _corpus_footer(result: Any, writer: Any, store: Any) -> list[str]:
         return []
     changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
     replayed = result.replayed
-    passed = sum(r.status == "pass" for r in replayed)
     lines = [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
-             f"({passed} pass, {len(result.corpus_failing)} fail); {changes}"]
+             f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {changes}"]
     for signature in writer.reopened:
         lines.append(f"  REGRESSION {signature}: an entry marked fixed was found failing again; it is open again")
     return lines

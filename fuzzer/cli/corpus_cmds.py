@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import closing
 from typing import Any, Optional
 
 import click
@@ -59,8 +60,10 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     Each FILE is a text file (one raw model output) or a .jsonl file of {"text": ...} objects, where
     "calls" (the expected calls) and "format" may be given so corruption can be judged too.
     """
-    from fuzzer.cli.campaign import load_registry, target_spec
+    from fuzzer.cli import load_registry
+    from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.cli.console import ProgressLines, Summary, run_command
+    from fuzzer.reports.reproducers import ReproducerWriter
     from fuzzer.corpus_jobs import CorpusAddJob
     from fuzzer.inputs import read_captured
     from fuzzer.isolation import WorkerPool
@@ -74,16 +77,15 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     def lines(result: Any) -> list[str]:
         out = [f"{what:<9} {f.signature.id} ({f.title})" + ("" if f.is_minimized else " (not minimized)")
                for what, f in result.stored]
-        counts: dict[str, int] = {"passed": result.passed}
-        for what, _ in result.stored:
-            counts[what] = counts.get(what, 0) + 1
-        out.append(f"{result.inputs} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()) if n))
+        out.append(f"{result.inputs} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(result.outcome_counts().items())))
         return out
 
-    with WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
+    pool = WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb))
+    with closing(pool):
         job = CorpusAddJob(store, samples, pool, registry, level=level, target=target,
-                           version=target_version(target), shrink=shrink, reject_on=tuple(reject_on))
-        run_command(job, [ProgressLines(quiet=True), Summary(lines)])
+                           version=target_version(target), shrink=shrink, reject_on=tuple(reject_on),
+                           reproduce_dir=reproduce_dir(None))
+        run_command(job, [ReproducerWriter(), ProgressLines(quiet=True), Summary(lines)])
 
 
 @corpus.command("cmin")

@@ -95,7 +95,8 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     same / fixed (old failed, new passes) / regression (old passed, new fails) / changed (both pass or
     both fail, but differently). Exit 1 iff there is at least one regression.
     """
-    from fuzzer.cli.campaign import load_registry, select_tools
+    from fuzzer.cli import load_registry
+    from fuzzer.cli.campaign import select_tools
     from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
     from fuzzer.diff import DiffJob
     from fuzzer.parser_harness import sample_from_entry

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from fuzzer.cli import load_registry_or_fail, main, translate_errors
+from fuzzer.cli import load_registry, main, translate_errors
 from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError
 from fuzzer.report import json_line
@@ -41,7 +41,7 @@ def tools(tools_file: str | None, as_json: bool) -> None:
     """List the tools in the registry with their parameters."""
     from strategies._internal.schema import unsupported_tools
 
-    registry = load_registry_or_fail(tools_file)
+    registry = load_registry(tools_file)
     if as_json:
         click.echo(json.dumps({t.name: t.schema for t in registry}, indent=2))
         return
@@ -70,7 +70,7 @@ def anomalies(tool: str | None, tools_file: str | None, seed: int) -> None:
     from strategies._internal.sample import ANOMALY_CLASSES
     from strategies._internal.source import RandomSource, ReplaySource
 
-    registry = load_registry_or_fail(tools_file)
+    registry = load_registry(tools_file)
     chosen = registry[tool] if tool else next(iter(registry))
     for cls in ANOMALY_CLASSES.values():
         ops = [op for op in OPERATORS.values() if op.anomaly_class == cls.name]
@@ -122,7 +122,7 @@ def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple,
     from strategies._internal.mutations import OPERATORS
     from strategies._internal.source import RandomSource
 
-    registry = load_registry_or_fail(tools_file)
+    registry = load_registry(tools_file)
     chosen = registry[tool]
     fmts = list(formats) or list(FORMATS)
     arms: list = []

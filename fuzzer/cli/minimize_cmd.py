@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import closing
 from typing import Any, Optional
 
 import click
@@ -33,7 +34,9 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     stored truth is used, so corruption and missed anomalies shrink too, structurally). Exit 1 when
     SAMPLE does not fail at all.
     """
-    from fuzzer.cli.campaign import load_registry, target_spec
+    from fuzzer.cli import load_registry
+    from fuzzer.cli.campaign import reproduce_dir, target_spec
+    from fuzzer.reports.reproducers import ReproducerWriter
     from fuzzer.cli.console import ProgressLines, Summary, run_command
     from fuzzer.corpus_jobs import MinimizeJob
     from fuzzer.inputs import read_sample_file
@@ -62,10 +65,11 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
             out.append(f"written: {output}")
         return out
 
-    with WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
+    pool = WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb))
+    with closing(pool):
         job = MinimizeJob(sample, pool, registry, level=level, target=target, budget_s=budget_s,
-                          reject_on=tuple(reject_on))
-        run_command(job, [ProgressLines(quiet=True), Summary(lines)])
+                          reject_on=tuple(reject_on), reproduce_dir=reproduce_dir(None))
+        run_command(job, [ReproducerWriter(), ProgressLines(quiet=True), Summary(lines)])
 
 
 @main.command()

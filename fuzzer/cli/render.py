@@ -114,11 +114,10 @@ def replay_lines(result: Any) -> list[str]:
 def gate_lines(result: Any) -> list[str]:
     d = result.decision
     lines = [f"replayed {len(result.replay.replayed)} corpus entries: {len(d.passed)} pass, {len(d.known)} known "
-             f"open failures, {sum(1 for x in d.regressions if hasattr(x, 'entry'))} regressions, "
-             f"{sum(1 for x in d.new if hasattr(x, 'entry'))} now failing differently, {len(d.unjudged)} unjudged"]
-    findings = result.findings
-    new_found = [x for x in d.new if not hasattr(x, "entry")]
-    lines.append(f"campaign: {result.executions:,} executions, {len(findings)} signatures, {len(new_found)} new")
+             f"open failures, {len(d.corpus_regressions)} regressions, {len(d.corpus_new)} now failing differently, "
+             f"{len(d.unjudged)} unjudged, {len(d.corpus_ignored)} ignored"]
+    lines.append(f"campaign: {result.executions:,} executions, {len(result.findings)} signatures, "
+                 f"{len(d.campaign_new)} new")
     for x in d.regressions:
         if hasattr(x, "entry"):
             lines.append(f"REGRESSION {x.entry.signature} ({x.entry.title}): {preview(x.entry.text)}")

@@ -21,7 +21,7 @@ def open_corpus(directory: str, *, must_exist: bool) -> Any:
 
 def replay_context(*, tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int,
                    reject_on: tuple, workers: int = 1, **more: Any) -> Any:
-    from fuzzer.cli.campaign import load_registry
+    from fuzzer.cli import load_registry
     from fuzzer.harness import ReplayContext
 
     return ReplayContext(registry=load_registry(tools_file), tools_file=tools_file, level=level, timeout=timeout,
