@@ -491,18 +491,21 @@ def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max
     ev._deadline = None if budget_s is None else time.monotonic() + budget_s
     ev._max_tests = None if max_tests is None else max_tests + ev.tests
     shrinker = _TextShrinker(text, ev)
+    _run_stages(status, shrinker.collapse_runs, shrinker.simplify_structure, lambda: shrinker.ddmin(tokenize),
+                lambda: shrinker.ddmin(list), shrinker.one_minimal)
+    return shrinker.best
+
+
+def _run_stages(status: dict | None, *stages: Callable[[], Any]) -> None:
+    """Run the stages until the budget stops them; record in ``status`` whether all finished."""
     try:
-        shrinker.collapse_runs()
-        shrinker.simplify_structure()
-        shrinker.ddmin(tokenize)
-        shrinker.ddmin(list)
-        shrinker.one_minimal()
+        for stage in stages:
+            stage()
         complete = True
     except _OutOfBudget:
         complete = False
     if status is not None:
         status["complete"] = complete
-    return shrinker.best
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -657,13 +660,7 @@ def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float
     ev._deadline = None if budget_s is None else time.monotonic() + budget_s
     ev._max_tests = None if max_tests is None else max_tests + ev.tests
     shrinker = _ChoiceShrinker(start, key, ev)
-    try:
-        shrinker.run()
-        complete = True
-    except _OutOfBudget:
-        complete = False
-    if status is not None:
-        status["complete"] = complete
+    _run_stages(status, shrinker.run)
     return shrinker.best
 
 

@@ -14,7 +14,14 @@ from enum import Enum
 from typing import Any, Optional
 
 
-class StopReason(str, Enum):
+class Word(str, Enum):
+    """A str Enum that prints and serializes as its value (the vocabulary of reports)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class StopReason(Word):
     """Why a job stopped. ``NOTHING_TESTED`` is never an all-clear (exit 2 or 1, never 0)."""
 
     DONE = "done"
@@ -24,11 +31,8 @@ class StopReason(str, Enum):
     INTERRUPTED = "interrupted"
     NOTHING_TESTED = "nothing tested"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Phase(str, Enum):
+class Phase(Word):
     """What a job is doing now (shown by the live display, reported in Progress)."""
 
     LOADING = "loading"
@@ -39,9 +43,6 @@ class Phase(str, Enum):
     CONFIRMING = "confirming"
     SHRINKING = "shrinking"
     COMPARING = "comparing"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class ExitCode(int, Enum):

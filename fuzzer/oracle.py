@@ -23,18 +23,18 @@ a call).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any, Callable, Optional, Sequence
 
 from corpus.signature import (Signature, crash_signature, hang_signature, rejection_signature,
                               verdict_signature)
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
+from fuzzer.events import Word
 from strategies.registry import Registry
 
 RAW_FORMAT = "raw"
 
 
-class Verdict(str, Enum):
+class Verdict(Word):
     PASS = "pass"
     CRASH = "crash"
     HANG = "hang"
@@ -44,9 +44,6 @@ class Verdict(str, Enum):
     NONDETERMINISM = "nondeterminism"
     UNSAFE = "unsafe"
     SLOW = "slow"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 FAILURE_VERDICTS = [v.value for v in Verdict if v is not Verdict.PASS]

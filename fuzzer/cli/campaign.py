@@ -40,9 +40,9 @@ def read_ignore(values: tuple) -> frozenset:
     return frozenset(ignored)
 
 
-def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> tuple[list[str], list[str]]:
-    """(tools to fuzz, warnings): unknown names fail; tools whose schema cannot be generated, or to
-    which no selected anomaly applies, are skipped with a warning (an error when none is left)."""
+def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> list[str]:
+    """The tools to fuzz: unknown names fail; tools whose schema cannot be generated, or to which no
+    selected anomaly applies, are skipped with a warning (an error when none is left)."""
     from fuzzer.engine import applicable_somewhere, includes_valid, resolve_operators
     from strategies._internal.schema import unsupported_tools
 
@@ -64,7 +64,9 @@ def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> tuple[li
     for name in inapplicable:
         warnings.append(f"{name}: skipped, no selected anomaly applies to its schema")
         names.remove(name)
-    return names, warnings
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+    return names
 
 
 def reproduce_dir(report_path: Optional[str]) -> str:
@@ -126,9 +128,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
     registry = load_registry(tools_file)
-    names, warnings = select_tools(registry, tool_names, anomalies)
-    for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+    names = select_tools(registry, tool_names, anomalies)
     store = None
     if corpus_dir:
         from corpus.store import CorpusStore

@@ -104,9 +104,7 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
     registry = load_registry(tools_file)
-    names, warnings = select_tools(registry, tool_names, anomalies)
-    for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+    names = select_tools(registry, tool_names, anomalies)
     corpus_samples: list = []
     if corpus_dir:
         from fuzzer.cli.replay_cmd import open_corpus

@@ -11,12 +11,7 @@ from fuzzer.cli import main, options, translate_errors
 
 
 @main.command()
-@options.corpus_dir
-@options.target_for_corpus
-@options.executor
-@options.agent
-@options.reject_on
-@options.tools_file
+@options.corpus_references
 @click.option("--tool", "tool_names", multiple=True, metavar="NAME",
               help="Tools for the short campaign (repeatable). Default: every tool.")
 @options.level
@@ -54,9 +49,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers, seed=seed,
                              budget_s=None if max_examples else budget_s, max_examples=max_examples)
-    names, warnings = select_tools(context.registry, tool_names, ())
-    for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+    names = select_tools(context.registry, tool_names, ())
     context.extra.update(tools=names, formats=list(formats) or None, ignore=ignored,
                          reproduce_dir=reproduce_dir(reports.get("report")))
 

@@ -168,6 +168,14 @@ def references(target: Any, executor_ref: Any, agent_ref: Any) -> dict:
     return refs
 
 
+def corpus_references(command: Callable) -> Callable:
+    """``--corpus`` and the reference of every entry kind (``--target``, ``--executor``, ``--agent``),
+    plus ``--reject-on`` and ``--tools``: what replay and gate share."""
+    for option in reversed((corpus_dir, target_for_corpus, executor, agent, reject_on, tools_file)):
+        command = option(command)
+    return command
+
+
 def replay_options(command: Callable) -> Callable:
     """The options of every command that re-runs corpus entries or captured inputs on a target."""
     for option in reversed((corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)):

@@ -30,12 +30,7 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 
 
 @main.command()
-@options.corpus_dir
-@options.target_for_corpus
-@options.executor
-@options.agent
-@options.reject_on
-@options.tools_file
+@options.corpus_references
 @options.entry_level
 @options.timeout
 @options.memory

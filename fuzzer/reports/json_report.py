@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from fuzzer.events import Event, JobFinished
-from fuzzer.pipeline import EventHandler
-from fuzzer.reports import writer
+from fuzzer.reports import FileWriter, writer
 
 
 @writer("report")
-class JsonReportHandler(EventHandler):
-    def __init__(self, path: str):
-        self.path = path
-
-    def handle_event(self, event: Event) -> None:
-        if isinstance(event, JobFinished):
-            from fuzzer.report import write_json_atomic
-
-            write_json_atomic(self.path, self.document(event.result))
-
-    def document(self, result: Any) -> dict:
-        return result.to_report()
+class JsonReportHandler(FileWriter):
+    def render(self, result: Any) -> str:
+        return json.dumps(result.to_report(), indent=2, ensure_ascii=True) + "\n"

@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from fuzzer.events import Event, JobFinished
-from fuzzer.pipeline import EventHandler
-from fuzzer.reports import writer
+from fuzzer.reports import FileWriter, writer
 from fuzzer.results import FAILED, SKIPPED
 
 
@@ -40,12 +38,6 @@ def junit_xml(result: Any, suite: str) -> str:
 
 
 @writer("junit")
-class JUnitHandler(EventHandler):
-    def __init__(self, path: str):
-        self.path = path
-
-    def handle_event(self, event: Event) -> None:
-        if isinstance(event, JobFinished):
-            from fuzzer.report import write_text_atomic
-
-            write_text_atomic(self.path, junit_xml(event.result, f"toolfuzz {event.result.job}"))
+class JUnitHandler(FileWriter):
+    def render(self, result: Any) -> str:
+        return junit_xml(result, f"toolfuzz {result.job}")

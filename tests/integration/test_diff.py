@@ -30,8 +30,9 @@ def _diff(tmp: Path, old: str, new: str, *extra: str, name: str = "d.json") -> t
                                                                                     dict]:
     report = tmp / name
     run = fuzz("diff", "--old", old, "--new", new, *extra, "--report", str(report), cwd=tmp)
-    assert run.returncode in (0, 1), run.stdout + run.stderr
-    return run, read_json(report)
+    data = read_json(report)
+    assert run.returncode == (1 if data["counts"]["regression"] else 0), run.stdout + run.stderr  # exit 1 iff
+    return run, data
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +91,7 @@ def _kind(old: dict, new: dict) -> str:
 
 
 def _assert_differences_reproduce(data: dict, old_ref: str, new_ref: str) -> None:
+    assert data["differences"], "nothing to check: the diff found no difference"
     for d in data["differences"]:
         old, new = _side_now(old_ref, d), _side_now(new_ref, d)
         where = f"{d['kind']} on {d['anomaly_class']}/{d['operator']} in {d['format']}: {d['input'][:200]!r}"
@@ -141,7 +143,7 @@ def test_diff_runs_corpus_entries_first(tmp_path):
     text = tmp_path / "t.txt"
     text.write_text('{"tool": "get_weather"}', encoding="utf-8")
     add = fuzz("corpus", "add", str(text), "--corpus", str(corpus), "--target", NAIVE, cwd=tmp_path)
-    assert add.returncode in (0, 1), add.stderr
+    assert add.returncode == 0, add.stderr
     run, data = _diff(tmp_path, NAIVE, REFERENCE, "--corpus", str(corpus), "--tool", "get_weather",
                       "--max-examples", "50", "--seed", "1")
     assert "1 corpus entries" in run.stderr

@@ -107,12 +107,11 @@ def two_kb_sample() -> str:
     return text
 
 
-def test_two_kb_text_shrinks_to_the_known_minimum_quickly():
+def test_two_kb_text_shrinks_to_the_known_minimum_in_few_batches():
     text = two_kb_sample()
     pred = Predicate(get_weather_named)
-    started = time.monotonic()
     result = shrink_text(text, pred)
-    assert time.monotonic() - started < 5
+    assert len(pred.batches) < 400  # what costs: batches sent to the worker pool (speed: benchmarks/)
     assert result == '{"name":"get_weather"}'
     assert_one_minimal(result, get_weather_named)
 
@@ -154,11 +153,9 @@ def deeply_nested(s: str) -> bool:
 ])
 def test_long_repetition_shrinks_in_few_batches(text):
     pred = Predicate(deeply_nested)
-    started = time.monotonic()
     result = shrink_text(text, pred)
     assert deeply_nested(result) and len(result) == 1000 and set(result) <= set("[{")
     assert len(pred.batches) < 300
-    assert time.monotonic() - started < 10
 
 
 def test_repeated_fragment_collapses_to_the_needed_count():
@@ -192,15 +189,20 @@ def test_time_budget_is_respected():
     def slow(s: str) -> bool:
         return "BUG" in s
 
+    calls = [0]
+
     def batched(candidates):
+        calls[0] += 1
         time.sleep(0.02)
         return [slow(c) for c in candidates]
 
     text = "".join(f"word{i} " for i in range(3000)) + "BUG" + "x" * 500
-    started = time.monotonic()
-    result = shrink_text(text, batched, budget_s=0.3)
-    assert time.monotonic() - started < 1.0
-    assert "BUG" in result and len(result) < len(text)
+    status: dict = {}
+    result = shrink_text(text, batched, budget_s=0.3, status=status)
+    # each batch sleeps 0.02 s: within 0.3 s at most 15 batches (+ the check of the input itself,
+    # and the one that was running when the budget ran out)
+    assert calls[0] <= 17 and status == {"complete": False}
+    assert "BUG" in result and len(result) <= len(text)  # the best so far, whatever a loaded machine managed
 
 
 def test_input_that_does_not_pass_is_refused():

@@ -241,10 +241,6 @@ def test_non_calls_are_invalid(value, expected):
         normalize_calls(value)
 
 
-def test_invalid_return_is_a_value_error():
-    assert issubclass(InvalidReturn, ValueError)
-
-
 def test_deep_and_cyclic_returns_are_invalid_not_recursion_errors():
     deep: list = []
     for _ in range(100_000):

@@ -1,0 +1,100 @@
+"""The gate's decision and the exit statuses, as the pure functions they are (fuzzer.decisions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from corpus.store import Entry
+from fuzzer.decisions import campaign_exit_code, decide_gate, replay_exit_code
+from fuzzer.harness import Replayed
+
+
+@dataclass
+class Sig:
+    id: str
+    title: str = ""
+
+
+@dataclass
+class Found:
+    signature: Sig
+
+
+def entry(signature: str, status: str = "open") -> Entry:
+    return Entry(text=signature, signature=signature, verdict=signature.split("-")[0], status=status)
+
+
+def replayed(signature: str, status: str, now: str | None) -> Replayed:
+    return Replayed(f"{signature}.json", entry(signature, status), "pass" if now is None else "crash", now)
+
+
+def test_a_known_open_failure_does_not_block():
+    known = {"crash-a": entry("crash-a")}
+    d = decide_gate([replayed("crash-a", "open", "crash-a")], [Found(Sig("crash-a"))], known)
+    assert not d.blocked and d.exit_code == 0 and len(d.known) == 1
+
+
+def test_a_fixed_entry_failing_again_under_any_signature_is_a_regression():
+    known = {"crash-a": entry("crash-a", "fixed"), "crash-b": entry("crash-b")}
+    for now in ("crash-a", "crash-b", "crash-c"):
+        d = decide_gate([replayed("crash-a", "fixed", now)], [], known)
+        assert d.blocked and len(d.regressions) == 1 and not d.new
+
+
+def test_a_campaign_finding_of_a_fixed_signature_is_a_regression_once():
+    known = {"crash-a": entry("crash-a", "fixed")}
+    d = decide_gate([replayed("crash-a", "fixed", "crash-a")], [Found(Sig("crash-a"))], known)
+    assert len(d.regressions) == 1  # the entry, not counted twice
+    d = decide_gate([replayed("crash-a", "fixed", None)], [Found(Sig("crash-a"))], known)
+    assert len(d.regressions) == 1 and d.blocked
+
+
+def test_new_signatures_block_and_ignored_ones_do_not():
+    known = {"crash-a": entry("crash-a")}
+    d = decide_gate([replayed("crash-a", "open", "crash-z")], [Found(Sig("hang-b"))], known)
+    assert d.blocked and len(d.new) == 2
+    d = decide_gate([replayed("crash-a", "open", "crash-z")], [Found(Sig("hang-b"))], known,
+                    ignore=["hang-b", "crash-z"])
+    assert not d.blocked and len(d.ignored) == 2
+
+
+def test_nothing_tested_blocks_and_unjudged_entries_are_neither_pass_nor_fail():
+    d = decide_gate([], [], {}, nothing_tested="no supported format")
+    assert d.blocked and d.exit_code == 1
+    r = Replayed("x.json", entry("crash-a"), "unjudged", None, unjudged="tool missing")
+    d = decide_gate([r], [], {"crash-a": entry("crash-a")})
+    assert not d.blocked and d.unjudged == (r,) and not d.passed
+    assert replay_exit_code([r]) == 1  # nothing judged is not an all-clear
+
+
+statuses = st.sampled_from(["open", "fixed"])
+nows = st.sampled_from([None, "crash-a", "crash-b", "crash-new"])
+
+
+@given(st.lists(st.tuples(st.sampled_from(["crash-a", "crash-b", "hang-c"]), statuses, nows), max_size=8),
+       st.lists(st.sampled_from(["crash-a", "crash-b", "hang-c", "crash-new"]), max_size=5))
+def test_every_entry_lands_in_exactly_one_bucket(rows, found):
+    seen: dict = {}
+    for sig, status, now in rows:
+        seen.setdefault(sig, (sig, status, now))
+    rows = list(seen.values())
+    known = {sig: entry(sig, status) for sig, status, _ in rows}
+    reps = [replayed(sig, status, now) for sig, status, now in rows]
+    d = decide_gate(reps, [Found(Sig(s)) for s in found], known)
+    buckets = [x for x in d.regressions + d.new + d.known + d.passed + d.unjudged + d.ignored if hasattr(x, "entry")]
+    assert sorted(id(x) for x in buckets) == sorted(id(x) for x in reps)
+    assert d.blocked == bool(d.regressions or d.new)
+
+
+@pytest.mark.parametrize("findings, corpus, nothing, interrupted, code", [
+    (0, False, None, False, 0), (2, False, None, False, 1), (0, True, None, False, 1),
+    (0, False, "no supported format", False, 2), (1, False, "no supported format", False, 1),
+    (0, False, None, True, 130), (1, False, None, True, 1),
+])
+def test_campaign_exit_codes(findings, corpus, nothing, interrupted, code):
+    assert campaign_exit_code(findings=findings, corpus_failing=corpus, nothing_tested=nothing,
+                              interrupted=interrupted) == code
