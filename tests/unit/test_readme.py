@@ -34,3 +34,11 @@ def test_every_fuzz_subcommand_in_the_readme_exists_and_has_help():
         result = runner.invoke(main, [name, "--help"])
         assert result.exit_code == 0, (name, result.output)
         assert "Usage:" in result.output
+
+
+def test_code_fences_are_balanced_so_no_section_turns_into_code():
+    fences = [line for line in README.splitlines() if line.lstrip().startswith("```")]
+    assert len(fences) % 2 == 0
+    # no fence marker glued to prose (the stray fragment of issue 8, defect 12)
+    assert not [line for line in README.splitlines() if "```" in line and not line.lstrip().startswith("```")
+                and not line.lstrip().startswith(("`", "|", "-")) and line.count("`") % 2]
