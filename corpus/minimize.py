@@ -30,6 +30,12 @@ from typing import Any, Callable, Hashable, Iterable, Optional, Sequence
 
 from strategies.errors import ToolfuzzError
 
+
+def shortlex(text: str) -> tuple[int, str]:
+    """The size order of inputs, everywhere (minimizers, the corpus, findings): shorter first, then
+    code-point order. Smaller is better."""
+    return (len(text), text)
+
 TextTest = Callable[[list[str]], Sequence[bool]]
 ChoicesTest = Callable[[list[tuple[int, ...]]], Sequence[Any]]
 
@@ -43,10 +49,6 @@ class NotInteresting(ToolfuzzError, ValueError):
 
 class _OutOfBudget(Exception):
     """Raised inside a minimizer when its time or test budget is spent; the best so far is returned."""
-
-
-def _shortlex(text: str) -> tuple[int, str]:
-    return (len(text), text)
 
 
 def _text_id(text: str) -> bytes:
@@ -307,10 +309,10 @@ class _TextShrinker:
         """Evaluate lazily, in batches; adopt the smallest passing candidate of the first batch that
         has one and return its index; None if no candidate passes and is smaller than the best."""
         bs = self.ev.batch_size
-        best_key = _shortlex(self.best)
+        best_key = shortlex(self.best)
         chunk: list[tuple[int, str]] = []
         for item in enumerate(candidates):
-            if _shortlex(item[1]) < best_key:
+            if shortlex(item[1]) < best_key:
                 chunk.append(item)
             if len(chunk) == bs:
                 hit = self._adopt(chunk)
@@ -321,7 +323,7 @@ class _TextShrinker:
 
     def _adopt(self, chunk: list[tuple[int, str]]) -> Optional[int]:
         answers = self.ev.evaluate([c for _i, c in chunk])
-        passing = [(_shortlex(c), i) for (i, c), ok in zip(chunk, answers) if ok]
+        passing = [(shortlex(c), i) for (i, c), ok in zip(chunk, answers) if ok]
         if not passing:
             return None
         key, i = min(passing)
@@ -381,7 +383,7 @@ class _TextShrinker:
                 lo = max(failing_below) if failing_below else lo
                 hi = kmin
                 candidate = with_k(hi)  # adopt now: the budget may run out before the search ends
-                if _shortlex(candidate) < _shortlex(self.best):
+                if shortlex(candidate) < shortlex(self.best):
                     self.best = candidate
             else:
                 lo = ks[-1]
@@ -455,7 +457,7 @@ class _TextShrinker:
                         adopted = True
                         break
             if not adopted:
-                key, k = min((_shortlex(candidates[k]), k) for k in ok)
+                key, k = min((shortlex(candidates[k]), k) for k in ok)
                 self.best = key[1]
                 first = positions[k]
             units = split(self.best)
@@ -664,4 +666,4 @@ def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float
     return shrinker.best
 
 
-__all__ = ["DEFAULT_BATCH", "NotInteresting", "shrink_choices", "shrink_text", "tokenize"]
+__all__ = ["DEFAULT_BATCH", "NotInteresting", "shortlex", "shrink_choices", "shrink_text", "tokenize"]

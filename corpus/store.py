@@ -30,6 +30,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Optional
 
+from corpus.minimize import shortlex
 from strategies.errors import ToolfuzzError
 
 FORMAT_VERSION = 1
@@ -56,11 +57,6 @@ def _parse_time(value: str) -> datetime:
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
     parsed = datetime.fromisoformat(text)
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
-def shortlex(text: str) -> tuple[int, str]:
-    """The size order of inputs: shorter first, then code-point order. Smaller is better."""
-    return (len(text), text)
 
 
 def _canonical(value: Any) -> Any:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from corpus.signature import Signature
+from fuzzer.isolation.outcome import describe_outcome
 from fuzzer.oracle import Verdict
 from fuzzer.reproduce import command_for, needs_file, reproducer_document
 
@@ -28,19 +29,6 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [jsonable(v, depth + 1) for v in value]
     return value
-
-
-def describe_outcome(outcome: Any) -> Optional[str]:
-    """``Type: first line of the message`` of a raised / rejected outcome, the detail of a death or
-    hang; None for a return. The one rendering of an outcome's exception (console, reports, corpus)."""
-    if outcome is None:
-        return None
-    if outcome.kind in ("raised", "rejected") and outcome.exception:
-        msg = (outcome.message or "").strip().splitlines()
-        return f"{outcome.exception}: {msg[0]}" if msg else outcome.exception
-    if outcome.kind in ("died", "hung"):
-        return outcome.detail
-    return None
 
 
 @dataclass
@@ -173,4 +161,4 @@ class Finding:
                      minimized=self.shrink_complete)
 
 
-__all__ = ["Finding", "describe_outcome", "jsonable"]
+__all__ = ["Finding", "jsonable"]

@@ -430,10 +430,9 @@ def _corruption(truth: Sequence[dict], returned: Sequence[dict]) -> Judgment:
 
 
 def _describe_crash(outcome: Any) -> str:
-    if outcome.kind == "died":
-        return outcome.detail or "the target process died"
-    message = (outcome.message or "").strip().splitlines()
-    return f"{outcome.exception}: {message[0]}" if message else str(outcome.exception)
+    from fuzzer.isolation.outcome import describe_outcome
+
+    return describe_outcome(outcome) or "the target process died"
 
 
 def outcome_fingerprint(outcome: Any) -> tuple:

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from corpus.minimize import NotInteresting, shrink_choices, shrink_text
+from corpus.minimize import NotInteresting, shortlex, shrink_choices, shrink_text
 from fuzzer.oracle import TEXT_CARRIED, Oracle, Verdict
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
@@ -40,7 +40,7 @@ class Shrunk:
 
 
 def size_key(sample: Sample) -> tuple:
-    return (len(sample.text), sample.text)
+    return shortlex(sample.text)
 
 
 def regenerate(sample: Sample, choices: tuple, registry: Any) -> Optional[Sample]:

@@ -55,3 +55,15 @@ class TargetSpec:
     memory_limit_mb: int | None = 4096
 
 
+def describe_outcome(outcome: "Outcome | None") -> str | None:
+    """``Type: first line of the message`` of a raised / rejected outcome, the detail of a death or
+    hang; None for a return. The one rendering of an outcome's failure (oracle, console, reports,
+    corpus)."""
+    if outcome is None:
+        return None
+    if outcome.kind in ("raised", "rejected") and outcome.exception:
+        msg = (outcome.message or "").strip().splitlines()
+        return f"{outcome.exception}: {msg[0]}" if msg else outcome.exception
+    if outcome.kind in ("died", "hung"):
+        return outcome.detail
+    return None

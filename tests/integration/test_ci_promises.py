@@ -313,7 +313,7 @@ def test_7_elapsed_includes_worker_start_up(cli):
 
 
 def test_8_titles_reasons_and_exceptions_describe_the_minimized_input(cli):
-    from fuzzer.findings import describe_outcome
+    from fuzzer.isolation.outcome import describe_outcome
     from fuzzer.isolation import TargetSpec, WorkerPool
     from fuzzer.oracle import Oracle
     from strategies._internal.build import replay_recipe
