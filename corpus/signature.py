@@ -62,15 +62,17 @@ def normalize_message(message: Optional[str]) -> str:
 
 def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]] = (),
                     detail: Optional[str] = None, message: Optional[str] = None) -> Signature:
-    """A crash: an undeclared exception (type, message with values normalized away, innermost
-    frames) or a worker death (``detail``)."""
+    """A crash: an undeclared exception (type and innermost frames; the message with values
+    normalized away only when there are no frames) or a worker death (``detail``)."""
     inner = _inner(frames)
     where = f" in {inner[-1]}" if inner else ""
     if exception is None:
         how = detail or "worker died"
         return _make("crash", f"crash|died|{how}|{';'.join(inner)}", f"crash: the target process died ({how}){where}")
-    # Running out of stack or memory says where the limit was hit, not what the bug is.
-    shape = "" if exception in RESOURCE_ERRORS else normalize_message(message)
+    # The raise site (the innermost frames) is the bug; the message of an uncaught exception varies
+    # with the input (SyntaxError, JSONDecodeError, KeyError of another key) and would split one
+    # bug into dozens. Only a crash without frames is told apart by its message.
+    shape = "" if inner or exception in RESOURCE_ERRORS else normalize_message(message)
     return _make("crash", f"crash|{exception}|{shape}|{';'.join(inner)}", f"crash: {exception}{where}")
 
 
@@ -96,6 +98,23 @@ def hang_signature(*, frames: Sequence[Sequence[str]]) -> Signature:
     crash, by where it was stuck — one super-linear loop is one bug whatever input exposed it."""
     inner = _inner(frames)
     return _make("hang", f"hang|{';'.join(inner)}", f"hang: stuck in {inner[-1]}")
+
+
+def unsafe_signature(*, event: str, frames: Sequence[Sequence[str]]) -> Signature:
+    """An unsafe action: the audit event (``exec``, ``os.system``, ``open`` for writing...) and where
+    in the target it was taken."""
+    inner = _inner(frames)
+    where = f" in {inner[-1]}" if inner else ""
+    return _make("unsafe", f"unsafe|{event}|{';'.join(inner)}", f"unsafe: {event}{where}")
+
+
+def slow_signature(*, frames: Sequence[Sequence[str]], fragment_kind: str) -> Signature:
+    """Super-linear time: where the target spends it (the stack sampled while the largest input
+    runs), or the kind of fragment whose repetition makes it grow when no stack was caught."""
+    inner = _inner(frames)
+    if inner:
+        return _make("slow", f"slow|{';'.join(inner)}", f"slow: super-linear time in {inner[-1]}")
+    return _make("slow", f"slow|{fragment_kind}", f"slow: super-linear time on repeated {fragment_kind}")
 
 
 def _inner(frames: Sequence[Sequence[str]]) -> list[str]:

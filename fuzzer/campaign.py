@@ -10,6 +10,7 @@ unshrunk, marked not minimized — never dropped.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
@@ -20,6 +21,10 @@ from fuzzer.decisions import campaign_exit_code
 from fuzzer.engine import Failure, Tally, ToolCampaign, includes_valid, resolve_operators
 from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
                            Progress, StopReason)
+from fuzzer.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
+from fuzzer.isolation.outcome import Outcome
+from corpus.signature import slow_signature
+from strategies._internal.sample import Sample
 from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict
 from fuzzer.pipeline import Job
@@ -54,6 +59,12 @@ class CampaignSettings:
     max_failures: Optional[int] = None
     ignore: frozenset = frozenset()
     confirm: bool = True
+    #: Coverage-guided exploration (the pool's spec must trace: TargetSpec(coverage=True)).
+    explore: bool = True
+    #: Look for super-linear time (the slow verdict).
+    slow: bool = True
+    #: Share of the fuzzing time the slow probe may use.
+    slow_share: float = 0.08
 
 
 @dataclass
@@ -72,6 +83,8 @@ class CampaignResult(JobResult):
     timeline: list = field(default_factory=list)  # (elapsed_s, executions), for plots
     ignored: int = 0  # failing executions whose signature is on the ignore list
     setup_s: float = 0.0  # worker start-up (the target's import): in elapsed_s, not charged to the budget
+    lines: set = field(default_factory=set)  # (file, line) of the target reached (with coverage)
+    exploration_share: dict = field(default_factory=dict)  # tool -> final share of exploration batches
 
     @property
     def by_class(self) -> dict:
@@ -117,7 +130,17 @@ class CampaignResult(JobResult):
             "corpus": [{"signature": r.entry.signature, "status": r.status, "entry_status": r.entry.status,
                         "now": r.signature, "file": r.path, "unjudged": r.unjudged} for r in self.replayed],
             "timeline": [[round(t, 3), n] for t, n in self.timeline],
+            "coverage": self.coverage_report(),
         }
+
+    def coverage_report(self) -> Optional[dict]:
+        if not self.lines:
+            return None
+        files: dict[str, int] = {}
+        for file, _line in self.lines:
+            files[file] = files.get(file, 0) + 1
+        return {"lines": len(self.lines), "files": dict(sorted(files.items())),
+                "exploration_share": {k: round(v, 3) for k, v in self.exploration_share.items()}}
 
 
 def _finding_detail(f: Any) -> str:
@@ -206,7 +229,7 @@ class CampaignJob(Job):
         return same
 
     def _confirm(self, finding: Finding) -> None:
-        if not self.settings.confirm or finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM):
+        if not self.settings.confirm or finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
             return
         history = self._histories.pop(finding.signature.id, ())
         status, earlier = self.confirmer.confirm(finding.sample.text, history, self._same(finding, finding.sample),
@@ -227,6 +250,8 @@ class CampaignJob(Job):
         if finding.history:
             finding.shrink_note = "not shrunk: it is history-dependent (its earlier inputs were reduced instead)"
             return False
+        if finding.verdict is Verdict.SLOW:
+            return False  # the probe already reduced the fragment
         window = self.budget.shrink_window()
         sample = sample if sample is not None else finding.sample
         outcome = outcome if outcome is not None else finding.outcome
@@ -338,6 +363,8 @@ class CampaignJob(Job):
         tool = self.tool_campaign(registry=self.registry, tool_name=name, level=s.level, formats=s.formats,
                             operators=self.operators, include_valid=self.include_valid, seed=s.seed + index,
                             oracle=self.oracle, run=self.pool.run, tally=self.tally, on_failure=self._on_failure)
+        explorer = self._explorer(name, index) if s.explore else None
+        tool.explorer = explorer
         yield PhaseStarted(Phase.PROBING, name)
         report = tool.probe(deadline)
         prefix = f"{name}: " if count > 1 else ""
@@ -355,7 +382,14 @@ class CampaignJob(Job):
             first = f"; first rejection: {report.first_rejection}" if report.first_rejection else ""
             return f"no supported format: every valid probe was rejected or answered with no call ({probed}){first}"
         yield PhaseStarted(Phase.FUZZING, name)
+        if explorer is not None and self.corpus is not None:
+            for r in self.result_.replayed:
+                explorer.add_seed(r.entry.text, r.entry.format or "raw")
         prefetcher = Prefetcher(tool.start_stream(report), s.batch_size)
+        slow = SlowProbe(seed=s.seed + index, timeout=self.pool.spec.timeout,
+                         run=lambda texts: self.pool.run(texts, deadline=budget.deadline, trace=False)) \
+            if s.slow else None
+        fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
         ran_any = False
         try:
@@ -370,7 +404,8 @@ class CampaignJob(Job):
                     break
                 if self._max_failures_reached():
                     break
-                batch = prefetcher.get()
+                arm = "exploration" if explorer is not None and explorer.wants_turn() else "structured"
+                batch = explorer.batch(s.batch_size) if arm == "exploration" else prefetcher.get()
                 left = (examples - self.tally.executions) if examples is not None else None
                 if left is not None:
                     batch = batch[:left]
@@ -379,17 +414,64 @@ class CampaignJob(Job):
                     break
                 if batch:
                     reruns = min(RERUNS_PER_BATCH, max(0, left - len(batch))) if left is not None else RERUNS_PER_BATCH
-                    if tool.execute(batch, budget.deadline, reruns):
-                        ran_any = True
+                    found, reached = len(self.findings), len(explorer.lines) if explorer is not None else 0
+                    ran = tool.execute(batch, budget.deadline, reruns)
+                    ran_any = ran_any or bool(ran)
+                    if explorer is not None:
+                        explorer.credit(arm, ran, len(explorer.lines) - reached + len(self.findings) - found)
+                if slow is not None and explorer is not None and explorer.seeds and \
+                        slow_spent < s.slow_share * (time.monotonic() - fuzz_started) and not budget.time_up():
+                    started = time.monotonic()
+                    self._probe_slow(slow, explorer, name)
+                    slow_spent += time.monotonic() - started
                 yield from self._settle()
                 if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
                     self._last_progress = self.elapsed()
                     yield self._progress(Phase.FUZZING, name)
         finally:
             prefetcher.close()
+        if explorer is not None:
+            self.result_.exploration_share[name] = explorer.share()
         if not ran_any and empty >= EMPTY_BATCHES:
             return "nothing to generate: no selected anomaly class or operator applies to these calls"
         return None
+
+    def _explorer(self, name: str, index: int) -> Explorer:
+        from fuzzer.parser_harness import module_file
+
+        module = self.settings.target.split(":", 1)[0]
+        path = module_file(module, os.getcwd()) if not module.startswith("git:") else None
+        explorer = Explorer(seed=self.settings.seed + index, tool=name, dictionary=source_tokens(path))
+        explorer.lines = self.result_.lines  # one coverage set for every tool of the job
+        return explorer
+
+    def _probe_slow(self, slow: SlowProbe, explorer: Explorer, tool: str) -> None:
+        """Time repetitions of a fragment of a seed; a super-linear growth becomes a slow finding."""
+        text, fmt = explorer.seeds[explorer.random.randrange(len(explorer.seeds))]
+        growth = slow.probe(text)
+        if growth is None:
+            return
+        growth = slow.reduce(growth)
+        largest = growth.text(growth.counts[-1])
+        outcome, frames = self.pool.sample_stack(largest, after_s=max(0.005, growth.seconds[-1] / 2),
+                                                 deadline=self.budget.deadline)
+        signature = slow_signature(frames=frames, fragment_kind=_fragment_kind(growth.fragment))
+        found = self.findings.get(signature.id)
+        if found is not None:
+            found.count += 1
+            return
+        if signature.id in self.settings.ignore:
+            return
+        sample = Sample(text=growth.text(growth.counts[0]), format=fmt, anomaly_class=EXPLORATION,
+                        operator="repetition", calls=None, tool=tool, truth_known=False,
+                        description=f"{growth.fragment!r} repeated {growth.counts[0]} times in a seed")
+        finding = Finding(signature=signature, verdict=Verdict.SLOW, reason=growth.describe(), sample=sample,
+                          outcome=outcome or Outcome(kind="returned", calls=[], frames=frames), found_at_s=self.elapsed(),
+                          target=self.settings.target, level=self.settings.level,
+                          reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
+                          shrink_complete=True, growth=growth)
+        self.findings[signature.id] = finding
+        self.pending.append(finding)
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
         if not interrupted:
@@ -414,6 +496,15 @@ class CampaignJob(Job):
     def exit_code(self, result: CampaignResult) -> int:
         return campaign_exit_code(findings=len(result.findings), corpus_failing=bool(result.corpus_failing),
                                   nothing_tested=result.problem, interrupted=self.interrupted)
+
+
+def _fragment_kind(fragment: str) -> str:
+    """A stable name for a repeated fragment: its distinct characters, classified."""
+    if fragment.isspace():
+        return "whitespace"
+    if all(c.isalnum() for c in fragment):
+        return "letters or digits"
+    return "".join(sorted(set(c for c in fragment if not c.isalnum())))[:8]
 
 
 def reject_on_hints(findings: list, target: str, reject_on: tuple) -> list[str]:

@@ -131,7 +131,8 @@ class ToolCampaign:
             for name in formats:
                 FORMATS[name]  # unknown format: UnknownName with close matches
         self.stream: Optional[SampleStream] = None
-        self.nondeterministic: dict[str, Any] = {}
+        #: The exploration arm (coverage feedback, seeds, havoc), when coverage is on.
+        self.explorer: Any = None
 
     # -- probing ---------------------------------------------------------------------------------
     def probe(self, deadline: Optional[float]) -> ProbeReport:
@@ -203,6 +204,8 @@ class ToolCampaign:
                 continue  # an unsupported variation: its rejections are not findings
             for sample, outcome in results[v]:
                 self._judge(sample, outcome)
+                if self.explorer is not None:
+                    self.explorer.add_seed(sample.text, sample.format)
         return report
 
     def start_stream(self, report: ProbeReport) -> SampleStream:
@@ -245,6 +248,8 @@ class ToolCampaign:
             recent.append(sample)
         if rerun:
             self.check_determinism(rerun, deadline)
+        if self.explorer is not None:
+            self.explorer.observe(samples[:ran], outcomes[:ran])
         return ran
 
     def _judge(self, sample: Sample, outcome: Any) -> bool:

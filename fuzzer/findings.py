@@ -53,6 +53,8 @@ class Finding:
     reject_on: tuple = ()
     reproduce_dir: Optional[str] = None
     notes: list = field(default_factory=list)
+    #: For the slow verdict: the measured growth (fuzzer.explore.Growth).
+    growth: Any = None
 
     # -- what the finding shows ------------------------------------------------------------------
     @property
@@ -145,7 +147,23 @@ class Finding:
         }
         location = self.location()
         report["location"] = {"file": location[0], "function": location[1]} if location else None
+        if self.growth is not None:
+            g = self.growth
+            report["growth"] = {"exponent": round(g.exponent, 2), "fragment": g.fragment,
+                                "sizes": [len(g.text(c)) for c in g.counts],
+                                "seconds": [round(t, 5) for t in g.seconds]}
         return report
+
+    def _scenario(self) -> Optional[dict]:
+        """What replaying needs beyond the text: earlier inputs, or how a slow input grows."""
+        scenario: dict = {}
+        if self.history:
+            scenario["history"] = list(self.history)
+        if self.growth is not None:
+            g = self.growth
+            scenario["growth"] = {"prefix": g.prefix, "fragment": g.fragment, "suffix": g.suffix,
+                                  "count": g.counts[0], "exponent": round(g.exponent, 2)}
+        return scenario or None
 
     def to_entry(self, *, target: str, version: Optional[str] = None) -> Any:
         from corpus.store import Entry
@@ -157,7 +175,7 @@ class Finding:
                      calls=best.calls if best.truth_known else None,
                      recipe=best.recipe.to_json() if best.recipe is not None else None,
                      truth_known=best.truth_known, target=target, target_version=version, level=self.level,
-                     scenario={"history": list(self.history)} if self.history else None,
+                     scenario=self._scenario(),
                      minimized=self.shrink_complete)
 
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from corpus.signature import (Signature, crash_signature, hang_signature, rejection_signature,
-                              verdict_signature)
+                              unsafe_signature, verdict_signature)
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
 from fuzzer.events import Word
 from strategies.registry import Registry
@@ -297,6 +297,20 @@ def _rejection_signature(case: Case, judgment: Judgment) -> Signature:
     rejected = o.kind == "rejected"
     return rejection_signature(format=case.sample.format, exception=o.exception if rejected else None,
                                message=o.message if rejected else None, frames=o.frames if rejected else ())
+
+
+def _unsafe_signature(case: Case, judgment: Judgment) -> Signature:
+    event, _words, frames = case.outcome.unsafe[0]
+    return unsafe_signature(event=event, frames=frames)
+
+
+@check("unsafe", signature=_unsafe_signature)
+def _unsafe(case: Case) -> Optional[Judgment]:
+    """Executed code it was given, or touched the system (processes, files, network) while parsing."""
+    if case.outcome.unsafe:
+        event, words, _frames = case.outcome.unsafe[0]
+        return _judged("unsafe", Verdict.UNSAFE, f"the target {words} while parsing ({event})")
+    return None
 
 
 @check("crash", signature=_crash_signature)

@@ -101,7 +101,12 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         history = history_of(items[i][1])
         if history:
             outcomes[i] = run(history + [samples[i].text], fresh=True)[-1]
+    slow = [i for i in plain if items[i][1].verdict == "slow" and (items[i][1].scenario or {}).get("growth")]
+    for i in slow:
+        results[i] = _replay_slow(items[i], run)
     for i in plain:
+        if i in slow:
+            continue
         path, entry = items[i]
         oracle = oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level))
         outcome = outcomes[i]
@@ -111,11 +116,31 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
     return [r for r in results if r is not None]
 
 
-def target_spec(reference: str, context: ReplayContext) -> Any:
+def target_spec(reference: str, context: ReplayContext, *, coverage: bool = False) -> Any:
     from fuzzer.isolation import TargetSpec
 
     return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
-                      timeout=context.timeout, memory_limit_mb=context.memory_limit_mb)
+                      timeout=context.timeout, memory_limit_mb=context.memory_limit_mb, coverage=coverage,
+                      trace_share=0.05 if context.max_examples is not None else None)
+
+
+def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
+    """A slow entry passes when its fragment's repetition no longer grows super-linearly."""
+    from corpus.signature import slow_signature
+    from fuzzer.explore import SLOW_EXPONENT, SLOW_MIN_S, SlowProbe
+
+    path, entry = item
+    g = entry.scenario["growth"]
+    probe = SlowProbe(seed=0, run=lambda texts: run(texts), timeout=float("inf"))
+    growth = probe.measure(g.get("prefix", ""), g.get("fragment", ""), g.get("suffix", ""), int(g.get("count", 1)))
+    if growth is None or growth.seconds[-1] < SLOW_MIN_S or growth.exponent < SLOW_EXPONENT:
+        return Replayed(path, entry, "pass", None)
+    pool = getattr(run, "__self__", None)
+    frames = ()
+    if pool is not None and hasattr(pool, "sample_stack"):
+        _outcome, frames = pool.sample_stack(growth.text(growth.counts[-1]), after_s=growth.seconds[-1] / 2)
+    signature = slow_signature(frames=frames, fragment_kind="").id if frames else entry.signature
+    return Replayed(path, entry, "slow", signature)
 
 
 def _replay(items: list, reference: str, context: ReplayContext) -> list[Replayed]:
@@ -162,8 +187,9 @@ def _campaign_job(reference: str, context: ReplayContext) -> Any:
                                 level=context.level, formats=extra.get("formats"), anomalies=extra.get("anomalies"),
                                 seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
                                 reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
-                                ignore=frozenset(extra.get("ignore") or ()))
-    pool = WorkerPool(target_spec(reference, context), workers=context.workers)
+                                ignore=frozenset(extra.get("ignore") or ()), explore=extra.get("coverage", True),
+                                slow=context.max_examples is None)
+    pool = WorkerPool(target_spec(reference, context, coverage=extra.get("coverage", True)), workers=context.workers)
     return CampaignJob(context.registry, settings, pool, owns_pool=True)
 
 

@@ -15,11 +15,17 @@ DEFAULT_BUDGET_S = 60.0
 
 
 def target_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: Optional[int],
-                cwd: Optional[str] = None) -> Any:
+                cwd: Optional[str] = None, *, coverage: bool = False, deterministic: bool = False) -> Any:
     from fuzzer.isolation import TargetSpec
 
     return TargetSpec(target=target, reject_on=tuple(reject_on), cwd=cwd or os.getcwd(), timeout=timeout,
-                      memory_limit_mb=memory_limit_mb)
+                      memory_limit_mb=memory_limit_mb, coverage=coverage,
+                      trace_share=DETERMINISTIC_TRACE_SHARE if deterministic else None)
+
+
+#: With --max-examples (a reproducible run), a fixed share of inputs is traced instead of one
+#: adapted to measured time.
+DETERMINISTIC_TRACE_SHARE = 0.05
 
 
 def read_ignore(values: tuple) -> frozenset:
@@ -99,6 +105,9 @@ def reproduce_dir(report_path: Optional[str]) -> str:
               help="Regression corpus: replayed first; new failures are added, minimized.")
 @click.option("--shrink/--no-shrink", default=True, show_default=True,
               help="Minimize the first input of each signature before reporting it.")
+@click.option("--coverage/--no-coverage", default=True, show_default=True,
+              help="Trace which lines of the target's code each input reaches and explore from the inputs "
+                   "that reach new ones (havoc on a seed pool); report the lines reached.")
 @options.max_failures
 @options.exitfirst
 @options.ignore
@@ -106,7 +115,7 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @translate_errors
 def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_on: tuple, level: str,
              formats: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
-             workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool,
+             workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, coverage: bool,
              max_failures: Optional[int], exitfirst: bool, ignore: tuple, quiet: bool, **report_paths: Any) -> None:
     """Generate valid and anomalous model outputs, run the target on them, judge, shrink and report.
 
@@ -141,8 +150,11 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
                                 anomalies=list(anomalies) or None, seed=seed, budget_s=budget_s,
                                 max_examples=max_examples, shrink=shrink, reject_on=tuple(reject_on),
                                 reproduce_dir=reproduce_dir(reports.get("report")),
-                                max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore))
-    pool = WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb), workers=workers)
+                                max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
+                                explore=coverage, slow=max_examples is None)
+    spec = target_spec(target, reject_on, timeout, memory_limit_mb, coverage=coverage,
+                       deterministic=max_examples is not None)
+    pool = WorkerPool(spec, workers=workers)
     handlers: list = [ReproducerWriter()]
     writer = None
     if store is not None:

@@ -37,6 +37,12 @@ class Outcome:
     frames: tuple[tuple[str, str], ...] = ()
     elapsed: float = 0.0
     detail: str | None = None
+    #: With coverage: the (file, line) pairs of the target's code this input reached first (new to
+    #: its worker), and the target functions it ran ("file:function"), when it was traced.
+    lines: tuple = ()
+    functions: tuple = ()
+    #: (audit event, what it means, frames) of everything unsafe the target did on this input.
+    unsafe: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -53,6 +59,13 @@ class TargetSpec:
     cwd: str | None = None
     timeout: float = 2.0
     memory_limit_mb: int | None = 4096
+    #: Trace the lines of the target's own files (coverage-guided exploration).
+    coverage: bool = False
+    #: Share of inputs traced: None adapts it to the measured cost (fast, but timing-dependent);
+    #: a number makes the choice of traced inputs deterministic (``--seed`` + ``--max-examples``).
+    trace_share: float | None = None
+    #: Watch (and block) what the target must not do while parsing (the unsafe verdict).
+    audit: bool = True
 
 
 def describe_outcome(outcome: "Outcome | None") -> str | None:

@@ -72,6 +72,7 @@ class WorkerPool:
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
         self.restarts = 0
+        self._trace: bool | None = None
         self._queue_bytes = 0
         self._zygote: Any = None
         self._ctl: Any = None
@@ -188,7 +189,8 @@ class WorkerPool:
     def run_one(self, text: str) -> Outcome:
         return self.run([text])[0]
 
-    def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False) -> list[Any]:
+    def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False,
+            trace: bool | None = None) -> list[Any]:
         """One outcome per text, in order. Interrupting it (Ctrl-C) closes the pool.
 
         ``deadline`` (a ``time.monotonic()`` value): inputs not finished by then get ``None``
@@ -211,11 +213,38 @@ class WorkerPool:
             size = max(1, min(self.batch_size, -(-count // self.workers)))
         pending = batches(texts, size)
         try:
+            self._trace = trace
             self._drive(texts, pending, results, slots, deadline)
         except BaseException:
             self.close()
             raise
         return results
+
+    def sample_stack(self, text: str, after_s: float, deadline: float | None = None) -> tuple[Any, tuple]:
+        """Run ``text`` alone in a fresh worker and, if it is still running after ``after_s``, take
+        its Python stack without stopping it (where a slow input spends its time). Returns
+        (outcome or None past ``deadline``, frames innermost last, () when it finished first)."""
+        self.start()
+        slot = self._slots[0]
+        self._spawn(slot)
+        texts, results = [text], [None]
+        pending = batches(texts, 1)
+        self._trace = False
+        try:
+            self._send(slot, pending, texts, results)
+            sampled = False
+            if slot.inflight and not slot.conn.poll(after_s) and DUMP_SIGNAL is not None and slot.pid:
+                try:
+                    os.kill(slot.pid, DUMP_SIGNAL)
+                    sampled = True
+                except OSError:
+                    pass
+            self._drive(texts, pending, results, [slot], deadline)
+        except BaseException:
+            self.close()
+            raise
+        frames = read_trace(trace_path(self._zygote.pid, slot.index)) if sampled else ()
+        return results[0], frames
 
     def _abandon(self, slots: list) -> None:
         """The deadline passed: restart every worker still busy, dropping what it was running."""
@@ -267,7 +296,7 @@ class WorkerPool:
         limit = self._queue_bytes
         if slot.inflight and (slot.inflight[-1][2] > limit or sum(size_of(texts, i) for i in batch) > limit):
             return False
-        payload = pickle.dumps((slot.next_seq, message(texts, batch)), PROTOCOL)
+        payload = pickle.dumps((slot.next_seq, message(texts, batch), self._trace), PROTOCOL)
         if slot.inflight and len(payload) > limit:
             return False
         pending.popleft()

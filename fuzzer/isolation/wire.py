@@ -65,12 +65,21 @@ def batches(texts: list, size: int) -> deque:
 def collect(batch: list[int], rows: list[tuple], results: list[Any]) -> None:
     # Filling __dict__ directly is ~3x cheaper than the frozen dataclass __init__, and this runs
     # once per execution on the engine side; the fields and their order are Outcome's own.
-    kinds, new = KINDS, object.__new__
+    # A row is (kind, elapsed, calls) or (kind, elapsed, exception, message, frames), followed by
+    # the instruments' (lines, functions, unsafe) when they are on.
+    kinds, new, plain = KINDS, object.__new__, NO_EXTRA
     for index, row in zip(batch, rows):
         outcome = results[index] = new(Outcome)
         if row[0] == 0:
+            extra = row[3] if len(row) > 3 else plain
             outcome.__dict__.update(kind="returned", calls=row[2], exception=None, message=None,
-                                    frames=(), elapsed=row[1], detail=None)
+                                    frames=(), elapsed=row[1], detail=None, lines=extra[0],
+                                    functions=extra[1], unsafe=extra[2])
         else:
+            extra = row[5] if len(row) > 5 else plain
             outcome.__dict__.update(kind=kinds[row[0]], calls=None, exception=row[2], message=row[3],
-                                    frames=row[4], elapsed=row[1], detail=None)
+                                    frames=row[4], elapsed=row[1], detail=None, lines=extra[0],
+                                    functions=extra[1], unsafe=extra[2])
+
+
+NO_EXTRA = ((), (), ())

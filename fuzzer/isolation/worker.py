@@ -106,7 +106,7 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool) -> None:
                     if os.getppid() != zygote_pid:  # the zygote died before prctl took effect
                         os._exit(code)
                     _arm_traceback_dump(trace_path(zygote_pid, slot))
-                    _serve(mpc.Connection(fd), seqs, slot * STRIDE, target, reject)
+                    _serve(mpc.Connection(fd), seqs, slot * STRIDE, target, reject, spec)
                 except BaseException:  # noqa: BLE001
                     code = 70
                 finally:
@@ -195,8 +195,14 @@ def _kill_and_reap(pid: int) -> str | None:
     return f"wait status {status}"
 
 
-def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple) -> None:
+def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: TargetSpec) -> None:
     """The worker loop: kept lean, since it runs once per execution."""
+    from fuzzer.isolation.instrument import Instruments
+
+    watch = (Instruments(target, coverage=spec.coverage, audit=spec.audit, share=spec.trace_share)
+             if (spec.coverage or spec.audit) else None)
+    begin = watch.begin if watch is not None else None
+    end = watch.end if watch is not None else None
     # The target runs this many frames below a script's top level; give that depth back (and a
     # margin), so a RecursionError found here also happens when the printed reproduce command runs
     # the target from a fresh interpreter.
@@ -210,7 +216,7 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple) -> None:
     clock, normalize, describe = time.perf_counter, normalize_calls, _describe_exception
     while True:
         try:
-            base, texts = loads(recv())
+            base, texts, trace = loads(recv())
         except (EOFError, OSError):
             return
         out: list = []
@@ -221,24 +227,33 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple) -> None:
                 text = texts[text[0]][:text[1]]
             seq[pos] = i
             i += 1
+            if begin is not None:
+                begin(text, trace)
             start = clock()
             try:
                 value = target(text)
             except reject as exc:
-                add((1, clock() - start, *describe(exc)))
-                continue
+                row: tuple = (1, clock() - start, *describe(exc))
             except BaseException as exc:  # noqa: BLE001 - RecursionError, SystemExit, ... all count
-                add((2, clock() - start, *describe(exc)))
+                row = (2, clock() - start, *describe(exc))
+            else:
+                elapsed = clock() - start
+                if end is not None:
+                    extra = end(elapsed)
+                    end_done = True
+                else:
+                    end_done = False
+                try:
+                    row = (0, elapsed, normalize(value))
+                except InvalidReturn as exc:
+                    row = (3, elapsed, None, str(exc)[:MESSAGE_LIMIT], ())
+                except BaseException as exc:  # noqa: BLE001 - the returned object's own code failed
+                    name, message, frames = describe(exc)
+                    row = (3, elapsed, name, f"reading the return value raised {name}: {message}"[:MESSAGE_LIMIT],
+                           frames)
+                add(row + (extra,) if end_done else row)
                 continue
-            elapsed = clock() - start
-            try:
-                add((0, elapsed, normalize(value)))
-            except InvalidReturn as exc:
-                add((3, elapsed, None, str(exc)[:MESSAGE_LIMIT], ()))
-            except BaseException as exc:  # noqa: BLE001 - the returned object's own code failed
-                name, message, frames = describe(exc)
-                add((3, elapsed, name, f"reading the return value raised {name}: {message}"[:MESSAGE_LIMIT],
-                     frames))
+            add(row + (end(row[1]),) if end is not None else row)
         send(dumps(out, PROTOCOL))
 
 

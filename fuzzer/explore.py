@@ -1,0 +1,294 @@
+"""Coverage-guided exploration: find the outputs no operator anticipates.
+
+The structured arm (formats x operators, with exact ground truth) only writes the shapes someone
+thought of. This arm does what AFL and libFuzzer do with the feedback the worker sends
+(:mod:`fuzzer.isolation.instrument`): it keeps a **seed pool** of inputs that reached target lines
+nothing reached before (plus the probes and the corpus), and spends a share of the budget on
+**havoc** — delete, duplicate, swap or repeat spans, splice two seeds, insert tokens from a
+dictionary of the formats' structural tokens and the string constants of the target's own source
+(libFuzzer's ``-dict``, AFL's auto-dictionary). Havoc inputs have no ground truth: they are judged
+for robustness (crash, hang, unsafe, a return that is not a call, nondeterminism) and shrunk as
+text.
+
+The share of batches the arm gets follows what each arm finds per execution (new lines and new
+signatures), HypoFuzz-style, within bounds, so a parser whose bugs the operators already reach is
+not starved and one whose structure they miss gets explored.
+
+:class:`SlowProbe` looks for super-linear time before it becomes a hang: it times the target on
+1x, 2x, 4x and 8x repetitions of a fragment of a seed and fits the growth exponent.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import random
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from fuzzer.oracle import RAW_FORMAT
+from strategies._internal.formats import FORMATS
+from strategies._internal.sample import Sample
+
+#: The exploration arm's class name in the statistics.
+EXPLORATION = "exploration"
+#: Seeds kept (the newest first out when full).
+MAX_SEEDS = 400
+#: Bounds of the exploration share of batches.
+MIN_SHARE, MAX_SHARE = 0.1, 0.6
+#: Tokens every tool-call text is made of.
+JSON_TOKENS = ("{", "}", "[", "]", '"', ":", ",", "\\", "\\n", "\\u0000", "null", "true", "false", "0", "-1",
+               "1e999", "NaN", " ", "\n", "\t", "'", "`", "```", "```json", "<", ">", "/", "=", "(", ")")
+
+
+def format_tokens() -> list[str]:
+    tokens: set[str] = set()
+    for fmt in FORMATS.values():
+        for value in getattr(fmt, "envelope", {}).values():
+            if isinstance(value, str) and value.strip():
+                tokens.add(value)
+    return sorted(tokens)
+
+
+def source_tokens(path: Optional[str]) -> list[str]:
+    """The short string constants of the target's source file (read, never run)."""
+    if not path:
+        return []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError, RecursionError):
+        return []
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and 1 <= len(node.value) <= 40:
+            found.add(node.value)
+    return sorted(found)
+
+
+class Explorer:
+    """The seed pool, the havoc mutator and the arm scheduler for one tool."""
+
+    def __init__(self, *, seed: int, tool: str, dictionary: list[str]):
+        self.random = random.Random(seed ^ 0xE1F)
+        self.tool = tool
+        self.dictionary = list(dict.fromkeys(list(JSON_TOKENS) + format_tokens() + dictionary))
+        self.seeds: deque = deque(maxlen=MAX_SEEDS)
+        self._texts: set[str] = set()
+        self.lines: set = set()  # every (file, line) of the target reached so far
+        # per arm: executions, discoveries (new lines + new signatures)
+        self.stats = {"structured": [0, 0], "exploration": [0, 0]}
+
+    # -- the seed pool ---------------------------------------------------------------------------
+    def add_seed(self, text: str, format: str) -> None:
+        if text and text not in self._texts and len(text) <= 20_000:
+            if len(self.seeds) == self.seeds.maxlen:
+                self._texts.discard(self.seeds[0][0])
+            self.seeds.append((text, format))
+            self._texts.add(text)
+
+    def observe(self, samples: list, outcomes: list) -> int:
+        """Take the coverage of a batch: returns how many target lines were reached first; inputs
+        that reached new lines become seeds."""
+        new = 0
+        for sample, outcome in zip(samples, outcomes):
+            if outcome is None or not outcome.lines:
+                continue
+            fresh = [spot for spot in outcome.lines if spot not in self.lines]
+            if fresh:
+                self.lines.update(fresh)
+                new += len(fresh)
+                text = sample.text if hasattr(sample, "text") else sample.base.text[:sample.end]
+                self.add_seed(text, getattr(sample, "format", RAW_FORMAT))
+        return new
+
+    # -- scheduling ------------------------------------------------------------------------------
+    def credit(self, arm: str, executions: int, discoveries: int) -> None:
+        stats = self.stats[arm]
+        stats[0] += executions
+        stats[1] += discoveries
+
+    def share(self) -> float:
+        """The exploration arm's share: its discoveries per execution against the structured arm's."""
+        (se, sd), (he, hd) = self.stats["structured"], self.stats["exploration"]
+        structured = (sd + 1) / (se + 200)
+        exploration = (hd + 1) / (he + 200)
+        return min(MAX_SHARE, max(MIN_SHARE, exploration / (structured + exploration)))
+
+    def wants_turn(self) -> bool:
+        return bool(self.seeds) and self.random.random() < self.share()
+
+    # -- havoc -----------------------------------------------------------------------------------
+    def batch(self, size: int) -> list:
+        out = []
+        for _ in range(size):
+            text, fmt = self.seeds[self.random.randrange(len(self.seeds))]
+            mutated, how = self.havoc(text)
+            out.append(Sample(text=mutated, format=fmt, anomaly_class=EXPLORATION, operator=how, calls=None,
+                              tool=self.tool, truth_known=False, description=f"havoc ({how}) of a seed"))
+        return out
+
+    def havoc(self, text: str) -> tuple[str, str]:
+        rnd = self.random
+        done = []
+        for _ in range(1 + int(rnd.expovariate(0.8)) % 4):
+            name, edit = rnd.choice(_EDITS)
+            text = edit(self, text, rnd)
+            done.append(name)
+        return text[:200_000], "+".join(done)
+
+    def _span(self, text: str, rnd: random.Random) -> tuple[int, int]:
+        if not text:
+            return 0, 0
+        start = rnd.randrange(len(text))
+        length = min(len(text) - start, 1 + int(rnd.expovariate(0.15)))
+        return start, start + length
+
+
+def _delete(ex: Explorer, text: str, rnd: random.Random) -> str:
+    a, b = ex._span(text, rnd)
+    return text[:a] + text[b:]
+
+
+def _duplicate(ex: Explorer, text: str, rnd: random.Random) -> str:
+    a, b = ex._span(text, rnd)
+    return text[:b] + text[a:b] + text[b:]
+
+
+def _repeat(ex: Explorer, text: str, rnd: random.Random) -> str:
+    a, b = ex._span(text, rnd)
+    return text[:a] + text[a:b] * rnd.choice((4, 16, 64)) + text[b:]
+
+
+def _swap(ex: Explorer, text: str, rnd: random.Random) -> str:
+    a, b = ex._span(text, rnd)
+    c, d = ex._span(text, rnd)
+    if c < a:
+        a, b, c, d = c, d, a, b
+    if b > c:
+        return text
+    return text[:a] + text[c:d] + text[b:c] + text[a:b] + text[d:]
+
+
+def _insert_token(ex: Explorer, text: str, rnd: random.Random) -> str:
+    at = rnd.randrange(len(text) + 1)
+    return text[:at] + rnd.choice(ex.dictionary) + text[at:]
+
+
+def _replace_token(ex: Explorer, text: str, rnd: random.Random) -> str:
+    a, b = ex._span(text, rnd)
+    return text[:a] + rnd.choice(ex.dictionary) + text[b:]
+
+
+def _splice(ex: Explorer, text: str, rnd: random.Random) -> str:
+    other = ex.seeds[rnd.randrange(len(ex.seeds))][0]
+    return text[:rnd.randrange(len(text) + 1)] + other[rnd.randrange(len(other) + 1):]
+
+
+def _flip(ex: Explorer, text: str, rnd: random.Random) -> str:
+    if not text:
+        return text
+    at = rnd.randrange(len(text))
+    ch = text[at]
+    other = ch.swapcase() if ch.isalpha() else chr((ord(ch) + rnd.choice((1, -1, 32, 128))) % 0x110000)
+    if "\ud800" <= other <= "\udfff":
+        other = "?"
+    return text[:at] + other + text[at + 1:]
+
+
+_EDITS: list[tuple[str, Callable]] = [("delete", _delete), ("duplicate", _duplicate), ("repeat", _repeat),
+                                      ("swap", _swap), ("insert", _insert_token), ("replace", _replace_token),
+                                      ("splice", _splice), ("flip", _flip)]
+
+
+# -- super-linear time -----------------------------------------------------------------------------
+
+
+@dataclass
+class Growth:
+    """Timings of one fragment repeated 1x, 2x, 4x, 8x inside a seed."""
+
+    prefix: str
+    fragment: str
+    suffix: str
+    counts: tuple
+    seconds: tuple
+
+    @property
+    def exponent(self) -> float:
+        """Least-squares slope of log(time) over log(size) on the three largest sizes."""
+        xs = [math.log(len(self.text(c))) for c in self.counts[1:]]
+        ys = [math.log(max(t, 1e-6)) for t in self.seconds[1:]]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        den = sum((x - mx) ** 2 for x in xs)
+        return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+
+    def text(self, count: int) -> str:
+        return self.prefix + self.fragment * count + self.suffix
+
+    def describe(self) -> str:
+        points = ", ".join(f"{len(self.text(c)):,} chars {t * 1000:.1f} ms" for c, t in zip(self.counts, self.seconds))
+        return f"time grows as n^{self.exponent:.1f} ({points}) repeating {self.fragment!r}"
+
+
+#: Growth faster than this is super-linear (quadratic is 2; noise and constant costs pull it down).
+SLOW_EXPONENT = 1.6
+#: The largest probe must take at least this long for the exponent to mean anything.
+SLOW_MIN_S = 0.02
+
+
+class SlowProbe:
+    """Times repetitions of fragments of seeds; ``run(texts) -> outcomes`` runs them isolated."""
+
+    def __init__(self, *, seed: int, run: Callable[[list], list], timeout: float):
+        self.random = random.Random(seed ^ 0x510)
+        self.run = run
+        self.timeout = timeout
+
+    def measure(self, prefix: str, fragment: str, suffix: str, base_count: int) -> Optional[Growth]:
+        counts = (base_count, 2 * base_count, 4 * base_count, 8 * base_count)
+        texts = [prefix + fragment * c + suffix for c in counts]
+        outcomes = self.run(texts)
+        if any(o is None or o.kind == "hung" for o in outcomes):
+            return None  # a hang is reported as one; the budget ran out
+        return Growth(prefix, fragment, suffix, counts, tuple(o.elapsed for o in outcomes))
+
+    def probe(self, text: str) -> Optional[Growth]:
+        """One random fragment of ``text``: its growth when it looks super-linear, else None."""
+        if len(text) < 2:
+            return None
+        rnd = self.random
+        start = rnd.randrange(len(text))
+        fragment = text[start:start + rnd.choice((1, 1, 2, 3, 4, 8))]
+        prefix, suffix = text[:start], text[start + len(fragment):]
+        count = max(1, 256 // len(fragment))
+        # Grow the base size until the largest probe is measurable (or the inputs get too big).
+        while True:
+            growth = self.measure(prefix, fragment, suffix, count)
+            if growth is None:
+                return None
+            if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > 400_000 \
+                    or growth.seconds[-1] > self.timeout / 4:
+                break
+            count *= 4
+        if growth.seconds[-1] >= SLOW_MIN_S and growth.exponent >= SLOW_EXPONENT:
+            again = self.measure(prefix, fragment, suffix, count)  # not a hiccup of a loaded machine
+            if again is not None and again.exponent >= SLOW_EXPONENT:
+                return again
+        return None
+
+    def reduce(self, growth: Growth) -> Growth:
+        """The shortest fragment (a piece of the one found) whose repetition still grows as fast."""
+        best = growth
+        for size in range(1, len(growth.fragment)):
+            for start in range(0, len(growth.fragment) - size + 1):
+                piece = growth.fragment[start:start + size]
+                count = best.counts[0] * len(best.fragment) // len(piece)
+                tried = self.measure(growth.prefix, piece, growth.suffix, max(1, count))
+                if tried is not None and tried.seconds[-1] >= SLOW_MIN_S and tried.exponent >= SLOW_EXPONENT:
+                    return tried
+        return best
+
+
+__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "source_tokens"]

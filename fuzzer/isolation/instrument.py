@@ -1,0 +1,228 @@
+"""What the worker watches while the target runs: the code it reaches and what it touches.
+
+* **Coverage** — the lines of the *target's own files* an input reaches first (new to this
+  worker), so the engine can keep the inputs that reach new code as seeds (AFL / libFuzzer's
+  feedback). ``sys.settrace`` with a global trace function that returns no local tracer for frames
+  outside the target's files (the standard library, the engine cost one call per frame), and none
+  for a function all of whose lines were already reached — so after warm-up only the functions
+  with unexplored lines pay for line events. Inputs are traced on a sampled share (see
+  :data:`OVERHEAD`), or all of them when the engine asks. ``functions`` — the target functions a
+  traced input ran — come back too.
+* **Audit** — a ``sys.addaudithook`` hook, armed only while the target runs, reports (and for the
+  dangerous ones, *blocks*) what a parser must never do while parsing: run code it was given
+  (``exec``/``eval`` of text), start processes, open files for writing, change the file system,
+  open network connections, unpickle data, import a module named in the input, load a native
+  library. A blocked call raises ``PermissionError`` inside the target; the engine reports the
+  ``unsafe`` verdict whatever the target did next.
+
+Everything here runs in the worker process; the engine receives plain tuples.
+"""
+
+from __future__ import annotations
+
+import dis
+import os
+import sys
+from typing import Any, Optional
+
+_DONE: set = set()
+
+#: Audit events, what they mean, and whether the call is blocked.
+PROCESS = ("started a process", True)
+WRITE = ("opened a file for writing", True)
+FILESYSTEM = ("changed the file system", True)
+NETWORK = ("opened a network connection", True)
+UNPICKLE = ("unpickled data (pickle can run code)", False)
+NATIVE = ("loaded a native library", False)
+EVENTS: dict[str, tuple[str, bool]] = {
+    "os.system": PROCESS, "subprocess.Popen": PROCESS, "os.exec": PROCESS, "os.posix_spawn": PROCESS,
+    "os.spawn": PROCESS, "os.fork": PROCESS, "os.forkpty": PROCESS, "pty.spawn": PROCESS, "os.startfile": PROCESS,
+    "os.remove": FILESYSTEM, "os.rename": FILESYSTEM, "os.rmdir": FILESYSTEM, "os.mkdir": FILESYSTEM,
+    "shutil.rmtree": FILESYSTEM, "os.chmod": FILESYSTEM, "os.chown": FILESYSTEM, "os.truncate": FILESYSTEM,
+    "os.link": FILESYSTEM, "os.symlink": FILESYSTEM, "shutil.copyfile": FILESYSTEM, "shutil.move": FILESYSTEM,
+    "socket.connect": NETWORK, "socket.bind": NETWORK, "socket.sendto": NETWORK, "socket.getaddrinfo": NETWORK,
+    "socket.gethostbyname": NETWORK, "urllib.Request": NETWORK, "http.client.connect": NETWORK,
+    "pickle.find_class": UNPICKLE, "marshal.loads": UNPICKLE, "ctypes.dlopen": NATIVE,
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_FRAMES = 8
+
+
+def target_files(target: Any) -> set[str]:
+    """The directory of the target's module (its own code), never toolfuzz's engine."""
+    module = sys.modules.get(getattr(target, "__module__", "") or "")
+    if module is None:
+        function = getattr(target, "__func__", target)
+        code = getattr(function, "__code__", None)
+        file = code.co_filename if code is not None else None
+    else:
+        file = getattr(module, "__file__", None)
+    if not file:
+        return set()
+    return {os.path.dirname(os.path.abspath(file)) + os.sep}
+
+
+#: Most of the run time coverage may add, when it samples: tracing a pure-Python parser line by
+#: line costs 4-8x an untraced run, so only a share of the inputs is traced (all of them when
+#: the engine asks, for exploration batches).
+OVERHEAD = 0.3
+
+
+class Instruments:
+    """Per-input instrumentation; ``begin(text, trace)`` before the target runs, ``end()`` after
+    it, which returns ``(new arcs, new lines, functions, unsafe events)``.
+
+    ``trace``: True traces this input; None lets the sampler decide (a share of the inputs sized
+    so that tracing adds at most :data:`OVERHEAD` to the run time)."""
+
+    def __init__(self, target: Any, *, coverage: bool, audit: bool, share: Optional[float] = None):
+        self.prefixes = tuple(target_files(target))
+        self.coverage = coverage and bool(self.prefixes)
+        self._tracing = False
+        self._adaptive = share is None
+        self._share = 0.25 if share is None else share
+        self._cost = {True: 0.0, False: 0.0}
+        self._runs = {True: 0, False: 0}
+        self._credit = 0.0
+        self.audit = audit
+        self.armed = False
+        self.text = ""
+        self._own = {os.path.dirname(os.path.abspath(__file__))}
+        self._tracked: dict[str, bool] = {}
+        #: per code object, the lines not reached yet (_DONE: not the target's code)
+        self._remaining: dict = {}
+        self._names: dict = {}
+        self._lines: list = []
+        self._functions: set = set()
+        self._unsafe: list = []
+        self._in_hook = False
+        if audit:
+            sys.addaudithook(self._hook)
+
+    # -- coverage --------------------------------------------------------------------------------
+    def _is_target(self, filename: str) -> bool:
+        tracked = self._tracked.get(filename)
+        if tracked is None:
+            path = os.path.abspath(filename) if not filename.startswith("<") else filename
+            tracked = self._tracked[filename] = path.startswith(self.prefixes) and \
+                os.path.dirname(path) not in self._own
+        return tracked
+
+    def _global_trace(self, frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        remaining = self._remaining.get(code)
+        if remaining is None:
+            if not self._is_target(code.co_filename):
+                self._remaining[code] = _DONE
+                return None
+            remaining = self._remaining[code] = {line for _, line in dis.findlinestarts(code) if line}
+        self._functions.add(self._names.get(code) or self._name(code))
+        if not remaining:
+            return None  # every line of this function has been reached: stop paying for it
+        lines, name = self._lines, os.path.basename(code.co_filename)
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                line = frame.f_lineno
+                if line in remaining:
+                    remaining.discard(line)
+                    lines.append((name, line))
+            return local
+
+        return local
+
+    def _name(self, code: Any) -> str:
+        name = self._names[code] = f"{os.path.basename(code.co_filename)}:{code.co_name}"
+        return name
+
+    # -- audit -----------------------------------------------------------------------------------
+    def _hook(self, event: str, args: tuple) -> None:
+        if not self.armed or self._in_hook:
+            return
+        what = self._judge(event, args)
+        if what is None:
+            return
+        self._in_hook = True
+        try:
+            words, block = what
+            self._unsafe.append((event, words, self._stack()))
+        finally:
+            self._in_hook = False
+        if block:
+            raise PermissionError(f"toolfuzz blocked {event} while the target was parsing ({words})")
+
+    def _judge(self, event: str, args: tuple) -> Optional[tuple[str, bool]]:
+        found = EVENTS.get(event)
+        if found is not None:
+            return found
+        if event == "exec":
+            code = args[0] if args else None
+            filename = getattr(code, "co_filename", "")
+            if isinstance(filename, str) and filename.startswith("<") and filename != "<frozen>":
+                return ("executed code it was given (exec/eval)", False)
+            return None
+        if event == "open" and len(args) >= 3:
+            mode, flags = args[1], args[2]
+            if (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                    (isinstance(flags, int) and flags & _WRITE_FLAGS):
+                path = args[0]
+                if path in (os.devnull, "/dev/null"):
+                    return None
+                return WRITE
+            return None
+        if event == "import" and args:
+            module = args[0]
+            if isinstance(module, str) and module not in sys.modules and module.split(".")[-1] in self.text:
+                return ("imported a module named in the input", False)
+        return None
+
+    def _stack(self) -> tuple:
+        frames = []
+        frame = sys._getframe(2)
+        while frame is not None and len(frames) < 64:
+            frames.append((os.path.basename(frame.f_code.co_filename), frame.f_code.co_name))
+            frame = frame.f_back
+        frames.reverse()  # innermost last
+        mine = {os.path.basename(__file__), "worker.py"}
+        start = max((i + 1 for i, f in enumerate(frames) if f[0] in mine), default=0)
+        return tuple(frames[start:][-_FRAMES:])
+
+    # -- per input -------------------------------------------------------------------------------
+    def begin(self, text: str, trace: Optional[bool] = None) -> None:
+        self.text = text
+        self._lines, self._functions, self._unsafe = [], set(), []
+        if self.coverage:
+            if trace is None:
+                self._credit += self._share
+                trace = self._credit >= 1.0
+                if trace:
+                    self._credit -= 1.0
+            self._tracing = trace
+            if trace:
+                sys.settrace(self._global_trace)
+        self.armed = self.audit
+
+    def end(self, elapsed: float = 0.0) -> tuple:
+        self.armed = False
+        if self._tracing:
+            sys.settrace(None)
+        if self.coverage:
+            if self._adaptive:
+                self._learn(self._tracing, elapsed)
+            self._tracing = False
+        return (tuple(self._lines), tuple(sorted(self._functions)), tuple(self._unsafe))
+
+    def _learn(self, traced: bool, elapsed: float) -> None:
+        """Keep the traced share so that tracing costs about OVERHEAD of the untraced run time."""
+        self._cost[traced] += elapsed
+        self._runs[traced] += 1
+        if self._runs[True] >= 20 and self._runs[False] >= 20:
+            ratio = (self._cost[True] / self._runs[True]) / max(1e-9, self._cost[False] / self._runs[False])
+            self._share = 1.0 if ratio <= 1.0 + OVERHEAD else max(0.002, OVERHEAD / (ratio - 1.0))
+            if self._runs[True] > 2000:  # forget slowly: the cost changes with the inputs
+                for key in (True, False):
+                    self._cost[key] /= 2
+                    self._runs[key] //= 2
+
+
+__all__ = ["EVENTS", "Instruments", "target_files"]
