@@ -35,6 +35,8 @@ from strategies._internal.sample import Sample
 EXPLORATION = "exploration"
 #: Seeds kept (the newest first out when full).
 MAX_SEEDS = 400
+#: Structured executions before exploration starts (the scheduler's first pass tries every operator).
+WARMUP = 1500
 #: Bounds of the exploration share of batches.
 MIN_SHARE, MAX_SHARE = 0.1, 0.6
 #: Tokens every tool-call text is made of.
@@ -117,7 +119,8 @@ class Explorer:
         return min(MAX_SHARE, max(MIN_SHARE, exploration / (structured + exploration)))
 
     def wants_turn(self) -> bool:
-        return bool(self.seeds) and self.random.random() < self.share()
+        """After the structured arm's first pass (every operator once), exploration takes its share."""
+        return bool(self.seeds) and self.stats["structured"][0] >= WARMUP and self.random.random() < self.share()
 
     # -- havoc -----------------------------------------------------------------------------------
     def batch(self, size: int) -> list:
