@@ -1,0 +1,57 @@
+"""One real campaign against the bundled naive parser, shared by the report and plugin tests.
+
+Run once per test process (an xdist worker included) with a fixed seed and a bounded number of
+executions, through the real worker pool, so the writers are built and checked against what the
+engine really produces — several verdicts, minimized inputs, corruptions with expected and
+returned calls, crashes with traceback frames — not against hand-made findings.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Any
+
+from tests.conftest import ROOT
+
+TARGET = "fuzzer.targets.naive:parse"
+TOOLS = ("get_weather", "search_flights")
+SEED, MAX_EXAMPLES = 1, 3000
+
+
+@functools.lru_cache(maxsize=1)
+def naive_campaign() -> Any:
+    """The campaign's result as the writers read it (a JobResult; see fuzzer.reports.campaign_view)."""
+    from fuzzer.cli.campaign import make_spec, run_campaigns
+    from fuzzer.engine import CampaignSettings
+    from fuzzer.isolation import WorkerPool
+    from fuzzer.reports.campaign_view import Recorder, campaign_view
+    from strategies._internal.tools import load_registry
+
+    registry = load_registry(None)
+    recorder = Recorder()
+    with WorkerPool(make_spec(TARGET, (), 2.0, 4096), workers=2) as pool:
+        result = run_campaigns(registry=registry, tool_names=list(TOOLS), pool=pool, target=TARGET, quiet=True,
+                               on_event=recorder,
+                               settings_for=lambda name: CampaignSettings(tool=name, seed=SEED, budget_s=None,
+                                                                          max_examples=MAX_EXAMPLES,
+                                                                          shrink_budget_s=3.0))
+    return campaign_view(result, target=TARGET, recorder=recorder, cwd=str(ROOT))
+
+
+def finding(view: Any, verdict: str, predicate: Any = lambda report: True) -> Any:
+    """The first finding of ``verdict`` whose report satisfies ``predicate`` (fails clearly if none)."""
+    for f in view.findings:
+        if f.verdict_name == verdict and predicate(f.to_report()):
+            return f
+    found = [(f.verdict_name, f.signature.title) for f in view.findings]
+    raise AssertionError(f"the naive campaign found no such {verdict}; it found {found}")
+
+
+def source_line(path: str, text: str) -> int:
+    """The 1-based line of ``path`` that starts with ``text``."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if line.startswith(text):
+                return number
+    raise AssertionError(f"{path} has no line starting with {text!r}")
