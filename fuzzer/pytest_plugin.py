@@ -233,7 +233,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if not os.path.isdir(corpus):
         raise pytest.UsageError(f"--toolfuzz: corpus directory {corpus} does not exist")
     name = os.path.relpath(os.path.abspath(corpus), str(config.rootpath))
-    directory = CorpusDirectory.from_parent(session, name=name if not name.startswith("..") else corpus)
+    name = name if not name.startswith("..") else os.path.abspath(corpus)
+    directory = CorpusDirectory.from_parent(session, name=name, nodeid=name)
     items.extend(directory.collect())
 
 

@@ -1,0 +1,96 @@
+"""The pytest plugin in real pytest sessions (``pytester``, in subprocesses, plugin loaded from its
+``pytest11`` entry point), with and without pytest-xdist.
+
+The project under test has a corpus of four entries found by a real campaign on the naive parser
+and a target, ``mytarget:parse``, that fixes two of those bugs (it rejects ``{}`` and ``NaN``):
+
+| entry                               | status | on mytarget   | pytest   |
+|-------------------------------------|--------|---------------|----------|
+| crash on ``{}``                     | fixed  | passes        | passed   |
+| corruption: ``NaN`` accepted        | open   | passes        | XPASS    |
+| false_reject of a fenced apostrophe | open   | still fails   | xfailed  |
+| corruption: a ``,`` removed         | fixed  | fails again   | FAILED   |
+
+plus two tests using the ``toolfuzz_campaign`` fixture (naive: fails with its findings;
+reference: passes). Target and corpus come from the project's ``toolfuzz.toml``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from corpus.store import CorpusStore
+from fuzzer.pytest_plugin import NEW_PREFIX, REGRESSION_PREFIX, XPASS_PREFIX
+from tests.integration.naive_campaign import TARGET, finding, naive_campaign
+
+pytest_plugins = ["pytester"]
+
+MYTARGET = '''
+from fuzzer.targets.naive import parse as naive_parse
+
+
+def parse(text):
+    """The naive parser with two bugs fixed."""
+    if text.strip() == "{}" or "NaN" in text:
+        raise ValueError("not a tool call")
+    return naive_parse(text)
+'''
+
+CAMPAIGN_TESTS = '''
+def test_naive_parser_under_toolfuzz(toolfuzz_campaign):
+    toolfuzz_campaign("fuzzer.targets.naive:parse", tool="get_weather", max_examples=300)
+
+
+def test_reference_parser_under_toolfuzz(toolfuzz_campaign):
+    result = toolfuzz_campaign("fuzzer.targets.reference:parse", tool="get_weather", max_examples=300)
+    assert result.executions >= 300 and not result.findings
+'''
+
+
+@pytest.fixture
+def project(pytester):
+    view = naive_campaign()
+    entries = {
+        "fixed_pass": finding(view, "crash", lambda r: r["minimized_input"] == "{}"),
+        "open_pass": finding(view, "corruption", lambda r: "NaN" in r["minimized_input"]),
+        "open_fail": finding(view, "false_reject"),
+        "fixed_fail": finding(view, "corruption", lambda r: "altered" in r["title"] and "NaN" not in r["minimized_input"]),
+    }
+    store = CorpusStore(pytester.path / "fuzz-corpus")
+    for f in entries.values():
+        store.put(f.to_entry(target=TARGET, version=None))
+    for name in ("fixed_pass", "fixed_fail"):
+        store.mark_fixed(entries[name].signature.id)
+    pytester.makepyfile(mytarget=MYTARGET, test_campaigns=CAMPAIGN_TESTS)
+    pytester.path.joinpath("toolfuzz.toml").write_text('target = "mytarget:parse"\ncorpus = "fuzz-corpus"\n')
+    return {name: f.signature.id for name, f in entries.items()}
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_corpus_entries_are_tests_with_the_gates_judgment(pytester, project, xdist):
+    result = pytester.runpytest_subprocess("--toolfuzz", "-v", "-p", "no:cacheprovider", *xdist)
+    result.assert_outcomes(passed=2, failed=2, xfailed=1, xpassed=1)
+    out = result.stdout.str()
+    for name, outcome in (("fixed_pass", "PASSED"), ("open_pass", "XPASS"), ("open_fail", "XFAIL"),
+                          ("fixed_fail", "FAILED")):
+        result.stdout.re_match_lines([rf".*fuzz-corpus::{project[name]} .*{outcome}.*|.*{outcome}.* fuzz-corpus::{project[name]}.*"])
+    assert f"{REGRESSION_PREFIX}: {project['fixed_fail']}" in out and "reproduce: " in out
+    assert f"XPASS fuzz-corpus::{project['open_pass']}: {XPASS_PREFIX}: {project['open_pass']}" in out
+    # the campaign fixture: the naive parser fails with its findings, the reference passes
+    result.stdout.re_match_lines([r".*test_naive_parser_under_toolfuzz.*FAILED.*|.*FAILED.*test_naive_parser_under_toolfuzz.*"])
+    assert "toolfuzz found" in out and "minimized:" in out
+    assert NEW_PREFIX not in out.replace("NEWLINE", "")
+
+
+def test_collect_only_names_items_by_signature_and_runs_nothing(pytester, project):
+    result = pytester.runpytest_subprocess("--toolfuzz", "--collect-only", "-q", "-p", "no:cacheprovider")
+    listed = set(result.stdout.lines)
+    assert {f"fuzz-corpus::{sig}" for sig in project.values()} <= listed
+
+
+def test_a_bad_config_file_is_one_usage_error(pytester):
+    pytester.path.joinpath("toolfuzz.toml").write_text('corpus = "c"\ntarget = 3\n')
+    result = pytester.runpytest_subprocess("--toolfuzz", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "toolfuzz: toolfuzz.toml: target: expected a module:callable reference (string), got integer 3" \
+        in result.stderr.str()
