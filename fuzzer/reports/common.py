@@ -182,8 +182,8 @@ def facts_of(finding: Any) -> Facts:
 def calls_diff(expected: Any, returned: Any) -> list[tuple[str, str]]:
     """Line diff of the expected and returned calls as indented JSON (keys sorted: key order
     does not count). Each line is ``(tag, text)``, tag ``" "``, ``"-"`` (expected only) or ``"+"``."""
-    old = pretty_json(expected).splitlines()
-    new = pretty_json(returned).splitlines()
+    old = pretty_json(expected).split("\n")  # (not splitlines: strings may hold \x85, \u2028)
+    new = pretty_json(returned).split("\n")
     lines: list[tuple[str, str]] = []
     for line in difflib.ndiff(old, new):
         tag, text = line[:1], line[2:]
@@ -205,13 +205,15 @@ def bounded(text: str, limit: int) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` safe for any UTF-8 document: control characters other than tab and newline, and
-    lone surrogates, written as escapes (``\\x1b``, ``\\ud800``), so what the target choked on stays
+    """``text`` safe for any UTF-8 document and terminal: control characters other than tab and
+    newline (C0, DEL, C1 — ``\\x9b`` is a terminal's CSI), Unicode line separators and lone
+    surrogates, written as escapes (``\\x1b``, ``\\ud800``), so what the target choked on stays
     visible and the file stays valid."""
     out = []
     for ch in text:
         code = ord(ch)
-        if ch in "\t\n" or (code >= 32 and code != 127 and not 0xD800 <= code <= 0xDFFF):
+        if ch in "\t\n" or (code >= 32 and not 0x7F <= code <= 0x9F and not 0xD800 <= code <= 0xDFFF
+                             and ch not in "\u2028\u2029"):
             out.append(ch)
         else:
             out.append(f"\\x{code:02x}" if code < 256 else f"\\u{code:04x}")
