@@ -110,6 +110,7 @@ class EngineSession:
         self.settings = settings
         self._pools: dict[Any, Any] = {}
         self._replayed: Optional[dict[str, Any]] = None
+        self._error: Optional[str] = None
 
     def pool(self, *, target: str, reject_on: tuple, timeout: float) -> Any:
         from fuzzer.isolation import TargetSpec, WorkerPool
@@ -127,12 +128,21 @@ class EngineSession:
         return load_registry(tools)
 
     def replayed(self) -> dict[str, Any]:
-        """``{entry path: fuzzer.harness.Replayed}``, computed on first use (one batch)."""
+        """``{entry path: fuzzer.harness.Replayed}``, computed on first use (one batch). A target
+        or tools file that cannot be loaded fails every entry with the one-line reason, once."""
+        from strategies.errors import ToolfuzzError
+
+        if self._error is not None:
+            raise CorpusEntryFailed(self._error)
         if self._replayed is None:
             s = self.settings
-            pool = self.pool(target=s.target, reject_on=s.reject_on, timeout=s.timeout)
-            self._replayed = {r.path: r for r in replay_entries(s.corpus, pool=pool, registry=self.registry(s.tools),
-                                                                level=s.level)}
+            try:
+                pool = self.pool(target=s.target, reject_on=s.reject_on, timeout=s.timeout)
+                replayed = replay_entries(s.corpus, pool=pool, registry=self.registry(s.tools), level=s.level)
+            except ToolfuzzError as exc:
+                self._error = f"cannot replay the corpus: {exc}"
+                raise CorpusEntryFailed(self._error) from None
+            self._replayed = {r.path: r for r in replayed}
         return self._replayed
 
     def close(self) -> None:
@@ -362,11 +372,16 @@ def toolfuzz_campaign(request: pytest.FixtureRequest) -> Any:
         target = target or s.target
         if not target:
             pytest.fail("toolfuzz_campaign: no target (pass one, or set 'target' in the config file)", pytrace=False)
+        from strategies.errors import ToolfuzzError
+
         names = [tool] if isinstance(tool, str) else list(tool or [])
-        result = run_campaign(session, target=target, tools=tools or s.tools, tool_names=names,
-                              level=level or s.level, seed=s.seed if seed is None else seed,
-                              max_examples=max_examples, formats=tuple(formats or s.formats),
-                              anomalies=tuple(anomalies), reject_on=s.reject_on, timeout=s.timeout)
+        try:
+            result = run_campaign(session, target=target, tools=tools or s.tools, tool_names=names,
+                                  level=level or s.level, seed=s.seed if seed is None else seed,
+                                  max_examples=max_examples, formats=tuple(formats or s.formats),
+                                  anomalies=tuple(anomalies), reject_on=s.reject_on, timeout=s.timeout)
+        except ToolfuzzError as exc:  # a bad target, tool, format or tools file: the reason, not a traceback
+            pytest.fail(f"toolfuzz_campaign: {exc}", pytrace=False)
         failing = [f for f in result.findings if f.signature.id not in s.ignore]
         if check and failing:
             pytest.fail(findings_message(result, failing), pytrace=False)

@@ -54,10 +54,10 @@ class Recorder:
 class ReportableFinding:
     """A ``fuzzer.findings.Finding`` with the :class:`~fuzzer.results.Reportable` interface."""
 
-    def __init__(self, finding: Any, *, target: str, found_at_s: Optional[float] = None,
+    def __init__(self, finding: Any, *, target: str, level: str = "parse", found_at_s: Optional[float] = None,
                  user_files: Optional[dict[str, str]] = None):
         self.finding = finding
-        self.target = target
+        self.target, self.level = target, level
         self.found_at_s = found_at_s
         self._user_files = user_files or {}
 
@@ -90,7 +90,7 @@ class ReportableFinding:
     def to_entry(self, *, target: str, version: Optional[str]) -> Any:
         from fuzzer.corpus_link import entry_from_finding
 
-        return entry_from_finding(self.finding, target=target, level=getattr(self, "level", "parse"), version=version)
+        return entry_from_finding(self.finding, target=target, level=self.level, version=version)
 
     def location(self) -> Optional[tuple[str, str]]:
         """The innermost traceback frame in the user's code, or None.
@@ -150,10 +150,8 @@ def campaign_view(result: Any, *, target: str, recorder: Optional[Recorder] = No
     """Wrap the engine's merged ``CampaignResult`` (see ``fuzzer.cli.campaign.run_campaigns``)."""
     files = user_files(target, cwd)
     found_at = recorder.found_at if recorder else {}
-    findings = [ReportableFinding(f, target=target, found_at_s=found_at.get(f.signature.id), user_files=files)
-                for f in result.findings]
-    for f in findings:
-        f.level = result.level
+    findings = [ReportableFinding(f, target=target, level=result.level, found_at_s=found_at.get(f.signature.id),
+                                  user_files=files) for f in result.findings]
     reason = result.stop_reason or "done"
     problem = reason if reason.startswith(_NOTHING_TESTED) else None
     try:

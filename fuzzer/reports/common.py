@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from fuzzer.events import Event, JobFinished
 from fuzzer.pipeline import EventHandler
-from fuzzer.results import FAILED, PASSED, SKIPPED
+from fuzzer.results import FAILED
 
 #: What each verdict means, for SARIF rules and the HTML legend. Harnesses add their own verdicts;
 #: an unknown one gets :data:`GENERIC_VERDICT`.
@@ -263,6 +263,6 @@ def toolfuzz_version() -> str:
         return "0+unknown"
 
 
-__all__ = ["ClassRow", "FAILED", "Facts", "FileWriter", "PASSED", "SKIPPED", "Summary", "VERDICTS", "bounded",
+__all__ = ["ClassRow", "Facts", "FileWriter", "Summary", "VERDICTS", "bounded",
            "calls_diff", "defined_names", "describe_verdict", "facts_of", "failed_cases", "pretty_json", "printable", "summary_of",
            "target_source", "toolfuzz_version", "write_text"]
