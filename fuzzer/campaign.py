@@ -303,6 +303,7 @@ class CampaignJob(Job):
                                    "budget_s": s.budget_s, "max_examples": s.max_examples,
                                    "formats": s.formats, "anomalies": s.anomalies})
         yield PhaseStarted(Phase.LOADING, s.target)
+        self.result_.timeline.append((0.0, 0))
         self.pool.start()
         self.budget.start()
         self.result_.setup_s = self.elapsed()
@@ -488,6 +489,8 @@ class CampaignJob(Job):
         r = self.result_
         r.executions = self.tally.executions
         r.elapsed_s = self.elapsed()
+        if r.timeline and r.timeline[-1][1] != r.executions:
+            r.timeline.append((r.elapsed_s, r.executions))
         r.findings = list(self.findings.values())
         r.stop_reason = self.stop_reason
         r.hints = reject_on_hints(r.findings, self.settings.target, self.settings.reject_on)

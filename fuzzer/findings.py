@@ -111,12 +111,15 @@ class Finding:
                                    reject_on=self.reject_on, signature=self.signature.id, title=self.title)
 
     def location(self) -> Optional[tuple[str, str]]:
-        """(file, function) of the innermost frame of the target where it failed, if known."""
-        frames = getattr(self.best_outcome, "frames", None) or getattr(self.outcome, "frames", None)
-        if not frames:
-            return None
-        file, function = frames[-1]
-        return file, function
+        """(path, function) of the innermost frame in the user's code where it failed, if known
+        (for SARIF: GitHub shows the finding on that line's file)."""
+        from fuzzer.parser_harness import user_location
+
+        outcome = self.best_outcome
+        frames = getattr(outcome, "frames", None) or getattr(self.outcome, "frames", None)
+        if not frames and getattr(outcome, "unsafe", None):
+            frames = outcome.unsafe[0][2]
+        return user_location(self.target, frames) if frames else None
 
     # -- reports and the corpus ------------------------------------------------------------------
     def to_report(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ all replay through :func:`replay_entries`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
@@ -58,6 +59,59 @@ def module_file(module: str, cwd: str) -> Optional[str]:
     if spec is None or not spec.origin or not os.path.isfile(spec.origin):
         return None
     return spec.origin
+
+
+@functools.lru_cache(maxsize=64)
+def defined_names(path: str) -> dict[str, int]:
+    """``{name: line}`` of the functions and classes defined in a Python file (first definition
+    wins), read from its syntax tree: nothing is imported or run."""
+    import ast
+
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, node.lineno)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def user_files(target: str, cwd: str) -> dict[str, str]:
+    """``{basename: path}`` of the Python files next to the target's module, found without
+    importing anything. Outcome frames carry only base names (signatures must survive moves),
+    so a frame is the user's when its file is one of these."""
+    module = target.split(":", 1)[0]
+    path = module_file(module, cwd) if not module.startswith("git:") else None
+    if path is None:
+        return {}
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return {}
+    return {name: os.path.join(directory, name) for name in names if name.endswith(".py")}
+
+
+def user_location(target: str, frames: Any, cwd: Optional[str] = None) -> Optional[tuple[str, str]]:
+    """(path, function) of the innermost traceback frame in the user's code, or None.
+
+    A frame is the user's when a file of its name sits next to the target's module *and* defines
+    that function (``json/__init__.py:loads`` is not the user's ``__init__.py``). A comprehension
+    or lambda frame is reported as the named function around it."""
+    files = user_files(target, cwd or os.getcwd())
+    mine = []
+    for file, function in frames or ():
+        path = files.get(file)
+        if path is not None and (function.startswith("<") or function in defined_names(path)):
+            mine.append((path, function))
+    for path, function in reversed(mine):
+        if not function.startswith("<"):
+            return path, function
+    return mine[-1] if mine else None
 
 
 def sample_from_entry(entry: Any) -> Sample:

@@ -74,12 +74,19 @@ class FuzzGroup(click.Group):
 
 @click.group(cls=FuzzGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(package_name="toolfuzz", prog_name="toolfuzz")
-def main() -> None:
+@click.option("--config", "config_path", metavar="FILE", envvar="TOOLFUZZ_CONFIG", type=click.Path(dir_okay=False),
+              help="Config file (toolfuzz.toml, or a pyproject.toml with [tool.toolfuzz]). Default: searched "
+                   "from the current directory up to the repository root. See `fuzz config --help`.")
+@click.pass_context
+def main(ctx: click.Context, config_path: str | None) -> None:
     """toolfuzz: property-based fuzzing for the code that parses LLM tool calls.
 
     Typical use: `fuzz campaign --tool get_weather --target mypkg.parsing:parse_tool_calls`.
     Exit status: 0 nothing wrong, 1 failures found, 2 usage or configuration error.
     """
+    from fuzzer.cli.config_cmd import apply_config
+
+    apply_config(ctx, config_path)
 
 
 from fuzzer.cli import inspect as _inspect  # noqa: E402,F401  (registers commands)
@@ -89,3 +96,4 @@ from fuzzer.cli import gate_cmd as _gate_cmd  # noqa: E402,F401
 from fuzzer.cli import diff_cmd as _diff_cmd  # noqa: E402,F401
 from fuzzer.cli import corpus_cmds as _corpus_cmds  # noqa: E402,F401
 from fuzzer.cli import minimize_cmd as _minimize_cmd  # noqa: E402,F401
+from fuzzer.cli import config_cmd as _config_cmd  # noqa: E402,F401

@@ -41,3 +41,6 @@ class FileWriter(EventHandler):
 
 from fuzzer.reports import json_report as _json_report  # noqa: E402,F401  (registers "report")
 from fuzzer.reports import junit as _junit  # noqa: E402,F401  (registers "junit")
+from fuzzer.reports import sarif as _sarif  # noqa: E402,F401  (registers "sarif")
+from fuzzer.reports import html as _html  # noqa: E402,F401  (registers "html")
+from fuzzer.reports import markdown as _markdown  # noqa: E402,F401  (registers "markdown")

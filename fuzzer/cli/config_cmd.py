@@ -1,0 +1,185 @@
+"""The config file on the command line: defaults for every command, and `fuzz config show`.
+
+The ``main`` group calls :func:`apply_config` before any subcommand is parsed. It loads the file
+(:mod:`fuzzer.config`) and sets click's ``Context.default_map``, keyed per subcommand: for each
+option of each command whose flag is a setting's :attr:`~fuzzer.config.Setting.option`
+(``--budget`` for ``budget``, ``--format`` for ``formats``), the file's value becomes the
+option's default. Commands need no code of their own for it; an explicit command-line value still
+wins, and ``required=True`` options are satisfied by a value from the file (click checks
+``required`` after the default map). A per-tool table is the one layer click cannot express (it
+depends on which tool is being run): a command applies it with :func:`tool_overrides`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+import click
+from click.core import ParameterSource
+
+from fuzzer.cli import main, translate_errors
+from fuzzer.cli.errors import ConfigError
+from fuzzer.config import SETTINGS, Config, ConfigFileError, load_config
+
+#: Where the loaded :class:`~fuzzer.config.Config` is kept (``ctx.meta`` is shared by every context).
+CONFIG_META = "toolfuzz.config"
+#: Sources of a value the user typed for this run: they beat the config file.
+_GIVEN = (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT, ParameterSource.PROMPT)
+
+
+def apply_config(ctx: click.Context, path: Optional[str]) -> Config:
+    """Load the config file (``path``, or the one found from the cwd) and make it the defaults
+    of every subcommand. A bad file is one ``Error:`` line and exit status 2."""
+    try:
+        config = load_config(path)
+    except ConfigFileError as exc:
+        raise ConfigError(str(exc)) from None
+    ctx.meta[CONFIG_META] = config
+    ctx.default_map = defaults_for(ctx.command, config)
+    return config
+
+
+def current_config(ctx: Optional[click.Context] = None) -> Config:
+    ctx = ctx or click.get_current_context()
+    return ctx.meta.get(CONFIG_META) or Config()
+
+
+def setting_of(param: click.Parameter) -> Optional[str]:
+    """The config key an option takes its default from, or None."""
+    if not isinstance(param, click.Option):
+        return None
+    for setting in SETTINGS.values():
+        if setting.option in param.opts:
+            return setting.name
+    return None
+
+
+def defaults_for(command: click.Command, config: Config) -> dict[str, Any]:
+    """``default_map`` for ``command``: param name -> file value; for a group, per subcommand."""
+    if isinstance(command, click.Group):
+        return {name: defaults_for(sub, config) for name, sub in command.commands.items()}
+    defaults: dict[str, Any] = {}
+    for param in command.params:
+        key = setting_of(param)
+        if key is not None and config.has(key):
+            defaults[param.name] = _as_param_value(param, config.get(key))
+    return defaults
+
+
+def _as_param_value(param: click.Parameter, value: Any) -> Any:
+    if param.multiple or param.nargs != 1:
+        return list(value) if isinstance(value, (list, tuple)) else [value]
+    return value
+
+
+def tool_overrides(ctx: click.Context, tool: str) -> dict[str, Any]:
+    """The per-tool table of ``tool`` as ``{param name: value}``, for the params of ``ctx``'s
+    command not given on the command line (CLI > per-tool > file > defaults)."""
+    table = current_config(ctx).tools.get(tool, {})
+    overrides: dict[str, Any] = {}
+    for param in ctx.command.params:
+        key = setting_of(param)
+        if key in table and ctx.get_parameter_source(param.name) not in _GIVEN:
+            overrides[param.name] = _as_param_value(param, table[key])
+    return overrides
+
+
+def _keys_help() -> str:
+    lines = ["Keys (the option each one is the default of; * also per tool):", ""]
+    for s in SETTINGS.values():
+        lines.append(f"  {s.name:<13}{s.option:<15}{'*' if s.per_tool else ' '} {s.expected}")
+    return "\n".join(lines)
+
+
+@main.group(help=f"""The configuration file: [tool.toolfuzz] in pyproject.toml, or toolfuzz.toml.
+
+Searched for from the current directory up to the repository root (or given with `fuzz --config
+FILE`). Each key is the default of the option of the same name in every command; per-tool
+overrides go in [tool.toolfuzz.tools.NAME] tables (in toolfuzz.toml: [tools.NAME]), and the tools
+source then as tools.source. Precedence: command line > per-tool table > file > defaults.
+Relative paths are relative to the file.
+
+\b
+{_keys_help()}
+""")
+def config() -> None:
+    pass
+
+
+@config.command("show")
+@click.option("--command", "command_name", default="campaign", show_default=True, metavar="NAME",
+              help="Show the settings as this command would use them (its defaults fill what the file "
+                   "does not set), e.g. gate.")
+@click.option("--tool", default=None, metavar="NAME", help="Apply this tool's per-tool table.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: {key: {value, source}}.")
+@click.pass_context
+@translate_errors
+def config_show(ctx: click.Context, command_name: str, tool: Optional[str], as_json: bool) -> None:
+    """Print every setting, its effective value and where it came from (file, tool table, default)."""
+    config = current_config(ctx)
+    command = _command(ctx, command_name)
+    if tool is not None and tool not in config.tools:
+        known = ", ".join(config.tools) or "none"
+        raise ConfigError(f"--tool: {config.where} has no table for tool {tool!r} (tables: {known})")
+    params = {setting_of(p): p for p in command.params if setting_of(p)}
+    rows: dict[str, dict[str, Any]] = {}
+    for key in SETTINGS:
+        param = params.get(key)
+        default = _default_of(param) if param is not None else None
+        value = config.lookup(key, tool=tool, default=default)
+        source = value.source
+        if param is None:
+            if source == "default":
+                continue  # neither set nor used by this command
+            source += f" (not an option of fuzz {command_name})"
+        rows[key] = {"value": value.value, "source": source}
+    if as_json:
+        click.echo(json.dumps({"config_file": str(config.path) if config.path else None, "command": command_name,
+                               "tool": tool, "settings": rows}, indent=2))
+        return
+    click.echo(f"config file: {config.where}" if config.path else
+               "config file: none found (searched from the current directory up to the repository root)")
+    width = max(len(_shown(r["value"])) for r in rows.values()) if rows else 0
+    width = min(max(width, 5), 60)
+    for key, row in rows.items():
+        click.echo(f"  {key:<13} {_shown(row['value']):<{width}}  {row['source']}")
+
+
+def _command(ctx: click.Context, name: str) -> click.Command:
+    path = name.split()
+    command: Any = ctx.find_root().command
+    for part in path:
+        sub = command.commands.get(part) if isinstance(command, click.Group) else None
+        if sub is None:
+            import difflib
+
+            known = sorted(command.commands) if isinstance(command, click.Group) else []
+            close = difflib.get_close_matches(part, known, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise ConfigError(f"--command: no command {name!r}{hint}")
+        command = sub
+    return command
+
+
+#: click >= 8.3 marks "no default" with a sentinel rather than None.
+_UNSET = getattr(click.core, "UNSET", None)
+
+
+def _default_of(param: click.Parameter) -> Any:
+    default = param.default
+    if callable(default):
+        default = default()
+    if default is _UNSET:
+        return None
+    return list(default) if isinstance(default, tuple) else default
+
+
+def _shown(value: Any) -> str:
+    if value is None or value == []:
+        return "(none)"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)

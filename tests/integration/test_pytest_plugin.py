@@ -1,0 +1,94 @@
+"""The pytest plugin in real pytest sessions (``pytester``, in subprocesses, plugin loaded from its
+``pytest11`` entry point), with and without pytest-xdist.
+
+The project under test has a corpus of four entries found by a real campaign on the naive parser
+and the next version of that parser, ``naive:parse`` in the project (the same file, as a corpus
+always meets the next version of its own parser), that fixes two of those bugs (it rejects ``{}``
+and ``NaN``):
+
+| entry                               | status | next version  | pytest   |
+|-------------------------------------|--------|---------------|----------|
+| crash on ``{}``                     | fixed  | passes        | passed   |
+| corruption: ``NaN`` accepted        | open   | passes        | XPASS    |
+| false_reject of a fenced apostrophe | open   | still fails   | xfailed  |
+| corruption: a ``,`` removed         | fixed  | fails again   | FAILED   |
+
+plus two tests using the ``toolfuzz_campaign`` fixture: the README's example (the reference
+parser: passes) and the same on the naive parser (fails with its findings). Target and corpus come from the project's ``toolfuzz.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from corpus.store import CorpusStore
+from fuzzer.pytest_plugin import NEW_PREFIX, REGRESSION_PREFIX, XPASS_PREFIX
+from tests.conftest import ROOT
+from tests.integration.naive_campaign import TARGET, finding, naive_campaign
+
+pytest_plugins = ["pytester"]
+
+#: The naive parser's next version: its own source with two bugs fixed.
+MYTARGET = (ROOT / "fuzzer" / "targets" / "naive.py").read_text(encoding="utf-8").replace(
+    '''    """Extract tool calls from model output (bare JSON or a ```json fence)."""
+''', '''    """Extract tool calls from model output (bare JSON or a ```json fence)."""
+    if text.strip() == "{}" or "NaN" in text:
+        raise ValueError("not a tool call")
+''')
+assert "not a tool call" in MYTARGET
+
+#: The README's fixture example, run as written (against the bundled reference parser).
+README_EXAMPLE = re.search(r"```python\n(def test_parser_survives_toolfuzz.*?)```",
+                           (ROOT / "README.md").read_text(encoding="utf-8"), re.S).group(1)
+
+CAMPAIGN_TESTS = README_EXAMPLE + '''
+
+def test_naive_parser_under_toolfuzz(toolfuzz_campaign):
+    toolfuzz_campaign("fuzzer.targets.naive:parse", tool="get_weather", max_examples=300)
+'''
+
+
+@pytest.fixture
+def project(pytester):
+    view = naive_campaign()
+    entries = {
+        "fixed_pass": finding(view, "crash", lambda r: r["minimized_input"] == "{}"),
+        "open_pass": finding(view, "corruption", lambda r: "NaN" in r["minimized_input"]),
+        "open_fail": finding(view, "false_reject"),
+        "fixed_fail": finding(view, "corruption", lambda r: "altered" in r["title"] and "NaN" not in r["minimized_input"]),
+    }
+    store = CorpusStore(pytester.path / "fuzz-corpus")
+    for f in entries.values():
+        store.put(f.to_entry(target=TARGET, version=None))
+    for name in ("fixed_pass", "fixed_fail"):
+        store.mark_fixed(entries[name].signature.id)
+    pytester.makepyfile(naive=MYTARGET, test_campaigns=CAMPAIGN_TESTS)
+    pytester.path.joinpath("toolfuzz.toml").write_text('target = "naive:parse"\ncorpus = "fuzz-corpus"\n')
+    return {name: f.signature.id for name, f in entries.items()}
+
+
+@pytest.mark.parametrize("xdist", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_corpus_entries_are_tests_with_the_gates_judgment(pytester, project, xdist):
+    result = pytester.runpytest_subprocess("--toolfuzz", "-v", "-p", "no:cacheprovider", *xdist)
+    result.assert_outcomes(passed=2, failed=2, xfailed=1, xpassed=1)
+    out = result.stdout.str()
+    for name, outcome in (("fixed_pass", "PASSED"), ("open_pass", "XPASS"), ("open_fail", "XFAIL"),
+                          ("fixed_fail", "FAILED")):
+        result.stdout.re_match_lines([rf".*fuzz-corpus::{project[name]} .*{outcome}.*|.*{outcome}.* fuzz-corpus::{project[name]}.*"])
+    assert f"{REGRESSION_PREFIX}: {project['fixed_fail']}" in out and "reproduce: " in out
+    assert f"XPASS fuzz-corpus::{project['open_pass']}: {XPASS_PREFIX}: {project['open_pass']}" in out
+    # the campaign fixture: the naive parser fails with its findings, the reference passes
+    result.stdout.re_match_lines([r".*test_naive_parser_under_toolfuzz.*FAILED.*|.*FAILED.*test_naive_parser_under_toolfuzz.*"])
+    assert "toolfuzz found" in out and "minimized:" in out
+    assert f"{NEW_PREFIX}: " not in out
+    result.stdout.re_match_lines([r".*test_parser_survives_toolfuzz.*PASSED.*|.*PASSED.*test_parser_survives_toolfuzz.*"])
+
+
+def test_a_bad_config_file_is_one_usage_error(pytester):
+    pytester.path.joinpath("toolfuzz.toml").write_text('corpus = "c"\ntarget = 3\n')
+    result = pytester.runpytest("--toolfuzz", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "toolfuzz: toolfuzz.toml: target: expected a module:callable reference (string), got integer 3" \
+        in result.stderr.str()
