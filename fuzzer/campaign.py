@@ -65,6 +65,13 @@ class CampaignSettings:
     slow: bool = True
     #: Share of the fuzzing time the slow probe may use.
     slow_share: float = 0.08
+    #: Per-tool overrides from the config file: tool -> {level, formats, seed, budget_s,
+    #: max_examples, ignore}. A tool's budget or max_examples replaces its equal share.
+    per_tool: dict = field(default_factory=dict)
+
+    def of(self, tool: str, key: str) -> Any:
+        """The setting ``key`` for ``tool``: its override, else the job's."""
+        return self.per_tool.get(tool, {}).get(key, getattr(self, key))
 
 
 @dataclass
@@ -167,17 +174,20 @@ class CampaignJob(Job):
         super().__init__()
         self.registry, self.settings, self.pool, self.corpus = registry, settings, pool, corpus
         self.owns_pool = owns_pool
-        self.oracle = Oracle(registry, settings.level)
+        self.oracles = {level: Oracle(registry, level)
+                        for level in {settings.level} | {settings.of(t, "level") for t in settings.tools}}
+        self.oracle = self.oracles[settings.level]
         self.operators = resolve_operators(settings.anomalies)
         self.include_valid = includes_valid(settings.anomalies)
-        self.budget = Budget(seconds=settings.budget_s, max_examples=settings.max_examples,
+        self.budget = Budget(seconds=_total(settings, "budget_s"), max_examples=_total(settings, "max_examples"),
                              shrink_share=settings.shrink_share, shrink_cap_s=settings.shrink_cap_s)
+        self._slices = _slices(settings)
         self.tally = Tally()
         self.findings: dict[str, Finding] = {}
         self.pending: list[Finding] = []
         self.improve: list[Finding] = []
         self.announced: set[str] = set()
-        self.shrinker = FindingShrinker(pool.run, self.oracle, registry)
+        self.shrinkers = {level: FindingShrinker(pool.run, oracle, registry) for level, oracle in self.oracles.items()}
         self.confirmer = Confirmer(pool.run)
         self.result_ = CampaignResult(tool=",".join(settings.tools), target=settings.target, label=settings.target,
                                       level=settings.level, seed=settings.seed, tally=self.tally)
@@ -199,7 +209,8 @@ class CampaignJob(Job):
     # -- the finding book ------------------------------------------------------------------------
     def _on_failure(self, failure: Failure) -> None:
         sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
-        signature = self.oracle.signature(sample, judgment, outcome)
+        level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
+        signature = self.oracles[level].signature(sample, judgment, outcome)
         found = self.findings.get(signature.id)
         if found is not None:
             found.count += 1
@@ -211,21 +222,23 @@ class CampaignJob(Job):
                     self.improve.append(found)
                 found.candidate = (sample, outcome)
             return
-        if signature.id in self.settings.ignore:
+        if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
             self.result_.ignored += 1
             return
         finding = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason, sample=sample,
                           outcome=outcome, found_at_s=self.elapsed(), target=self.settings.target,
-                          level=self.settings.level,
+                          level=level,
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir)
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)
 
     def _same(self, finding: Finding, sample: Any) -> Any:
+        oracle = self.oracles[finding.level]
+
         def same(outcome: Any) -> bool:
-            judgment = self.oracle.judge(sample, outcome)
-            return judgment.failed and self.oracle.signature(sample, judgment, outcome).id == finding.signature.id
+            judgment = oracle.judge(sample, outcome)
+            return judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.signature.id
         return same
 
     def _confirm(self, finding: Finding) -> None:
@@ -256,13 +269,14 @@ class CampaignJob(Job):
         sample = sample if sample is not None else finding.sample
         outcome = outcome if outcome is not None else finding.outcome
         started = time.monotonic()
-        shrunk = self.shrinker.shrink(sample, outcome, finding.verdict, finding.signature.id, budget_s=window)
+        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, finding.signature.id,
+                                                      budget_s=window)
         self.budget.spent_shrinking(time.monotonic() - started)
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
             return False
         if sample is not finding.sample:
             finding.sample, finding.outcome = sample, outcome  # report the input it came from
-        finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracle, complete=shrunk.complete,
+        finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracles[finding.level], complete=shrunk.complete,
                                 note=shrunk.note)
         return True
 
@@ -359,11 +373,12 @@ class CampaignJob(Job):
         """Probe and fuzz one tool; returns None, or why nothing could be fuzzed."""
         s, budget = self.settings, self.budget
         count = len(s.tools)
-        deadline = budget.slice_deadline(index, count)
-        examples = budget.slice_examples(index, count)
-        tool = self.tool_campaign(registry=self.registry, tool_name=name, level=s.level, formats=s.formats,
-                            operators=self.operators, include_valid=self.include_valid, seed=s.seed + index,
-                            oracle=self.oracle, run=self.pool.run, tally=self.tally, on_failure=self._on_failure)
+        deadline, examples = self._slice_end(index)
+        level = s.of(name, "level")
+        tool = self.tool_campaign(registry=self.registry, tool_name=name, level=level, formats=s.of(name, "formats"),
+                                  operators=self.operators, include_valid=self.include_valid,
+                                  seed=s.of(name, "seed") + index, oracle=self.oracles[level], run=self.pool.run,
+                                  tally=self.tally, on_failure=self._on_failure)
         explorer = self._explorer(name, index) if s.explore else None
         tool.explorer = explorer
         yield PhaseStarted(Phase.PROBING, name)
@@ -437,6 +452,13 @@ class CampaignJob(Job):
             return "nothing to generate: no selected anomaly class or operator applies to these calls"
         return None
 
+    def _slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
+        """When tool ``index``'s part of the budget ends: (deadline, cumulative executions)."""
+        seconds, examples = self._slices
+        self.budget.start()
+        deadline = self.budget.started + sum(seconds[:index + 1]) if seconds is not None else None
+        return deadline, (sum(examples[:index + 1]) if examples is not None else None)
+
     def _explorer(self, name: str, index: int) -> Explorer:
         from fuzzer.parser_harness import module_file
 
@@ -468,7 +490,7 @@ class CampaignJob(Job):
                         description=f"{growth.fragment!r} repeated {growth.counts[0]} times in a seed")
         finding = Finding(signature=signature, verdict=Verdict.SLOW, reason=growth.describe(), sample=sample,
                           outcome=outcome or Outcome(kind="returned", calls=[], frames=frames), found_at_s=self.elapsed(),
-                          target=self.settings.target, level=self.settings.level,
+                          target=self.settings.target, level=self.settings.of(tool, "level"),
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
                           shrink_complete=True, growth=growth)
         self.findings[signature.id] = finding
@@ -499,6 +521,40 @@ class CampaignJob(Job):
     def exit_code(self, result: CampaignResult) -> int:
         return campaign_exit_code(findings=len(result.findings), corpus_failing=bool(result.corpus_failing),
                                   nothing_tested=result.problem, interrupted=self.interrupted)
+
+
+def _total(settings: CampaignSettings, key: str) -> Any:
+    """The job's limit: the sum of the tools' parts when some tool has its own."""
+    parts = _parts(settings, key)
+    return None if parts is None else sum(parts)
+
+
+def _parts(settings: CampaignSettings, key: str) -> Optional[list]:
+    """Each tool's part of ``budget_s`` / ``max_examples``: its override, or an equal share of
+    what the job's limit leaves."""
+    overrides = {t: settings.per_tool[t][key] for t in settings.tools if key in settings.per_tool.get(t, {})}
+    total = getattr(settings, key)
+    if total is None and not overrides:
+        return None
+    rest = [t for t in settings.tools if t not in overrides]
+    if total is None and rest:
+        return None  # some tools unlimited: no part is a limit
+    left = max(0, (total or 0) - sum(overrides.values())) if total is not None else 0
+    share = left / len(rest) if rest else 0
+    parts = [overrides.get(t, share) for t in settings.tools]
+    if key == "max_examples":
+        parts = [int(p) for p in parts]
+        if rest and total is not None:  # integer shares that add up exactly
+            remainder = max(0, total - sum(overrides.values())) - sum(int(share) for _ in rest)
+            for i, t in enumerate(settings.tools):
+                if t in rest and remainder > 0:
+                    parts[i] += 1
+                    remainder -= 1
+    return parts
+
+
+def _slices(settings: CampaignSettings) -> tuple:
+    return _parts(settings, "budget_s"), _parts(settings, "max_examples")
 
 
 def _fragment_kind(fragment: str) -> str:

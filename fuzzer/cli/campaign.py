@@ -75,6 +75,29 @@ def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> list[str
     return names
 
 
+def per_tool_settings(registry: Any, names: list) -> dict:
+    """The config file's per-tool tables for the selected tools, as CampaignSettings.per_tool
+    (command line > per-tool table > file > defaults); a table for an unknown tool is an error."""
+    from fuzzer.cli.config_cmd import current_config, tool_overrides
+
+    ctx = click.get_current_context()
+    current_config(ctx).check_tools(registry.names())
+    per_tool: dict = {}
+    for name in names:
+        found = tool_overrides(ctx, name)
+        table: dict = {}
+        for key in ("level", "seed", "budget_s", "max_examples"):
+            if key in found:
+                table[key] = found[key]
+        if "formats" in found:
+            table["formats"] = list(found["formats"]) or None
+        if "ignore" in found:
+            table["ignore"] = read_ignore(tuple(found["ignore"]))
+        if table:
+            per_tool[name] = table
+    return per_tool
+
+
 def reproduce_dir(report_path: Optional[str]) -> str:
     """Where reproducer files of long or history-dependent findings go: next to the report, or
     in ``.toolfuzz/reproduce`` of the current directory."""
@@ -127,7 +150,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
 
     started_at = time.monotonic()
     from fuzzer.campaign import CampaignJob, CampaignSettings
-    from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
+    from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import campaign_lines
     from fuzzer.corpus_writer import CorpusWriter
     from fuzzer.isolation import WorkerPool
@@ -144,6 +167,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
 
         check_corpus_dir(corpus_dir)
         store = CorpusStore(corpus_dir)
+    per_tool = per_tool_settings(registry, names)
     if budget_s is None and max_examples is None:
         budget_s = DEFAULT_BUDGET_S
     settings = CampaignSettings(tools=names, target=target, level=level, formats=list(formats) or None,
@@ -151,7 +175,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
                                 max_examples=max_examples, shrink=shrink, reject_on=tuple(reject_on),
                                 reproduce_dir=reproduce_dir(reports.get("report")),
                                 max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
-                                explore=coverage, slow=max_examples is None)
+                                explore=coverage, slow=max_examples is None, per_tool=per_tool)
     spec = target_spec(target, reject_on, timeout, memory_limit_mb, coverage=coverage,
                        deterministic=max_examples is not None)
     pool = WorkerPool(spec, workers=workers)
@@ -160,7 +184,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     if store is not None:
         writer = CorpusWriter(store, target=target, version=target_version(target))
         handlers.append(writer)
-    handlers += [ProgressLines(quiet=quiet), Summary(campaign_lines, footer=lambda r: _corpus_footer(r, writer, store))]
+    handlers += [progress(quiet=quiet), Summary(campaign_lines, footer=lambda r: _corpus_footer(r, writer, store))]
     with closing(pool):  # started by the job, so start-up counts in elapsed_s
         run_command(CampaignJob(registry, settings, pool, corpus=store, started_at=started_at), handlers,
                     reports=reports)

@@ -1,4 +1,5 @@
-"""Console handlers: progress on stderr while a job runs, its summary on stdout when it ends.
+"""Console handlers: progress on stderr while a job runs (:mod:`fuzzer.cli.live`), its summary on
+stdout when it ends.
 
 ``run_command`` is the one way a command runs a job: it checks every output path before any work,
 attaches the reproducer writer, the corpus writer, the report writers and the console, runs the
@@ -7,79 +8,18 @@ job, and exits with the status the job's final event carries.
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import Any, Callable, Optional, Sequence
 
 import click
 
-from fuzzer.events import (Event, FindingRecorded, FormatsProbed, Interrupted, JobFinished, NonFatalError,
-                           PhaseStarted, Progress)
+from fuzzer.events import Event, JobFinished
 from fuzzer.pipeline import EventHandler, Job, run_job
 
-#: Seconds between plain progress lines when stderr is not a terminal (CI logs).
-PLAIN_EVERY = 10.0
+def progress(*, quiet: bool = False) -> EventHandler:
+    """The live display of a job (a rich bar on a terminal, plain lines in CI logs)."""
+    from fuzzer.cli.live import LiveProgressHandler
 
-
-class ProgressLines(EventHandler):
-    """Progress on stderr: one live line on a terminal, a plain line every PLAIN_EVERY s otherwise;
-    found failures, skipped formats, warnings and Ctrl-C as lines of their own."""
-
-    def __init__(self, *, quiet: bool = False, label: str = ""):
-        self.quiet = quiet
-        self.label = label
-        self.live = sys.stderr.isatty()
-        self._last_plain = 0.0
-        self._dirty = False
-
-    def _line(self, text: str) -> None:
-        if self.live:
-            click.echo("\r\033[2K" + text, nl=False, err=True)
-            self._dirty = True
-        else:
-            click.echo(text, err=True)
-
-    def _say(self, text: str) -> None:
-        self._clear()
-        click.echo(text, err=True)
-
-    def _clear(self) -> None:
-        if self._dirty:
-            click.echo("\r\033[2K", nl=False, err=True)
-            self._dirty = False
-
-    def handle_event(self, event: Event) -> None:
-        if isinstance(event, NonFatalError):
-            self._say(f"warning: {event.message}")  # shown even with --quiet
-            return
-        if isinstance(event, Interrupted):
-            self._say("interrupted: finishing the result (Ctrl-C again to stop at once)")
-            return
-        if self.quiet:
-            return
-        label = getattr(event, "label", "") or self.label
-        if isinstance(event, Progress):
-            now = time.monotonic()
-            if not self.live and now - self._last_plain < PLAIN_EVERY:
-                return
-            self._last_plain = now
-            rate = event.executions / event.elapsed_s if event.elapsed_s else 0
-            failures = ", ".join(f"{n} {v}" for v, n in sorted(event.failures.items())) or "no failures"
-            left = f", {max(0.0, event.budget_s - event.elapsed_s):.0f}s left" if event.budget_s else ""
-            self._line(f"{label}: {event.phase.value}: {event.executions:,} executions, {rate:,.0f}/s, {failures} "
-                       f"[{event.elapsed_s:.0f}s{left}]")
-        elif isinstance(event, FindingRecorded) and not event.improved:
-            f = event.finding
-            self._say(f"found {f.verdict_name} {f.signature.id} ({f.signature.title})")
-        elif isinstance(event, FormatsProbed) and event.unsupported and event.supported:
-            self._say(f"{event.label}: not supported by the target (skipped): {', '.join(event.unsupported)}")
-        elif isinstance(event, PhaseStarted) and not self.live:
-            pass
-        elif isinstance(event, JobFinished):
-            self._clear()
-
-    def shutdown(self) -> None:
-        self._clear()
+    return LiveProgressHandler(quiet=quiet)
 
 
 class Summary(EventHandler):
@@ -122,7 +62,10 @@ def run_command(job: Job, handlers: Sequence[EventHandler], *, reports: Optional
                 after: Callable[[Any], list] = lambda final: []) -> None:
     """Run ``job`` with ``handlers`` (+ the report writers for ``reports``: option name -> path),
     print ``after(final)`` lines, and exit with the job's status."""
-    final = run_job(job, [*writer_handlers(reports or {}), *handlers])
+    from fuzzer.reports.markdown import step_summary_handler
+
+    summary = step_summary_handler()
+    final = run_job(job, [*writer_handlers(reports or {}), *([summary] if summary else []), *handlers])
     for name, path in (reports or {}).items():
         if path:
             click.echo(f"{name}: {path}")
@@ -131,4 +74,4 @@ def run_command(job: Job, handlers: Sequence[EventHandler], *, reports: Optional
     click.get_current_context().exit(final.exit_code)
 
 
-__all__ = ["ProgressLines", "Summary", "check_output_paths", "run_command", "writer_handlers"]
+__all__ = ["Summary", "check_output_paths", "progress", "run_command", "writer_handlers"]

@@ -62,7 +62,7 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     """
     from fuzzer.cli import load_registry
     from fuzzer.cli.campaign import reproduce_dir, target_spec
-    from fuzzer.cli.console import ProgressLines, Summary, run_command
+    from fuzzer.cli.console import Summary, progress, run_command
     from fuzzer.reports.reproducers import ReproducerWriter
     from fuzzer.corpus_jobs import CorpusAddJob
     from fuzzer.inputs import read_captured
@@ -85,7 +85,7 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
         job = CorpusAddJob(store, samples, pool, registry, level=level, target=target,
                            version=target_version(target), shrink=shrink, reject_on=tuple(reject_on),
                            reproduce_dir=reproduce_dir(None))
-        run_command(job, [ReproducerWriter(), ProgressLines(quiet=True), Summary(lines)])
+        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(lines)])
 
 
 @corpus.command("cmin")

@@ -97,7 +97,7 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     """
     from fuzzer.cli import load_registry
     from fuzzer.cli.campaign import select_tools
-    from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
+    from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.diff import DiffJob
     from fuzzer.parser_harness import sample_from_entry
 
@@ -120,4 +120,4 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
         job = DiffJob(registry, old_pool=old_pool, new_pool=new_pool, old_label=old_ref, new_label=new_ref,
                       level=level, corpus_samples=corpus_samples, tools=names, anomalies=list(anomalies) or None,
                       seed=seed, budget_s=None if max_examples else budget_s, max_samples=max_examples)
-        run_command(job, [ProgressLines(), Summary(diff_lines)], reports=reports)
+        run_command(job, [progress(), Summary(diff_lines)], reports=reports)

@@ -36,7 +36,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     block. Exit 0 otherwise. With --seed and --max-examples the gate is deterministic.
     """
     from fuzzer.cli.campaign import read_ignore, reproduce_dir, select_tools
-    from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
+    from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import gate_lines
     from fuzzer.cli.replay_cmd import open_corpus, replay_context
     from fuzzer.gate import GateJob
@@ -82,5 +82,5 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
                 "after fixing, or to accept the new failures as known: "
                 + " ".join(shlex.quote(c) for c in store_cmd)]
 
-    run_command(GateJob(store, refs, context, ignore=ignored), [ProgressLines(quiet=True), Summary(gate_lines)],
+    run_command(GateJob(store, refs, context, ignore=ignored), [progress(), Summary(gate_lines)],
                 reports=reports, after=advice)

@@ -55,7 +55,9 @@ class LiveProgressHandler(EventHandler):
     a live display exactly when ``stream`` is a terminal that can redraw)."""
 
     def __init__(self, *, stream: Optional[TextIO] = None, live: Optional[bool] = None,
-                 plain_every: float = PLAIN_EVERY):
+                 plain_every: float = PLAIN_EVERY, quiet: bool = False):
+        """``quiet``: no progress and no finding lines, only warnings and Ctrl-C."""
+        self.quiet = quiet
         self.stream = stream if stream is not None else sys.stderr
         self.plain_every = plain_every
         self._live_wanted = live
@@ -84,7 +86,7 @@ class LiveProgressHandler(EventHandler):
         console = Console(file=self.stream, highlight=False, soft_wrap=False)
         live = self._live_wanted if self._live_wanted is not None else (
             console.is_terminal and not console.is_dumb_terminal)
-        if not live:
+        if not live or self.quiet:
             return
         if self._live_wanted:
             console = Console(file=self.stream, highlight=False, force_terminal=True)
@@ -116,10 +118,10 @@ class LiveProgressHandler(EventHandler):
                 self.phase = f"{event.phase} {event.label}"
             elif str(event.phase) != self.phase.split(" ")[0]:
                 self.phase = str(event.phase)
-            if not self.live:
+            if not self.live and not self.quiet:
                 self._plain_progress()
         elif isinstance(event, FindingRecorded):
-            if not event.improved:
+            if not event.improved and not self.quiet:
                 f = event.finding
                 self._say(f"found {f.verdict_name} {f.signature.id} ({f.signature.title})")
         elif isinstance(event, NonFatalError):
@@ -130,7 +132,7 @@ class LiveProgressHandler(EventHandler):
             result = event.result
             self.executions = getattr(result, "executions", self.executions)
             self.elapsed_s = getattr(result, "elapsed_s", self.elapsed_s)
-            if not self.live and self._last_plain is not None:
+            if not self.live and self._last_plain is not None and not self.quiet:
                 self._plain_progress(force=True)
         if self.live:
             self._refresh()

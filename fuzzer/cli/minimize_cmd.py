@@ -37,7 +37,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     from fuzzer.cli import load_registry
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.reports.reproducers import ReproducerWriter
-    from fuzzer.cli.console import ProgressLines, Summary, run_command
+    from fuzzer.cli.console import Summary, progress, run_command
     from fuzzer.corpus_jobs import MinimizeJob
     from fuzzer.inputs import read_sample_file
     from fuzzer.isolation import WorkerPool
@@ -69,7 +69,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     with closing(pool):
         job = MinimizeJob(sample, pool, registry, level=level, target=target, budget_s=budget_s,
                           reject_on=tuple(reject_on), reproduce_dir=reproduce_dir(None))
-        run_command(job, [ReproducerWriter(), ProgressLines(quiet=True), Summary(lines)])
+        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(lines)])
 
 
 @main.command()

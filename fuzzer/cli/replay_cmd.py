@@ -47,7 +47,7 @@ def replay(corpus_dir: str, target: Optional[str], executor: Optional[str], agen
     Exit 1 when any entry still fails (or fails differently), when the corpus is empty, or when
     the target tests nothing (it rejects every valid output); 0 otherwise.
     """
-    from fuzzer.cli.console import ProgressLines, Summary, check_output_paths, run_command
+    from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import replay_lines
     from fuzzer.replay import ReplayJob
 
@@ -57,5 +57,5 @@ def replay(corpus_dir: str, target: Optional[str], executor: Optional[str], agen
     store = open_corpus(corpus_dir, must_exist=True)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers)
-    run_command(ReplayJob(store, refs, context, update=update), [ProgressLines(), Summary(replay_lines)],
+    run_command(ReplayJob(store, refs, context, update=update), [progress(), Summary(replay_lines)],
                 reports=reports)
