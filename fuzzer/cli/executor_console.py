@@ -144,6 +144,11 @@ class ReplayConsole(EventHandler):
         result = event.result
         for line in trace_lines(result.scenario, result.trace):
             click.echo(line)
+        cold = result.cold_trace
+        if cold is not None and cold.kind == "ran":
+            click.echo(f"(first run, in a fresh worker: {cold.data.get('real_s', 0) * 1000:.3f} ms)")
+        for note in result.notes:
+            click.echo(f"note: {note}")
         if not result.findings:
             click.echo("no violation")
             return

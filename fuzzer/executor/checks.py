@@ -81,7 +81,8 @@ class Attempt:
     committed: bool
     retry_after: Optional[float]
     args: Any  # None: the call's arguments unchanged
-    open_after: bool = False  # the modelled breaker of its tool is open once this attempt ended
+    open_after: bool = False  # the strict model breaker of its tool is open once this attempt ended
+    maybe_open_after: bool = False  # ... the eager one (see BreakerModel)
 
     @property
     def category(self) -> str:
@@ -191,12 +192,17 @@ class BreakerEvent:
 
 @dataclass
 class BreakerModel:
-    """Replays every invocation through a model breaker per tool and notes where the executor
-    broke the declared breaker: a call while open (before ``reset_timeout`` after the failure that
-    opened it), or a valid call refused once the window had passed. Failures are invocations that
-    raised with a fault kind the breaker counts; anything else resets the count (pybreaker counts
-    excluded exceptions as successes) — the latest a real breaker could open, so a breaker that
-    opens later than this one really is late."""
+    """Replays every invocation through model breakers per tool (pybreaker's state machine) and
+    notes where the executor broke the declared breaker.
+
+    Two models bracket what a reasonable breaker does. The *strict* one counts only the fault
+    kinds the policy's breaker counts and resets on anything else (pybreaker counts excluded
+    exceptions as successes): the latest a breaker could open, so a call while it is open really
+    is a call into an open breaker. The *eager* one counts every failure: the earliest a breaker
+    could open, so an executor that stops calling while it may be open is not blamed for giving
+    up. Violations: a call while the strict model is open (before ``reset_timeout`` has passed
+    since the failure that opened it), and a valid call refused once both models' windows passed.
+    """
 
     policy: Any
     views: list
@@ -206,41 +212,50 @@ class BreakerModel:
         if not self.policy.breaker.enabled:
             return
         b = self.policy.breaker
-        tools: dict[str, _ToolBreaker] = {}
+        strict: dict[str, _ToolBreaker] = {}
+        eager: dict[str, _ToolBreaker] = {}
         for view in self.views:
             step = view.step
             if step.valid and not view.attempts and view.outcome != "aborted":
-                model = tools.get(step.name)
                 start = view.record.get("t0", 0.0)
-                if model and model.state == "open" and start >= model.opened_at + b.reset_timeout + EPS:
+                model, maybe = strict.get(step.name), eager.get(step.name)
+                if (model and model.state == "open" and start >= model.opened_at + b.reset_timeout + EPS
+                        and not (maybe and maybe.state == "open" and start < maybe.opened_at + b.reset_timeout)):
                     self.events.append(BreakerEvent("never_retried", view, (
                         f"{step.name} was not called at {start:g} s although its breaker opened at "
                         f"{model.opened_at:g} s and the {b.reset_timeout:g} s reset window had passed")))
             for a in view.invocations:
-                model = tools.setdefault(a.tool, _ToolBreaker())
-                if model.state == "open":
-                    if a.t0 < model.opened_at + b.reset_timeout - EPS:
-                        self.events.append(BreakerEvent("called_while_open", view, (
-                            f"{a.tool} called at {a.t0:g} s, {a.t0 - model.opened_at:g} s after its breaker opened "
-                            f"({b.fail_max} consecutive failures); it should stay open {b.reset_timeout:g} s")))
-                        a.open_after = True
-                        continue
-                    model.state, model.trial_successes = "half_open", 0
-                failed = a.raised and self.policy.counts_for_breaker(a.fault)
-                if model.state == "half_open":
-                    if failed:
-                        self._open(model, a.t1)
-                    else:
-                        model.trial_successes += 1
-                        if model.trial_successes >= b.half_open_trials:
-                            model.state, model.consecutive = "closed", 0
-                elif failed:
-                    model.consecutive += 1
-                    if model.consecutive >= b.fail_max:
-                        self._open(model, a.t1)
-                else:
-                    model.consecutive = 0
+                model = strict.setdefault(a.tool, _ToolBreaker())
+                if self._feed(model, a, a.raised and self.policy.counts_for_breaker(a.fault)):
+                    self.events.append(BreakerEvent("called_while_open", view, (
+                        f"{a.tool} called at {a.t0:g} s, {a.t0 - model.opened_at:g} s after its breaker opened "
+                        f"({b.fail_max} consecutive failures); it should stay open {b.reset_timeout:g} s")))
                 a.open_after = model.state == "open"
+                maybe = eager.setdefault(a.tool, _ToolBreaker())
+                self._feed(maybe, a, a.raised)
+                a.maybe_open_after = maybe.state == "open"
+
+    def _feed(self, model: _ToolBreaker, a: Attempt, failed: bool) -> bool:
+        """Update ``model`` with attempt ``a``; True if ``a`` was made while it was open."""
+        b = self.policy.breaker
+        if model.state == "open":
+            if a.t0 < model.opened_at + b.reset_timeout - EPS:
+                return True
+            model.state, model.trial_successes = "half_open", 0
+        if model.state == "half_open":
+            if failed:
+                self._open(model, a.t1)
+            else:
+                model.trial_successes += 1
+                if model.trial_successes >= b.half_open_trials:
+                    model.state, model.consecutive = "closed", 0
+        elif failed:
+            model.consecutive += 1
+            if model.consecutive >= b.fail_max:
+                self._open(model, a.t1)
+        else:
+            model.consecutive = 0
+        return False
 
     @staticmethod
     def _open(model: _ToolBreaker, at: float) -> None:
@@ -295,9 +310,11 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
         if not view.step.valid or view.outcome == "aborted":
             continue
         a = view.attempts
+        retried_wrongly = False
         for k in range(len(a) - 1):
             done = a[k]
             if not done.raised:
+                retried_wrongly = True
                 if p.is_idempotent(view.step.name):  # a non-idempotent one: duplicate_side_effect
                     yield Violation("retry_violation", _sig("retry_violation", "after_success",
                                                             "called the tool again after it succeeded"),
@@ -305,15 +322,16 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
                                     f"({done.fault}), yet attempt {k + 2} followed", view.index, view.waits())
                 break
             if not j.transient(done):
+                retried_wrongly = True
                 what = f"retried a non-transient {done.category.replace('_', ' ')}"
                 yield Violation("retry_violation", _sig("retry_violation", f"non_transient|{done.category}", what),
                                 f"call {view.index + 1}: {view.step.name} failed with {done.fault} (not in retry_on) "
                                 f"on attempt {k + 1} and was tried again", view.index, view.waits())
                 break
-        if not a:
-            continue
+        if not a or retried_wrongly:
+            continue  # one retry_violation per call: the first thing that went wrong
         last = a[-1]
-        if not j.transient(last) or len(a) >= p.max_attempts or last.open_after:
+        if not j.transient(last) or len(a) >= p.max_attempts or last.maybe_open_after:
             continue
         if not j.may_retry_unsafely(view, last):
             continue

@@ -269,8 +269,24 @@ def retry_after_header(fault: Fault, wall_now: float) -> tuple[Optional[str], Op
     return str(int(seconds)), float(seconds)
 
 
+_PARTS: dict = {}
+
+
 def http_parts(fault: Fault, tool: str, wall_now: float, ok_body: Any) -> HTTPParts:
-    """The HTTP answer of a fault that has a status or a body (not timeouts or connection errors)."""
+    """The HTTP answer of a fault that has a status or a body (not timeouts or connection errors).
+    Answers without a body of the caller's are cached: the same few repeat on every attempt."""
+    if ok_body is not None:
+        return _http_parts(fault, tool, wall_now, ok_body)
+    key = (fault, tool, retry_after_header(fault, wall_now)[0])
+    hit = _PARTS.get(key)
+    if hit is None:
+        if len(_PARTS) > 4096:
+            _PARTS.clear()
+        hit = _PARTS[key] = _http_parts(fault, tool, wall_now, None)
+    return hit
+
+
+def _http_parts(fault: Fault, tool: str, wall_now: float, ok_body: Any) -> HTTPParts:
     import json
 
     spec = fault.spec

@@ -254,7 +254,42 @@ def install(clock: Any, bodies: dict) -> Transports:
 
         httpx.HTTPTransport.handle_request = handle  # type: ignore[method-assign]
         httpx.AsyncHTTPTransport.handle_async_request = handle_async  # type: ignore[method-assign]
+        _hollow_httpx_transports(httpx)
     return transports
+
+
+def _hollow_httpx_transports(httpx: Any) -> None:
+    """httpx's transports build a connection pool and an SSL context (loading the CA bundle, tens
+    of milliseconds) in their constructor; with requests answered here they need neither, so
+    constructing, entering and closing one does nothing (``Client`` still works unchanged)."""
+
+    def init(transport: Any, *args: Any, **kwargs: Any) -> None:
+        transport._toolfuzz = True
+
+    def close(transport: Any) -> None:
+        return None
+
+    async def aclose(transport: Any) -> None:
+        return None
+
+    def enter(transport: Any) -> Any:
+        return transport
+
+    def leave(transport: Any, *exc_info: Any) -> None:
+        return None
+
+    async def aenter(transport: Any) -> Any:
+        return transport
+
+    async def aleave(transport: Any, *exc_info: Any) -> None:
+        return None
+
+    for cls, sync in ((httpx.HTTPTransport, True), (httpx.AsyncHTTPTransport, False)):
+        cls.__init__ = init
+        if sync:
+            cls.close, cls.__enter__, cls.__exit__ = close, enter, leave
+        else:
+            cls.aclose, cls.__aenter__, cls.__aexit__ = aclose, aenter, aleave
 
 
 class NetworkGuard:

@@ -78,11 +78,8 @@ class RobustExecutor:
     def __init__(self, tools: dict, config: RetryConfig = DEFAULT):
         self.tools = dict(tools)
         self.config = config
-        self.models = {name: model_for(getattr(tool, "schema", {})) for name, tool in self.tools.items()}
-        self.breakers = {name: pybreaker.CircuitBreaker(fail_max=config.fail_max, reset_timeout=config.reset_timeout,
-                                                        exclude=[lambda exc: not self.classify(exc).transient],
-                                                        name=name)
-                         for name in self.tools}
+        self.breakers: dict = {}  # one per tool, made on first use
+        self._classified: tuple = (None, None)
 
     # -- the entry point -------------------------------------------------------------------------
     def execute_tool(self, name: str, arguments: Any) -> Any:
@@ -92,12 +89,16 @@ class RobustExecutor:
         try:
             if not isinstance(arguments, dict):
                 raise ValueError("arguments must be an object")
-            validated = self.models[name].model_validate(arguments, strict=True)
+            validated = model_for(getattr(tool, "schema", {})).model_validate(arguments, strict=True)
         except (ValidationError, ValueError) as exc:
             return error("invalid_arguments", _validation_summary(exc), tool=name)
         kwargs = validated.model_dump(mode="json", by_alias=True, exclude_unset=True)
         idempotent = bool(getattr(tool, "idempotent", False))
-        breaker = self.breakers[name]
+        breaker = self.breakers.get(name)
+        if breaker is None:
+            breaker = self.breakers[name] = pybreaker.CircuitBreaker(
+                fail_max=self.config.fail_max, reset_timeout=self.config.reset_timeout, name=name,
+                exclude=[lambda exc: not self.classify(exc).transient])  # 4xx and bugs do not count
         try:
             for attempt in self._retrying(idempotent):
                 with attempt:
@@ -139,7 +140,16 @@ class RobustExecutor:
             wait=wait, retry=tenacity.retry_if_exception(should_retry), reraise=True, sleep=time.sleep)
 
     def classify(self, exc: BaseException) -> Failure:
-        """Transient or not, safe to repeat or not, and any Retry-After, for any client library."""
+        """Transient or not, safe to repeat or not, and any Retry-After, for any client library
+        (the breaker, the retry test, the wait and the stop all ask about the same exception)."""
+        last, failure = self._classified
+        if last is exc:
+            return failure
+        failure = self._classify(exc)
+        self._classified = (exc, failure)
+        return failure
+
+    def _classify(self, exc: BaseException) -> Failure:
         if isinstance(exc, pybreaker.CircuitBreakerError):
             return Failure("circuit_open", transient=False)
         response = getattr(exc, "response", None)
