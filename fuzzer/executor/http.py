@@ -300,9 +300,12 @@ class NetworkGuard:
 
     def __init__(self) -> None:
         self.blocked: list[str] = []
+        self.created = 0  # sockets created at all (asyncio's loop makes a socketpair; HTTP calls none)
 
     def __call__(self, event: str, args: tuple) -> None:
-        if event in self.EVENTS:
+        if event == "socket.__new__":
+            self.created += 1
+        elif event in self.EVENTS:
             self.blocked.append(f"{event}{_short_args(args)}")
             raise ConnectionRefusedError(f"toolfuzz: real network access is blocked in the executor worker "
                                          f"({event})")

@@ -149,7 +149,7 @@ class ScenarioRunner:
         gaps = [float(s.get("gap", 0)) for s in data["steps"]]
         clock.reset()
         random.seed(data.get("seed", 0))  # the executor's own jitter replays exactly
-        blocked_before = len(self.guard.blocked)
+        blocked_before, created_before = len(self.guard.blocked), self.guard.created
         recorder.begin_scenario(steps, capture=any(f.kind == "secret_error" for _n, _a, sch in steps
                                                    for f in sch.faults + (sch.then,)))
         records: list = []
@@ -199,6 +199,8 @@ class ScenarioRunner:
         blocked = self.guard.blocked[blocked_before:]
         if blocked:
             trace["network_blocked"] = blocked[:20]
+        if self.guard.created > created_before:
+            trace["sockets_created"] = self.guard.created - created_before
         if self.transports is not None and self.transports.untracked:
             trace["untracked_requests"] = self.transports.untracked
             self.transports.untracked = 0
