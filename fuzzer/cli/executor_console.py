@@ -191,8 +191,10 @@ def trace_lines(scenario: Any, trace: Any) -> list[str]:
             lines.append(f"  aborted by toolfuzz ({record.get('abort')})")
         lines.append(f"  virtual time of the call: {record['t1'] - record['t0']:g} s; waits: "
                      f"{_seconds(record.get('sleeps', []))}")
-    lines.append(f"real time: {trace.data.get('real_s', 0) * 1000:.3f} ms for {trace.data.get('virtual_s', 0):g} s "
-                 f"of virtual time")
+    cpu = trace.data.get("cpu_s")
+    lines.append(f"real time: {trace.data.get('real_s', 0) * 1000:.3f} ms"
+                 + (f" ({cpu * 1000:.3f} ms of CPU)" if cpu is not None else "")
+                 + f" for {trace.data.get('virtual_s', 0):g} s of virtual time")
     return lines
 
 

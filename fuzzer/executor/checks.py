@@ -60,6 +60,16 @@ def check(function: Check) -> Check:
     return CHECKS.decorator()(function)
 
 
+#: Fault categories in words, for titles.
+WORDS = {"success": "success", "timeout": "timeout", "connection": "connection error", "rate_limit": "rate limit (429)",
+         "server_error": "server error (5xx)", "client_error": "client error (4xx)", "bad_result": "bad result",
+         "tool_error": "error of the tool's own"}
+
+
+def _words(category: str) -> str:
+    return WORDS.get(category, category.replace("_", " "))
+
+
 def _sig(verdict: str, key: str, what: str) -> Signature:
     return verdict_signature(verdict, anomaly_class=None, operator=None, format=None, key=f"executor|{key}", what=what)
 
@@ -141,14 +151,7 @@ class Judgement:
             arguments = view.step.arguments if a.args is None else a.args
         if a.tool not in self.registry:
             return False, f"{a.tool!r} is not in the registry"
-        from strategies._internal.schema import tool_validator
-
-        validator = tool_validator(self.registry[a.tool])
-        error = next(iter(validator.iter_errors(arguments)), None)
-        if error is None:
-            return True, ""
-        where = "/".join(str(p) for p in error.absolute_path) or "arguments"
-        return False, f"{where}: {error.message[:160]} ({error.validator})"
+        return _schema_verdict(self.registry[a.tool], arguments)
 
     def violations(self) -> list[Violation]:
         """Every check's violations, one per signature (the first), in registry order."""
@@ -157,6 +160,40 @@ class Judgement:
             for v in function(self):
                 found.setdefault(v.signature.id, v)
         return list(found.values())
+
+
+_VERDICTS: dict = {}
+
+
+def _json_key(value: Any) -> Any:
+    """A canonical text of a JSON value, for caches (orjson: a few microseconds)."""
+    try:
+        import orjson
+
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
+    except (ImportError, TypeError):
+        return json.dumps(value, sort_keys=True, default=repr)
+
+
+def _schema_verdict(tool: Any, arguments: Any) -> tuple[bool, str]:
+    """(valid, why not) by the tool's real jsonschema validator; cached by the arguments' JSON,
+    since the same anomalous calls reach tools again and again."""
+    key = (id(tool), _json_key(arguments))
+    hit = _VERDICTS.get(key)
+    if hit is not None and hit[0] is tool:
+        return hit[1]
+    from strategies._internal.schema import tool_validator
+
+    error = next(iter(tool_validator(tool).iter_errors(arguments)), None)
+    if error is None:
+        answer = (True, "")
+    else:
+        where = "/".join(str(p) for p in error.absolute_path) or "arguments"
+        answer = (False, f"{where}: {error.message[:160]} ({error.validator})")
+    if len(_VERDICTS) > 8192:
+        _VERDICTS.clear()
+    _VERDICTS[key] = (tool, answer)
+    return answer
 
 
 def _attempt(data: dict) -> Attempt:
@@ -293,7 +330,7 @@ def crash(j: Judgement) -> Iterator[Violation]:
             continue
         if exc.get("injected"):
             category = FAULTS[exc["injected"]].category
-            sig = _sig("crash", f"let_through|{category}", f"a tool's {category.replace('_', ' ')} escaped the executor")
+            sig = _sig("crash", f"let_through|{category}", f"a tool's {_words(category)} escaped the executor")
             reason = (f"call {view.index + 1} ({view.step.name}): the {exc['injected']} the tool raised escaped as "
                       f"{exc['type']}: {exc['message']}")
         else:
@@ -323,7 +360,7 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
                 break
             if not j.transient(done):
                 retried_wrongly = True
-                what = f"retried a non-transient {done.category.replace('_', ' ')}"
+                what = f"retried a non-transient {_words(done.category)}"
                 yield Violation("retry_violation", _sig("retry_violation", f"non_transient|{done.category}", what),
                                 f"call {view.index + 1}: {view.step.name} failed with {done.fault} (not in retry_on) "
                                 f"on attempt {k + 1} and was tried again", view.index, view.waits())
@@ -342,7 +379,7 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             longest = max(_upper_wait(p, len(a)), (ra or 0.0) + p.backoff.jitter)
             if last.t1 + longest > view.record["t0"] + p.deadline + EPS:
                 continue
-        what = f"gave up after a transient {last.category.replace('_', ' ')}"
+        what = f"gave up after a transient {_words(last.category)}"
         yield Violation("retry_violation", _sig("retry_violation", f"not_retried|{last.category}", what),
                         f"call {view.index + 1}: {view.step.name} failed with {last.fault} on attempt {len(a)} of "
                         f"{p.max_attempts} and was not retried", view.index, view.waits())
@@ -472,8 +509,8 @@ _FALLBACK_ANSWERS: dict = {}
 def _fallback_error(schema: Any, value: Any) -> Any:
     """The first jsonschema error of ``value`` against the fallback schema, or None. Answers are
     cached by value: an executor returns the same few structured errors thousands of times."""
-    schema_key = json.dumps(schema, sort_keys=True)
-    key = (schema_key, json.dumps(value, sort_keys=True))
+    schema_key = _json_key(schema)
+    key = (schema_key, _json_key(value))
     if key in _FALLBACK_ANSWERS:
         return _FALLBACK_ANSWERS[key]
     validator = _FALLBACK_VALIDATORS.get(schema_key)

@@ -410,7 +410,7 @@ def explain(policy: Policy, tool_names: Iterable[str]) -> list[str]:
         lines.append(f"[{TABLE}.{section}]")
         for f in fields(value):
             if f.name == "counts" and value.counts is None:
-                lines.append("counts = retry_on")
+                lines.append("# counts = the retry_on kinds (the default)")
                 continue
             show(f.name, getattr(value, f.name), getattr(base, f.name))
     b = policy.backoff

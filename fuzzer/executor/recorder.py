@@ -394,8 +394,13 @@ def plain(value: Any, depth: int = 0) -> Any:
 
 def same_json(a: Any, b: Any) -> bool:
     """Equal with exactly the same types (``True`` is not ``1``, ``1`` is not ``1.0``): the test of
-    "the tool received the call's arguments unchanged", cheap enough to run on every attempt."""
+    "the tool received the call's arguments unchanged", cheap enough to run on every attempt
+    (``tool(**arguments)`` passes the very same values: checked by identity first)."""
+    if a is b:
+        return True
     ta = type(a)
+    if ta is dict and type(b) is dict and a.keys() == b.keys() and all(a[k] is v for k, v in b.items()):
+        return True
     if ta is not type(b):
         return False
     if ta is dict:

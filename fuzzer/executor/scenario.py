@@ -32,7 +32,6 @@ from fuzzer.executor.faults import FaultError
 from fuzzer.executor.schedule import FaultMenu, Schedule, draw_schedule
 from strategies._internal.mutations import OPERATORS, MutationContext, NotApplicable
 from strategies._internal.formats import Unrepresentable
-from strategies._internal.sample import copy_json
 from strategies._internal.schema import compile_tool, tool_validator
 from strategies._internal.source import RandomSource, ReplaySource
 
@@ -95,9 +94,10 @@ class Scenario:
         """The text a worker receives (each schedule as its own JSON text, which the worker caches)."""
         text = self.__dict__.get("_wire")
         if text is None:
-            steps = [{"name": s.name, "arguments": s.arguments, "gap": s.gap, "schedule": s.schedule.wire}
-                     for s in self.steps]
-            text = json.dumps({"seed": self.seed, "steps": steps}, ensure_ascii=False)
+            steps = ",".join(f'{{"name":{json.dumps(s.name)},"arguments":{_arguments_json(s.arguments)},'
+                             f'"gap":{json.dumps(s.gap)},"schedule":{json.dumps(s.schedule.wire)}}}'
+                             for s in self.steps)
+            text = f'{{"seed":{self.seed},"steps":[{steps}]}}'
             object.__setattr__(self, "_wire", text)
         return text
 
@@ -109,6 +109,22 @@ class Scenario:
             label = f" [{s.anomaly}/{s.operator}]" if s.anomaly else ""
             lines.append(f"{i}. {gap}{s.call_text()}{label} -- {s.schedule.describe()}")
         return "\n".join(lines)
+
+
+_ARGUMENTS_JSON: dict = {}
+
+
+def _arguments_json(arguments: Any) -> str:
+    """JSON text of a call's arguments, cached by object: generated steps share their arguments
+    with the generator's pool, so each is encoded once per campaign, not once per scenario."""
+    hit = _ARGUMENTS_JSON.get(id(arguments))
+    if hit is not None and hit[0] is arguments:
+        return hit[1]
+    text = json.dumps(arguments, ensure_ascii=False)
+    if len(_ARGUMENTS_JSON) > 65536:
+        _ARGUMENTS_JSON.clear()
+    _ARGUMENTS_JSON[id(arguments)] = (arguments, text)
+    return text
 
 
 def scenario_from_json(data: Any, registry: Any, where: str = "scenario") -> Scenario:
@@ -177,7 +193,6 @@ class ScenarioGenerator:
         self._source = RandomSource(seed)
         self._seed = seed
         self._pools: dict = {}
-        self._validity: dict = {}
 
     # -- drawing ---------------------------------------------------------------------------------
     def generate(self) -> Scenario:
@@ -208,18 +223,10 @@ class ScenarioGenerator:
     def _draw_header(self, source: Any) -> tuple:
         return source.integer(0, 2 ** 31 - 1), source.integer(0, len(self.tools) - 1)
 
-    def _step(self, gap: float, schedule: Schedule, name: str, arguments: Any, op: Any) -> Step:
-        # a generated valid call is valid by construction; an anomaly is checked, not assumed
-        valid = True if op is None else self._valid(name, arguments, op)
-        return Step(name=name, arguments=copy_json(arguments), schedule=schedule, gap=gap,
+    def _step(self, gap: float, schedule: Schedule, name: str, arguments: Any, op: Any, valid: bool) -> Step:
+        # ``arguments`` is shared with the pool: scenarios are values, nothing edits them in place
+        return Step(name=name, arguments=arguments, schedule=schedule, gap=gap,
                     anomaly=op.anomaly_class if op else None, operator=op.name if op else None, valid=valid)
-
-    def _valid(self, name: str, arguments: Any, op: Any) -> bool:
-        key = (name, json.dumps(arguments, sort_keys=True), op.name)
-        hit = self._validity.get(key)
-        if hit is None:
-            hit = self._validity[key] = call_is_valid(self.registry, name, arguments)
-        return hit
 
     def _draw_schedule(self, source: Any) -> tuple:
         gap = self.gaps[source.weighted([6.0] + [1.0] * (len(self.gaps) - 1))]
@@ -248,7 +255,9 @@ class ScenarioGenerator:
         tool = self.registry[name]
         source = RandomSource(zlib.crc32(f"{self._seed}:{name}".encode()))
         node = compile_tool(tool)
-        valid = _simplest_first((name, node.generate(source), None) for _ in range(POOL_SIZE))
+        # a generated valid call is valid by construction; an anomaly is checked, not assumed
+        valid = [(n, a, op, True) for n, a, op in
+                 _simplest_first((name, node.generate(source), None) for _ in range(POOL_SIZE))]
         operators = [op for op in OPERATORS.values()
                      if op.anomaly_class in ANOMALY_CLASSES and op.applies(tool, "json")]
         anomalous = []
@@ -264,7 +273,8 @@ class ScenarioGenerator:
                 calls = mutation.calls or []
                 if len(calls) == 1 and isinstance(calls[0], dict) and isinstance(calls[0].get("name"), str):
                     anomalous.append((calls[0]["name"], calls[0].get("arguments", {}), op))
-        hit = self._pools[name] = (valid, _simplest_first(anomalous))
+        anomalous = [(n, a, op, call_is_valid(self.registry, n, a)) for n, a, op in _simplest_first(anomalous)]
+        hit = self._pools[name] = (valid, anomalous)
         return hit
 
 

@@ -68,7 +68,7 @@ def test_the_robust_executor_keeps_every_promise():
 def test_one_planted_bug_is_caught_with_exactly_its_verdict():
     final = campaign(TARGETS + "planted:make_executor", examples=300, seed=1)
     found = [(f.verdict, f.signature.title) for f in final.result.findings]
-    assert found == [("retry_violation", "retry_violation: retried a non-transient client error")]
+    assert found == [("retry_violation", "retry_violation: retried a non-transient client error (4xx)")]
     assert "http_404" in final.result.findings[0].schedule_text()
 
 
