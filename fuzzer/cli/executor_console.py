@@ -7,7 +7,6 @@ executor made, how often it was seen, and the reproduce command (runs as printed
 
 from __future__ import annotations
 
-import sys
 import time
 from typing import Any, Optional
 
@@ -15,6 +14,7 @@ import click
 
 from fuzzer.events import (Event, FindingRecorded, Interrupted, JobFinished, JobStarted, NonFatalError, PhaseStarted,
                            Progress)
+from fuzzer.cli.console import ConsoleHandler
 from fuzzer.pipeline import EventHandler
 
 PLAIN_EVERY = 10.0
@@ -28,35 +28,20 @@ def _seconds(values: Any) -> str:
     return f"{shown} s (total {sum(values):g} s)"
 
 
-class ExecutorConsole(EventHandler):
-    def __init__(self, *, quiet: bool = False, corpus: Any = None):
-        self.quiet = quiet
-        self.corpus = corpus
-        self.live = sys.stderr.isatty()
-        self._last_plain = 0.0
-        self._dirty = False
-        self._label = "executor"
+class ExecutorConsole(ConsoleHandler, EventHandler):
+    """The live line (and the plain lines of a CI log) are the campaign console's."""
 
-    # -- stderr ------------------------------------------------------------------------------------
-    def _line(self, text: str) -> None:
-        if self.quiet:
-            return
-        if self.live:
-            click.echo("\r\033[2K" + text, nl=False, err=True)
-            self._dirty = True
-        else:
-            click.echo(text, err=True)
+    def __init__(self, *, quiet: bool = False, corpus: Any = None):
+        ConsoleHandler.__init__(self, label="executor", quiet=quiet)
+        self.corpus = corpus
 
     def _say(self, text: str) -> None:
-        if self._dirty:
-            click.echo("\r\033[2K", nl=False, err=True)
-            self._dirty = False
+        self._clear()
         if not self.quiet:
             click.echo(text, err=True)
 
     def handle_event(self, event: Event) -> None:
         if isinstance(event, JobStarted):
-            self._label = event.label
             budget = f", budget {event.budget_s:g} s" if event.budget_s else ""
             self._say(f"fuzz executor {event.label}: policy from {event.settings.get('policy')}{budget}")
         elif isinstance(event, Progress):
@@ -86,9 +71,7 @@ class ExecutorConsole(EventHandler):
                     click.echo(f"  skipped: {problem}")
 
     def shutdown(self) -> None:
-        if self._dirty:
-            click.echo("\r\033[2K", nl=False, err=True)
-            self._dirty = False
+        self._clear()
 
 
 def summary_lines(result: Any) -> list[str]:

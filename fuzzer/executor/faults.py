@@ -278,11 +278,16 @@ def http_parts(fault: Fault, tool: str, wall_now: float, ok_body: Any) -> HTTPPa
     if ok_body is not None:
         return _http_parts(fault, tool, wall_now, ok_body)
     key = (fault, tool, retry_after_header(fault, wall_now)[0])
-    hit = _PARTS.get(key)
+    return memo(_PARTS, key, lambda: _http_parts(fault, tool, wall_now, None))
+
+
+def memo(store: dict, key: Any, build: Callable[[], Any], limit: int = 4096) -> Any:
+    """``store[key]``, built on a miss; the store is emptied when it reaches ``limit`` entries."""
+    hit = store.get(key)
     if hit is None:
-        if len(_PARTS) > 4096:
-            _PARTS.clear()
-        hit = _PARTS[key] = _http_parts(fault, tool, wall_now, None)
+        if len(store) >= limit:
+            store.clear()
+        hit = store[key] = build()
     return hit
 
 

@@ -32,7 +32,7 @@ import contextvars
 import sys
 from typing import Any
 
-from fuzzer.executor.faults import OK, Fault, http_parts, latency_of, retry_after_header
+from fuzzer.executor.faults import OK, Fault, http_parts, latency_of, memo, retry_after_header
 
 #: The tool invocation running in this context (set by the worker's tool proxy).
 CURRENT: contextvars.ContextVar = contextvars.ContextVar("toolfuzz_invocation", default=None)
@@ -60,31 +60,21 @@ _RESPONSES: dict = {}
 
 
 def _request(via: str, url: str) -> Any:
-    hit = _REQUESTS.get((via, url))
-    if hit is None:
+    def build() -> Any:
         if via == "requests":
             import requests
 
-            hit = requests.Request("POST", url).prepare()
-        else:
-            import httpx
+            return requests.Request("POST", url).prepare()
+        import httpx
 
-            hit = httpx.Request("POST", url)
-        if len(_REQUESTS) > 256:
-            _REQUESTS.clear()
-        _REQUESTS[(via, url)] = hit
-    return hit
+        return httpx.Request("POST", url)
+
+    return memo(_REQUESTS, (via, url), build, 256)
 
 
 def _shared_response(via: str, fault: Fault, request: Any, wall_now: float, build: Any) -> Any:
     value, _wait = retry_after_header(fault, wall_now)
-    key = (via, id(request), fault, value)
-    hit = _RESPONSES.get(key)
-    if hit is None:
-        if len(_RESPONSES) > 1024:
-            _RESPONSES.clear()
-        hit = _RESPONSES[key] = build(fault, request, wall_now, None)
-    return hit
+    return memo(_RESPONSES, (via, id(request), fault, value), lambda: build(fault, request, wall_now, None), 1024)
 
 
 def _host(url: str) -> str:

@@ -247,9 +247,9 @@ class ExecutorCampaign(Job):
                     last_progress = now
                     yield self._progress(Phase.FUZZING)
         finally:
-            if inflight is not None:
+            if inflight is not None:  # interrupted: what the worker ran still counts (and is judged)
                 try:
-                    inflight[1].result()
+                    self._judge_batch(inflight[0], inflight[1].result())
                 except BaseException:  # noqa: BLE001 - the pool is being closed anyway
                     pass
             runner.shutdown(wait=True)

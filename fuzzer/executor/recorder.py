@@ -19,6 +19,7 @@ secret served by a ``secret_error`` fault reappeared (returned, raised, logged o
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import json
@@ -26,7 +27,7 @@ import logging
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from fuzzer.executor.faults import OK, Fault, bad_result, failure_for, latency_of, ok_result, retry_after_header
 from fuzzer.executor.http import CURRENT
@@ -312,19 +313,25 @@ class ToolProxy:
     async def ainvoke(self, arguments: Any = None, **kwargs: Any) -> Any:
         return await self._call_async((arguments,) if arguments is not None else (), kwargs)
 
+    @contextlib.contextmanager
+    def _running(self, invocation: Invocation) -> Iterator[None]:
+        """HTTP mode: the real implementation runs with its attempt published for the transports."""
+        token = CURRENT.set(invocation)
+        try:
+            yield
+        except BaseException as exc:
+            self._recorder.finish(invocation, exc)
+            raise
+        finally:
+            CURRENT.reset(token)
+
     def _call(self, args: tuple, kwargs: dict) -> Any:
         recorder = self._recorder
         invocation = recorder.invoke(self.name, received_arguments(args, kwargs))
         if self._implementation is None:
             return recorder.served(invocation)
-        token = CURRENT.set(invocation)
-        try:
+        with self._running(invocation):
             value = self._implementation(*args, **kwargs)
-        except BaseException as exc:
-            recorder.finish(invocation, exc)
-            raise
-        finally:
-            CURRENT.reset(token)
         recorder.finish(invocation)
         return value
 
@@ -343,16 +350,10 @@ class ToolProxy:
                     recorder.finish(invocation, exc)
                     raise
             return recorder.served(invocation, waited=True)
-        token = CURRENT.set(invocation)
-        try:
+        with self._running(invocation):
             value = self._implementation(*args, **kwargs)
             if inspect.isawaitable(value):
                 value = await value
-        except BaseException as exc:
-            recorder.finish(invocation, exc)
-            raise
-        finally:
-            CURRENT.reset(token)
         recorder.finish(invocation)
         return value
 
