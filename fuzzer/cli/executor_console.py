@@ -7,6 +7,7 @@ executor made, how often it was seen, and the reproduce command (runs as printed
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any, Optional
 
@@ -14,7 +15,6 @@ import click
 
 from fuzzer.events import (Event, FindingRecorded, Interrupted, JobFinished, JobStarted, NonFatalError, PhaseStarted,
                            Progress)
-from fuzzer.cli.console import ConsoleHandler
 from fuzzer.pipeline import EventHandler
 
 PLAIN_EVERY = 10.0
@@ -28,15 +28,27 @@ def _seconds(values: Any) -> str:
     return f"{shown} s (total {sum(values):g} s)"
 
 
-class ExecutorConsole(ConsoleHandler, EventHandler):
-    """The live line (and the plain lines of a CI log) are the campaign console's."""
+class ExecutorConsole(EventHandler):
+    """A live line on a terminal, plain lines (every 10 s) in a CI log, findings as they come."""
 
     def __init__(self, *, quiet: bool = False, corpus: Any = None):
-        ConsoleHandler.__init__(self, label="executor", quiet=quiet)
+        self.quiet = quiet
         self.corpus = corpus
+        self.live = sys.stderr.isatty()
+        self._last_plain = 0.0
+        self._dirty = False
+
+    def _line(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.live:
+            click.echo("\r\033[2K" + text, nl=False, err=True)
+            self._dirty = True
+        else:
+            click.echo(text, err=True)
 
     def _say(self, text: str) -> None:
-        self._clear()
+        self.shutdown()
         if not self.quiet:
             click.echo(text, err=True)
 
@@ -71,7 +83,9 @@ class ExecutorConsole(ConsoleHandler, EventHandler):
                     click.echo(f"  skipped: {problem}")
 
     def shutdown(self) -> None:
-        self._clear()
+        if self._dirty:
+            click.echo("\r\033[2K", nl=False, err=True)
+            self._dirty = False
 
 
 def summary_lines(result: Any) -> list[str]:
