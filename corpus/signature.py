@@ -73,7 +73,8 @@ def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]]
     # with the input (SyntaxError, JSONDecodeError, KeyError of another key) and would split one
     # bug into dozens. Only a crash without frames is told apart by its message.
     shape = "" if inner or exception in RESOURCE_ERRORS else normalize_message(message)
-    return _make("crash", f"crash|{exception}|{shape}|{';'.join(inner)}", f"crash: {exception}{where}")
+    key = f"crash|{exception}|{shape}|{';'.join(inner)}" if shape else f"crash|{exception}|{';'.join(inner)}"
+    return _make("crash", key, f"crash: {exception}{where}")
 
 
 def rejection_signature(*, format: Optional[str], exception: Optional[str], message: Optional[str] = None,

@@ -53,6 +53,9 @@ CONFIG_FILE = "toolfuzz.toml"
 PYPROJECT = "pyproject.toml"
 #: Where the per-tool override tables live (``[tools.NAME]``), and the source key inside it.
 TOOLS_TABLE, TOOLS_SOURCE = "tools", "source"
+#: Sub-tables read by the harnesses themselves: the executor's and the agent loop's declared
+#: policies ([tool.toolfuzz.executor], [tool.toolfuzz.agent]).
+POLICY_TABLES = ("executor", "agent")
 #: ``<verdict>-<12 hex>``: an ignore entry that is a signature (anything else is a file of them).
 SIGNATURE_RE = re.compile(r"^[a-z][a-z_]*-[0-9a-f]{12}$")
 
@@ -320,7 +323,7 @@ def _fill(config: Config, data: dict[str, Any]) -> None:
                 config.tools[name] = {key: _checked(config, where, key, _known(where, key, per_tool=True), v)
                                       for key, v in value.items()}
     for key, value in data.items():
-        if key == TOOLS_TABLE and isinstance(value, dict):
+        if key in (TOOLS_TABLE, *POLICY_TABLES) and isinstance(value, dict):
             continue
         config.values[key] = _checked(config, config.where, key, _known(config.where, key), value)
 

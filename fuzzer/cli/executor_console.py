@@ -1,0 +1,133 @@
+"""The summary ``fuzz executor`` prints (progress is the shared live display).
+
+Every number printed comes from the job's result or the finding (never counted here). A finding
+prints as: verdict and signature, what rule broke, the minimal schedule, the virtual waits the
+executor made, how often it was seen, and the reproduce command (runs as printed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import click
+
+from fuzzer.events import Event, JobFinished
+from fuzzer.pipeline import EventHandler
+
+
+def _seconds(values: Any) -> str:
+    values = list(values)
+    if not values:
+        return "none"
+    shown = ", ".join(f"{v:g}" for v in values[:12]) + (", …" if len(values) > 12 else "")
+    return f"{shown} s (total {sum(values):g} s)"
+
+
+def summary_lines(result: Any) -> list[str]:
+    lines = [f"executor {result.label}"]
+    if getattr(result, "problem", None):
+        lines.append(f"  tested nothing: {result.problem}")
+    per_s = result.execs_per_s
+    lines.append(f"  {result.executions:,} scenarios ({result.calls:,} calls) in {result.elapsed_s:.1f} s, "
+                 f"{per_s:,.0f} scenarios/s; {result.virtual_s:,.0f} s of virtual time "
+                 f"in {result.worker_s:.1f} s of worker time")
+    if result.policy is not None:
+        lines.append(f"  policy: {result.policy.source} (see `fuzz executor --explain`)")
+    lines.append(f"  stopped: {result.stop_reason}")
+    for note in result.notes:
+        lines.append(f"  note: {note}")
+    if not result.findings:
+        lines.append("  no violation found" if result.executions else "")
+        return [line for line in lines if line]
+    lines.append(f"  {len(result.findings)} violation{'s' if len(result.findings) != 1 else ''}:")
+    for i, f in enumerate(result.findings, 1):
+        lines += [""] + finding_lines(i, f)
+    return lines
+
+
+def finding_lines(i: int, f: Any) -> list[str]:
+    shrunk = (f"shrunk from {len(f.scenario.steps)} to {len(f.best.steps)} call{'s' if len(f.best.steps) != 1 else ''}"
+              if f.is_minimized else "not shrunk")
+    if f.shrink_note:
+        shrunk += f" ({f.shrink_note})"
+    lines = [f"  {i}. {f.verdict}  {f.signature.id}  {f.signature.title}",
+             f"     {f.best_violation.reason}",
+             f"     minimal schedule: {f.schedule_text()}",
+             f"     virtual waits: {_seconds(f.waits)}",
+             f"     seen in {f.count} scenario{'s' if f.count != 1 else ''}; {shrunk}"]
+    exception = f.exception()
+    if exception and f.verdict in ("crash", "hang"):
+        lines.append(f"     exception: {exception}")
+    if len(f.best.steps) > 1:
+        lines.append("     scenario:")
+        lines += [f"       {line}" for line in f.best.describe().splitlines()]
+    command = f.reproduce
+    if command:
+        lines.append(f"     reproduce: {command}")
+    return lines
+
+
+class ReplayConsole(EventHandler):
+    """``--replay-scenario``: the whole trace, attempt by attempt, then the verdicts."""
+
+    def handle_event(self, event: Event) -> None:
+        if not isinstance(event, JobFinished):
+            return
+        result = event.result
+        for line in trace_lines(result.scenario, result.trace):
+            click.echo(line)
+        cold = result.cold_trace
+        if cold is not None and cold.kind == "ran":
+            click.echo(f"(first run, in a fresh worker: {cold.data.get('real_s', 0) * 1000:.3f} ms)")
+        for note in result.notes:
+            click.echo(f"note: {note}")
+        if not result.findings:
+            click.echo("no violation")
+            return
+        click.echo(f"{len(result.findings)} violation{'s' if len(result.findings) != 1 else ''}:")
+        for f in result.findings:
+            click.echo(f"  {f.verdict}  {f.signature.id}  {f.signature.title}")
+            click.echo(f"     {f.violation.reason}")
+
+
+def trace_lines(scenario: Any, trace: Any) -> list[str]:
+    if trace is None:
+        return ["(not run)"]
+    if trace.kind != "ran":
+        return [f"the scenario did not finish: {trace.kind} ({trace.detail})"]
+    lines = []
+    factory = trace.data.get("factory_error")
+    if factory:
+        lines.append(f"make_executor raised {factory['type']}: {factory['message']}")
+    for i, (step, record) in enumerate(zip(scenario.steps, trace.steps), 1):
+        gap = f" after {step.gap:g} s" if step.gap else ""
+        lines.append(f"call {i}{gap}: {step.call_text()}  -- {step.schedule.describe()}")
+        previous: Optional[float] = None
+        for inv in record.get("invocations", []):
+            wait = f", after waiting {inv['t0'] - previous:g} s" if previous is not None else ""
+            extra = f", Retry-After {inv['retry_after']:g} s" if inv.get("retry_after") is not None else ""
+            state = "raised" if inv.get("raised") else "returned"
+            lines.append(f"  attempt {inv['attempt']} of {inv['tool']} at {inv['t0'] - record['t0']:g} s{wait}: "
+                         f"{inv['fault']} ({state}{extra})")
+            previous = inv["t1"]
+        outcome = record.get("outcome")
+        if outcome == "returned":
+            import json
+
+            shown = json.dumps(record.get("value"), ensure_ascii=False)
+            lines.append(f"  returned {shown[:160]}{'…' if len(shown) > 160 else ''}")
+        elif outcome == "raised":
+            exc = record.get("exception") or {}
+            lines.append(f"  raised {exc.get('type')}: {exc.get('message')}")
+        else:
+            lines.append(f"  aborted by toolfuzz ({record.get('abort')})")
+        lines.append(f"  virtual time of the call: {record['t1'] - record['t0']:g} s; waits: "
+                     f"{_seconds(record.get('sleeps', []))}")
+    cpu = trace.data.get("cpu_s")
+    lines.append(f"real time: {trace.data.get('real_s', 0) * 1000:.3f} ms"
+                 + (f" ({cpu * 1000:.3f} ms of CPU)" if cpu is not None else "")
+                 + f" for {trace.data.get('virtual_s', 0):g} s of virtual time")
+    return lines
+
+
+__all__ = ["ReplayConsole", "finding_lines", "summary_lines", "trace_lines"]

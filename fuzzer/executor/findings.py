@@ -1,0 +1,164 @@
+"""Findings of the executor harness: one per signature, with the scenario that showed it first and
+its shrunk form, implementing :class:`fuzzer.results.Reportable`.
+
+A finding reads as: the verdict, the rule broken (its reason), the *minimal schedule* — the
+failing call and the faults each attempt met — the virtual waits the executor made between those
+attempts, and a command that replays exactly that scenario. In the corpus it becomes an
+``Entry(kind="executor")`` whose ``scenario`` is the structured input and whose ``text`` is the
+readable rendering (``Scenario.describe``), so the corpus keeps the smallest text per signature.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from corpus.signature import Signature
+
+
+@dataclass
+class ExecutorFinding:
+    signature: Signature
+    verdict: str
+    reason: str
+    scenario: Any  # the first failing Scenario
+    trace: Any  # its Trace
+    violation: Any  # its checks.Violation
+    minimized: Any = None  # the shrunk Scenario (same signature), or None
+    minimized_trace: Any = None
+    minimized_violation: Any = None
+    count: int = 1
+    shrink_note: str = ""
+    command: tuple = ()  # the fuzz command line prefix that replays a scenario (see reproduce)
+
+    # -- Reportable --------------------------------------------------------------------------------
+    @property
+    def verdict_name(self) -> str:
+        return self.verdict
+
+    @property
+    def is_minimized(self) -> bool:
+        return self.minimized is not None
+
+    @property
+    def best(self) -> Any:
+        return self.minimized if self.minimized is not None else self.scenario
+
+    @property
+    def best_trace(self) -> Any:
+        return self.minimized_trace if self.minimized_trace is not None else self.trace
+
+    @property
+    def best_violation(self) -> Any:
+        return self.minimized_violation if self.minimized_violation is not None else self.violation
+
+    def failing_step(self) -> Optional[Any]:
+        index = self.best_violation.step
+        steps = self.best.steps
+        return steps[index] if index is not None and 0 <= index < len(steps) else None
+
+    def schedule_text(self) -> str:
+        """The minimal schedule: the failing call and what each of its attempts met."""
+        step = self.failing_step()
+        if step is None:
+            return self.best.describe()
+        return f"{step.call_text()} -- {step.schedule.describe()}"
+
+    @property
+    def waits(self) -> tuple:
+        return tuple(self.best_violation.waits)
+
+    def exception(self) -> Optional[str]:
+        index = self.best_violation.step
+        trace = self.best_trace
+        if trace is None:
+            return None
+        if trace.kind != "ran":
+            return trace.detail
+        if index is not None and index < len(trace.steps):
+            exc = trace.steps[index].get("exception")
+            if exc:
+                return f"{exc['type']}: {exc['message']}" if exc.get("message") else exc["type"]
+        factory = trace.data.get("factory_error")
+        return f"{factory['type']}: {factory['message']}" if factory else None
+
+    @property
+    def reproduce(self) -> str:
+        """A command that replays the best scenario, runnable as printed (same directory)."""
+        if not self.command:
+            return ""
+        scenario = json.dumps(self.best.to_json(), ensure_ascii=True, separators=(",", ":"))
+        return shlex.join([*self.command, "--replay-scenario", scenario])
+
+    def to_report(self) -> dict[str, Any]:
+        step = self.failing_step()
+        trace = self.best_trace
+        return {
+            "signature": self.signature.id,
+            "title": self.signature.title,
+            "verdict": self.verdict,
+            "anomaly_class": step.anomaly if step is not None else None,
+            "operator": step.operator if step is not None else None,
+            "format": None,
+            "tool": step.name if step is not None else None,
+            "reason": self.best_violation.reason,
+            "input": self.scenario.describe(),
+            "minimized_input": self.best.describe(),
+            "minimized": self.is_minimized,
+            "exception": self.exception(),
+            "truth": None,
+            "returned": None,
+            "recipe": None,
+            "reproduce": self.reproduce,
+            "count": self.count,
+            "schedule": self.schedule_text(),
+            "step": (self.best_violation.step + 1) if self.best_violation.step is not None else None,
+            "virtual_waits": list(self.waits),
+            "virtual_s": trace.data.get("virtual_s") if trace is not None else None,
+            "real_s": trace.data.get("real_s") if trace is not None else None,
+            "scenario": self.scenario.to_json(),
+            "minimized_scenario": self.best.to_json(),
+            "shrink_note": self.shrink_note,
+        }
+
+    def to_entry(self, *, target: str, version: Optional[str]) -> Any:
+        from corpus.store import Entry
+
+        step = self.failing_step()
+        return Entry(kind="executor", scenario=self.best.to_json(), text=self.best.describe(),
+                     signature=self.signature.id, verdict=self.verdict, title=self.signature.title,
+                     tool=step.name if step is not None else None,
+                     anomaly_class=step.anomaly if step is not None else None,
+                     operator=step.operator if step is not None else None, exception=self.exception(),
+                     truth_known=False, target=target, target_version=version)
+
+    def location(self) -> Optional[tuple[str, str]]:
+        trace = self.best_trace
+        index = self.best_violation.step
+        if trace is None or trace.kind != "ran" or index is None or index >= len(trace.steps):
+            return None
+        frames = (trace.steps[index].get("exception") or {}).get("frames") or []
+        return (frames[-1][0], frames[-1][1]) if frames else None
+
+
+def replay_command(*, executor: str, tools_file: Optional[str] = None, policy_file: Optional[str] = None,
+                   http: bool = False, implementations: Optional[str] = None, timeout: Optional[float] = None) -> tuple:
+    """``python -m fuzzer executor --executor M:A ...`` with the interpreter that runs toolfuzz."""
+    command = [sys.executable, "-m", "fuzzer", "executor", "--executor", executor]
+    if tools_file:
+        command += ["--tools", tools_file]
+    if policy_file:
+        command += ["--policy", policy_file]
+    if http:
+        command.append("--http")
+        if implementations:
+            command += ["--implementations", implementations]
+    if timeout is not None and timeout != 2.0:
+        command += ["--timeout", f"{timeout:g}"]
+    return tuple(command)
+
+
+__all__ = ["ExecutorFinding", "replay_command"]

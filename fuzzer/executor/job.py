@@ -1,0 +1,437 @@
+"""The executor campaign: generate scenarios, run them under injected faults, judge, confirm,
+shrink, report — a :class:`fuzzer.pipeline.Job` like every other command.
+
+::
+
+    job = ExecutorCampaign(settings, registry=registry, policy=policy)
+    final = run_job(job, [console, JsonReportHandler(path), ...])
+
+Scenarios run in batches through an :class:`~fuzzer.executor.worker.ExecutorPool` (one message
+per batch, DESIGN.md "Isolation is affordable when batched"); each trace is judged by
+:mod:`fuzzer.executor.checks`. A violation with a new signature is confirmed by running its
+scenario again (a violation that does not come back is reported as a note, not a finding),
+shrunk within the budget, and announced with :class:`~fuzzer.events.FindingRecorded`; later
+scenarios with the same signature only count. ``--budget`` bounds the wall time of everything,
+shrinking included: shrinking gets what is left, and fuzzing stops early enough to leave it some.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from fuzzer.decisions import campaign_exit_code
+from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.executor.checks import CHECKS, judge
+from fuzzer.executor.findings import ExecutorFinding, replay_command
+from fuzzer.executor.scenario import ScenarioGenerator
+from fuzzer.executor.shrink import shrink_scenario
+from fuzzer.executor.worker import ExecutorPool, WorkerConfig
+from fuzzer.pipeline import Job
+from fuzzer.results import FAILED, PASSED, JobResult, TestCase
+
+#: Seconds of shrinking a finding may take at most (and when no budget is given).
+SHRINK_S = 8.0
+PROGRESS_EVERY_S = 0.5
+MIN_BATCH, MAX_BATCH = 16, 256
+
+
+@dataclass
+class ExecutorSettings:
+    executor: str
+    tools_file: Optional[str] = None
+    policy_file: Optional[str] = None
+    seed: int = 0
+    budget_s: Optional[float] = None
+    max_examples: Optional[int] = None
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+    http: bool = False
+    implementations: Optional[str] = None
+    shrink: bool = True
+    workers: int = 1
+    max_steps: int = 12
+    cwd: str = field(default_factory=os.getcwd)
+
+    def worker_config(self, policy: Any, registry: Any) -> WorkerConfig:
+        return WorkerConfig(executor=self.executor, tools_file=_absolute(self.tools_file, self.cwd), cwd=self.cwd,
+                            http=self.http, implementations=self.implementations,
+                            non_idempotent=policy.non_idempotent_tools(registry.names()),
+                            async_tools=policy.async_tools, http_responses=dict(policy.http_responses),
+                            invocation_cap=max(100, 10 * policy.max_attempts))
+
+    def command(self) -> tuple:
+        return replay_command(executor=self.executor, tools_file=self.tools_file, policy_file=self.policy_file,
+                              http=self.http, implementations=self.implementations, timeout=self.timeout)
+
+
+def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
+    if path and os.path.exists(os.path.join(cwd, path)):
+        return os.path.abspath(os.path.join(cwd, path))
+    return path
+
+
+def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> ExecutorPool:
+    """Start the workers (a load failure raises a one-line TargetError)."""
+    pool = ExecutorPool(settings.worker_config(policy, registry), timeout=settings.timeout,
+                        memory_limit_mb=settings.memory_limit_mb, workers=settings.workers)
+    pool.start()
+    return pool
+
+
+def available_flavors(policy: Any) -> tuple:
+    """The ``error_types`` whose library is installed (``builtin`` always is)."""
+    import importlib.util
+
+    return tuple(f for f in policy.error_types if f == "builtin" or importlib.util.find_spec(f) is not None) or ("builtin",)
+
+
+@dataclass
+class ExecutorResult(JobResult):
+    job: str = "executor"
+    policy: Any = None
+    seed: int = 0
+    http: bool = False
+    tools: list = field(default_factory=list)
+    calls: int = 0
+    virtual_s: float = 0.0
+    worker_s: float = 0.0  # real seconds the workers spent inside scenarios
+    worker_cpu_s: float = 0.0  # ... of which CPU seconds (what a worker with a core of its own needs)
+    faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
+    by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it
+
+    def test_cases(self) -> list[TestCase]:
+        from fuzzer.results import _detail
+
+        cases = [TestCase(classname="toolfuzz.executor", name=f.signature.id, status=FAILED,
+                          message=f.signature.title, detail=_detail(f)) for f in self.findings]
+        if self.executions:
+            failed = {f.verdict for f in self.findings}
+            cases += [TestCase(classname="toolfuzz.executor", name=verdict, status=PASSED,
+                               message=f"{self.executions} scenarios")
+                      for verdict in CHECKS if verdict not in failed]
+        return cases
+
+    def to_report(self) -> dict[str, Any]:
+        return {
+            "job": "executor",
+            "executor": self.label,
+            "tools": self.tools,
+            "http": self.http,
+            "seed": self.seed,
+            "policy": self.policy.to_json() if self.policy is not None else None,
+            "policy_source": self.policy.source if self.policy is not None else None,
+            "executions": self.executions,
+            "scenarios": self.executions,
+            "calls": self.calls,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "execs_per_s": round(self.execs_per_s, 1),
+            "virtual_s": round(self.virtual_s, 3),
+            "worker_s": round(self.worker_s, 3),
+            "worker_cpu_s": round(self.worker_cpu_s, 3),
+            "stop_reason": str(self.stop_reason),
+            "problem": self.problem,
+            "failures": [f.to_report() for f in self.findings],
+            "by_verdict": dict(sorted(self.by_verdict.items())),
+            "faults": dict(sorted(self.faults.items())),
+            "counts": self.counts(),
+            "notes": list(self.notes),
+        }
+
+
+class ExecutorCampaign(Job):
+    name = "executor"
+
+    def __init__(self, settings: ExecutorSettings, *, registry: Any, policy: Any, pool: Optional[ExecutorPool] = None):
+        super().__init__()
+        self.settings = settings
+        self.registry = registry
+        self.policy = policy
+        self._pool = pool
+        self._own_pool = pool is None
+        self._started = time.monotonic()
+        self._deadline = None if settings.budget_s is None else self._started + settings.budget_s
+        self._result = ExecutorResult(label=settings.executor, policy=policy, seed=settings.seed, http=settings.http)
+        self._by_signature: dict[str, ExecutorFinding] = {}
+        self._pending: list[ExecutorFinding] = []  # confirmed, not announced yet (interrupted mid-shrink)
+        self._unconfirmed: list = []  # (scenario, trace, violation) of this batch, not confirmed yet
+        self.generator: Optional[ScenarioGenerator] = None
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _left(self) -> Optional[float]:
+        return None if self._deadline is None else self._deadline - time.monotonic()
+
+    def run_and_judge(self, scenarios: list) -> list:
+        traces = self._pool.run(scenarios)
+        return [(t, judge(s, t, self.policy, self.registry)) for s, t in zip(scenarios, traces)]
+
+    def result(self) -> ExecutorResult:
+        r = self._result
+        r.elapsed_s = time.monotonic() - self._started
+        r.stop_reason = self.stop_reason
+        r.findings = [f for f in self._by_signature.values()]
+        if r.executions == 0 and r.problem is None and self.stop_reason != StopReason.INTERRUPTED:
+            r.problem = "no scenario ran (the budget ended before the executor could be tested)"
+        return r
+
+    def exit_code(self, result: ExecutorResult) -> int:
+        return campaign_exit_code(findings=len(result.findings), nothing_tested=result.problem,
+                                  interrupted=self.interrupted)
+
+    # -- the job -----------------------------------------------------------------------------------
+    def run(self) -> Iterator[Any]:
+        s = self.settings
+        yield JobStarted(job="executor", label=s.executor, budget_s=s.budget_s,
+                         settings={"executor": s.executor, "tools": s.tools_file, "policy": self.policy.source,
+                                   "seed": s.seed, "max_examples": s.max_examples, "http": s.http})
+        yield PhaseStarted(Phase.LOADING, s.executor)
+        if self._pool is None:
+            self._pool = open_pool(s, self.policy, self.registry)
+        try:
+            yield from self._fuzz()
+        finally:
+            if self._own_pool and self._pool is not None:
+                self._pool.close()
+
+    def _fuzz(self) -> Iterator[Any]:
+        s, r = self.settings, self._result
+        tools = [t for t in self._pool.tools if t in self.registry]
+        r.tools = tools
+        if not tools:
+            r.problem = "the executor was given no tool of the registry"
+            self.stop_reason = StopReason.NOTHING_TESTED
+            return
+        self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools, flavors=available_flavors(self.policy),
+                                           max_steps=s.max_steps, seed=s.seed)
+        yield PhaseStarted(Phase.FUZZING, s.executor)
+        # The worker runs one batch while this process generates the next and judges the last
+        # (two cores busy instead of one); the pool has one caller at a time, always.
+        runner = ThreadPoolExecutor(1, thread_name_prefix="toolfuzz-executor")
+        inflight: Optional[tuple] = None  # (scenarios, future of their traces)
+        batch, last_progress, submitted = MIN_BATCH, 0.0, 0
+        try:
+            while True:
+                stop = self._stop(submitted, batch)
+                scenarios: list = []
+                if stop is None:
+                    n = batch if s.max_examples is None else min(batch, s.max_examples - submitted)
+                    scenarios = [self.generator.generate() for _ in range(n)]
+                if inflight is not None:
+                    done, future = inflight
+                    began = time.monotonic()
+                    traces = future.result()
+                    inflight = None
+                else:
+                    done, traces, began = [], [], time.monotonic()
+                if scenarios:
+                    inflight = (scenarios, runner.submit(self._pool.run, scenarios))
+                    submitted += len(scenarios)
+                self._judge_batch(done, traces)
+                if done:
+                    took = max(1e-3, self._batch_seconds(traces, time.monotonic() - began))
+                    # batches of about a fifth of a second: cheap per scenario, short for the budget
+                    batch = max(MIN_BATCH, min(MAX_BATCH, int(len(done) * 0.2 / took)))
+                if self._unconfirmed:
+                    if inflight is not None:  # confirming and shrinking need the pool to themselves
+                        self._judge_batch(inflight[0], inflight[1].result())
+                        inflight = None
+                    yield from self._settle()
+                if stop is not None and inflight is None:
+                    self.stop_reason = stop
+                    break
+                now = time.monotonic()
+                if now - last_progress >= PROGRESS_EVERY_S:
+                    last_progress = now
+                    yield self._progress(Phase.FUZZING)
+        finally:
+            if inflight is not None:  # interrupted: what the worker ran still counts (and is judged)
+                try:
+                    self._judge_batch(inflight[0], inflight[1].result())
+                except BaseException:  # noqa: BLE001 - the pool is being closed anyway
+                    pass
+            runner.shutdown(wait=True)
+
+    def _stop(self, submitted: int, batch: int) -> Optional[StopReason]:
+        if self.settings.max_examples is not None and submitted >= self.settings.max_examples:
+            return StopReason.MAX_EXAMPLES
+        left = self._left()
+        if left is not None and left <= 0.3:
+            return StopReason.BUDGET
+        return None
+
+    @staticmethod
+    def _batch_seconds(traces: list, waited: float) -> float:
+        """How long the worker needed for a batch: what it reports, or what we waited."""
+        return max(waited, sum(float(t.data.get("real_s", 0.0)) for t in traces))
+
+    def _judge_batch(self, scenarios: list, traces: list) -> None:
+        for scenario, trace in zip(scenarios, traces):
+            self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
+
+    def _progress(self, phase: Phase) -> Progress:
+        failures: dict[str, int] = {}
+        for f in self._by_signature.values():
+            failures[f.verdict] = failures.get(f.verdict, 0) + 1
+        return Progress(executions=self._result.executions, elapsed_s=time.monotonic() - self._started,
+                        failures=failures, phase=phase, label=self.settings.executor, budget_s=self.settings.budget_s)
+
+    def _count(self, scenario: Any, trace: Any, violations: list) -> None:
+        r = self._result
+        r.executions += 1
+        r.calls += len(trace.steps)
+        r.virtual_s += float(trace.data.get("virtual_s", 0.0))
+        r.worker_s += float(trace.data.get("real_s", 0.0))
+        r.worker_cpu_s += float(trace.data.get("cpu_s", 0.0))
+        for record in trace.steps:
+            for inv in record.get("invocations", ()):
+                r.faults[inv["fault"]] = r.faults.get(inv["fault"], 0) + 1
+        for verdict in {v.verdict for v in violations}:
+            r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+        for v in violations:
+            known = self._by_signature.get(v.signature.id)
+            if known is not None:
+                known.count += 1
+            elif not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
+                self._unconfirmed.append((scenario, trace, v))
+
+    def _settle(self) -> Iterator[Any]:
+        """Confirm this batch's new signatures, shrink them, announce them."""
+        if not self._unconfirmed:
+            return
+        todo, self._unconfirmed = self._unconfirmed, []
+        yield PhaseStarted(Phase.CONFIRMING, self.settings.executor)
+        again = self.run_and_judge([scenario for scenario, _t, _v in todo])
+        for (scenario, trace, violation), (_trace2, violations2) in zip(todo, again):
+            if not any(v.signature.id == violation.signature.id for v in violations2):
+                note = f"{violation.signature.id} did not reproduce when its scenario ran again: {violation.reason}"
+                self._result.notes.append(note)
+                yield NonFatalError(note)
+                continue
+            finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
+                                      scenario=scenario, trace=trace, violation=violation,
+                                      command=self.settings.command())
+            self._by_signature[violation.signature.id] = finding
+            self._pending.append(finding)
+        while self._pending:
+            finding = self._pending[0]
+            if self.settings.shrink:
+                yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
+                self._shrink(finding)
+            self._pending.pop(0)
+            yield FindingRecorded(finding)
+
+    def _shrink(self, finding: ExecutorFinding) -> None:
+        left = self._left()
+        share = SHRINK_S if self.settings.budget_s is None else max(1.0, 0.15 * self.settings.budget_s)
+        budget = min(SHRINK_S, share) if left is None else max(0.0, min(SHRINK_S, share, left - 0.1))
+        if budget <= 0:
+            finding.shrink_note = "not shrunk: the budget ran out"
+            return
+        best, stopped = shrink_scenario(finding.scenario, finding.signature.id, self.run_and_judge, self.generator,
+                                        budget_s=budget)
+        if best is not None:
+            finding.minimized, finding.minimized_trace, finding.minimized_violation = best
+        if stopped:
+            finding.shrink_note = "shrinking stopped by its budget"
+
+    def wrap_up(self, interrupted: bool) -> Iterator[Any]:
+        """Announce what was found but not announced yet (never dropped; not shrunk if interrupted)."""
+        for finding in self._pending:
+            finding.shrink_note = finding.shrink_note or "not shrunk: interrupted"
+            yield FindingRecorded(finding)
+        self._pending = []
+        for scenario, trace, violation in self._unconfirmed:
+            if violation.signature.id in self._by_signature:
+                continue
+            finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
+                                      scenario=scenario, trace=trace, violation=violation,
+                                      command=self.settings.command(), shrink_note="not confirmed or shrunk: interrupted")
+            self._by_signature[violation.signature.id] = finding
+            yield FindingRecorded(finding)
+        self._unconfirmed = []
+
+
+# ---------------------------------------------------------------------------------------------
+# Replaying one scenario (the reproduce command)
+
+
+@dataclass
+class ScenarioRun(JobResult):
+    """One scenario replayed: its trace and every violation it shows."""
+
+    job: str = "executor-replay"
+    scenario: Any = None
+    trace: Any = None
+    cold_trace: Any = None  # the first run, in a fresh worker
+    violations: list = field(default_factory=list)
+    policy: Any = None
+
+    def to_report(self) -> dict[str, Any]:
+        return {"job": self.job, "executor": self.label, "scenario": self.scenario.to_json() if self.scenario else None,
+                "trace": self.trace.data if self.trace is not None else None,
+                "trace_kind": self.trace.kind if self.trace is not None else None,
+                "failures": [f.to_report() for f in self.findings], "counts": self.counts(),
+                "elapsed_s": round(self.elapsed_s, 3)}
+
+
+#: Runs of a replayed scenario after the first, cold one (its timing is their median).
+WARM_RUNS = 9
+
+
+class ScenarioReplay(Job):
+    """Run one stored scenario against the executor and judge it."""
+
+    name = "executor-replay"
+
+    def __init__(self, settings: ExecutorSettings, scenario: Any, *, registry: Any, policy: Any,
+                 pool: Optional[ExecutorPool] = None):
+        super().__init__()
+        self.settings, self.scenario, self.registry, self.policy = settings, scenario, registry, policy
+        self._pool = pool
+        self._started = time.monotonic()
+        self._result = ScenarioRun(label=settings.executor, scenario=scenario, policy=policy)
+
+    def run(self) -> Iterator[Any]:
+        yield JobStarted(job=self.name, label=self.settings.executor, settings={"policy": self.policy.source})
+        own = self._pool is None
+        pool = self._pool or open_pool(self.settings, self.policy, self.registry)
+        try:
+            yield PhaseStarted(Phase.REPLAYING, self.settings.executor)
+            # Several times: the first run in a fresh worker pays its one-time costs (first
+            # imports, caches); the others show what the scenario itself costs (the median is
+            # reported) and that it replays the same way.
+            cold, *warm = pool.run([self.scenario] * (1 + WARM_RUNS))
+            warm.sort(key=lambda t: float(t.data.get("real_s", 0.0)))
+            trace = warm[len(warm) // 2]
+        finally:
+            if own:
+                pool.close()
+        r = self._result
+        r.trace, r.cold_trace, r.executions = trace, cold, 1
+        r.violations = judge(self.scenario, trace, self.policy, self.registry)
+        first = {v.signature.id for v in judge(self.scenario, cold, self.policy, self.registry)}
+        if first != {v.signature.id for v in r.violations}:
+            note = "the scenario did not replay the same way twice (the executor is nondeterministic)"
+            r.notes.append(note)
+            yield NonFatalError(note)
+        for v in r.violations:
+            finding = ExecutorFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, scenario=self.scenario,
+                                      trace=trace, violation=v, command=self.settings.command())
+            r.findings.append(finding)
+            yield FindingRecorded(finding)
+
+    def result(self) -> ScenarioRun:
+        self._result.elapsed_s = time.monotonic() - self._started
+        self._result.stop_reason = self.stop_reason
+        return self._result
+
+    def exit_code(self, result: ScenarioRun) -> int:
+        return campaign_exit_code(findings=len(result.findings), nothing_tested=None if result.executions else "not run",
+                                  interrupted=self.interrupted)
+
+
+__all__ = ["ExecutorCampaign", "ExecutorResult", "ExecutorSettings", "ScenarioReplay", "ScenarioRun",
+           "available_flavors", "open_pool"]

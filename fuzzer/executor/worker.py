@@ -1,0 +1,420 @@
+"""Running scenarios in an isolated worker process with a watchdog.
+
+The executor harness reuses the parser harness's machinery (:mod:`fuzzer.isolation`) unchanged: a
+zygote process imports the code under test once and forks workers; each worker runs batches of
+texts, publishing the index of the one it runs so a hang or a death is pinned on exactly that
+input; the supervisor kills, re-forks and carries on. Here the "target" the pool loads is
+:class:`ScenarioRunner` (``fuzzer.executor.worker:ScenarioRunner.run``), whose constructor runs in
+the zygote — it installs the virtual clock, the network guard and (HTTP mode) the transports
+*before* it imports the user's executor — and each "text" is one scenario as JSON. The runner
+answers with one pseudo-call whose arguments hold the trace (plain JSON), so the pool's own
+normalization carries it back untouched.
+
+The engine side is :class:`ExecutorPool`: it hands the worker its configuration through the
+environment (the zygote is forked right after, and reads it in the constructor), turns a load
+failure into a one-line :class:`~strategies.errors.TargetError` (written to a side file, so it is
+not wrapped in the pool's own wording), and decodes traces. :data:`HELLO` asks a fresh worker what
+it loaded (the tools it offers, whether the executor is async) before any scenario runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import random
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+from strategies.errors import TargetError, ToolfuzzError
+
+ENV = "TOOLFUZZ_EXECUTOR_WORKER"
+RUNNER = "fuzzer.executor.worker:ScenarioRunner.run"
+HELLO = "\x00toolfuzz-hello"
+
+
+@dataclass
+class WorkerConfig:
+    """What a worker needs; JSON in the environment, read by the zygote."""
+
+    executor: str
+    tools_file: Optional[str] = None
+    cwd: Optional[str] = None
+    http: bool = False
+    implementations: Optional[str] = None  # M:A of a {name: callable} mapping (HTTP mode)
+    non_idempotent: list = field(default_factory=list)
+    async_tools: Any = "auto"
+    http_responses: dict = field(default_factory=dict)
+    invocation_cap: int = 100
+    virtual_limit_s: float = 86_400.0
+    error_file: str = ""
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls) -> "WorkerConfig":
+        raw = os.environ.get(ENV)
+        if not raw:
+            raise TargetError(f"the executor worker was started without its configuration ({ENV})")
+        return cls(**json.loads(raw))
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker side
+
+
+class ScenarioRunner:
+    """Built once in the zygote; :meth:`run` runs one scenario in a worker."""
+
+    def __init__(self) -> None:
+        config = WorkerConfig.from_env()
+        try:
+            self._load(config)
+        except ToolfuzzError as exc:
+            _report_load_error(config, str(exc))
+            raise
+        except BaseException as exc:  # noqa: BLE001 - anything at all must become one line
+            message = f"--executor {config.executor!r}: loading raised {type(exc).__name__}: {' '.join(str(exc).split())}"
+            _report_load_error(config, message[:500])
+            raise TargetError(message) from None
+
+    def _load(self, config: WorkerConfig) -> None:
+        from fuzzer.executor.clock import CLOCK
+        from fuzzer.executor.http import block_network
+        from fuzzer.executor.recorder import CapturedOutput, Recorder, ToolProxy, capture_logs
+
+        self.config = config
+        self.clock = CLOCK.install()  # before any user code is imported
+        self.guard = block_network()
+        cwd = config.cwd or os.getcwd()
+        self.recorder = Recorder(CLOCK, invocation_cap=config.invocation_cap)
+        capture_logs(self.recorder)
+        self.output = CapturedOutput(self.recorder)
+        self.transports = None
+        from strategies._internal.tools import load_registry
+
+        registry = load_registry(config.tools_file)
+        implementations = None
+        if config.http:
+            from fuzzer.executor import http
+
+            self.transports = http.install(CLOCK, config.http_responses)
+            implementations = _load_implementations(config, registry, cwd)
+        names = list(implementations) if implementations is not None else registry.names()
+        non_idempotent = set(config.non_idempotent)
+        self.tools = {name: ToolProxy(registry[name], self.recorder, idempotent=name not in non_idempotent,
+                                      implementation=implementations.get(name) if implementations else None)
+                      for name in names}
+        self.factory = _load_factory(config.executor, cwd)
+        self.is_async = self._probe()
+        self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)
+
+    def _probe(self) -> bool:
+        """Call the factory once: it must give something that executes calls."""
+        ref = self.config.executor
+        try:
+            made = self.factory(self.tools)
+            if inspect.isawaitable(made):
+                from fuzzer.executor.clock import ScenarioLoop
+
+                with ScenarioLoop(self.clock) as loop:
+                    made = loop.run(made)
+        except Exception as exc:  # noqa: BLE001
+            raise TargetError(f"--executor {ref!r}: calling it with the tools raised "
+                              f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}") from None
+        execute = executor_entry(made)
+        if execute is None:
+            raise TargetError(f"--executor {ref!r}: it returned {type(made).__name__}, which is neither "
+                              f"callable as execute(name, arguments) nor has an execute_tool(name, arguments) method")
+        return _is_async(execute)
+
+    def run(self, text: str) -> list:
+        if text == HELLO:
+            info = {"tools": list(self.tools), "async": self.is_async}
+            return [{"name": "hello", "arguments": info}]
+        data = json.loads(text)
+        trace = self.run_scenario(data)
+        return [{"name": "trace", "arguments": {"json": dump_trace(trace)}}]
+
+    def run_scenario(self, data: dict) -> dict:
+        from fuzzer.executor.clock import ScenarioLoop, VirtualTimeExceeded, real_perf_counter
+        from fuzzer.executor.recorder import RunawayExecution, plain
+        from strategies._internal.sample import copy_json
+
+        started, cpu = real_perf_counter(), time.process_time()
+        clock, recorder = self.clock, self.recorder
+        steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {}))) for s in data["steps"]]
+        gaps = [float(s.get("gap", 0)) for s in data["steps"]]
+        clock.reset()
+        random.seed(data.get("seed", 0))  # the executor's own jitter replays exactly
+        blocked_before, created_before = len(self.guard.blocked), self.guard.created
+        recorder.begin_scenario(steps, capture=any(f.kind == "secret_error" for _n, _a, sch in steps
+                                                   for f in sch.faults + (sch.then,)))
+        records: list = []
+        trace: dict = {"steps": records}
+        with ScenarioLoop(clock) as loop, self.output:
+            try:
+                made = self.factory(self.tools)
+                if inspect.isawaitable(made):
+                    made = loop.run(made)
+                execute = executor_entry(made)
+                if execute is None:
+                    raise TypeError(f"make_executor returned {type(made).__name__}")
+            except BaseException as exc:  # noqa: BLE001
+                trace["factory_error"] = recorder.describe_exception(exc)
+                execute = None
+            for index, (name, arguments, _schedule) in enumerate(steps):
+                if execute is None:
+                    break
+                clock.advance(gaps[index])
+                recorder.begin_step(index)
+                t0 = clock.elapsed
+                clock.arm(self.config.virtual_limit_s)
+                outcome: dict
+                try:
+                    value = execute(name, copy_json(arguments))
+                    if inspect.isawaitable(value):
+                        value = loop.run(value)
+                    outcome = {"outcome": "returned", "value": plain(value)}
+                except VirtualTimeExceeded:
+                    recorder.abort = "virtual_time"
+                    outcome = {"outcome": "aborted"}
+                except RunawayExecution:
+                    recorder.abort = recorder.abort or "runaway"
+                    outcome = {"outcome": "aborted"}
+                except BaseException as exc:  # noqa: BLE001 - SystemExit too: it escaped the executor
+                    recorder.note_raised(exc)
+                    outcome = {"outcome": "aborted"} if recorder.abort else {
+                        "outcome": "raised", "exception": recorder.describe_exception(exc)}
+                finally:
+                    clock.disarm()
+                if recorder.abort is None and clock.aborted:
+                    recorder.abort = "virtual_time"
+                    outcome = {"outcome": "aborted"}
+                records.append(recorder.end_step(t0, outcome))
+                if recorder.abort:
+                    break
+        blocked = self.guard.blocked[blocked_before:]
+        if blocked:
+            trace["network_blocked"] = blocked[:20]
+        if self.guard.created > created_before:
+            trace["sockets_created"] = self.guard.created - created_before
+        if self.transports is not None and self.transports.untracked:
+            trace["untracked_requests"] = self.transports.untracked
+            self.transports.untracked = 0
+        trace["real_s"] = real_perf_counter() - started
+        trace["cpu_s"] = time.process_time() - cpu
+        trace["virtual_s"] = clock.elapsed
+        return trace
+
+
+    _schedules: dict = {}
+
+    def _schedule(self, data: Any) -> Any:
+        """Parsed schedules, cached: scenarios repeat the same few schedules over and over."""
+        from fuzzer.executor.schedule import Schedule
+
+        key = data if isinstance(data, str) else json.dumps(data, sort_keys=True)
+        hit = self._schedules.get(key)
+        if hit is None:
+            if len(self._schedules) > 4096:
+                self._schedules.clear()
+            hit = self._schedules[key] = Schedule.from_json(json.loads(key))
+        return hit
+
+
+def dump_trace(trace: dict) -> str:
+    """The trace as JSON text: orjson (several times faster; a trace holds only plain values), or
+    the standard library for what orjson refuses (integers beyond 64 bits)."""
+    try:
+        import orjson
+
+        return orjson.dumps(trace).decode()
+    except (ImportError, TypeError):
+        return json.dumps(trace, ensure_ascii=False)
+
+
+def load_trace(text: str) -> dict:
+    try:
+        import orjson
+
+        return orjson.loads(text)
+    except (ImportError, ValueError):
+        return json.loads(text)
+
+
+def executor_entry(made: Any) -> Any:
+    """The ``execute(name, arguments)`` callable of what the factory returned, or None."""
+    method = getattr(made, "execute_tool", None)
+    if callable(method):
+        return method
+    return made if callable(made) else None
+
+
+def _is_async(function: Any) -> bool:
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(getattr(function, "__call__", None))
+
+
+def _load_factory(ref: str, cwd: str) -> Any:
+    from fuzzer.target import load_target
+
+    try:
+        return load_target(ref, cwd=cwd)
+    except TargetError as exc:
+        raise TargetError(_as_option(str(exc), "--executor")) from None
+
+
+def _load_implementations(config: WorkerConfig, registry: Any, cwd: str) -> dict:
+    """HTTP mode: the user's real tool functions, ``{name: callable}``."""
+    from collections.abc import Mapping
+
+    from fuzzer.target import _resolve
+
+    ref = config.implementations or f"{config.executor.rpartition(':')[0]}:TOOLS"
+    try:
+        mapping = _resolve(ref, cwd, what="--implementations")[0]
+    except TargetError as exc:
+        hint = "" if config.implementations else " (name the real tool functions with --implementations M:A)"
+        raise TargetError(f"{exc}{hint}") from None
+    if not isinstance(mapping, Mapping):
+        raise TargetError(f"--implementations {ref!r}: expected a mapping of tool name to function, "
+                          f"got {type(mapping).__name__}")
+    found = {}
+    for name, function in mapping.items():
+        if name not in registry:
+            registry[name]  # UnknownName with close matches
+        if not callable(function):
+            raise TargetError(f"--implementations {ref!r}: {name!r} is {type(function).__name__}, not callable")
+        found[str(name)] = function
+    if not found:
+        raise TargetError(f"--implementations {ref!r}: the mapping is empty")
+    return found
+
+
+def _as_option(message: str, option: str) -> str:
+    return f"{option} {message[len('target '):]}" if message.startswith("target ") else message
+
+
+def _report_load_error(config: WorkerConfig, message: str) -> None:
+    if config.error_file:
+        try:
+            with open(config.error_file, "w", encoding="utf-8") as handle:
+                handle.write(message)
+        except OSError:
+            pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Engine side
+
+
+@dataclass
+class Trace:
+    """What one scenario did. ``kind``: ran | hung | died | error (the runner itself failed)."""
+
+    kind: str
+    data: dict = field(default_factory=dict)
+    frames: tuple = ()
+    detail: Optional[str] = None
+
+    @property
+    def steps(self) -> list:
+        return self.data.get("steps", [])
+
+
+class ExecutorPool:
+    """Workers running scenarios against one executor (a context manager)."""
+
+    def __init__(self, config: WorkerConfig, *, timeout: float = 2.0, memory_limit_mb: Optional[int] = 4096,
+                 workers: int = 1):
+        self.config = config
+        self.timeout = timeout
+        self.memory_limit_mb = memory_limit_mb
+        self.workers = workers
+        self._pool: Any = None
+        self.info: dict = {}
+
+    def __enter__(self) -> "ExecutorPool":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        if self._pool is not None:
+            return
+        from fuzzer.isolation import TargetSpec, WorkerPool
+
+        fd, error_file = tempfile.mkstemp(prefix="toolfuzz-executor-", suffix=".err")
+        os.close(fd)
+        self.config.error_file = error_file
+        previous = os.environ.get(ENV)
+        os.environ[ENV] = self.config.to_env()
+        try:
+            spec = TargetSpec(target=RUNNER, cwd=self.config.cwd, timeout=self.timeout,
+                              memory_limit_mb=self.memory_limit_mb)
+            pool = WorkerPool(spec, workers=self.workers)
+            try:
+                pool.start()
+            except TargetError as exc:
+                raise TargetError(_read(error_file) or str(exc)) from None
+        finally:
+            if previous is None:
+                os.environ.pop(ENV, None)
+            else:
+                os.environ[ENV] = previous
+            try:
+                os.unlink(error_file)
+            except OSError:
+                pass
+        self._pool = pool
+        hello = pool.run([HELLO])[0]
+        if hello.kind != "returned":
+            self.close()
+            raise TargetError(f"--executor {self.config.executor!r}: the worker failed before running anything "
+                              f"({hello.kind}: {hello.detail or hello.message or hello.exception})")
+        self.info = hello.calls[0]["arguments"]
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
+
+    @property
+    def tools(self) -> list:
+        return list(self.info.get("tools", []))
+
+    def run(self, scenarios: list) -> list:
+        """One :class:`Trace` per scenario, in order."""
+        if not scenarios:
+            return []
+        self.start()
+        outcomes = self._pool.run([s.wire() for s in scenarios])
+        return [_trace(o) for o in outcomes]
+
+
+def _trace(outcome: Any) -> Trace:
+    if outcome.kind == "returned":
+        try:
+            return Trace("ran", load_trace(outcome.calls[0]["arguments"]["json"]))
+        except (IndexError, KeyError, TypeError, ValueError) as exc:
+            return Trace("error", detail=f"unreadable trace ({exc})")
+    if outcome.kind in ("hung", "died"):
+        return Trace(outcome.kind, frames=tuple(tuple(f) for f in outcome.frames), detail=outcome.detail)
+    return Trace("error", frames=tuple(tuple(f) for f in outcome.frames),
+                 detail=f"{outcome.exception}: {outcome.message}")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read().strip()
+    except OSError:
+        return ""
+
+
+__all__ = ["ENV", "ExecutorPool", "HELLO", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]

@@ -1,0 +1,118 @@
+"""`fuzz executor` as a user meets it: bad inputs are one line and exit 2, --explain, replaying
+one scenario (the 30 s backoff that takes no time), reports, the corpus, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from fuzzer.cli import main
+from tests.conftest import ROOT, cli_command, cli_env, default_sigint, run_cli
+
+NAIVE = "fuzzer.targets.executor_naive:make_executor"
+ROBUST = "fuzzer.targets.executor_robust:make_executor"
+BROKEN = "tests.integration.executor_targets.broken:"
+
+
+@pytest.fixture
+def fuzz(tmp_path, monkeypatch):
+    """``fuzz(*args)`` runs the CLI in-process (click's runner) in ``tmp_path``."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT))
+
+    def call(*args):
+        return CliRunner().invoke(main, ["executor", *args], catch_exceptions=False)
+
+    return call
+
+
+@pytest.mark.parametrize("args, files, message", [
+    (["--executor", NAIVE, "--policy", "missing.toml"], {}, "missing.toml: no such policy file"),
+    (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "max_attempts = 'x'\n"},
+     "p.toml: max_attempts: expected an integer >= 1, got string 'x'"),
+    (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "[backof]\ninitial = 1\n"},
+     "p.toml: unknown key 'backof'; did you mean 'backoff'?"),
+    (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "non_idempotent = ['send_emails']\n"},
+     "p.toml: unknown tool 'send_emails'; did you mean send_email?"),
+    (["--executor", NAIVE, "--tools", "nope.json"], {}, "nope.json: no such file"),
+    (["--executor", BROKEN + "NOT_A_FACTORY"], {}, "int object is not callable"),
+    (["--executor", BROKEN + "make_returns_int"], {},
+     "it returned int, which is neither callable as execute(name, arguments) nor has an execute_tool"),
+    (["--executor", BROKEN + "make_raises"], {}, "calling it with the tools raised RuntimeError: cannot build"),
+    (["--executor", "no_such_module:make"], {}, "module 'no_such_module' not found"),
+    (["--executor", "fuzzer.targets.executor_naive:make_exec"], {}, "did you mean 'make_executor'?"),
+    (["--executor", "naive"], {}, "is not of the form module:attribute"),
+    ([], {}, "--executor is required"),
+    (["--executor", NAIVE, "--implementations", "x:TOOLS"], {}, "--implementations: only used with --http"),
+    (["--executor", NAIVE, "--http"], {}, "has no attribute 'TOOLS'"),
+    (["--executor", NAIVE, "--replay-scenario", "{bad"], {}, "--replay-scenario: not JSON"),
+    (["--executor", NAIVE, "--replay-scenario", "s.json"], {"s.json": '{"steps": [{"name": "x", "gap": "later"}]}'},
+     "s.json.steps[0].gap: expected a number of seconds >= 0"),
+])
+def test_bad_inputs_are_one_line_and_exit_2(fuzz, tmp_path, args, files, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    result = fuzz(*args)
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert message in lines[0]
+
+
+def test_explain_prints_the_policy_in_effect(fuzz, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.toolfuzz.executor]\nmax_attempts = 4\n", encoding="utf-8")
+    result = fuzz("--explain")
+    assert result.exit_code == 0
+    assert "pyproject.toml [tool.toolfuzz.executor]" in result.output.splitlines()[0]
+    assert "max_attempts = 4  # set" in result.output
+    assert "# non-idempotent tools: book_hotel, send_email, create_calendar_event" in result.output
+
+
+def test_a_30s_backoff_replays_in_virtual_time_and_shows_its_waits(fuzz, tmp_path):
+    (tmp_path / "p.toml").write_text("max_attempts = 5\ndeadline = 120\n[backoff]\ninitial = 2\nmax = 16\n"
+                                     "jitter = 0\n", encoding="utf-8")
+    scenario = {"steps": [{"name": "get_weather", "arguments": {"city": "Paris"},
+                           "schedule": {"then": {"kind": "http_503"}}}]}
+    result = fuzz("--executor", "fuzzer.targets.executor_robust:make_patient_executor", "--policy", "p.toml",
+                  "--replay-scenario", json.dumps(scenario))
+    assert result.exit_code == 0, result.output
+    assert "waits: 2, 4, 8, 16 s (total 30 s)" in result.output
+    assert "attempt 5 of get_weather at 30 s, after waiting 16 s: http_503" in result.output
+    assert "no violation" in result.output
+    real_ms = float(result.output.split("real time: ")[1].split(" ms")[0])
+    assert real_ms < 30_000  # the point: not 30 s (the benchmark measures how far under)
+
+
+def test_a_campaign_writes_its_report_junit_and_corpus(tmp_path):
+    result = run_cli(tmp_path, "executor", "--executor", NAIVE, "--max-examples", "60", "--seed", "1", "--report",
+                     "r.json", "--junit", "j.xml", "--corpus", "corpus", "-q")
+    assert result.code == 1, result
+    report = result.report()
+    assert report["executions"] == 60 and report["failures"]
+    assert "minimal schedule:" in result.stdout and "reproduce: " in result.stdout
+    assert (tmp_path / "j.xml").read_text().count("<failure") == len(report["failures"])
+    entries = [json.loads(p.read_text()) for p in (tmp_path / "corpus").glob("*.json")]
+    assert len(entries) == len(report["failures"])
+    assert {e["kind"] for e in entries} == {"executor"} and all(e["scenario"]["steps"] for e in entries)
+    assert f"corpus corpus: {len(entries)} added" in result.stdout
+
+
+@pytest.mark.parametrize("executor, code", [(NAIVE, 1), (ROBUST, 130)])
+def test_ctrl_c_finishes_the_report(tmp_path, executor, code):
+    proc = subprocess.Popen(cli_command("executor", "--executor", executor, "--budget", "60", "--report", "r.json"),
+                            cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
+    for line in proc.stderr:  # until scenarios have been judged
+        if " found " in line or (" executions " in line and ": 0 executions" not in line):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == code, (out, err)
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["stop_reason"] == "interrupted" and report["executions"] > 0

@@ -1,0 +1,55 @@
+"""The executor harness in the generic corpus machinery: entries of kind executor replay against
+an executor (fail on the naive one, pass on the robust one), and two executors compare."""
+
+from __future__ import annotations
+
+from corpus.store import CorpusStore
+from fuzzer.corpus_writer import CorpusWriter
+from fuzzer.executor.harness import classify, compare_executors
+from fuzzer.executor.job import ExecutorCampaign, ExecutorSettings
+from fuzzer.executor.policy import Policy
+from fuzzer.harness import ReplayContext, load_harnesses
+from fuzzer.pipeline import run_job
+from strategies._internal.tools import builtin_registry
+from tests.conftest import ROOT
+
+NAIVE = "fuzzer.targets.executor_naive:make_executor"
+ROBUST = "fuzzer.targets.executor_robust:make_executor"
+REGISTRY = builtin_registry()
+
+
+def test_corpus_entries_replay_through_the_registered_harness(tmp_path):
+    settings = ExecutorSettings(executor=NAIVE, max_examples=60, seed=2, cwd=str(ROOT))
+    writer = CorpusWriter(CorpusStore(tmp_path / "corpus"), target=NAIVE)
+    final = run_job(ExecutorCampaign(settings, registry=REGISTRY, policy=Policy()), [writer])
+    items = CorpusStore(tmp_path / "corpus").entries()
+    assert len(items) == len(final.result.findings) > 3 and writer.changes["added"] == len(items)
+    harness = load_harnesses()["executor"]
+    assert harness.option == "--executor"
+    context = ReplayContext(registry=REGISTRY, cwd=str(ROOT))
+    again = harness.replay(items, NAIVE, context)
+    assert [r.status for r in again] == ["fail"] * len(items)
+    fixed = harness.replay(items, ROBUST, context)
+    assert {r.status for r in fixed} == {"pass"}
+    gate = harness.campaign_job(ROBUST, ReplayContext(registry=REGISTRY, cwd=str(ROOT), max_examples=20))
+    assert run_job(gate).exit_code == 0
+
+
+def test_an_entry_without_a_usable_scenario_is_unjudged_not_passed(tmp_path):
+    from corpus.store import Entry
+
+    entry = Entry(kind="executor", text="?", signature="crash-000000000000", verdict="crash",
+                  scenario={"steps": [{"name": "get_weather", "schedule": {"faults": [{"kind": "http_999"}]}}]})
+    [replayed] = load_harnesses()["executor"].replay([("x.json", entry)], NAIVE,
+                                                     ReplayContext(registry=REGISTRY, cwd=str(ROOT)))
+    assert replayed.status == "unjudged" and "unknown fault kind 'http_999'" in replayed.unjudged
+
+
+def test_two_executors_on_the_same_scenarios():
+    diff = compare_executors(NAIVE, ROBUST, context=ReplayContext(registry=REGISTRY, cwd=str(ROOT), seed=1), count=80)
+    assert diff.scenarios == 80 and sum(diff.counts.values()) == 80
+    assert diff.counts["fixed"] > 10 and diff.counts["regression"] == 0
+    assert all(d.kind == "fixed" and d.old and not d.new for d in diff.differences if d.kind == "fixed")
+    assert diff.to_report()["counts"] == diff.counts
+    assert [classify(a, b) for a, b in ((["x"], ["x"]), (["x"], []), ([], ["y"]), (["x"], ["y"]))] == [
+        "same", "fixed", "regression", "changed"]
