@@ -1,0 +1,381 @@
+"""The agent campaign: generate scripts, play them against the loop, judge, confirm, shrink, record.
+
+:class:`AgentCampaign` is a :class:`fuzzer.pipeline.Job`. Its hot loop draws scripts with a
+recording :class:`~strategies._internal.source.RandomSource`, sends them in batches to the worker
+pool (:mod:`fuzzer.agent.worker`: isolated, watched, judged there), and records the first episode
+of each signature. Every new finding is then re-run once (a loop that does not fail again is
+nondeterministic: reported, not shrunk) and shrunk to the shortest script showing the same
+signature by shrinking its choice sequence (:func:`corpus.minimize.shrink_choices`), before it is
+announced (``FindingRecorded``).
+
+``--budget`` is a hard wall-time limit, shrinking included: batches are sized to about a quarter
+second of work at the rate seen so far (a hanging loop brings that down to one episode), each
+shrink gets at most half of what is left, and findings the budget leaves unshrunk are announced
+as found. A batch already running finishes; one hanging episode costs at most ``--timeout``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from corpus.minimize import NotInteresting, shrink_choices
+from corpus.signature import Signature
+from fuzzer.agent.checks import Episode, Violation, judge
+from fuzzer.agent.findings import AgentFinding
+from fuzzer.agent.policy import AgentPolicy
+from fuzzer.agent.script import STEPS, Script, ScriptSetup, generate_script
+from fuzzer.agent.worker import PRELOAD_ENV, WORKER_TARGET, Settings, episode_text, probe_text
+from fuzzer.decisions import campaign_exit_code
+from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.pipeline import Job
+from fuzzer.results import JobResult
+from strategies._internal.source import RandomSource, ReplaySource
+from strategies.errors import TargetError
+
+#: Seconds of work per batch at the measured rate, and the batch size bounds.
+BATCH_SECONDS = 0.25
+MIN_BATCH, MAX_BATCH, FIRST_BATCH = 1, 128, 16
+#: Candidates per worker message while shrinking (a hang costs --timeout per candidate: fewer).
+SHRINK_BATCH, SHRINK_BATCH_HANG = 32, 2
+#: Seconds between Progress events.
+PROGRESS_EVERY = 1.0
+
+
+@dataclass
+class AgentSettings:
+    agent: str
+    tools_file: Optional[str] = None
+    shape: str = "openai"
+    formats: tuple = ("json",)
+    policy: AgentPolicy = field(default_factory=AgentPolicy)
+    seed: int = 0
+    budget_s: Optional[float] = 60.0
+    max_examples: Optional[int] = None
+    timeout: float = 2.0
+    workers: int = 1
+    memory_limit_mb: Optional[int] = 4096
+    cwd: Optional[str] = None
+    shrink: bool = True
+    shrink_budget_s: float = 10.0  # at most, per finding
+
+    def to_json(self) -> dict:
+        return {"agent": self.agent, "tools": self.tools_file, "shape": self.shape, "formats": list(self.formats),
+                "policy": self.policy.to_json(), "policy_source": self.policy.source, "seed": self.seed,
+                "budget_s": self.budget_s, "max_examples": self.max_examples, "timeout": self.timeout,
+                "workers": self.workers, "shrink": self.shrink}
+
+
+@dataclass
+class AgentResult(JobResult):
+    """What an agent campaign found; every count the writers print comes from here."""
+
+    job: str = "agent"
+    shape: str = "openai"
+    tools: Optional[str] = None
+    seed: int = 0
+    policy: dict = field(default_factory=dict)
+    workers: int = 1
+    model_requests: int = 0
+    tool_executions: int = 0
+    shrink_executions: int = 0
+    by_step: dict = field(default_factory=dict)  # step kind -> {"episodes", "failures"}
+
+    @property
+    def episodes_per_worker_s(self) -> float:
+        return self.execs_per_s / max(1, self.workers)
+
+    def by_verdict(self) -> dict:
+        return _by_verdict(self.findings)
+
+    def to_report(self) -> dict[str, Any]:
+        return {"job": self.job, "agent": self.label, "shape": self.shape, "tools": self.tools, "seed": self.seed,
+                "policy": self.policy, "executions": self.executions, "episodes": self.executions,
+                "elapsed_s": round(self.elapsed_s, 3), "execs_per_s": round(self.execs_per_s, 1),
+                "workers": self.workers, "model_requests": self.model_requests,
+                "tool_executions": self.tool_executions, "shrink_executions": self.shrink_executions,
+                "stop_reason": str(self.stop_reason), "problem": self.problem, "counts": self.counts(),
+                "by_verdict": self.by_verdict(), "by_step": self.by_step,
+                "failures": [f.to_report() for f in self.findings], "notes": list(self.notes)}
+
+
+class AgentCampaign(Job):
+    """Fuzz one agent loop (see the module docstring)."""
+
+    name = "agent"
+
+    def __init__(self, settings: AgentSettings, *, registry: Any = None):
+        super().__init__()
+        from strategies._internal.tools import load_registry
+
+        self.settings = settings
+        self.registry = registry if registry is not None else load_registry(settings.tools_file)
+        self.setup = ScriptSetup(self.registry, shape=settings.shape, formats=tuple(settings.formats),
+                                 max_turns=settings.policy.max_turns)
+        self.line = Settings(agent=settings.agent, tools=_absolute(settings.tools_file, settings.cwd),
+                             cwd=settings.cwd or os.getcwd(), policy=settings.policy.to_json()).line()
+        self._result = AgentResult(label=settings.agent, shape=settings.shape, tools=settings.tools_file,
+                                  seed=settings.seed, policy=settings.policy.to_json(), workers=settings.workers)
+        self.findings: dict[str, AgentFinding] = {}
+        self._pending: list[AgentFinding] = []
+        self._started = time.monotonic()
+        self._rate: Optional[float] = None
+        self._notes: list[str] = []
+
+    # -- time ---------------------------------------------------------------------------------
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started
+
+    def _remaining(self) -> Optional[float]:
+        budget = self.settings.budget_s
+        return None if budget is None else budget - self._elapsed()
+
+    def _out_of_budget(self) -> Optional[StopReason]:
+        s = self.settings
+        if s.max_examples is not None and self._result.executions >= s.max_examples:
+            return StopReason.MAX_EXAMPLES
+        remaining = self._remaining()
+        if remaining is not None and remaining <= 0:
+            return StopReason.BUDGET
+        return None
+
+    def _batch_size(self) -> int:
+        size = FIRST_BATCH if self._rate is None else int(self._rate * BATCH_SECONDS)
+        size = max(MIN_BATCH, min(MAX_BATCH, size))
+        if self.settings.max_examples is not None:
+            size = min(size, self.settings.max_examples - self._result.executions)
+        return max(1, size)
+
+    # -- the job ------------------------------------------------------------------------------
+    def run(self) -> Iterator[Any]:
+        from fuzzer.isolation import TargetSpec, WorkerPool
+
+        self._started = time.monotonic()
+        s = self.settings
+        spec = TargetSpec(target=WORKER_TARGET, cwd=s.cwd or os.getcwd(), timeout=s.timeout,
+                          memory_limit_mb=s.memory_limit_mb)
+        pool = WorkerPool(spec, workers=s.workers)
+        try:
+            _start_preloaded(pool, self.line)
+            self._probe(pool)
+            yield JobStarted(job=self.name, label=s.agent, settings=s.to_json(), budget_s=s.budget_s)
+            yield PhaseStarted(Phase.FUZZING, label=s.agent)
+            source = RandomSource(s.seed)
+            last_progress = 0.0
+            while True:
+                reason = self._out_of_budget()
+                if reason is not None:
+                    self.stop_reason = reason
+                    break
+                batch = []
+                for _ in range(self._batch_size()):
+                    source.reset()
+                    batch.append((generate_script(source, self.setup), tuple(source.choices)))
+                began = time.monotonic()
+                outcomes = pool.run([episode_text(self.line, script) for script, _ in batch])
+                spent = max(time.monotonic() - began, 1e-6)
+                self._rate = len(batch) / spent if self._rate is None else 0.5 * self._rate + 0.5 * len(batch) / spent
+                for (script, choices), outcome in zip(batch, outcomes):
+                    self._record(script, choices, outcome)
+                yield from self._notes_out()
+                yield from self._settle(pool)
+                if self._elapsed() - last_progress >= PROGRESS_EVERY:
+                    last_progress = self._elapsed()
+                    yield self._progress(Phase.FUZZING)
+            yield self._progress(Phase.FUZZING)
+        finally:
+            pool.close()
+            self._result.elapsed_s = self._elapsed()
+
+    def wrap_up(self, interrupted: bool) -> Iterator[Any]:
+        """Announce every finding not announced yet (interrupted while shrinking): never lose one."""
+        for finding in self.findings.values():
+            if not finding.announced:
+                finding.shrink_note = finding.shrink_note or "not shrunk: interrupted"
+                finding.announced = True
+                yield FindingRecorded(finding)
+        self._pending.clear()
+
+    def result(self) -> AgentResult:
+        r = self._result
+        r.findings = list(self.findings.values())
+        r.stop_reason = self.stop_reason
+        if not r.elapsed_s:
+            r.elapsed_s = self._elapsed()
+        if r.executions == 0 and r.problem is None and not self.interrupted:
+            r.problem = "no episode ran (the budget ended first)"
+        return r
+
+    def exit_code(self, result: AgentResult) -> int:
+        return int(campaign_exit_code(findings=len(result.findings), nothing_tested=result.problem,
+                                      interrupted=self.interrupted))
+
+    # -- running episodes ----------------------------------------------------------------------
+    def _probe(self, pool: Any) -> None:
+        """Load the agent (and make one loop) in a worker: a bad reference is a usage error."""
+        outcome = pool.run([probe_text(self.line)])[0]
+        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "loaded":
+            return
+        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "error":
+            raise TargetError(outcome.calls[0]["arguments"]["message"])
+        if outcome.kind == "hung":
+            raise TargetError(f"agent {self.settings.agent!r}: loading it did not finish within "
+                              f"{self.settings.timeout:g} s (--timeout)")
+        raise TargetError(f"agent {self.settings.agent!r}: the process loading it failed "
+                          f"({outcome.detail or outcome.exception or outcome.kind})")
+
+    def _judged(self, script: Script, outcome: Any) -> tuple[Optional[dict], list]:
+        """(trace, violations) of one episode's outcome."""
+        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "episode":
+            data = outcome.calls[0]["arguments"]
+            violations = [Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4]) for v in data["violations"]]
+            return data["trace"], violations
+        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "error":
+            self._notes.append(f"an episode could not run: {outcome.calls[0]['arguments']['message']}")
+            return None, []
+        episode = Episode(script, None, self.settings.policy, self.registry, outcome=outcome,
+                          timeout=self.settings.timeout)
+        return None, judge(episode)
+
+    def _record(self, script: Script, choices: tuple, outcome: Any) -> None:
+        trace, violations = self._judged(script, outcome)
+        r = self._result
+        r.executions += 1
+        if trace is not None:
+            r.model_requests += len(trace["requests"])
+            r.tool_executions += len(trace["executions"])
+        for kind in {t.step for t in script.turns}:
+            stats = r.by_step.setdefault(kind, {"episodes": 0, "failures": 0})
+            stats["episodes"] += 1
+            stats["failures"] += bool(violations)
+        for v in violations:
+            known = self.findings.get(v.signature.id)
+            if known is not None:
+                known.count += 1
+                continue
+            finding = AgentFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, script=script,
+                                   choices=choices, trace=trace, agent=self.settings.agent,
+                                   policy=self.settings.policy, tools=self.settings.tools_file,
+                                   detail=outcome.detail if trace is None else None)
+            self.findings[v.signature.id] = finding
+            self._pending.append(finding)
+
+    def _notes_out(self) -> Iterator[Any]:
+        for note in self._notes:
+            if note not in self._result.notes:
+                self._result.notes.append(note)
+                yield NonFatalError(note)
+        self._notes.clear()
+
+    def _progress(self, phase: Phase) -> Progress:
+        return Progress(executions=self._result.executions, elapsed_s=self._elapsed(),
+                        failures=_by_verdict(self.findings.values()), phase=phase, label=self.settings.agent,
+                        budget_s=self.settings.budget_s)
+
+    # -- confirm and shrink --------------------------------------------------------------------
+    def _settle(self, pool: Any) -> Iterator[Any]:
+        while self._pending:
+            finding = self._pending.pop(0)
+            remaining = self._remaining()
+            if remaining is not None and remaining <= 0:
+                finding.shrink_note = "not shrunk: the budget ran out"
+            elif finding.verdict != "hang" and not self._confirmed(pool, finding):
+                finding.reproducible = False
+                finding.shrink_note = "not shrunk: it did not happen again on a re-run"
+            elif self.settings.shrink:
+                yield PhaseStarted(Phase.SHRINKING, label=finding.signature.id)
+                self._shrink(pool, finding)
+                yield PhaseStarted(Phase.FUZZING, label=self.settings.agent)
+            finding.announced = True
+            yield FindingRecorded(finding)
+
+    def _confirmed(self, pool: Any, finding: AgentFinding) -> bool:
+        outcome = pool.run([episode_text(self.line, finding.script)])[0]
+        self._result.shrink_executions += 1
+        _trace, violations = self._judged(finding.script, outcome)
+        return any(v.signature.id == finding.signature.id for v in violations)
+
+    def _shrink(self, pool: Any, finding: AgentFinding) -> None:
+        remaining = self._remaining()
+        budget = self.settings.shrink_budget_s if remaining is None else min(self.settings.shrink_budget_s,
+                                                                           remaining / 2)
+        wanted = finding.signature.id
+        found: dict[tuple, tuple] = {}
+
+        def test(candidates: list) -> list:
+            scripts = [generate_script(ReplaySource(c), self.setup) for c in candidates]
+            outcomes = pool.run([episode_text(self.line, s) for s in scripts])
+            self._result.shrink_executions += len(scripts)
+            keys = []
+            for choices, script, outcome in zip(candidates, scripts, outcomes):
+                trace, violations = self._judged(script, outcome)
+                hit = next((v for v in violations if v.signature.id == wanted), None)
+                if hit is None:
+                    keys.append(None)
+                    continue
+                found[tuple(choices)] = (script, trace, hit)
+                keys.append(script.size())
+            return keys
+
+        began = time.monotonic()
+        batch = SHRINK_BATCH_HANG if finding.verdict == "hang" else SHRINK_BATCH
+        start = _delete_steps(finding.script, tuple(finding.choices), test, found, began + budget, batch)
+        try:
+            best = shrink_choices(start, test, budget_s=max(0.0, began + budget - time.monotonic()),
+                                  batch_size=batch)
+        except NotInteresting:
+            finding.reproducible = False
+            finding.shrink_note = "not shrunk: it did not happen again on a re-run"
+            return
+        script, trace, hit = found[tuple(best)]
+        finding.minimized, finding.minimized_choices = script, tuple(best)
+        finding.minimized_trace, finding.minimized_reason = trace, hit.reason
+        if time.monotonic() - began >= budget:
+            finding.shrink_note = "shrinking stopped by its budget"
+
+
+def _delete_steps(script: Script, choices: tuple, test: Any, found: dict, deadline: float, batch: int) -> tuple:
+    """Shrinking's first pass, which knows where steps are: delete whole body steps (each step's
+    choices, and one from the step count) while the signature holds; the generic choice shrinker
+    then works on what is left. Returns the choices of the smallest script found."""
+    best, best_key = choices, script.size()
+    while script.spans and time.monotonic() < deadline:
+        candidates = [script.without_step(best, k) for k in range(len(script.spans))][:batch]
+        keys = test(candidates)
+        better = [(k, c) for c, k in zip(candidates, keys) if k is not None and k < best_key]
+        if not better:
+            break
+        best_key, best = min(better)
+        script = found[best][0]
+    return best
+
+
+def _by_verdict(findings: Any) -> dict:
+    counts: dict[str, int] = {}
+    for f in findings:
+        counts[f.verdict] = counts.get(f.verdict, 0) + 1
+    return counts
+
+
+def _absolute(path: Optional[str], cwd: Optional[str]) -> Optional[str]:
+    if path is None or ":" in path and not os.path.exists(path):  # M:A naming pydantic models
+        return path
+    return os.path.abspath(os.path.join(cwd or os.getcwd(), path))
+
+
+def _start_preloaded(pool: Any, line: str) -> None:
+    """Start the pool with the agent loaded in its zygote (see :data:`PRELOAD_ENV`)."""
+    before = os.environ.get(PRELOAD_ENV)
+    os.environ[PRELOAD_ENV] = line
+    try:
+        pool.start()
+    finally:
+        if before is None:
+            os.environ.pop(PRELOAD_ENV, None)
+        else:
+            os.environ[PRELOAD_ENV] = before
+
+
+__all__ = ["AgentCampaign", "AgentResult", "AgentSettings", "STEPS"]
