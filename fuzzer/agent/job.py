@@ -16,24 +16,20 @@ as found. A batch already running finishes; one hanging episode costs at most ``
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
-from corpus.signature import Signature
-from fuzzer.agent.checks import Episode, Violation, judge
 from fuzzer.agent.findings import AgentFinding
 from fuzzer.agent.policy import AgentPolicy
-from fuzzer.agent.script import STEPS, Script, ScriptSetup, generate_script
-from fuzzer.agent.worker import PRELOAD_ENV, WORKER_TARGET, Settings, episode_text, probe_text
+from fuzzer.agent.script import Script, ScriptSetup, generate_script
+from fuzzer.agent.worker import EpisodeRunner
 from fuzzer.decisions import campaign_exit_code
 from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.pipeline import Job
 from fuzzer.results import JobResult
 from strategies._internal.source import RandomSource, ReplaySource
-from strategies.errors import TargetError
 
 #: Seconds of work per batch at the measured rate, and the batch size bounds.
 BATCH_SECONDS = 0.25
@@ -114,8 +110,6 @@ class AgentCampaign(Job):
         self.registry = registry if registry is not None else load_registry(settings.tools_file)
         self.setup = ScriptSetup(self.registry, shape=settings.shape, formats=tuple(settings.formats),
                                  max_turns=settings.policy.max_turns)
-        self.line = Settings(agent=settings.agent, tools=_absolute(settings.tools_file, settings.cwd),
-                             cwd=settings.cwd or os.getcwd(), policy=settings.policy.to_json()).line()
         self._result = AgentResult(label=settings.agent, shape=settings.shape, tools=settings.tools_file,
                                   seed=settings.seed, policy=settings.policy.to_json(), workers=settings.workers)
         self.findings: dict[str, AgentFinding] = {}
@@ -143,6 +137,9 @@ class AgentCampaign(Job):
 
     def _batch_size(self) -> int:
         size = FIRST_BATCH if self._rate is None else int(self._rate * BATCH_SECONDS)
+        remaining = self._remaining()
+        if remaining is not None and self._rate is not None:  # the last batch ends with the budget
+            size = min(size, int(self._rate * remaining))
         size = max(MIN_BATCH, min(MAX_BATCH, size))
         if self.settings.max_examples is not None:
             size = min(size, self.settings.max_examples - self._result.executions)
@@ -150,16 +147,12 @@ class AgentCampaign(Job):
 
     # -- the job ------------------------------------------------------------------------------
     def run(self) -> Iterator[Any]:
-        from fuzzer.isolation import TargetSpec, WorkerPool
-
         self._started = time.monotonic()
         s = self.settings
-        spec = TargetSpec(target=WORKER_TARGET, cwd=s.cwd or os.getcwd(), timeout=s.timeout,
-                          memory_limit_mb=s.memory_limit_mb)
-        pool = WorkerPool(spec, workers=s.workers)
+        runner = EpisodeRunner(agent=s.agent, registry=self.registry, policy=s.policy, tools_file=s.tools_file,
+                               cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb)
         try:
-            _start_preloaded(pool, self.line)
-            self._probe(pool)
+            runner.start()
             yield JobStarted(job=self.name, label=s.agent, settings=s.to_json(), budget_s=s.budget_s)
             yield PhaseStarted(Phase.FUZZING, label=s.agent)
             source = RandomSource(s.seed)
@@ -174,19 +167,19 @@ class AgentCampaign(Job):
                     source.reset()
                     batch.append((generate_script(source, self.setup), tuple(source.choices)))
                 began = time.monotonic()
-                outcomes = pool.run([episode_text(self.line, script) for script, _ in batch])
+                judged = runner.run([script for script, _ in batch])
                 spent = max(time.monotonic() - began, 1e-6)
                 self._rate = len(batch) / spent if self._rate is None else 0.5 * self._rate + 0.5 * len(batch) / spent
-                for (script, choices), outcome in zip(batch, outcomes):
-                    self._record(script, choices, outcome)
-                yield from self._notes_out()
-                yield from self._settle(pool)
+                for (script, choices), (trace, violations, outcome) in zip(batch, judged):
+                    self._record(script, choices, trace, violations, outcome)
+                yield from self._notes_out(runner)
+                yield from self._settle(runner)
                 if self._elapsed() - last_progress >= PROGRESS_EVERY:
                     last_progress = self._elapsed()
                     yield self._progress(Phase.FUZZING)
             yield self._progress(Phase.FUZZING)
         finally:
-            pool.close()
+            runner.close()
             self._result.elapsed_s = self._elapsed()
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
@@ -212,35 +205,8 @@ class AgentCampaign(Job):
         return int(campaign_exit_code(findings=len(result.findings), nothing_tested=result.problem,
                                       interrupted=self.interrupted))
 
-    # -- running episodes ----------------------------------------------------------------------
-    def _probe(self, pool: Any) -> None:
-        """Load the agent (and make one loop) in a worker: a bad reference is a usage error."""
-        outcome = pool.run([probe_text(self.line)])[0]
-        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "loaded":
-            return
-        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "error":
-            raise TargetError(outcome.calls[0]["arguments"]["message"])
-        if outcome.kind == "hung":
-            raise TargetError(f"agent {self.settings.agent!r}: loading it did not finish within "
-                              f"{self.settings.timeout:g} s (--timeout)")
-        raise TargetError(f"agent {self.settings.agent!r}: the process loading it failed "
-                          f"({outcome.detail or outcome.exception or outcome.kind})")
-
-    def _judged(self, script: Script, outcome: Any) -> tuple[Optional[dict], list]:
-        """(trace, violations) of one episode's outcome."""
-        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "episode":
-            data = outcome.calls[0]["arguments"]
-            violations = [Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4]) for v in data["violations"]]
-            return data["trace"], violations
-        if outcome.kind == "returned" and outcome.calls and outcome.calls[0]["name"] == "error":
-            self._notes.append(f"an episode could not run: {outcome.calls[0]['arguments']['message']}")
-            return None, []
-        episode = Episode(script, None, self.settings.policy, self.registry, outcome=outcome,
-                          timeout=self.settings.timeout)
-        return None, judge(episode)
-
-    def _record(self, script: Script, choices: tuple, outcome: Any) -> None:
-        trace, violations = self._judged(script, outcome)
+    # -- recording ------------------------------------------------------------------------------
+    def _record(self, script: Script, choices: tuple, trace: Optional[dict], violations: list, outcome: Any) -> None:
         r = self._result
         r.executions += 1
         if trace is not None:
@@ -262,12 +228,12 @@ class AgentCampaign(Job):
             self.findings[v.signature.id] = finding
             self._pending.append(finding)
 
-    def _notes_out(self) -> Iterator[Any]:
-        for note in self._notes:
+    def _notes_out(self, runner: EpisodeRunner) -> Iterator[Any]:
+        for note in runner.notes:
             if note not in self._result.notes:
                 self._result.notes.append(note)
                 yield NonFatalError(note)
-        self._notes.clear()
+        runner.notes.clear()
 
     def _progress(self, phase: Phase) -> Progress:
         return Progress(executions=self._result.executions, elapsed_s=self._elapsed(),
@@ -275,29 +241,28 @@ class AgentCampaign(Job):
                         budget_s=self.settings.budget_s)
 
     # -- confirm and shrink --------------------------------------------------------------------
-    def _settle(self, pool: Any) -> Iterator[Any]:
+    def _settle(self, runner: EpisodeRunner) -> Iterator[Any]:
         while self._pending:
             finding = self._pending.pop(0)
             remaining = self._remaining()
             if remaining is not None and remaining <= 0:
                 finding.shrink_note = "not shrunk: the budget ran out"
-            elif finding.verdict != "hang" and not self._confirmed(pool, finding):
+            elif finding.verdict != "hang" and not self._confirmed(runner, finding):
                 finding.reproducible = False
                 finding.shrink_note = "not shrunk: it did not happen again on a re-run"
             elif self.settings.shrink:
                 yield PhaseStarted(Phase.SHRINKING, label=finding.signature.id)
-                self._shrink(pool, finding)
+                self._shrink(runner, finding)
                 yield PhaseStarted(Phase.FUZZING, label=self.settings.agent)
             finding.announced = True
             yield FindingRecorded(finding)
 
-    def _confirmed(self, pool: Any, finding: AgentFinding) -> bool:
-        outcome = pool.run([episode_text(self.line, finding.script)])[0]
+    def _confirmed(self, runner: EpisodeRunner, finding: AgentFinding) -> bool:
+        _trace, violations, _outcome = runner.run([finding.script])[0]
         self._result.shrink_executions += 1
-        _trace, violations = self._judged(finding.script, outcome)
         return any(v.signature.id == finding.signature.id for v in violations)
 
-    def _shrink(self, pool: Any, finding: AgentFinding) -> None:
+    def _shrink(self, runner: EpisodeRunner, finding: AgentFinding) -> None:
         remaining = self._remaining()
         budget = self.settings.shrink_budget_s if remaining is None else min(self.settings.shrink_budget_s,
                                                                            remaining / 2)
@@ -306,11 +271,10 @@ class AgentCampaign(Job):
 
         def test(candidates: list) -> list:
             scripts = [generate_script(ReplaySource(c), self.setup) for c in candidates]
-            outcomes = pool.run([episode_text(self.line, s) for s in scripts])
+            judged = runner.run(scripts)
             self._result.shrink_executions += len(scripts)
             keys = []
-            for choices, script, outcome in zip(candidates, scripts, outcomes):
-                trace, violations = self._judged(script, outcome)
+            for choices, script, (trace, violations, _outcome) in zip(candidates, scripts, judged):
                 hit = next((v for v in violations if v.signature.id == wanted), None)
                 if hit is None:
                     keys.append(None)
@@ -358,24 +322,4 @@ def _by_verdict(findings: Any) -> dict:
         counts[f.verdict] = counts.get(f.verdict, 0) + 1
     return counts
 
-
-def _absolute(path: Optional[str], cwd: Optional[str]) -> Optional[str]:
-    if path is None or ":" in path and not os.path.exists(path):  # M:A naming pydantic models
-        return path
-    return os.path.abspath(os.path.join(cwd or os.getcwd(), path))
-
-
-def _start_preloaded(pool: Any, line: str) -> None:
-    """Start the pool with the agent loaded in its zygote (see :data:`PRELOAD_ENV`)."""
-    before = os.environ.get(PRELOAD_ENV)
-    os.environ[PRELOAD_ENV] = line
-    try:
-        pool.start()
-    finally:
-        if before is None:
-            os.environ.pop(PRELOAD_ENV, None)
-        else:
-            os.environ[PRELOAD_ENV] = before
-
-
-__all__ = ["AgentCampaign", "AgentResult", "AgentSettings", "STEPS"]
+__all__ = ["AgentCampaign", "AgentResult", "AgentSettings"]

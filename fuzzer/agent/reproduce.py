@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Optional, Union
+from typing import Optional, Union
 
 from fuzzer.agent.checks import Episode, judge
 from fuzzer.agent.policy import AgentPolicy, load_policy
@@ -35,6 +35,8 @@ class Replay:
     def __str__(self) -> str:
         lines = [listing(self.script), "", "what the loop did:"]
         lines += ["  " + line for line in describe_trace(self.trace)]
+        if self.trace.get("error"):
+            lines += ["", self.trace["error"]["traceback"].rstrip()]
         lines.append("")
         if self.violations:
             lines += [f"{v.verdict}: {v.reason}   [{v.signature.id}]" for v in self.violations]

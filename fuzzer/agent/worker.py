@@ -154,4 +154,95 @@ def run_episode(text: str) -> list:
 
 _preload()
 
-__all__ = ["PRELOAD_ENV", "Settings", "WORKER_TARGET", "episode_text", "loop_maker", "play", "probe_text", "run_episode"]
+
+# --------------------------------------------------------------------------------------------
+# Engine side
+
+
+class EpisodeRunner:
+    """Episodes of one agent in a worker pool: ``run(scripts) -> [(trace, violations, outcome)]``.
+
+    ``start()`` launches the pool with the agent preloaded in its zygote and plays a probe, so a
+    reference that does not load, or a factory that fails, is a :class:`TargetError` (a usage
+    error) before anything is judged. A worker that hung or died has no trace; its violation
+    (hang, crash) is judged here from how it ended.
+    """
+
+    def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
+                 cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
+                 memory_limit_mb: Optional[int] = 4096):
+        from fuzzer.isolation import TargetSpec, WorkerPool
+
+        self.agent, self.registry, self.policy, self.timeout = agent, registry, policy, timeout
+        cwd = cwd or os.getcwd()
+        self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json()).line()
+        self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=cwd, timeout=timeout,
+                                          memory_limit_mb=memory_limit_mb), workers=workers)
+        self.notes: list[str] = []
+
+    def __enter__(self) -> "EpisodeRunner":
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        before = os.environ.get(PRELOAD_ENV)
+        os.environ[PRELOAD_ENV] = self.line
+        try:
+            self.pool.start()
+        finally:
+            if before is None:
+                os.environ.pop(PRELOAD_ENV, None)
+            else:
+                os.environ[PRELOAD_ENV] = before
+        try:
+            self._probe()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def _probe(self) -> None:
+        outcome = self.pool.run([probe_text(self.line)])[0]
+        first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
+        if first is not None and first["name"] == "loaded":
+            return
+        if first is not None and first["name"] == "error":
+            raise TargetError(first["arguments"]["message"])
+        if outcome.kind == "hung":
+            raise TargetError(f"agent {self.agent!r}: loading it did not finish within {self.timeout:g} s (--timeout)")
+        raise TargetError(f"agent {self.agent!r}: the process loading it failed "
+                          f"({outcome.detail or outcome.exception or outcome.kind})")
+
+    def run(self, scripts: list) -> list[tuple]:
+        outcomes = self.pool.run([episode_text(self.line, s) for s in scripts])
+        return [self._judged(script, outcome) for script, outcome in zip(scripts, outcomes)]
+
+    def _judged(self, script: Script, outcome: Any) -> tuple:
+        from corpus.signature import Signature
+        from fuzzer.agent.checks import Violation
+
+        first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
+        if first is not None and first["name"] == "episode":
+            data = first["arguments"]
+            violations = [Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4]) for v in data["violations"]]
+            return data["trace"], violations, outcome
+        if first is not None and first["name"] == "error":
+            self.notes.append(f"an episode could not run: {first['arguments']['message']}")
+            return None, [], outcome
+        episode = Episode(script, None, self.policy, self.registry, outcome=outcome, timeout=self.timeout)
+        return None, judge(episode), outcome
+
+
+def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
+    """A tools file as an absolute path (workers run in ``cwd`` too, but corpus entries and reports
+    keep what the user typed); an ``M:A`` reference to pydantic models is left as it is."""
+    if path is None or (":" in path and not os.path.exists(os.path.join(cwd, path))):
+        return path
+    return os.path.abspath(os.path.join(cwd, path))
+
+__all__ = ["EpisodeRunner", "PRELOAD_ENV", "Settings", "WORKER_TARGET", "episode_text", "loop_maker", "play", "probe_text", "run_episode"]
