@@ -416,17 +416,23 @@ def _parallel(source: Source, d: Drafting) -> list:
 @step("repeat", weight=2)
 def _repeat(source: Source, d: Drafting) -> list:
     """the same call as an earlier step again, sometimes with its argument keys in another order"""
+    # The same choices are drawn whether or not there is an earlier call: a new call, which is, then
+    # which earlier call and whether to reorder it. So deleting the step that made the earlier call
+    # (shrinking) turns this step into a call without shifting the choices of the steps after it.
+    fmt = d.format(source)
+    fresh = d.new_call(source, d.tool(source, fmt))
     earlier = d.earlier_calls()
+    pick = source.integer(0, max(0, len(earlier) - 1))
+    reorder = source.boolean(0.5)
     if not earlier:
-        return _call(source, d)
-    original = source.choice(earlier)
+        return [d.calls_turn(source, "call", fmt, [fresh])]
+    original = earlier[pick]
     arguments = original.arguments
-    reorder = source.boolean(0.5) and len(arguments) > 1
+    reorder = reorder and len(arguments) > 1
     if reorder:
         arguments = dict(reversed(list(arguments.items())))
-    fmt = None
-    if d.text:
-        fmt = source.choice([f for f in d.setup.formats if supports_name(f, original.name)] or ["json"])
+    if d.text and not supports_name(fmt, original.name):
+        fmt = next((f for f in d.setup.formats if supports_name(f, original.name)), "json")
     step_no = next(i for i, t in enumerate(d.turns) if any(c is original for c in t.calls)) + 1
     note = f"turn {step_no}'s call again" + (", argument keys reordered" if reorder else "")
     return [d.calls_turn(source, "repeat", fmt, [d.structured(original.name, arguments)], note=note)]
