@@ -144,7 +144,10 @@ def run_episode(text: str) -> list:
         script = Script.from_json(json.loads(body))
         trace = play(script, make_loop, registry, policy.caps)
     except TargetError as exc:
-        return [{"name": "error", "arguments": {"message": str(exc)}}]
+        message = str(exc)
+        if message.startswith("target "):  # fuzzer.target's loader speaks of parsers
+            message = "--agent " + message[len("target "):]
+        return [{"name": "error", "arguments": {"message": message}}]
     except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
         return [{"name": "error", "arguments": {"message": f"{type(exc).__name__}: {exc}"}}]
     violations = judge(Episode(script, trace, policy, registry))
