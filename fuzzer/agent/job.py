@@ -151,21 +151,19 @@ class AgentCampaign(Job):
         s = self.settings
         runner = EpisodeRunner(agent=s.agent, registry=self.registry, policy=s.policy, tools_file=s.tools_file,
                                cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb)
+        feed = None
         try:
             runner.start()
             yield JobStarted(job=self.name, label=s.agent, settings=s.to_json(), budget_s=s.budget_s)
             yield PhaseStarted(Phase.FUZZING, label=s.agent)
-            source = RandomSource(s.seed)
+            feed = ScriptFeed(self.setup, s.seed)
             last_progress = 0.0
             while True:
                 reason = self._out_of_budget()
                 if reason is not None:
                     self.stop_reason = reason
                     break
-                batch = []
-                for _ in range(self._batch_size()):
-                    source.reset()
-                    batch.append((generate_script(source, self.setup), tuple(source.choices)))
+                batch = feed.take(self._batch_size())
                 began = time.monotonic()
                 judged = runner.run([script for script, _ in batch])
                 spent = max(time.monotonic() - began, 1e-6)
@@ -179,6 +177,8 @@ class AgentCampaign(Job):
                     yield self._progress(Phase.FUZZING)
             yield self._progress(Phase.FUZZING)
         finally:
+            if feed is not None:
+                feed.close()
             runner.close()
             self._result.elapsed_s = self._elapsed()
 
@@ -298,6 +298,69 @@ class AgentCampaign(Job):
         finding.minimized_trace, finding.minimized_reason = trace, hit.reason
         if time.monotonic() - began >= budget:
             finding.shrink_note = "shrinking stopped by its budget"
+
+
+class ScriptFeed:
+    """Scripts drawn in a background thread while the workers play the current batch.
+
+    Generation is pure Python and the loop runs in another process, so while the engine waits
+    for results (releasing the GIL in ``poll``) this thread keeps the engine's core busy. Only
+    this thread touches the source, so the scripts — and a seeded campaign's findings — are the
+    same as without it (the parser campaign's :class:`fuzzer.schedule.Prefetcher` does the same
+    with fixed-size batches; here the batch size follows the measured rate)."""
+
+    def __init__(self, setup: ScriptSetup, seed: int, depth: int = 2 * MAX_BATCH):
+        import queue
+        import sys
+        import threading
+
+        self._queue: "queue.Queue" = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._setup, self._seed = setup, seed
+        self._interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._interval, 0.0005))  # hand the GIL back fast when results arrive
+        self._thread = threading.Thread(target=self._fill, name="toolfuzz-scripts", daemon=True)
+        self._thread.start()
+
+    def _fill(self) -> None:
+        import queue
+
+        source = RandomSource(self._seed)
+        while not self._stop.is_set():
+            try:
+                source.reset()
+                item: Any = (generate_script(source, self._setup), tuple(source.choices))
+            except BaseException as exc:  # surfaced in the engine's thread by take()
+                item = exc
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(item, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if isinstance(item, BaseException):
+                return
+
+    def take(self, n: int) -> list:
+        import queue
+
+        out = []
+        while len(out) < n:
+            try:
+                item = self._queue.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            out.append(item)
+        return out
+
+    def close(self) -> None:
+        import sys
+
+        self._stop.set()
+        self._thread.join(timeout=2)
+        sys.setswitchinterval(self._interval)
 
 
 def _delete_steps(script: Script, choices: tuple, test: Any, found: dict, deadline: float, batch: int) -> tuple:

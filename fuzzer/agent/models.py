@@ -47,9 +47,9 @@ class _Record:
 
     __slots__: tuple = ()
 
-    def __init__(self, **values: Any):
-        for name in self.__slots__:
-            object.__setattr__(self, name, values.get(name))
+    def __init__(self, **values: Any):  # every field is always given
+        for name, value in values.items():
+            setattr(self, name, value)
 
     def to_dict(self, *, exclude_none: bool = False, **_: Any) -> dict:
         out = {}
@@ -167,11 +167,12 @@ def _as_dict(message: Any) -> dict:
 def openai_feedback(messages: Any) -> dict:
     """Each ``role: tool`` message: its ``tool_call_id`` and the refs its content mentions."""
     found = []
-    items = list(messages) if isinstance(messages, (list, tuple)) else []
+    items = messages if isinstance(messages, (list, tuple)) else ()
     for message in items:
-        m = _as_dict(message)
+        m = message if type(message) is dict else _as_dict(message)
         if m.get("role") in ("tool", "function"):
-            found.append([m.get("tool_call_id"), refs_in(_text(m.get("content")))])
+            content = m.get("content")
+            found.append([m.get("tool_call_id"), refs_in(content if isinstance(content, str) else _text(content))])
     return {"messages": len(items), "results": found}
 
 

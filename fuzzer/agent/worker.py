@@ -3,10 +3,13 @@
 The engine never imports the user's loop. It runs episodes through :class:`fuzzer.isolation.
 WorkerPool` — the same zygote, watchdog, batching and stack capture the parser campaign uses —
 with :func:`run_episode` as the pool's target: each input text is one line of settings (the
-agent reference, tools file, model shape, caps) and one line of script JSON, and the "call" the
-target returns carries the episode's trace (plain JSON) back to the engine. A loop that hangs is
+agent reference, tools file, working directory, policy) and one line of script JSON, and the
+"call" the target returns carries the episode's trace and verdicts (judged in the worker, so the
+oracles run in parallel over the workers) back to the engine as JSON text. A loop that hangs is
 killed by the pool's watchdog after ``--timeout`` and its stack is captured; one that kills its
-process (``os._exit``, a segfault) is restarted the same way.
+process (``os._exit``, a segfault) is restarted the same way. :class:`EpisodeRunner` is the
+engine's side: the pool, the probe that turns a bad ``--agent`` into a usage error, and the
+verdicts of episodes that hung or died.
 
 :func:`play` is the episode itself, usable in-process too (tests, the reproduce command): build
 the recorder, the scripted model of the script's shape and the tool doubles, call
@@ -132,8 +135,8 @@ def probe_text(settings_line: str) -> str:
 
 
 def run_episode(text: str) -> list:
-    """The pool target: ``[{"name": "episode", "arguments": {"trace", "violations"}}]`` — the
-    trace and the verdicts (judged here, in parallel over the workers) — or ``"error"`` with a
+    """The pool target: ``[{"name": "episode", "arguments": {"json": ...}}]`` — the trace and the
+    verdicts (judged here, in parallel over the workers), as JSON text — or ``"error"`` with a
     one-line message when the agent or the tools cannot be loaded."""
     line, _, body = text.partition("\n")
     try:
@@ -151,8 +154,12 @@ def run_episode(text: str) -> list:
     except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
         return [{"name": "error", "arguments": {"message": f"{type(exc).__name__}: {exc}"}}]
     violations = judge(Episode(script, trace, policy, registry))
-    return [{"name": "episode", "arguments": {"trace": trace, "violations": [
-        [v.verdict, v.signature.id, v.signature.title, v.signature.key, v.reason] for v in violations]}}]
+    # One JSON string: the pool normalizes what its target returns value by value, and json.dumps
+    # / json.loads (C code) carry a trace of any size far faster.
+    payload = json.dumps({"trace": trace, "violations": [
+        [v.verdict, v.signature.id, v.signature.title, v.signature.key, v.reason] for v in violations]},
+        ensure_ascii=False, separators=(",", ":"), default=repr)
+    return [{"name": "episode", "arguments": {"json": payload}}]
 
 
 _preload()
@@ -231,7 +238,7 @@ class EpisodeRunner:
 
         first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
         if first is not None and first["name"] == "episode":
-            data = first["arguments"]
+            data = json.loads(first["arguments"]["json"])
             violations = [Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4]) for v in data["violations"]]
             return data["trace"], violations, outcome
         if first is not None and first["name"] == "error":

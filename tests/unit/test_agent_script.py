@@ -52,6 +52,21 @@ def test_any_choice_sequence_makes_a_well_formed_script(choices, shape):
     assert script.turns[-1].final or script.turns[-1].step == "runaway"
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_calls_of_valid_steps_satisfy_their_schema(shape):
+    # the unvalidated_execution oracle relies on it for calls the loop runs exactly as scripted
+    from strategies._internal.schema import tool_validator
+
+    checked = 0
+    for s in scripts(shape):
+        for t in s.turns:
+            if t.step in EXECUTABLE_STEPS:
+                for c in t.calls:
+                    assert tool_validator(REGISTRY[c.name]).is_valid(c.arguments), (c.name, c.arguments)
+                    checked += 1
+    assert checked > 500
+
+
 def test_the_simplest_choices_give_the_simplest_script():
     script = generate_script(ReplaySource([]), SETUPS["openai"])
     assert [t.step for t in script.turns] == ["final"]
