@@ -77,11 +77,13 @@ class AgentResult(JobResult):
     model_requests: int = 0
     tool_executions: int = 0
     shrink_executions: int = 0
+    fuzzing_s: float = 0.0  # wall time spent playing fresh episodes (not confirming or shrinking)
     by_step: dict = field(default_factory=dict)  # step kind -> {"episodes", "failures"}
 
     @property
     def episodes_per_worker_s(self) -> float:
-        return self.execs_per_s / max(1, self.workers)
+        """Fresh episodes per second per worker while fuzzing (confirming and shrinking excluded)."""
+        return self.executions / self.fuzzing_s / max(1, self.workers) if self.fuzzing_s > 0 else 0.0
 
     def by_verdict(self) -> dict:
         return _by_verdict(self.findings)
@@ -90,7 +92,8 @@ class AgentResult(JobResult):
         return {"job": self.job, "agent": self.label, "shape": self.shape, "tools": self.tools, "seed": self.seed,
                 "policy": self.policy, "executions": self.executions, "episodes": self.executions,
                 "elapsed_s": round(self.elapsed_s, 3), "execs_per_s": round(self.execs_per_s, 1),
-                "workers": self.workers, "model_requests": self.model_requests,
+                "workers": self.workers, "fuzzing_s": round(self.fuzzing_s, 3),
+                "episodes_per_worker_s": round(self.episodes_per_worker_s, 1), "model_requests": self.model_requests,
                 "tool_executions": self.tool_executions, "shrink_executions": self.shrink_executions,
                 "stop_reason": str(self.stop_reason), "problem": self.problem, "counts": self.counts(),
                 "by_verdict": self.by_verdict(), "by_step": self.by_step,
@@ -167,6 +170,7 @@ class AgentCampaign(Job):
                 began = time.monotonic()
                 judged = runner.run([script for script, _ in batch])
                 spent = max(time.monotonic() - began, 1e-6)
+                self._result.fuzzing_s += spent
                 self._rate = len(batch) / spent if self._rate is None else 0.5 * self._rate + 0.5 * len(batch) / spent
                 for (script, choices), (trace, violations, outcome) in zip(batch, judged):
                     self._record(script, choices, trace, violations, outcome)

@@ -82,8 +82,8 @@ def summary_lines(result: Any) -> list[str]:
     lines: list[str] = []
     for finding in result.findings:
         lines += [finding.text(), ""]
-    per_worker = result.execs_per_s / max(1, result.workers)
-    lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s ({per_worker:,.0f}/s per worker), "
+    lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s "
+                 f"({result.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
                  f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
                  f"{result.shrink_executions:,} more to confirm and shrink; stopped: {result.stop_reason}")
     counts = result.by_verdict()
