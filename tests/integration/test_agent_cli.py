@@ -149,3 +149,40 @@ def test_ctrl_c_keeps_every_finding_and_the_report(tmp_path: Path):
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["stop_reason"] == "interrupted" and report["failures"]
     assert "interrupted, finishing the report" in err
+
+
+HANGS_AND_DIES = """
+import os
+import time
+
+
+def run(client, tools, user_input):
+    if user_input.startswith("How much"):
+        while True:          # a loop that waits forever for something that never comes
+            time.sleep(0.01)
+    if user_input.startswith("Email"):
+        os._exit(3)          # a loop that takes its process down
+    return client.chat.completions.create(messages=[]).choices[0].message.content
+"""
+
+
+def test_a_hang_and_a_death_are_caught_by_the_watchdog_with_their_stacks(cli, tmp_path: Path):
+    (tmp_path / "fragile_loop.py").write_text(HANGS_AND_DIES)
+    result = cli("agent", "--agent", "fragile_loop:run", "--max-examples", "25", "--seed", "3", "--timeout", "0.5",
+                 "--no-shrink", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    titles = {f["verdict"]: f["title"] for f in result.report()["failures"]}
+    assert titles["hang"] == "hang: stuck in fragile_loop.py:run"
+    assert titles["crash"].startswith("crash: the target process died (exit status 3)")
+
+
+def test_the_same_seed_finds_the_same_failures_with_the_same_scripts():
+    from fuzzer.agent.job import AgentCampaign, AgentSettings
+    from fuzzer.pipeline import run_job
+
+    def campaign() -> dict:
+        settings = AgentSettings(agent=NAIVE, seed=5, max_examples=40, budget_s=None, shrink=False, cwd=str(ROOT))
+        return {f.signature.id: f.script.to_json() for f in run_job(AgentCampaign(settings)).result.findings}
+
+    first = campaign()
+    assert first and campaign() == first
