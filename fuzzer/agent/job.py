@@ -304,67 +304,42 @@ class AgentCampaign(Job):
             finding.shrink_note = "shrinking stopped by its budget"
 
 
+class _ScriptStream:
+    """Scripts from one seeded source, in order (what the prefetch thread draws from)."""
+
+    def __init__(self, setup: ScriptSetup, seed: int):
+        self._setup, self._source = setup, RandomSource(seed)
+
+    def batch(self, size: int) -> list:
+        out = []
+        for _ in range(size):
+            self._source.reset()
+            out.append((generate_script(self._source, self._setup), tuple(self._source.choices)))
+        return out
+
+
 class ScriptFeed:
-    """Scripts drawn in a background thread while the workers play the current batch.
+    """Scripts drawn in a background thread while the workers play the current batch — the parser
+    campaign's :class:`fuzzer.schedule.Prefetcher` over small fixed chunks, handed out in batches of
+    whatever size the measured rate asks for. Only that thread touches the source, so the scripts
+    (and a seeded campaign's findings) are the same as without it."""
 
-    Generation is pure Python and the loop runs in another process, so while the engine waits
-    for results (releasing the GIL in ``poll``) this thread keeps the engine's core busy. Only
-    this thread touches the source, so the scripts — and a seeded campaign's findings — are the
-    same as without it (the parser campaign's :class:`fuzzer.schedule.Prefetcher` does the same
-    with fixed-size batches; here the batch size follows the measured rate)."""
+    CHUNK = 8
 
-    def __init__(self, setup: ScriptSetup, seed: int, depth: int = 2 * MAX_BATCH):
-        import queue
-        import sys
-        import threading
+    def __init__(self, setup: ScriptSetup, seed: int):
+        from fuzzer.schedule import Prefetcher
 
-        self._queue: "queue.Queue" = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._setup, self._seed = setup, seed
-        self._interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._interval, 0.0005))  # hand the GIL back fast when results arrive
-        self._thread = threading.Thread(target=self._fill, name="toolfuzz-scripts", daemon=True)
-        self._thread.start()
-
-    def _fill(self) -> None:
-        import queue
-
-        source = RandomSource(self._seed)
-        while not self._stop.is_set():
-            try:
-                source.reset()
-                item: Any = (generate_script(source, self._setup), tuple(source.choices))
-            except BaseException as exc:  # surfaced in the engine's thread by take()
-                item = exc
-            while not self._stop.is_set():
-                try:
-                    self._queue.put(item, timeout=0.1)
-                    break
-                except queue.Full:
-                    continue
-            if isinstance(item, BaseException):
-                return
+        self._prefetcher = Prefetcher(_ScriptStream(setup, seed), self.CHUNK, depth=2 * MAX_BATCH // self.CHUNK)
+        self._ready: list = []
 
     def take(self, n: int) -> list:
-        import queue
-
-        out = []
-        while len(out) < n:
-            try:
-                item = self._queue.get(timeout=0.1)
-            except queue.Empty:
-                continue
-            if isinstance(item, BaseException):
-                raise item
-            out.append(item)
+        while len(self._ready) < n:
+            self._ready.extend(self._prefetcher.get())
+        out, self._ready = self._ready[:n], self._ready[n:]
         return out
 
     def close(self) -> None:
-        import sys
-
-        self._stop.set()
-        self._thread.join(timeout=2)
-        sys.setswitchinterval(self._interval)
+        self._prefetcher.close()
 
 
 def _delete_steps(script: Script, choices: tuple, test: Any, found: dict, deadline: float, batch: int) -> tuple:

@@ -142,13 +142,9 @@ def describe_error(exc: BaseException) -> dict:
     innermost last; toolfuzz's fakes and worker left out, so a signature names the user's code),
     the innermost of them as (full path, function) for reports that link to code, and the
     formatted traceback."""
-    cls = type(exc)
-    module = getattr(cls, "__module__", None)
-    name = cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
-    try:
-        message = str(exc)
-    except Exception:  # noqa: BLE001
-        message = "<str() of the exception failed>"
+    from fuzzer.isolation import _describe_exception  # the type's name and message, as for parsers
+
+    name, message, _frames = _describe_exception(exc)
     frames, where = [], None
     for frame, _line in traceback.walk_tb(exc.__traceback__):
         path = os.path.abspath(frame.f_code.co_filename)
@@ -156,10 +152,10 @@ def describe_error(exc: BaseException) -> dict:
             frames.append([os.path.basename(path), frame.f_code.co_name])
             where = [path, frame.f_code.co_name]
     try:
-        text = "".join(traceback.format_exception(cls, exc, exc.__traceback__))
+        text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     except Exception:  # noqa: BLE001
         text = f"{name}: {message}"
-    return {"exception": name, "message": message[:300], "frames": frames[-_FRAME_LIMIT:], "where": where,
+    return {"exception": name, "message": message, "frames": frames[-_FRAME_LIMIT:], "where": where,
             "traceback": text[-TEXT_LIMIT:]}
 
 

@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry_or_fail, main, options, translate_errors
+from fuzzer.cli import job_options, load_registry_or_fail, main, options, translate_errors
 from fuzzer.cli.errors import ConfigError, check_corpus_dir, check_writable_file
 from fuzzer.events import Event, FindingRecorded, Interrupted, JobFinished, JobStarted, NonFatalError, Progress
 from fuzzer.pipeline import EventHandler
@@ -114,24 +114,19 @@ def summary_lines(result: Any) -> list[str]:
               help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, "
                    "must_notice_chain_break, errors): a TOML file, its [tool.toolfuzz.agent] table or top-level "
                    "keys. Default: ./pyproject.toml's [tool.toolfuzz.agent], else the defaults (see --explain).")
-@click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=None,
-              help="Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
-                   "--max-examples.")
-@click.option("--max-examples", type=click.IntRange(min=1), default=None,
-              help="Stop after this many episodes (with --seed: a deterministic campaign).")
+@job_options.budget
+@job_options.max_examples
 @options.seed
 @options.timeout
 @options.workers
 @options.memory
 @options.report
-@click.option("--junit", "junit_path", metavar="FILE.xml", type=click.Path(dir_okay=False),
-              help="Write a JUnit XML report here (one test case per finding).")
+@job_options.junit
 @click.option("--corpus", "corpus_dir", metavar="DIR", type=click.Path(file_okay=False),
               help="Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
-@click.option("--shrink/--no-shrink", default=True, show_default=True,
-              help="Shrink each failure to the shortest script that shows it.")
+@job_options.shrink
 @click.option("--explain", is_flag=True, help="Print the policy in effect and what each verdict means, then exit.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines; only the findings and the summary.")
+@job_options.quiet
 @translate_errors
 def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, policy_file: Optional[str],
           budget_s: Optional[float], max_examples: Optional[int], seed: int, timeout: float, workers: int,
