@@ -43,18 +43,18 @@ def call_id(shape: str, window: int, index: int) -> str:
 
 
 class _Record:
-    """An attribute record with a dict form (the SDK objects' ``to_dict`` / ``model_dump``)."""
+    """An attribute record with a dict form (the SDK objects' ``to_dict`` / ``model_dump``).
+    ``_fields`` gives the dict form's key order; every field is given when a record is made."""
 
-    __slots__: tuple = ()
+    _fields: tuple = ()
 
-    def __init__(self, **values: Any):  # every field is always given
-        for name, value in values.items():
-            setattr(self, name, value)
+    def __init__(self, **values: Any):
+        self.__dict__.update(values)  # one C call: records are made on every request
 
     def to_dict(self, *, exclude_none: bool = False, **_: Any) -> dict:
         out = {}
-        for name in self.__slots__:
-            value = _dict_form(getattr(self, name), exclude_none)
+        for name in self._fields:
+            value = _dict_form(self.__dict__[name], exclude_none)
             if value is not None or not exclude_none:
                 out[name] = value
         return out
@@ -63,7 +63,7 @@ class _Record:
         return self.to_dict(exclude_none=exclude_none)
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{n}={getattr(self, n)!r}" for n in self.__slots__)
+        inner = ", ".join(f"{n}={self.__dict__[n]!r}" for n in self._fields)
         return f"{type(self).__name__}({inner})"
 
     def __eq__(self, other: object) -> bool:
@@ -83,43 +83,43 @@ def _dict_form(value: Any, exclude_none: bool) -> Any:
 
 
 class Function(_Record):
-    __slots__ = ("name", "arguments")
+    _fields = ("name", "arguments")
 
 
 class ChatCompletionMessageToolCall(_Record):
-    __slots__ = ("id", "type", "function")
+    _fields = ("id", "type", "function")
 
 
 class ChatCompletionMessage(_Record):
-    __slots__ = ("role", "content", "refusal", "tool_calls")
+    _fields = ("role", "content", "refusal", "tool_calls")
 
 
 class Choice(_Record):
-    __slots__ = ("index", "message", "finish_reason", "logprobs")
+    _fields = ("index", "message", "finish_reason", "logprobs")
 
 
 class CompletionUsage(_Record):
-    __slots__ = ("prompt_tokens", "completion_tokens", "total_tokens")
+    _fields = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 class ChatCompletion(_Record):
-    __slots__ = ("id", "object", "created", "model", "choices", "usage")
+    _fields = ("id", "object", "created", "model", "choices", "usage")
 
 
 class TextBlock(_Record):
-    __slots__ = ("type", "text")
+    _fields = ("type", "text")
 
 
 class ToolUseBlock(_Record):
-    __slots__ = ("type", "id", "name", "input")
+    _fields = ("type", "id", "name", "input")
 
 
 class Usage(_Record):
-    __slots__ = ("input_tokens", "output_tokens")
+    _fields = ("input_tokens", "output_tokens")
 
 
 class Message(_Record):
-    __slots__ = ("id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage")
+    _fields = ("id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage")
 
 
 # --------------------------------------------------------------------------------------------

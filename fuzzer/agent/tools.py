@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any, Iterator, Optional, Protocol
 
 from fuzzer.agent.trace import Recorder
+from strategies._internal.sample import copy_json
 
 
 class ToolBehaviour(Protocol):
@@ -72,7 +73,9 @@ class ToolBox(Mapping):
     def __init__(self, registry: Any, recorder: Recorder, behaviour: Optional[ToolBehaviour] = None):
         self._recorder = recorder
         self._behaviour = behaviour or ScriptedAnswers()
-        self._tools = {t.name: Tool(t.name, t.description, t.schema, self) for t in registry}
+        self._shown = _shown(registry)
+        self._tools = {spec["name"]: Tool(spec["name"], spec["description"], spec["parameters"], self)
+                       for spec in self._shown[0]}
 
     def __getitem__(self, name: str) -> Tool:
         try:
@@ -102,17 +105,34 @@ class ToolBox(Mapping):
 
     def specs(self) -> list[dict]:
         """``[{"name", "description", "parameters"}]``."""
-        return [{"name": t.name, "description": t.description, "parameters": t.parameters}
-                for t in self._tools.values()]
+        return list(self._shown[0])
 
     def openai(self) -> list[dict]:
         """The ``tools=`` list of the OpenAI chat completions API."""
-        return [{"type": "function", "function": spec} for spec in self.specs()]
+        return list(self._shown[1])
 
     def anthropic(self) -> list[dict]:
         """The ``tools=`` list of the Anthropic messages API."""
-        return [{"name": t.name, "description": t.description, "input_schema": t.parameters}
-                for t in self._tools.values()]
+        return list(self._shown[2])
+
+
+def _shown(registry: Any) -> tuple:
+    """(specs, OpenAI list, Anthropic list) of ``registry``, made once per process.
+
+    Their schemas are copies: a loop that edits the schemas it is given (OpenAI strict mode adds
+    ``additionalProperties: false``) changes what it sees in later episodes, as it would with
+    module-level definitions, but never the schemas the oracles judge with. Loops ask for these
+    on every request, and cache validators by schema identity, so they are not rebuilt per episode."""
+    hit = _SHOWN.get(id(registry))
+    if hit is None or hit[0] is not registry:
+        specs = [{"name": t.name, "description": t.description, "parameters": copy_json(t.schema)} for t in registry]
+        hit = _SHOWN[id(registry)] = (
+            registry, specs, [{"type": "function", "function": spec} for spec in specs],
+            [{"name": s["name"], "description": s["description"], "input_schema": s["parameters"]} for s in specs])
+    return hit[1:]
+
+
+_SHOWN: dict = {}
 
 
 __all__ = ["ScriptedAnswers", "Tool", "ToolBehaviour", "ToolBox"]

@@ -279,7 +279,8 @@ class AgentStateMachine:
         outcomes = []
         fresh: list = []
         for call in self.pending:
-            refusal = self._refusal(call)
+            key = _canonical([call.name, call.arguments])
+            refusal = self._refusal(call, key)
             if refusal == "converged":
                 return self._finish("I stopped: the tools keep returning the same result.")
             if refusal == "limit":
@@ -287,7 +288,6 @@ class AgentStateMachine:
             if refusal is not None:
                 outcomes.append((call, json.dumps({"error": refusal}), True))
                 continue
-            key = _canonical([call.name, call.arguments])
             self.attempts += 1
             try:
                 result = self.tools[call.name](**call.arguments)
@@ -303,18 +303,17 @@ class AgentStateMachine:
         self.shape.feed(history, outcomes)
         self.state = State.THINKING
 
-    def _refusal(self, call: Call) -> Optional[str]:
-        """Why ``call`` must not run (None: it may)."""
+    def _refusal(self, call: Call, key: str) -> Optional[str]:
+        """Why ``call`` (``key``: its canonical JSON) must not run (None: it may)."""
         if call.problem:
             return call.problem
         if call.name not in self.tools:
             return f"there is no tool named {call.name!r}"
+        if key in self.executed:  # before validating: a call that already ran was valid
+            return f"this exact call already ran; its result was {json.dumps(self.executed[key])}"
         error = next(validator_for(self.tools[call.name].parameters).iter_errors(call.arguments), None)
         if error is not None:
             return f"invalid arguments: {error.message[:200]}"
-        key = _canonical([call.name, call.arguments])
-        if key in self.executed:
-            return f"this exact call already ran; its result was {json.dumps(self.executed[key])}"
         n = self.convergence
         if n and len(self.results) >= n and len(set(self.results[-n:])) == 1:
             return "converged"

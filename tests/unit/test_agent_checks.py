@@ -255,3 +255,14 @@ def test_signatures_do_not_change_when_the_loop_s_lines_move(tmp_path: Path):
         loop = load_target("agent_mod.py:run", cwd=str(directory))
         ids.append(verdicts(loop, s)["crash"].signature.id)
     assert ids[0] == ids[1]
+
+
+def test_a_loop_editing_the_schemas_it_is_given_does_not_change_what_the_oracle_judges_with():
+    def strict(client, tools, user_input):
+        for spec in tools.openai():
+            spec["function"]["parameters"]["required"] = []  # what an over-eager strict-mode helper might do
+        return agent_naive.run(client, tools, user_input)
+
+    found = verdicts(strict, script(turn("malformed", call("get_weather", unit="celsius")), FINAL))
+    assert found["unvalidated_execution"].signature.key == "unvalidated_execution|schema keyword required"
+    assert REGISTRY["get_weather"].schema["required"] == ["city"]
