@@ -1,8 +1,8 @@
 """The agent campaign: generate scripts, play them against the loop, judge, confirm, shrink, record.
 
 :class:`AgentCampaign` is a :class:`fuzzer.pipeline.Job`. Its hot loop draws scripts with a
-recording :class:`~strategies._internal.source.RandomSource`, sends them in batches to the worker
-pool (:mod:`fuzzer.agent.worker`: isolated, watched, judged there), and records the first episode
+recording :class:`~strategies._internal.source.RandomSource` (in a background thread, while the
+workers play the previous batch), sends them in batches to the worker pool (:mod:`fuzzer.agent.worker`: isolated, watched, judged there), and records the first episode
 of each signature. Every new finding is then re-run once (a loop that does not fail again is
 nondeterministic: reported, not shrunk) and shrunk to the shortest script showing the same
 signature by shrinking its choice sequence (:func:`corpus.minimize.shrink_choices`), before it is
@@ -119,7 +119,6 @@ class AgentCampaign(Job):
         self._pending: list[AgentFinding] = []
         self._started = time.monotonic()
         self._rate: Optional[float] = None
-        self._notes: list[str] = []
 
     # -- time ---------------------------------------------------------------------------------
     def _elapsed(self) -> float:
