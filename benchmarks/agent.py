@@ -51,7 +51,8 @@ def harness_rate(agent: str, shape: str, seconds: float, workers: int) -> tuple[
     before = _children_cpu()
     result = run_job(AgentCampaign(settings)).result
     cpu = _children_cpu() - before
-    return result.executions / result.fuzzing_s / workers, result.executions / cpu, len(result.findings)
+    played = result.executions + result.shrink_executions  # the workers also played the shrinking's episodes
+    return result.executions / result.fuzzing_s / workers, played / cpu, len(result.findings)
 
 
 def naive_rate(agent: str, shape: str, seconds: float) -> tuple[float, float, int]:
