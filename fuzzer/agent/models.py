@@ -10,7 +10,8 @@
   (``.id``, ``.name``, ``.input``), ``.stop_reason``.
 
 No vendor SDK is imported: the response objects are small attribute records with the SDKs' field
-names, and ``to_dict()`` / ``model_dump()`` give their dict form, which the tests validate with
+names (awaitable too, so ``async`` loops written against ``AsyncOpenAI`` / ``AsyncAnthropic`` run
+unchanged), and ``to_dict()`` / ``model_dump()`` give their dict form, which the tests validate with
 ``openai.types.chat.ChatCompletion.model_validate`` and ``anthropic.types.Message.model_validate``
 so the shapes cannot drift. A loop may append these objects (or their dicts) to its history.
 
@@ -102,7 +103,17 @@ class CompletionUsage(_Record):
     _fields = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
-class ChatCompletion(_Record):
+class _Awaitable:
+    """A response an async loop can ``await`` too (``await client.chat.completions.create(...)``,
+    as with ``AsyncOpenAI`` / ``AsyncAnthropic``): awaiting it gives the response itself."""
+
+    def __await__(self) -> Any:
+        if False:  # pragma: no cover - makes this a generator: the await finishes at once
+            yield
+        return self
+
+
+class ChatCompletion(_Awaitable, _Record):
     _fields = ("id", "object", "created", "model", "choices", "usage")
 
 
@@ -118,7 +129,7 @@ class Usage(_Record):
     _fields = ("input_tokens", "output_tokens")
 
 
-class Message(_Record):
+class Message(_Awaitable, _Record):
     _fields = ("id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage")
 
 

@@ -73,6 +73,10 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
     run = make_loop()  # a factory's own failure is a TargetError: it is not the episode's fault
     try:
         reply = run(model, tools, script.user)
+        if inspect.iscoroutine(reply):  # an async loop: the structured fakes' responses are awaitable
+            import asyncio
+
+            reply = asyncio.run(reply)
     except EpisodeAborted:
         return recorder.trace()
     except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, ... all are the loop's

@@ -100,7 +100,8 @@ def summary_lines(result: Any) -> list[str]:
 @main.command("agent")
 @click.option("--agent", "agent", required=True, metavar="M:A",
               help="The loop under test: run(model, tools, user_input) -> reply, or a factory taking no "
-                   "arguments that returns one (called once per episode). toolfuzz supplies the model "
+                   "arguments that returns one (called once per episode); async def run works with the openai "
+                   "and anthropic shapes. toolfuzz supplies the model "
                    "(see --model-shape) and the tools (a mapping of name -> callable). The current "
                    "directory is on sys.path.")
 @options.tools_file

@@ -266,3 +266,20 @@ def test_a_loop_editing_the_schemas_it_is_given_does_not_change_what_the_oracle_
     found = verdicts(strict, script(turn("malformed", call("get_weather", unit="celsius")), FINAL))
     assert found["unvalidated_execution"].signature.key == "unvalidated_execution|schema keyword required"
     assert REGISTRY["get_weather"].schema["required"] == ["city"]
+
+
+def test_an_async_loop_runs_against_the_awaitable_fakes():
+    async def run(client, tools, user_input):
+        messages = [{"role": "user", "content": user_input}]
+        while True:
+            response = await client.chat.completions.create(model="m", messages=messages)
+            message = response.choices[0].message
+            if not message.tool_calls:
+                return message.content
+            messages.append({"role": "assistant", "tool_calls": [c.to_dict() for c in message.tool_calls]})
+            for c in message.tool_calls:  # runs everything it is given, like the naive loop
+                result = tools[c.function.name](**json.loads(c.function.arguments))
+                messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(result)})
+
+    assert verdicts(run, script(turn("call", PARIS), FINAL)) == {}
+    assert set(verdicts(run, script(turn("call", PARIS), turn("repeat", PARIS), FINAL))) == {"duplicate_execution"}
