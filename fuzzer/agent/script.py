@@ -522,7 +522,7 @@ def _length(source: Source, d: Drafting) -> list:
             offset += len(piece.text)
         text = rendered.text[:cut if cut is not None else max(1, len(rendered.text) - 1)]
         return [Turn(step="length", calls=[ScriptCall(tool.name, None)], text=text, finish=LENGTH,
-                     truncated=True, note=f"cut after {len(text)} characters")]
+                     truncated=True, note=f"cut after {len(text)} of {len(rendered.text)} characters")]
     if d.setup.shape == "anthropic":  # the input holds the keys written before the cut
         items = list(arguments.items())
         partial = dict(items[:source.integer(0, max(0, len(items) - 1))])
@@ -701,6 +701,8 @@ def _turn_body(script: Script, turn: Turn, group: list) -> str:
     if script.shape == "text" and (turn.step in ("malformed", "unknown_tool", "length") or not turn.calls):
         return _short(turn.text, 110) + note
     body = ", ".join(call_text(c) for c in turn.calls if c.raw is not None or script.shape == "text")
+    if script.shape == "text":  # the exact text matters to a parser: show how the calls were written
+        body += f"  as {_short(turn.text, 90)}"
     if turn.content and not turn.final:
         body = (body + "  + text " if body else "text ") + _short(turn.content, 60)
     return body + note
