@@ -181,7 +181,10 @@ def _text_feedback(executions: list, before: dict, after: dict, w: int) -> Optio
 
 def _structured_feedback(ep: Episode, executions: list, after: dict, w: int) -> Optional[Violation]:
     results = after["results"]
+    calls = ep.script.turn(w).calls
     for e in executions:
+        if calls[e["call"]].raw is None:
+            continue  # the model wrote this call as text: it has no id to feed a result back under
         cid = call_id(ep.script.shape, w, e["call"])
         ref = e["result"]["ref"]
         under = [refs for message_id, refs in results if message_id == cid]

@@ -283,3 +283,20 @@ def test_an_async_loop_runs_against_the_awaitable_fakes():
 
     assert verdicts(run, script(turn("call", PARIS), FINAL)) == {}
     assert set(verdicts(run, script(turn("call", PARIS), turn("repeat", PARIS), FINAL))) == {"duplicate_execution"}
+
+
+def test_a_call_the_model_wrote_as_text_needs_no_result_under_an_id():
+    def reads_text_calls(client, tools, user_input):  # an Anthropic loop that also runs calls written as text
+        messages = [{"role": "user", "content": user_input}]
+        while True:
+            response = client.messages.create(model="m", max_tokens=5, messages=messages)
+            text = "".join(b.text for b in response.content if b.type == "text")
+            if not text.startswith("{"):
+                return text
+            call = json.loads(text)
+            result = tools[call["name"]](**call["arguments"])
+            messages += [{"role": "assistant", "content": text}, {"role": "user", "content": json.dumps(result)}]
+
+    written = Turn(step="malformed", calls=[ScriptCall("get_weather", {"city": "Paris"})],
+                   content='{"name": "get_weather", "arguments": {"city": "Paris"}}', note="written as text")
+    assert verdicts(reads_text_calls, script(written, FINAL, shape="anthropic")) == {}
