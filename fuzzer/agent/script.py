@@ -50,6 +50,8 @@ TOOL_CALLS, STOP, LENGTH = "tool_calls", "stop", "length"
 MAX_BODY_STEPS = 6
 #: How often a script ends in a runaway instead of a final answer.
 RUNAWAY_PROBABILITY = 0.25
+#: At most this many distinct calls in a runaway (a policy with a huge max_turns sees the last again).
+RUNAWAY_CALLS = 64
 #: How often a structured calls turn also carries assistant text ("Let me check that.").
 CONTENT_PROBABILITY = 0.2
 #: How often a text-protocol turn has prose around its envelope.
@@ -562,7 +564,7 @@ def _runaway(source: Source, d: Drafting) -> list:
     tool = d.tool(source, fmt)
     # "same" is one turn, played again past the end of the script; the others need one turn per
     # request up to where the episode is stopped (max_turns).
-    count = 1 if mode == "same" else max(1, d.setup.max_turns - len(d.turns))
+    count = 1 if mode == "same" else max(1, min(RUNAWAY_CALLS, d.setup.max_turns - len(d.turns)))
     calls: list[ScriptCall] = []
     for _ in range(count):
         call = d.new_call(source, tool)
