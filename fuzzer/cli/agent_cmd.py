@@ -1,0 +1,135 @@
+"""`fuzz agent`: a scripted adversarial model against a tool-use loop."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, Optional
+
+import click
+
+from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.errors import ConfigError, check_corpus_dir
+from strategies._internal.formats import FORMATS
+
+DEFAULT_BUDGET_S = 60.0
+SHAPES = ("openai", "anthropic", "text")
+
+
+def summary_lines(result: Any) -> list[str]:
+    lines: list[str] = []
+    for finding in result.findings:
+        lines += [finding.text(), ""]
+    lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s "
+                 f"({result.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
+                 f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
+                 f"{result.shrink_executions:,} more to confirm and shrink; stopped: {result.stop_reason}")
+    counts = result.by_verdict()
+    if counts:
+        shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+        lines.append(f"{len(result.findings)} distinct failure(s): {shown}")
+    elif result.problem:
+        lines.append(f"nothing tested: {result.problem}")
+    else:
+        lines.append("no failure: the loop kept every promise of its policy")
+    return lines
+
+
+@main.command("agent")
+@click.option("--agent", "agent", required=True, metavar="M:A",
+              help="The loop under test: run(model, tools, user_input) -> reply, or a factory taking no "
+                   "arguments that returns one (called once per episode); async def run works with the openai "
+                   "and anthropic shapes. toolfuzz supplies the model "
+                   "(see --model-shape) and the tools (a mapping of name -> callable). The current "
+                   "directory is on sys.path.")
+@options.tools_file
+@click.option("--model-shape", "shape", type=click.Choice(SHAPES), default="openai", show_default=True,
+              help="The model client the loop is given: openai (client.chat.completions.create), "
+                   "anthropic (client.messages.create) or text (model.generate(messages, tools) -> str).")
+@click.option("--format", "formats", multiple=True, type=click.Choice(list(FORMATS)),
+              help="With --model-shape text: the formats the loop parses, which the model writes its "
+                   "calls in (repeatable). Default: json.")
+@click.option("--policy", "policy_file", metavar="FILE", type=click.Path(dir_okay=True),
+              help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, "
+                   "must_notice_chain_break, errors): a TOML file, its [tool.toolfuzz.agent] table or top-level "
+                   "keys. Default: ./pyproject.toml's [tool.toolfuzz.agent], else the defaults (see --explain).")
+@options.budget(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
+                      "--max-examples.")
+@options.max_examples
+@options.seed
+@options.timeout
+@options.workers
+@options.memory
+@options.reports
+@click.option("--corpus", "corpus_dir", metavar="DIR", type=click.Path(file_okay=False),
+              help="Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
+@click.option("--shrink/--no-shrink", default=True, show_default=True,
+              help="Shrink each failure to the shortest script that shows it.")
+@click.option("--explain", is_flag=True, help="Print the policy in effect and what each verdict means, then exit.")
+@options.quiet
+@translate_errors
+def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, policy_file: Optional[str],
+          budget_s: Optional[float], max_examples: Optional[int], seed: int, timeout: float, workers: int,
+          memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, explain: bool, quiet: bool,
+          **report_paths: Any) -> None:
+    """Play generated scripts of model turns against a tool-use loop and judge what it does.
+
+    Each episode calls run(model, tools, user_input) with a scripted model that answers from a
+    script: valid and parallel calls, repeats, calls unrelated to the last result, malformed and
+    truncated outputs, unknown tools, finish_reason=length, empty responses, a final answer or a
+    runaway that never stops. Every failure is shown as the shortest script that shows it, with a
+    command that replays it. Exit status: 0 no failure, 1 failures found, 2 usage or configuration
+    error (130 when interrupted before finding anything).
+    """
+    from fuzzer.agent.checks import CHECKS
+    from fuzzer.agent.job import AgentCampaign, AgentSettings
+    from fuzzer.agent.policy import load_policy
+    from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
+    from fuzzer.corpus_writer import CorpusWriter
+    from fuzzer.parser_harness import target_version
+
+    reports = options.report_paths(report_paths)
+
+    if ":" not in agent:
+        raise ConfigError(f"--agent: {agent!r} is not of the form module:callable (e.g. mypkg.agent:run)")
+    if formats and shape != "text":
+        raise click.BadParameter("applies to --model-shape text only (structured shapes carry calls, not text)",
+                                 param_hint="'--format'")
+    policy = load_policy(policy_file)
+    if explain:
+        click.echo(f"policy ({policy.source}):")
+        for key, value in policy.to_json().items():
+            click.echo(f"  {key} = {value!r}")
+        click.echo("verdicts:")
+        for name, item in CHECKS.items():
+            state = "" if item.enabled(policy) else "   (off under this policy)"
+            click.echo(f"  {name:<24}{item.description}{state}")
+        return
+    registry = load_registry(tools_file)
+    check_output_paths(reports)
+    if corpus_dir:
+        check_corpus_dir(corpus_dir)
+    if budget_s is None and max_examples is None:
+        budget_s = DEFAULT_BUDGET_S
+    settings = AgentSettings(agent=agent, tools_file=tools_file, shape=shape, formats=tuple(formats) or ("json",),
+                             policy=policy, seed=seed, budget_s=budget_s, max_examples=max_examples, timeout=timeout,
+                             workers=workers, memory_limit_mb=memory_limit_mb, cwd=os.getcwd(), shrink=shrink,
+                             shrink_budget_s=min(10.0, max(2.0, (budget_s or 40.0) / 4)))
+    job = AgentCampaign(settings, registry=registry)
+    handlers: list = []
+    writer = None
+    if corpus_dir:
+        from corpus.store import CorpusStore
+
+        writer = CorpusWriter(CorpusStore(corpus_dir), target=agent, version=target_version(agent))
+        handlers.append(writer)
+    handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+    run_command(job, handlers, reports=reports)
+
+
+def _corpus_footer(writer: Any) -> list[str]:
+    if writer is None:
+        return []
+    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
+    return [f"corpus {writer.store.path}: {changes}"] + [f"  skipped: {p}" for p in writer.store.problems]

@@ -1,0 +1,188 @@
+"""`fuzz agent` end to end: real worker processes, real corpus files, real reproduce commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from corpus.store import CorpusStore
+from fuzzer.cli import main
+from fuzzer.decisions import decide_gate
+from fuzzer.harness import ReplayContext, load_harnesses
+from tests.conftest import cli_command, cli_env, default_sigint
+
+NAIVE = "fuzzer.targets.agent_naive:run"
+STATE_MACHINE = "fuzzer.targets.agent_state_machine:run"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def naive_campaign(shared_once) -> dict:
+    def make(directory: Path) -> dict:
+        from tests.conftest import run_cli
+
+        result = run_cli(directory, "agent", "--agent", NAIVE, "--max-examples", "80", "--seed", "1",
+                         "--report", "r.json", "--corpus", "corp", "-q")
+        return {"code": result.code, "stdout": result.stdout, "stderr": result.stderr,
+                "report": result.report(), "dir": str(directory)}
+
+    return shared_once("agent-naive", make)
+
+
+def test_the_naive_loop_shows_four_distinct_violations_each_as_a_minimal_script(shared_once):
+    run = naive_campaign(shared_once)
+    assert run["code"] == 1, run["stderr"]
+    report = run["report"]
+    verdicts = {f["verdict"] for f in report["failures"]}
+    assert len(verdicts) >= 4, verdicts
+    assert {"nontermination", "duplicate_execution", "unvalidated_execution", "crash"} <= verdicts
+    for failure in report["failures"]:
+        assert failure["minimized"], failure["signature"]
+        assert failure["steps"] <= 3, failure["minimized_input"]
+        assert all(line in run["stdout"] for line in failure["minimized_input"].splitlines())
+    assert report["executions"] == 80 and report["counts"]["failed"] == len(report["failures"])
+
+
+def test_findings_go_to_the_corpus_and_replay_on_the_loop_that_has_them(shared_once):
+    run = naive_campaign(shared_once)
+    store = CorpusStore(Path(run["dir"]) / "corp")
+    entries = store.entries()
+    assert len(entries) == len(run["report"]["failures"])
+    assert {e.kind for _p, e in entries} == {"agent"}
+    harness = load_harnesses()["agent"]
+    context = ReplayContext(cwd=run["dir"], timeout=2.0)
+    still = harness.replay(entries, NAIVE, context)
+    assert [r.status for r in still] == ["fail"] * len(entries)
+    fixed = harness.replay(entries, STATE_MACHINE, context)
+    assert [r.status for r in fixed] == ["pass"] * len(entries)
+    known = {e.signature: e for _p, e in entries}
+    assert not decide_gate(fixed, [], known).blocked
+    assert harness.replay(entries, None, context)[0].status == "unjudged"
+
+
+def test_a_printed_reproduce_command_runs_as_printed(shared_once):
+    run = naive_campaign(shared_once)
+    failure = next(f for f in run["report"]["failures"] if f["verdict"] == "duplicate_execution")
+    proc = subprocess.run(failure["reproduce"], shell=True, cwd=run["dir"], env=cli_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and failure["signature"] in proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("shape", ["openai", "anthropic", "text"])
+def test_the_state_machine_is_clean_against_every_model_shape(cli, shape):
+    extra = ["--format", "json", "--format", "fenced"] if shape == "text" else []
+    result = cli("agent", "--agent", STATE_MACHINE, "--model-shape", shape, *extra, "--max-examples", "200",
+                 "--seed", "7", "--report", "r.json", "-q")
+    assert result.code == 0, result
+    report = result.report()
+    assert report["failures"] == [] and report["executions"] == 200 and report["shape"] == shape
+    assert report["model_requests"] > 400 and report["tool_executions"] > 150
+    assert "no failure" in result.stdout
+
+
+def test_a_planted_off_by_one_in_max_turns_is_caught_with_exactly_that_verdict(cli, tmp_path: Path):
+    source = (ROOT / "fuzzer" / "targets" / "agent_state_machine.py").read_text()
+    planted = source.replace("if self.turns >= self.max_turns:", "if self.turns > self.max_turns:")
+    assert planted != source
+    (tmp_path / "planted_loop.py").write_text(planted)
+    result = cli("agent", "--agent", "planted_loop:run", "--max-examples", "150", "--seed", "2", "--report", "r.json",
+                 "-q")
+    assert result.code == 1, result
+    report = result.report()
+    assert report["by_verdict"] == {"nontermination": 1}
+    assert report["failures"][0]["minimized"] and report["failures"][0]["steps"] == 1
+
+
+BAD = """
+def one_argument(a):
+    pass
+
+def makes_a_number():
+    return 3
+
+NOT_CALLABLE = 5
+"""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--agent", "nocolon"], "--agent: 'nocolon' is not of the form module:callable"),
+    (["--agent", "no_such_module_x:run"], "--agent 'no_such_module_x:run': module 'no_such_module_x' not found"),
+    (["--agent", "bad_agents:nope"], "module 'bad_agents' has no attribute 'nope'"),
+    (["--agent", "bad_agents:NOT_CALLABLE"], "int object is not callable"),
+    (["--agent", "bad_agents:one_argument"], "must be run(model, tools, user_input) or a factory taking no arguments"),
+    (["--agent", "bad_agents:makes_a_number"], "the factory returned int, not a callable"),
+    (["--agent", NAIVE, "--tools", "missing.json"], "missing.json: no such file"),
+    (["--agent", NAIVE, "--policy", "missing.toml"], "missing.toml: no such file"),
+    (["--agent", NAIVE, "--policy", "bad.toml"], "bad.toml: max_turns: expected a positive integer, got 'x'"),
+    (["--agent", NAIVE, "--format", "hermes"], "applies to --model-shape text only"),
+    (["--agent", NAIVE, "--model-shape", "grpc"], "'grpc' is not one of"),
+    (["--agent", NAIVE, "--report", "no/dir/r.json"], "--report: directory"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path, monkeypatch, args, message):
+    (tmp_path / "bad_agents.py").write_text(BAD)
+    (tmp_path / "bad.toml").write_text('max_turns = "x"\n')
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["agent", *args, "--max-examples", "3"])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0], result.output
+
+
+def test_ctrl_c_keeps_every_finding_and_the_report(tmp_path: Path):
+    proc = subprocess.Popen(cli_command("agent", "--agent", NAIVE, "--budget", "60", "--report", "r.json"), cwd=tmp_path,
+                            env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
+    found = 0
+    deadline = time.monotonic() + 60
+    while not found and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        found += "] found " in line
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["stop_reason"] == "interrupted" and report["failures"]
+    assert "interrupted: finishing the report" in err
+
+
+HANGS_AND_DIES = """
+import os
+import time
+
+
+def run(client, tools, user_input):
+    if user_input.startswith("How much"):
+        while True:          # a loop that waits forever for something that never comes
+            time.sleep(0.01)
+    if user_input.startswith("Email"):
+        os._exit(3)          # a loop that takes its process down
+    return client.chat.completions.create(messages=[]).choices[0].message.content
+"""
+
+
+def test_a_hang_and_a_death_are_caught_by_the_watchdog_with_their_stacks(cli, tmp_path: Path):
+    (tmp_path / "fragile_loop.py").write_text(HANGS_AND_DIES)
+    result = cli("agent", "--agent", "fragile_loop:run", "--max-examples", "25", "--seed", "3", "--timeout", "0.5",
+                 "--no-shrink", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    titles = {f["verdict"]: f["title"] for f in result.report()["failures"]}
+    assert titles["hang"] == "hang: stuck in fragile_loop.py:run"
+    assert titles["crash"].startswith("crash: the target process died (exit status 3)")
+
+
+def test_the_same_seed_finds_the_same_failures_with_the_same_scripts():
+    from fuzzer.agent.job import AgentCampaign, AgentSettings
+    from fuzzer.pipeline import run_job
+
+    def campaign() -> dict:
+        settings = AgentSettings(agent=NAIVE, seed=5, max_examples=40, budget_s=None, shrink=False, cwd=str(ROOT))
+        return {f.signature.id: f.script.to_json() for f in run_job(AgentCampaign(settings)).result.findings}
+
+    first = campaign()
+    assert first and campaign() == first

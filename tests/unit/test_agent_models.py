@@ -1,0 +1,112 @@
+"""The scripted model's three shapes: the fakes' dict forms are what the vendor SDKs accept, their
+attributes are where loops look, and every request is answered from the script and recorded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from anthropic.types import Message
+from openai.types.chat import ChatCompletion
+
+from fuzzer.agent.models import (AnthropicClient, OpenAIClient, TextModel, anthropic_feedback, anthropic_response,
+                                 call_id, openai_feedback, openai_response, text_feedback)
+from fuzzer.agent.script import ScriptSetup, generate_script
+from fuzzer.agent.trace import Caps, EpisodeAborted, Recorder
+from strategies._internal.source import RandomSource
+from strategies._internal.tools import builtin_registry
+
+REGISTRY = builtin_registry()
+
+
+def turns(shape: str, n: int = 250) -> list:
+    setup = ScriptSetup(REGISTRY, shape=shape)
+    return [t for seed in range(n) for t in generate_script(RandomSource(seed), setup).turns]
+
+
+def test_every_openai_response_validates_as_a_chat_completion():
+    kinds = set()
+    for w, turn in enumerate(turns("openai")):
+        fake = openai_response(turn, w % 7)
+        sdk = ChatCompletion.model_validate(fake.to_dict())
+        choice, mine = sdk.choices[0], fake.choices[0]
+        assert choice.finish_reason == mine.finish_reason
+        assert choice.message.content == mine.message.content
+        emitted = [c for c in turn.calls if c.raw is not None]
+        assert [tc.function.arguments for tc in choice.message.tool_calls or []] == [c.raw for c in emitted]
+        assert [tc.id for tc in choice.message.tool_calls or []] == \
+            [call_id("openai", w % 7, j) for j, c in enumerate(turn.calls) if c.raw is not None]
+        kinds.add(choice.finish_reason)
+    assert kinds == {"tool_calls", "stop", "length"}
+
+
+def test_every_anthropic_response_validates_as_a_message():
+    reasons = set()
+    for w, turn in enumerate(turns("anthropic")):
+        fake = anthropic_response(turn, w % 7)
+        sdk = Message.model_validate(fake.to_dict())
+        assert sdk.stop_reason == fake.stop_reason
+        uses = [b for b in sdk.content if b.type == "tool_use"]
+        assert [(b.name, b.input) for b in uses] == [(c.name, json.loads(c.raw)) for c in turn.calls if c.raw]
+        texts = [b.text for b in sdk.content if b.type == "text"]
+        assert texts == ([turn.content] if turn.content else [])
+        reasons.add(sdk.stop_reason)
+    assert reasons == {"tool_use", "end_turn", "max_tokens"}
+
+
+def test_the_fakes_have_the_sdk_attribute_paths_loops_use():
+    turn = next(t for t in turns("openai") if t.step == "parallel")
+    response = openai_response(turn, 0)
+    call = response.choices[0].message.tool_calls[1]
+    assert (call.id, call.type, call.function.name) == ("call_t1c2", "function", turn.calls[1].name)
+    assert json.loads(call.function.arguments) == turn.calls[1].arguments
+    assert response.choices[0].message.model_dump(exclude_none=True)["role"] == "assistant"
+    message = anthropic_response(next(t for t in turns("anthropic") if t.step == "call"), 2)
+    block = [b for b in message.content if b.type == "tool_use"][0]
+    assert block.id == "toolu_t3c1" and isinstance(block.input, dict)
+
+
+def _recorder(shape: str, max_turns: int = 3) -> Recorder:
+    script = generate_script(RandomSource(4), ScriptSetup(REGISTRY, shape=shape))
+    return Recorder(script, Caps(max_turns=max_turns, max_tool_calls=5))
+
+
+def test_each_shape_answers_requests_from_the_script_until_max_turns():
+    for shape, ask in (("text", lambda m, msgs: m.generate(msgs, [])),
+                       ("openai", lambda m, msgs: m.chat.completions.create(model="x", messages=msgs)),
+                       ("anthropic", lambda m, msgs: m.messages.create(model="x", max_tokens=9, messages=msgs))):
+        recorder = _recorder(shape)
+        model = {"text": TextModel, "openai": OpenAIClient, "anthropic": AnthropicClient}[shape](recorder)
+        for _ in range(3):
+            ask(model, [{"role": "user", "content": "hi"}])
+        with pytest.raises(EpisodeAborted):
+            ask(model, [{"role": "user", "content": "hi"}])
+        assert len(recorder.requests) == 4 and recorder.aborted == "model"
+        assert ask is not None
+
+
+def test_text_model_returns_the_turn_text():
+    recorder = _recorder("text")
+    assert TextModel(recorder)([{"role": "user", "content": "hi"}]) == recorder.script.turns[0].text
+
+
+def test_feedback_reads_dicts_and_sdk_objects():
+    from openai.types.chat import ChatCompletionToolMessageParam  # noqa: F401 - a TypedDict, i.e. a dict
+    from pydantic import BaseModel
+
+    class ToolMessage(BaseModel):  # a loop may keep pydantic messages in its history
+        role: str
+        tool_call_id: str
+        content: str
+
+    messages = [{"role": "user", "content": "hi"},
+                {"role": "tool", "tool_call_id": "call_t1c1", "content": json.dumps({"ref": "tf-1-1"})},
+                ToolMessage(role="tool", tool_call_id="call_t1c2", content="{'ref': 'tf-1-2'}")]
+    assert openai_feedback(messages) == {"messages": 3, "results": [["call_t1c1", ["tf-1-1"]],
+                                                                   ["call_t1c2", ["tf-1-2"]]]}
+    blocks = [{"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_t1c1", "content": "tf-1-1"},
+        {"type": "tool_result", "tool_use_id": "toolu_t1c2", "content": [{"type": "text", "text": "ok tf-1-2"}]}]}]
+    assert anthropic_feedback(blocks)["results"] == [["toolu_t1c1", ["tf-1-1"]], ["toolu_t1c2", ["tf-1-2"]]]
+    assert text_feedback([{"role": "tool", "content": "tf-2-1 and tf-2-1"}, "tf-u1"])["refs"] == {"tf-2-1": 2,
+                                                                                                 "tf-u1": 1}
