@@ -104,7 +104,7 @@ class GateJob(Job):
     def run(self) -> Iterator[Any]:
         yield JobStarted(job=self.name, label=self.result_.label, budget_s=self.context.budget_s,
                          settings={"corpus": self.result_.corpus, "seed": self.context.seed,
-                                   "max_examples": self.context.max_examples, "budget_s": self.context.budget_s})
+                                   "budget_s": self.context.budget_s})
         yield from self.delegate(self.replay_job)
         harnesses = load_harnesses()
         for kind, reference in self.references.items():

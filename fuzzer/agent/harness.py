@@ -4,8 +4,8 @@ An agent entry's ``scenario`` holds the (minimized) script, the policy in effect
 and the tools file; ``text`` is the script's listing. Replaying plays the stored script — not a
 regeneration from choices, so an entry means the same thing whatever later versions of the
 generator draw — against the loop named by ``--agent``, judges it, and reports the failure it
-shows now (or a pass). The policy used is ``--policy`` when given (``ReplayContext.extra
-["policy"]``), else the stored one; the tools, ``--tools`` when given, else the stored file.
+shows now (or a pass). The policy used is ``--agent-policy`` when given (``ReplayContext.extra
+["agent_policy"]``), else the stored one; the tools, ``--tools`` when given, else the stored file.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from fuzzer.harness import Harness, Replayed, ReplayContext, register_harness
 
 
 def _policy(entry: Any, context: ReplayContext) -> AgentPolicy:
-    given = context.extra.get("policy")
+    given = context.extra.get("agent_policy")
     if given:
         return load_policy(given, cwd=context.cwd)
     stored = (entry.scenario or {}).get("policy")
@@ -67,7 +67,7 @@ def campaign_job(reference: str, context: ReplayContext) -> Any:
     from fuzzer.agent.job import AgentCampaign, AgentSettings
 
     extra = context.extra
-    policy = load_policy(extra.get("policy"), cwd=context.cwd)
+    policy = load_policy(extra.get("agent_policy"), cwd=context.cwd)
     settings = AgentSettings(agent=reference, tools_file=context.tools_file, shape=extra.get("model_shape", "openai"),
                              formats=tuple(extra.get("formats") or ("json",)), policy=policy, seed=context.seed,
                              budget_s=context.budget_s, max_examples=context.max_examples, timeout=context.timeout,

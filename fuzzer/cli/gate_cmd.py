@@ -12,6 +12,7 @@ from fuzzer.cli import main, options, translate_errors
 
 @main.command()
 @options.corpus_references
+@options.harness_options
 @click.option("--tool", "tool_names", multiple=True, metavar="NAME",
               help="Tools for the short campaign (repeatable). Default: every tool.")
 @options.level
@@ -41,6 +42,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     from fuzzer.cli.replay_cmd import open_corpus, replay_context
     from fuzzer.gate import GateJob
 
+    extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
     refs = options.references(target, executor, agent)
@@ -50,6 +52,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
                              reject_on=reject_on, workers=workers, seed=seed,
                              budget_s=None if max_examples else budget_s, max_examples=max_examples)
     names = select_tools(context.registry, tool_names, ())
+    context.extra.update(extra)
     context.extra.update(tools=names, formats=list(formats) or None, ignore=ignored,
                          reproduce_dir=reproduce_dir(reports.get("report")))
 

@@ -176,6 +176,32 @@ def corpus_references(command: Callable) -> Callable:
     return command
 
 
+executor_policy = click.option("--executor-policy", "executor_policy", metavar="FILE", type=click.Path(dir_okay=False),
+                               help="The executor's declared policy (TOML) for its corpus entries. Default: "
+                                    "[tool.toolfuzz.executor] in pyproject.toml, else the defaults.")
+agent_policy = click.option("--agent-policy", "agent_policy", metavar="FILE", type=click.Path(dir_okay=False),
+                            help="The agent loop's declared policy (TOML) for its corpus entries. Default: "
+                                 "[tool.toolfuzz.agent] in pyproject.toml, else the defaults.")
+http = click.option("--http", is_flag=True, help="Executor entries: run the tools' real requests / httpx code "
+                                                  "against injected HTTP faults (no network).")
+model_shape = click.option("--model-shape", "model_shape", type=click.Choice(["openai", "anthropic", "text"]),
+                           default="openai", show_default=True,
+                           help="Agent entries: the model client shape the loop is given.")
+
+
+def harness_options(command: Callable) -> Callable:
+    """What the executor and agent harnesses need to replay their entries (replay, gate)."""
+    for option in reversed((executor_policy, agent_policy, http, model_shape)):
+        command = option(command)
+    return command
+
+
+def harness_extra(kwargs: dict) -> dict:
+    """The ``ReplayContext.extra`` those options make."""
+    return {key: kwargs.pop(key) for key in ("executor_policy", "agent_policy", "http", "model_shape")
+            if key in kwargs}
+
+
 def replay_options(command: Callable) -> Callable:
     """The options of every command that re-runs corpus entries or captured inputs on a target."""
     for option in reversed((corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)):

@@ -31,6 +31,7 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 
 @main.command()
 @options.corpus_references
+@options.harness_options
 @options.entry_level
 @options.timeout
 @options.memory
@@ -51,11 +52,13 @@ def replay(corpus_dir: str, target: Optional[str], executor: Optional[str], agen
     from fuzzer.cli.render import replay_lines
     from fuzzer.replay import ReplayJob
 
+    extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
     refs = options.references(target, executor, agent)
     store = open_corpus(corpus_dir, must_exist=True)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers)
+    context.extra.update(extra)
     run_command(ReplayJob(store, refs, context, update=update), [progress(), Summary(replay_lines)],
                 reports=reports)

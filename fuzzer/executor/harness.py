@@ -29,7 +29,7 @@ from fuzzer.harness import Harness, ReplayContext, Replayed, register_harness
 def _policy(context: ReplayContext) -> Any:
     from fuzzer.executor.policy import load_policy
 
-    return load_policy(context.extra.get("policy"), cwd=context.cwd)
+    return load_policy(context.extra.get("executor_policy"), cwd=context.cwd)
 
 
 def _registry(context: ReplayContext) -> Any:
@@ -43,7 +43,7 @@ def _registry(context: ReplayContext) -> Any:
 def _settings(reference: str, context: ReplayContext, **overrides: Any) -> Any:
     from fuzzer.executor.job import ExecutorSettings
 
-    return ExecutorSettings(executor=reference, tools_file=context.tools_file, policy_file=context.extra.get("policy"),
+    return ExecutorSettings(executor=reference, tools_file=context.tools_file, policy_file=context.extra.get("executor_policy"),
                             seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
                             timeout=context.timeout, memory_limit_mb=context.memory_limit_mb,
                             http=bool(context.extra.get("http")), implementations=context.extra.get("implementations"),
