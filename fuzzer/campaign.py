@@ -511,6 +511,7 @@ class CampaignJob(Job):
         r = self.result_
         r.executions = self.tally.executions
         r.elapsed_s = self.elapsed()
+        r.lines.update(getattr(self.pool, "lines", ()))  # also what confirming and shrinking reached
         if r.timeline and r.timeline[-1][1] != r.executions:
             r.timeline.append((r.elapsed_s, r.executions))
         r.findings = list(self.findings.values())

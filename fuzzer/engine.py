@@ -159,6 +159,8 @@ class ToolCampaign:
                     unwritable.add(v.format)
                     break
         outcomes = [o for o in self.run([s.text for s in batch], deadline=deadline)]
+        if self.explorer is not None:
+            self.explorer.observe(batch, outcomes)
         ran = [i for i, o in enumerate(outcomes) if o is not None]
         probed = {owner[i] for i in ran}
         declined = {v: True for v in probed}

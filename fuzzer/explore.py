@@ -25,7 +25,7 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from fuzzer.oracle import RAW_FORMAT
 from strategies._internal.formats import FORMATS
@@ -220,12 +220,15 @@ class Growth:
 
     @property
     def exponent(self) -> float:
-        """Least-squares slope of log(time) over log(size) on the three largest sizes."""
-        xs = [math.log(len(self.text(c))) for c in self.counts[1:]]
-        ys = [math.log(max(t, 1e-6)) for t in self.seconds[1:]]
-        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        den = sum((x - mx) ** 2 for x in xs)
-        return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+        """The growth exponent: the smaller of the last two doublings' (log of the time ratio over
+        log of the size ratio), so one jump (a garbage collection, a cache miss on a loaded machine)
+        cannot make a linear target look super-linear — the growth must hold twice."""
+        slopes = []
+        for i in (1, 2):
+            size_ratio = len(self.text(self.counts[i + 1])) / max(1, len(self.text(self.counts[i])))
+            time_ratio = max(self.seconds[i + 1], 1e-6) / max(self.seconds[i], 1e-6)
+            slopes.append(math.log(time_ratio) / math.log(size_ratio) if size_ratio > 1 else 0.0)
+        return min(slopes)
 
     def text(self, count: int) -> str:
         return self.prefix + self.fragment * count + self.suffix
@@ -235,10 +238,15 @@ class Growth:
         return f"time grows as n^{self.exponent:.1f} ({points}) repeating {self.fragment!r}"
 
 
+#: The largest input a probe grows to: a quadratic parser takes seconds well before 64 KB.
+MAX_PROBE_CHARS = 64_000
+#: Fragments whose long runs make naive regexes and loops super-linear.
+SLOW_FRAGMENTS = (" ", "\n", "\t", "\\", '"', "'", "[", "{", "(", ",", ":", "a", "0", ", ", "\\n", "<", "`", "-")
 #: Growth faster than this is super-linear (quadratic is 2; noise and constant costs pull it down).
 SLOW_EXPONENT = 1.6
-#: The largest probe must take at least this long for the exponent to mean anything.
-SLOW_MIN_S = 0.02
+#: The largest probe must take at least this long for the exponent to mean anything (and the
+#: second largest a tenth of it: timings of microseconds are noise).
+SLOW_MIN_S = 0.03
 
 
 class SlowProbe:
@@ -263,23 +271,46 @@ class SlowProbe:
             return None
         rnd = self.random
         start = rnd.randrange(len(text))
-        fragment = text[start:start + rnd.choice((1, 1, 2, 3, 4, 8))]
-        prefix, suffix = text[:start], text[start + len(fragment):]
-        count = max(1, 256 // len(fragment))
+        if rnd.random() < 0.7:  # runs of one structural character are what backtracking regexes choke on
+            fragment = rnd.choice(SLOW_FRAGMENTS)
+            prefix, suffix = text[:start], text[start:]
+        else:
+            fragment = text[start:start + rnd.choice((1, 2, 3, 4, 8))]
+            prefix, suffix = text[:start], text[start + len(fragment):]
+        count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
         while True:
             growth = self.measure(prefix, fragment, suffix, count)
             if growth is None:
                 return None
-            if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > 400_000 \
+            if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > MAX_PROBE_CHARS \
                     or growth.seconds[-1] > self.timeout / 4:
                 break
             count *= 4
-        if growth.seconds[-1] >= SLOW_MIN_S and growth.exponent >= SLOW_EXPONENT:
-            again = self.measure(prefix, fragment, suffix, count)  # not a hiccup of a loaded machine
-            if again is not None and again.exponent >= SLOW_EXPONENT:
-                return again
-        return None
+        if not self._super_linear(growth):
+            return None
+        again = self.measure(prefix, fragment, suffix, count)  # not a hiccup of a loaded machine
+        if again is None or not self._super_linear(again):
+            return None
+        return again if self._keeps_growing(again) else None
+
+    @staticmethod
+    def _super_linear(growth: Growth) -> bool:
+        return (growth.seconds[-1] >= SLOW_MIN_S and growth.seconds[-2] >= SLOW_MIN_S / 10
+                and growth.exponent >= SLOW_EXPONENT)
+
+    def _keeps_growing(self, growth: Growth) -> bool:
+        """One size further (16x), the time must still grow super-linearly — unless that run
+        would take so long it nears the timeout (then the growth is plain to see already)."""
+        last = growth.seconds[-1]
+        if last * 4 > self.timeout / 2:
+            return True
+        counts = growth.counts[-1] * 2
+        outcome = self.run([growth.text(counts)])[0]
+        if outcome is None or outcome.kind == "hung":
+            return outcome is not None
+        ratio = len(growth.text(counts)) / len(growth.text(growth.counts[-1]))
+        return math.log(max(outcome.elapsed, 1e-6) / max(last, 1e-6)) / math.log(ratio) >= SLOW_EXPONENT
 
     def reduce(self, growth: Growth) -> Growth:
         """The shortest fragment (a piece of the one found) whose repetition still grows as fast."""

@@ -111,11 +111,13 @@ class Instruments:
     def _global_trace(self, frame: Any, event: str, arg: Any) -> Any:
         code = frame.f_code
         remaining = self._remaining.get(code)
+        if remaining is _DONE:
+            return None
         if remaining is None:
             if not self._is_target(code.co_filename):
                 self._remaining[code] = _DONE
                 return None
-            remaining = self._remaining[code] = {line for _, line in dis.findlinestarts(code) if line}
+            remaining = self._remaining[code] = {line for _, line in dis.findlinestarts(code) if line} or {-1}
         self._functions.add(self._names.get(code) or self._name(code))
         if not remaining:
             return None  # every line of this function has been reached: stop paying for it

@@ -72,6 +72,8 @@ class WorkerPool:
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
         self.restarts = 0
+        #: Every (file, line) of the target any input reached (with ``spec.coverage``).
+        self.lines: set = set()
         self._trace: bool | None = None
         self._queue_bytes = 0
         self._zygote: Any = None
@@ -218,6 +220,10 @@ class WorkerPool:
         except BaseException:
             self.close()
             raise
+        if self.spec.coverage:
+            for outcome in results:
+                if outcome is not None and outcome.lines:
+                    self.lines.update(outcome.lines)
         return results
 
     def sample_stack(self, text: str, after_s: float, deadline: float | None = None) -> tuple[Any, tuple]:

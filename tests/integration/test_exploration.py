@@ -1,0 +1,65 @@
+"""Issue 9: what no operator anticipates — unsafe parsers, super-linear time, and bugs only the
+coverage-guided exploration reaches. Real campaigns through the CLI, real worker processes."""
+
+from __future__ import annotations
+
+import pytest
+
+EXPLORE = "tests.integration.targets.explore:"
+
+
+def test_an_eval_based_parser_is_reported_unsafe(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "eval_pythonic", "--format", "pythonic",
+                 "--budget", "6", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    unsafe = [f for f in result.report()["failures"] if f["verdict"] == "unsafe"]
+    assert len(unsafe) == 1, result.report()["failures"]
+    assert "exec" in unsafe[0]["title"] and "explore.py" in unsafe[0]["title"]
+    assert "executed code it was given" in unsafe[0]["reason"]
+
+
+def test_a_parser_that_runs_a_command_is_blocked_and_reported(cli, tmp_path):
+    (tmp_path / "shell.py").write_text(
+        "import os\n"
+        "from fuzzer.targets.reference import parse as _reference\n"
+        "def parse(text):\n"
+        "    if 'Paris' in text:\n"
+        "        os.system('touch /tmp/toolfuzz-should-never-exist')\n"
+        "    return _reference(text)\n")
+    result = cli("campaign", "--tool", "get_weather", "--target", "shell:parse", "--max-examples", "3000",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    (unsafe,) = [f for f in result.report()["failures"] if f["verdict"] == "unsafe"]
+    assert "os.system" in unsafe["title"] and "started a process" in unsafe["reason"]
+    import os
+
+    assert not os.path.exists("/tmp/toolfuzz-should-never-exist")  # blocked, not just seen
+
+
+def test_a_quadratic_regex_is_reported_slow_with_its_exponent_before_any_hang(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "quadratic_cleanup", "--budget", "15",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    failures = result.report()["failures"]
+    slow = [f for f in failures if f["verdict"] == "slow"]
+    assert slow, failures
+    growth = slow[0]["growth"]
+    assert growth["exponent"] >= 1.6 and growth["sizes"] == sorted(growth["sizes"])
+    assert "quadratic_cleanup" in slow[0]["title"]  # where the time goes: the stack sampled mid-run
+    hangs = [f for f in failures if f["verdict"] == "hang"]
+    assert all(h["found_at_s"] > slow[0]["found_at_s"] for h in hangs)
+
+
+@pytest.mark.parametrize("coverage, found", [("--coverage", True), ("--no-coverage", False)])
+def test_a_token_of_the_targets_own_vocabulary_is_found_only_by_exploration(cli, coverage, found):
+    result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "special_token", "--budget", "8",
+                 coverage, "--report", "r.json", "-q")
+    report = result.report()
+    crashes = [f for f in report["failures"] if f["verdict"] == "crash" and "special_token" in f["title"]]
+    assert bool(crashes) is found, report["failures"]
+    if found:
+        assert "<|endoftext|>" in crashes[0]["minimized_input"]
+        assert report["coverage"]["lines"] > 0 and "explore.py" in report["coverage"]["files"]
+        assert "exploration" in report["by_class"]
+    else:
+        assert report["coverage"] is None and "exploration" not in report["by_class"]
