@@ -76,3 +76,4 @@ from fuzzer.cli import inspect as _inspect  # noqa: E402,F401  (registers comman
 from fuzzer.cli import campaign as _campaign  # noqa: E402,F401
 from fuzzer.cli import corpus_cmds as _corpus_cmds  # noqa: E402,F401
 from fuzzer.cli import diff_cmd as _diff_cmd  # noqa: E402,F401
+from fuzzer.cli import records_cmds as _records_cmds  # noqa: E402,F401

@@ -28,7 +28,8 @@ results, reply, anomaly type, parser version, a hash of the tool schemas, latenc
 Promises, each tested:
 
 * **Off by default.** On with ``TOOLFUZZ_RECORD=1`` (file: ``TOOLFUZZ_RECORD_DB``, default
-  ``toolfuzz-records.db``) or ``Recorder(enabled=True, db=...)``. Off, a wrapped call costs one
+  ``toolfuzz-records.db``) or ``Recorder(enabled=True, db=...)``; always off inside a replay
+  worker (``TOOLFUZZ_REPLAYING=1``), so replaying never records itself. Off, a wrapped call costs one
   attribute check; :meth:`Recorder.enable` / :meth:`Recorder.disable` switch at run time.
 * **Never changes behaviour.** Return values and exceptions pass through as the same objects; the
   recorder snapshots what it needs (normalized copies) and everything else happens in a
@@ -70,6 +71,8 @@ __all__ = ["Playback", "Recorder", "Turn", "UnrecordedToolCall", "default_record
 log = logging.getLogger("toolfuzz.records")
 
 DEFAULT_DB = "toolfuzz-records.db"
+#: Set by the replay job for its workers (fuzzer.records.replay): recorders there stay off.
+REPLAYING_ENV = "TOOLFUZZ_REPLAYING"
 _ERROR_LIMIT = 500
 _CO_COROUTINE = 0x100
 _ON_WORDS = ("1", "true", "yes", "on")
@@ -316,6 +319,8 @@ class Recorder:
         env = os.environ
         if enabled is None:
             enabled = env.get("TOOLFUZZ_RECORD", "").strip().lower() in _ON_WORDS
+        if env.get(REPLAYING_ENV) == "1":
+            enabled = False  # inside a replay worker: replaying must not record itself
         self.path = os.fspath(db) if db is not None else (env.get("TOOLFUZZ_RECORD_DB") or DEFAULT_DB)
         self.parser_version = parser_version
         self.session_id = session_id
@@ -348,7 +353,14 @@ class Recorder:
     def enabled(self) -> bool:
         return self._on
 
-    def enable(self) -> None:
+    def enable(self, db: Optional[Union[str, os.PathLike]] = None) -> None:
+        """Start recording (into ``db`` from now on, when given)."""
+        if db is not None and os.fspath(db) != self.path:
+            if self._writer is not None:
+                self._writer.close()
+                self._writer = None
+            self.path = os.fspath(db)
+            self._tools_sent_pid = None
         self._on = True
 
     def disable(self) -> None:

@@ -13,7 +13,7 @@ What is removed by default (``defaults=True``):
 * API keys: OpenAI / Anthropic style ``sk-…``, GitHub ``ghp_…``, Slack ``xox…-``, Google ``AIza…``;
 * ``Bearer …`` tokens;
 * AWS access key ids (``AKIA…``, ``ASIA…``) and secret access keys written next to their name;
-* e-mail addresses; phone numbers (9 to 15 digits in separated groups, or ``+`` and digits);
+* e-mail addresses (replaced by ``redacted@redacted.invalid``); phone numbers (9 to 15 digits in separated groups, or ``+`` and digits);
 * payment card numbers (13 to 19 digits passing the Luhn check).
 
 Plus what the user gives: ``patterns`` (regexes, by name), ``keys`` (member names whose values
@@ -23,8 +23,9 @@ by key or path is also removed from the record's free text (the model wrote it i
 too): strings become ``[REDACTED]`` and numbers ``0``, so a redacted JSON document keeps its types
 and the redacted raw output still parses to the redacted calls.
 
-Redaction markers are ``[REDACTED:<kind>]``: they hold no quote or backslash, so inserting one
-into a JSON string literal keeps it valid.
+Redaction markers are ``[REDACTED:<kind>]`` (an e-mail address becomes
+``redacted@redacted.invalid``): they hold no quote or backslash, so inserting one into a JSON
+string literal keeps it valid.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 from fuzzer.records.store import JSON_FIELDS, TEXT_FIELDS, RecordsError, _JSON_INDEX, _TEXT_INDEX, dumps_json
 
 MARKER = "[REDACTED]"
+#: What an e-mail address becomes: still an address (``.invalid`` is reserved, RFC 2606).
+EMAIL_MARKER = "redacted@redacted.invalid"
 
 
 def marker(kind: str) -> str:
@@ -48,13 +51,16 @@ def marker(kind: str) -> str:
 class Rule:
     """One text rule: where ``trigger`` (a substring) is absent the regex is not even run.
     ``group``: the group replaced (0 = the whole match); ``accept``: a last check on the match
-    (digit counts, Luhn)."""
+    (digit counts, Luhn); ``replacement``: what replaces it (an e-mail address becomes one that
+    still is an address, so a redacted ``"format": "email"`` argument stays valid)."""
 
     kind: str
     regex: "re.Pattern[str]"
     trigger: Optional[tuple] = None
     group: int = 0
     accept: Optional[Callable[[str], bool]] = None
+    #: What replaces a match (default ``[REDACTED:<kind>]``).
+    replacement: Optional[str] = None
 
     def applies(self, text: str) -> bool:
         if self.trigger is None:
@@ -111,7 +117,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
          ("AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA")),
     Rule("aws_secret_key", re.compile(r"(?i)aws.{0,24}?secret.{0,24}?[\"'\s:=]+([A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"),
          ("ecret", "ECRET"), group=1),
-    Rule("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), ("@",)),
+    Rule("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), ("@",),
+         replacement=EMAIL_MARKER),
     Rule("card_number", re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"), _DIGIT_TRIGGER, accept=_luhn_ok),
     Rule("phone", re.compile(r"(?<![\w+:.])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ -]?\d{1,4}(?:[ -]\d{1,4}){1,4}"
                              r"|\d{1,4}(?:[ -]\d{1,4}){2,5})(?![\w:.-])|\+\d{8,15}(?!\w)"), _DIGIT_TRIGGER,
@@ -246,7 +253,7 @@ class Redactor:
 
     @staticmethod
     def _apply(rule: Rule, text: str) -> str:
-        mark = marker(rule.kind)
+        mark = rule.replacement or marker(rule.kind)
 
         def replace(match: "re.Match[str]") -> str:
             if rule.accept is not None and not rule.accept(match.group(0)):
