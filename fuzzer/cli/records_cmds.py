@@ -329,7 +329,7 @@ def records_add(db: str, files: tuple, kind: str, text: Optional[str], text_file
     with RecordStore(db) as store:
         for path, result in imported:
             for digest, tools in result.tool_sets.items():
-                store.put_tool_set(digest, tools)
+                store.put_tool_set(digest, tools, redactor=redactor)
             added = store.add(result.records, redactor=redactor)
             click.echo(f"added {added} record(s) from {path} ({result.records[0].source if result.records else kind})")
         if manual:

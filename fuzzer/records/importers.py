@@ -268,7 +268,6 @@ class _Exchanges:
         self.path, self.options, self.source = path, options, source
         self.out = Imported()
         self.pairs: list[tuple[Optional[dict], dict, str]] = []  # (request, completion, where)
-        self._by_call_id: dict[str, Record] = {}
 
     def add(self, request: Optional[dict], completion: dict, where: str) -> None:
         if not isinstance(completion.get("choices"), list):
@@ -660,7 +659,8 @@ def import_otel(path: str, text: str, options: dict) -> Imported:
         raise ImportFormatError(f"{path}: no spans")
     out = Imported()
     tools = [s for s in spans if _operation(s) == "execute_tool"]
-    chats = [s for s in spans if _operation(s) in ("chat", "text_completion", "generate_content")]
+    chats = [s for s in spans if _operation(s) != "execute_tool" and (
+        _operation(s) in ("chat", "text_completion", "generate_content") or _chat_calls(s["attributes"]) is not None)]
     by_call_id = {str(s["attributes"]["gen_ai.tool.call.id"]): s for s in tools if s["attributes"].get("gen_ai.tool.call.id")}
     used: set = set()
     no_arguments = no_result = no_output = 0

@@ -51,14 +51,14 @@ def marker(kind: str) -> str:
 class Rule:
     """One text rule: where ``trigger`` (a substring) is absent the regex is not even run.
     ``group``: the group replaced (0 = the whole match); ``accept``: a last check on the match
-    (digit counts, Luhn); ``replacement``: what replaces it (an e-mail address becomes one that
+    (digit counts, Luhn, not a bare JSON number); ``replacement``: what replaces it (an e-mail address becomes one that
     still is an address, so a redacted ``"format": "email"`` argument stays valid)."""
 
     kind: str
     regex: "re.Pattern[str]"
     trigger: Optional[tuple] = None
     group: int = 0
-    accept: Optional[Callable[[str], bool]] = None
+    accept: Optional[Callable[["re.Match[str]"], bool]] = None
     #: What replaces a match (default ``[REDACTED:<kind>]``).
     replacement: Optional[str] = None
 
@@ -78,12 +78,27 @@ def _digits(text: str) -> int:
     return sum(ch.isdigit() for ch in text)
 
 
-def _phone_ok(text: str) -> bool:
-    return 9 <= _digits(text) <= 15
+def _bare_number(match: "re.Match[str]") -> bool:
+    """A run of digits standing as a JSON number (``"n": 5550102030``): never redacted, in free
+    text or in JSON values alike, so a raw output and its parsed calls stay in step and a number
+    is never replaced by something that is not one (an id, a timestamp)."""
+    token = match.group(0)
+    if not token.lstrip("+").isdigit():
+        return False
+    text = match.string
+    before = text[:match.start()].rstrip()[-1:]
+    after = text[match.end():].lstrip()[:1]
+    return before in ("", ":", "[", ",", "=", "(") and after in ("", ",", "}", "]", ")")
 
 
-def _luhn_ok(text: str) -> bool:
-    digits = [int(ch) for ch in text if ch.isdigit()]
+def _phone_ok(match: "re.Match[str]") -> bool:
+    return 9 <= _digits(match.group(0)) <= 15 and not _bare_number(match)
+
+
+def _luhn_ok(match: "re.Match[str]") -> bool:
+    if _bare_number(match):
+        return False
+    digits = [int(ch) for ch in match.group(0) if ch.isdigit()]
     if not 13 <= len(digits) <= 19 or len(set(digits)) == 1:
         return False
     total = 0
@@ -119,7 +134,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
          ("ecret", "ECRET"), group=1),
     Rule("email", re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"), ("@",),
          replacement=EMAIL_MARKER),
-    Rule("card_number", re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])"), _DIGIT_TRIGGER, accept=_luhn_ok),
+    Rule("card_number", re.compile(r"(?<![\w.+-])\d(?:[ -]?\d){12,18}(?![\w.-])"), _DIGIT_TRIGGER, accept=_luhn_ok),
     Rule("phone", re.compile(r"(?<![\w+:.])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ -]?\d{1,4}(?:[ -]\d{1,4}){1,4}"
                              r"|\d{1,4}(?:[ -]\d{1,4}){2,5})(?![\w:.-])|\+\d{8,15}(?!\w)"), _DIGIT_TRIGGER,
          accept=_phone_ok),
@@ -221,6 +236,7 @@ class Redactor:
         self.keys = frozenset(k.lower() for k in keys)
         self.paths = tuple(parse_path(p) for p in paths)
         self._path_texts = tuple(paths)
+        self._key_values = _key_value_pattern(self.keys) if self.keys else None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Redactor":
@@ -256,7 +272,7 @@ class Redactor:
         mark = rule.replacement or marker(rule.kind)
 
         def replace(match: "re.Match[str]") -> str:
-            if rule.accept is not None and not rule.accept(match.group(0)):
+            if rule.accept is not None and not rule.accept(match):
                 return match.group(0)
             if rule.group:
                 whole, start, end = match.group(0), match.start(rule.group) - match.start(), match.end(rule.group) - match.start()
@@ -318,17 +334,30 @@ class Redactor:
         return value
 
     def redact_record(self, values: dict) -> None:
-        """Redact a record's field dict in place (FIELDS names; JSON fields as JSON values)."""
+        """Redact a record's field dict in place (FIELDS names; JSON fields as JSON values).
+
+        Order matters: values removed by key or path — in the JSON documents, and in ``key: value``
+        pairs of the free text (a raw output the parser failed on still names its password) — are
+        collected first, then scrubbed from every text field and from every string of every
+        document, so a secret echoed by a tool or quoted by an error message goes too."""
         found: list = []
         for name in JSON_FIELDS:
             if values.get(name) is not None:
                 values[name] = self.redact_json(values[name], found)
         for steps in self.paths:
             _apply_path(values, steps, found)
+        if self._key_values is not None:
+            for name in TEXT_FIELDS:
+                if isinstance(values.get(name), str):
+                    values[name] = self._key_values.sub(lambda m: _blank_pair(m, found), values[name])
         literals = _literal_forms(found) if found else ()
         for name in TEXT_FIELDS:
             if values.get(name) is not None:
                 values[name] = self.redact_text(values[name], literals)
+        if literals:
+            for name in JSON_FIELDS:
+                if values.get(name) is not None:
+                    values[name] = _scrub_strings(values[name], literals)
 
     def redact_row(self, values: list) -> None:
         """Redact a storage row in place (FIELDS order; JSON fields already encoded as JSON text).
@@ -414,6 +443,52 @@ def _apply_path(node: Any, steps: tuple, found: list, at_root: bool = True) -> A
         for i in indexes:
             node[i] = _apply_path(node[i], rest, found, False)
     return node
+
+
+def _key_value_pattern(keys: frozenset) -> "re.Pattern[str]":
+    """``"password": "..."``, ``'password': '...'``, ``password=...`` in free text, for ``keys``."""
+    names = "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
+    return re.compile(r"""(?i)(["']?)\b(%s)\1(\s*[:=]\s*)("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|[^\s,;}\])'"]+)"""
+                      % names)
+
+
+def _blank_pair(match: "re.Match[str]", found: list) -> str:
+    quote, name, separator, value = match.group(1), match.group(2), match.group(3), match.group(4)
+    if value.startswith('"'):
+        try:
+            found.append(json.loads(value))
+        except ValueError:
+            found.append(value[1:-1])
+        blanked = f'"{MARKER}"'
+    elif value.startswith("'"):
+        found.append(value[1:-1])
+        blanked = f"'{MARKER}'"
+    else:
+        try:
+            number = json.loads(value)
+        except ValueError:
+            number = None
+        if isinstance(number, (int, float)) and not isinstance(number, bool):
+            found.append(number)
+            blanked = "0"
+        else:
+            found.append(value)
+            blanked = MARKER
+    return f"{quote}{name}{quote}{separator}{blanked}"
+
+
+def _scrub_strings(value: Any, literals: list) -> Any:
+    cls = value.__class__
+    if cls is str:
+        for literal in literals:
+            if literal.__class__ is str and literal in value:
+                value = value.replace(literal, MARKER)
+        return value
+    if cls is dict:
+        return {k: _scrub_strings(v, literals) for k, v in value.items()}
+    if cls is list:
+        return [_scrub_strings(v, literals) for v in value]
+    return value
 
 
 def _literal_forms(found: list) -> list:

@@ -551,9 +551,14 @@ class RecordStore:
             self.write_rows(rows)
         return len(rows)
 
-    def put_tool_set(self, tools_hash: str, tools: Any) -> None:
+    def put_tool_set(self, tools_hash: str, tools: Any, *, redactor: Any = None) -> None:
+        """Store the tool schemas a record's ``tools_hash`` names (redacted too: descriptions and
+        examples can hold secrets). Storing a hash already there does nothing."""
+        value = storable(tools)
+        if redactor is not None:
+            value = redactor.redact_json(value)
         self.conn.execute("INSERT OR IGNORE INTO tool_sets (tools_hash, tools, first_seen) VALUES (?, ?, ?)",
-                          (tools_hash, dumps_json(storable(tools)), utc_now_iso()))
+                          (tools_hash, dumps_json(value), utc_now_iso()))
 
     def tool_set(self, tools_hash: Optional[str]) -> Any:
         if not tools_hash:
@@ -855,7 +860,7 @@ class BackgroundWriter:
             if store is None:
                 store = self._store = RecordStore(self.path, busy_timeout_s=self.busy_timeout_s)
             for item in tool_sets:
-                store.put_tool_set(item.tools_hash, item.tools)
+                store.put_tool_set(item.tools_hash, item.tools, redactor=self.redactor)
             if rows:
                 store.write_rows(rows)
         except Exception as exc:  # noqa: BLE001 - sqlite3.Error, OSError, RecordsError: never raised
