@@ -288,13 +288,13 @@ def records_add(db: str, files: tuple, kind: str, text: Optional[str], text_file
 
     if kind != "auto":
         IMPORTERS[kind]
-    if not files and text is None and text_file is None:
-        raise ConfigError("nothing to add: give FILES to import, or --text / --text-file for a hand-made record")
     if text is not None and text_file is not None:
         raise ConfigError("--text and --text-file: give one of them")
     if (calls_json or parse_status or parse_error or anomaly_type) and text is None and text_file is None:
         raise ConfigError("--calls/--parse-status/--parse-error/--anomaly-type describe a hand-made record: "
                           "give --text or --text-file too")
+    if not files and text is None and text_file is None:
+        raise ConfigError("nothing to add: give FILES to import, or --text / --text-file for a hand-made record")
     imported = []
     for path in files:
         result = import_file(path, kind=kind, parser_version=parser_version, session_id=session_id)

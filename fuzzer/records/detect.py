@@ -58,13 +58,13 @@ class Detector:
 
     name: str
     anomaly_class: str
-    stage: str  # "text" | "size" | "calls" | "execution"
+    stage: str  # "always" | "text" | "calls" | "execution"
     description: str
     check: Callable[["Evidence"], Optional[str]]
 
 
 DETECTORS: Registry[Detector] = Registry("detector")
-STAGES = ("size", "text", "calls", "execution")
+STAGES = ("always", "text", "calls", "execution")
 
 
 def detector(name: str, anomaly_class: str, stage: str) -> Callable:
@@ -449,23 +449,23 @@ def _at(positions: list, what: str) -> Optional[str]:
 
 
 # --------------------------------------------------------------------------------------------
-# Detectors: size (always run)
+# Detectors: always run (what a parseable output can show too)
 
 
-@detector("huge_output", "oversized_input", "size")
+@detector("huge_output", "oversized_input", "always")
 def _huge_output(ev: Evidence) -> Optional[str]:
     """An output of more than 64,000 characters."""
     return f"{len(ev.text):,} characters" if len(ev.text) > HUGE_OUTPUT else None
 
 
-@detector("deep_nesting", "oversized_input", "size")
+@detector("deep_nesting", "oversized_input", "always")
 def _deep_nesting(ev: Evidence) -> Optional[str]:
     """Brackets nested more than 64 levels deep."""
     depth = ev.scan.max_depth
     return f"nested {depth} levels deep" if depth > DEEP_NESTING else None
 
 
-@detector("number_out_of_range", "oversized_input", "size")
+@detector("number_out_of_range", "oversized_input", "always")
 def _number_out_of_range(ev: Evidence) -> Optional[str]:
     """A number beyond double range (an exponent past 308, or 300+ digits)."""
     return _at(ev.scan.huge_numbers, "a number beyond double range")
@@ -475,7 +475,7 @@ _RUN = re.compile(r"([{}\[\]`<>])\1{%d,}|(<tool_call>|\[TOOL_CALLS\]|Action:|```
                   % (FRAGMENT_RUN - 1, FRAGMENT_RUN // 10))
 
 
-@detector("fragment_run", "oversized_input", "size")
+@detector("fragment_run", "oversized_input", "always")
 def _fragment_run(ev: Evidence) -> Optional[str]:
     """A structural character repeated 1,000+ times, or an envelope token 100+ times."""
     if len(ev.text) < FRAGMENT_RUN // 10 * 5:
@@ -507,7 +507,7 @@ def _raw_control(ev: Evidence) -> Optional[str]:
     return _at(ev.scan.raw_controls, "a raw control character in a string")
 
 
-@detector("lone_surrogate", "encoding_error", "text")
+@detector("lone_surrogate", "encoding_error", "always")
 def _lone_surrogate(ev: Evidence) -> Optional[str]:
     """Half of a UTF-16 surrogate pair (``\\ud83d`` alone)."""
     return _at(ev.scan.lone_surrogates, "a lone surrogate")
@@ -546,8 +546,8 @@ def _unclosed_fence(ev: Evidence) -> Optional[str]:
     return "a ``` fence is never closed" if count % 2 else None
 
 
-_MISTRAL = re.compile(r"\[\s*TOOL[_ ]?CALLS?\s*\]|\[TOOL_CALLS\]\s*\[TOOL_CALLS\]", re.I)
-_LLAMA = re.compile(r"<\|?\s*python[_ ]?tag\s*\|?>|<\|python_tag\|>\s*<\|python_tag\|>", re.I)
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*\[TOOL_CALLS\]|\[\s*TOOL[_ ]?CALLS?\s*\]", re.I)
+_LLAMA = re.compile(r"<\|python_tag\|>\s*<\|python_tag\|>|<\|?\s*python[_ ]?tag\s*\|?>", re.I)
 
 
 @detector("mistral_tag_error", "envelope_error", "text")
@@ -773,7 +773,7 @@ _INJECTION = re.compile(
     r"|(?:\$\([^)]*\)|`[^`]+`|;\s*(?:rm|cat|curl|wget|nc)\s|\|\s*(?:sh|bash)\b)"
     r"|(?:\.\./\.\./|\.\.\\\.\.\\|/etc/passwd)"
     r"|(?:ignore\s+(?:all\s+)?(?:previous|prior|above)\s+instructions|disregard\s+(?:the\s+)?(?:system|previous))"
-    r"|(?:</?tool_call>|\[TOOL_CALLS\]|<\|python_tag\|>)")
+    r"|(?:</tool_call>\s*<tool_call>|<tool_call>\s*[{\[]|\[TOOL_CALLS\]\s*\[\s*\{|<\|python_tag\|>\s*\{)")
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -862,7 +862,7 @@ def classify(record: Record, registry: Any = None) -> list[tuple[str, str, str]]
     tags: list[tuple[str, str, str]] = []
     text_stage = bool(ev.text) and not ev.clean
     for det in DETECTORS.values():
-        if det.stage in ("size", "text") and not ev.text:
+        if det.stage in ("always", "text") and not ev.text:
             continue
         if det.stage == "text" and not text_stage:
             continue

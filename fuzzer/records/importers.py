@@ -586,6 +586,10 @@ def _spans(path: str, docs: list) -> Iterator[dict]:
                                     _nanos(span.get("startTimeUnixNano")), _attributes(span.get("attributes")),
                                     status.get("message") if failed else None)
             continue
+        if not _looks_otel(doc):
+            keys = ", ".join(sorted(doc)[:5])
+            raise ImportFormatError(f"{path}: expected span objects (OTLP resourceSpans, or console exporter spans "
+                                    f"with name, context and attributes), found {keys or 'an empty object'}")
         context = doc.get("context") or {}
         status = doc.get("status") or {}
         start = None
