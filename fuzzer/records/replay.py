@@ -43,7 +43,7 @@ BRIDGE = "fuzzer.records.replay:execute_recorded"
 BASELINE_FORMAT = "toolfuzz-records-baseline"
 BASELINE_VERSION = 1
 #: Distinct outputs per pool.run call (a Progress event between chunks; Ctrl-C keeps the rest).
-CHUNK = 1024
+CHUNK = 128
 
 MATCH, CHANGED, UNJUDGED = "match", "changed", "unjudged"
 #: How a parse changed: production failed and the target returns calls now; production returned
