@@ -62,7 +62,7 @@ from collections import deque
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from fuzzer.records.redact import Redactor
-from fuzzer.records.store import BackgroundWriter, new_record_id, short_repr, storable
+from fuzzer.records.store import BackgroundWriter, EncodedJSON, _orjson, new_record_id, short_repr, storable
 from fuzzer.target import InvalidReturn, normalize_calls
 
 __all__ = ["Playback", "Recorder", "Turn", "UnrecordedToolCall", "default_recorder", "error_text", "executor",
@@ -168,11 +168,14 @@ def _raw_text(args: tuple, kwargs: dict, text_arg: Union[int, str, None]) -> Any
         value = kwargs.get(text_arg) if isinstance(text_arg, str) else (
             args[text_arg] if -len(args) <= text_arg < len(args) else None)
     else:
-        value = next((a for a in args if a.__class__ is str), None)
-        if value is None:
-            value = next((v for v in kwargs.values() if v.__class__ is str), None)
-        if value is None:
-            value = args[0] if args else next(iter(kwargs.values()), None)
+        value = None
+        for a in args:
+            if a.__class__ is str:
+                return a
+        for v in kwargs.values():
+            if v.__class__ is str:
+                return v
+        value = args[0] if args else next(iter(kwargs.values()), None)
     if value is None or value.__class__ is str:
         return value
     if isinstance(value, str):
@@ -180,6 +183,29 @@ def _raw_text(args: tuple, kwargs: dict, text_arg: Union[int, str, None]) -> Any
     if isinstance(value, (bytes, bytearray)):
         return bytes(value).decode("utf-8", "surrogateescape")
     return json.dumps(storable(value), ensure_ascii=False, sort_keys=True)
+
+
+def snapshot_calls(value: Any) -> tuple[Any, bool]:
+    """(the parse result as stored, whether it holds a call). A list of plain ``{"name": str,
+    "arguments": dict}`` — what most parsers return — is snapshot by serializing it (orjson:
+    a fraction of a microsecond, and the writer stores the text as it is); anything else goes
+    through the target contract's :func:`~fuzzer.target.normalize_calls` (which may raise
+    InvalidReturn)."""
+    if value.__class__ is list and _orjson is not None:
+        for item in value:
+            if (item.__class__ is not dict or len(item) != 2 or item.get("name").__class__ is not str
+                    or item.get("arguments").__class__ is not dict):
+                break
+        else:
+            try:
+                out = _orjson.dumps(value)
+            except (TypeError, _orjson.JSONEncodeError):
+                pass
+            else:
+                if b"null" not in out:  # orjson writes NaN as null: those take the careful path
+                    return EncodedJSON(out.decode("utf-8")), bool(value)
+    calls = normalize_calls(value)
+    return calls, bool(calls)
 
 
 def _executor_input(args: tuple, kwargs: dict) -> tuple[Any, Optional[dict]]:
@@ -439,12 +465,12 @@ class Recorder:
             raw = _raw_text(args, kwargs, text_arg)
             if exc is None:
                 try:
-                    calls: Optional[list] = normalize_calls(value)
-                    status, error = ("ok" if calls else "no_call"), None
+                    calls, any_call = snapshot_calls(value)
+                    status, error = ("ok" if any_call else "no_call"), None
                 except InvalidReturn as bad:
                     calls, status, error = None, "invalid", f"InvalidReturn: {bad}"
             else:
-                calls, status, error = None, "error", error_text(exc)
+                calls, status, error = None, "error", error_text(exc)  # type: ignore[assignment]
             pending = self._var.get()
             if pending is None or not pending.explicit or pending.has_parse:
                 if pending is not None and pending.explicit:

@@ -75,7 +75,7 @@ class Rule:
 
 
 def _digits(text: str) -> int:
-    return sum(ch.isdigit() for ch in text)
+    return sum(map(str.isdigit, text))
 
 
 def _bare_number(match: "re.Match[str]") -> bool:
@@ -115,9 +115,12 @@ _DIGIT_TRIGGER = (_DIGITS_MARK,)
 _DIGIT_RUN = re.compile(r"[\d(+][\d ()+.-]{8,}")
 
 
+_SEPARATORS = str.maketrans("", "", " ()+.-")
+
+
 def _nine_digits(text: str) -> bool:
     for match in _DIGIT_RUN.finditer(text):
-        if _digits(match.group(0)) >= 9:
+        if len(match.group(0).translate(_SEPARATORS)) >= 9:  # a run holds digits and separators only
             return True
     return False
 

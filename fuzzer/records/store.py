@@ -202,6 +202,13 @@ def dumps_json(value: Any) -> Optional[str]:
         return json.dumps(storable(value), ensure_ascii=True, allow_nan=False, separators=(",", ":"))
 
 
+class EncodedJSON(str):
+    """JSON text a snapshot already holds (the recorder serialized it instead of copying it):
+    stored as it is."""
+
+    __slots__ = ()
+
+
 def loads_json(text: Any) -> Any:
     return None if text is None else json.loads(text)
 
@@ -685,8 +692,9 @@ def storage_row(snapshot: tuple, redactor: Any) -> tuple:
     once per record in the writer thread, so it works on positions, not names."""
     values = list(snapshot)
     for i in _JSON_INDEX:
-        if values[i] is not None:
-            values[i] = dumps_json(values[i])
+        value = values[i]
+        if value is not None:
+            values[i] = str.__str__(value) if value.__class__ is EncodedJSON else dumps_json(value)
     if redactor is not None:
         redactor.redact_row(values)
     stamp = values[_TIME_INDEX]
@@ -894,6 +902,6 @@ class BackgroundWriter:
                 pass
 
 
-__all__ = ["APPLICATION_ID", "BackgroundWriter", "FIELDS", "JSON_FIELDS", "MIGRATIONS", "PARSE_STATUSES",
+__all__ = ["APPLICATION_ID", "BackgroundWriter", "EncodedJSON", "FIELDS", "JSON_FIELDS", "MIGRATIONS", "PARSE_STATUSES",
            "Record", "RecordFilter", "RecordStore", "RecordsError", "TEXT_FIELDS", "check_status", "dumps_json", "iso_time",
            "new_record_id", "parse_since", "schema_version", "storable", "storage_row"]
