@@ -103,29 +103,45 @@ def read_text(path: str) -> str:
 
 
 def json_documents(path: str, text: str) -> list:
-    """The JSON values of a file: one document (a list is spread), JSON lines, or concatenated
-    objects (the OpenTelemetry console exporter). Errors name the file and the line."""
+    """The JSON values of a file (see :func:`_numbered`)."""
+    return [doc for _number, doc in _numbered(path, text)]
+
+
+def _numbered(path: str, text: str) -> Iterator[tuple[int, Any]]:
+    """(line number, document) for every JSON value of a file: one document (0; a list is
+    spread), JSON lines, or concatenated pretty-printed objects (the OpenTelemetry console
+    exporter). Errors name the file and the line."""
     stripped = text.strip()
     try:
         value = json.loads(stripped)
     except ValueError:
         pass
     else:
-        return list(value) if isinstance(value, list) else [value]
-    decoder = json.JSONDecoder()
-    out: list = []
-    pos, n = 0, len(text)
-    while True:
-        while pos < n and text[pos] in " \t\r\n":
-            pos += 1
-        if pos >= n:
-            return out
-        try:
-            value, pos = decoder.raw_decode(text, pos)
-        except ValueError as exc:
+        for doc in (value if isinstance(value, list) else [value]):
+            yield 0, doc
+        return
+    lines = text.splitlines()
+    if len(lines) > 1 and lines[0].strip() in ("{", "["):  # concatenated objects, not one per line
+        decoder = json.JSONDecoder()
+        pos, n = 0, len(text)
+        while True:
+            while pos < n and text[pos] in " \t\r\n":
+                pos += 1
+            if pos >= n:
+                return
             line = text.count("\n", 0, pos) + 1
-            raise ImportFormatError(f"{path}:{line}: not JSON ({exc.msg})") from None
-        out.append(value)
+            try:
+                value, pos = decoder.raw_decode(text, pos)
+            except ValueError as exc:
+                raise ImportFormatError(f"{path}:{text.count(chr(10), 0, exc.pos) + 1}: not JSON ({exc.msg})") from None
+            yield line, value
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            raise ImportFormatError(f"{path}:{number}: not JSON ({exc.msg})") from None
 
 
 def _yaml(path: str, text: str) -> Any:
@@ -202,26 +218,6 @@ def import_records(path: str, text: str, options: dict) -> Imported:
     if not out.records:
         raise ImportFormatError(f"{path}: no records")
     return out
-
-
-def _numbered(path: str, text: str) -> Iterator[tuple[int, Any]]:
-    """(line number or 0, document): line numbers for JSON lines, so errors can name them."""
-    stripped = text.strip()
-    try:
-        value = json.loads(stripped)
-    except ValueError:
-        pass
-    else:
-        for doc in (value if isinstance(value, list) else [value]):
-            yield 0, doc
-        return
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except ValueError as exc:
-            raise ImportFormatError(f"{path}:{number}: not JSON ({exc.msg})") from None
 
 
 # --------------------------------------------------------------------------------------------

@@ -459,7 +459,7 @@ class Recorder:
         return pending
 
     # -- capturing (guarded: never raises) ------------------------------------------------------
-    def _parsed(self, args: tuple, kwargs: dict, value: Any, exc: Optional[BaseException], elapsed: float,
+    def _parsed(self, args: tuple, kwargs: dict, value: Any, exc: Optional[BaseException], elapsed: float, *,
                 version: Optional[str], text_arg: Any) -> None:
         try:
             raw = _raw_text(args, kwargs, text_arg)
@@ -532,66 +532,36 @@ class Recorder:
             self._failed("capture", failure)
 
     # -- decorators -----------------------------------------------------------------------------
-    def parser(self, fn: Optional[Callable] = None, *, version: Optional[str] = None,
-               text_arg: Union[int, str, None] = None) -> Any:
-        """Wrap the parse function (``@recorder.parser`` or ``@recorder.parser(version="v4")``).
-        ``text_arg``: which argument is the model output (default: the first string)."""
-        if fn is None:
-            return lambda f: self.parser(f, version=version, text_arg=text_arg)
-        parser_version = version or self.parser_version or source_version(fn)
-        clock, record = time.perf_counter, self._parsed
+    def _wrap(self, fn: Callable, record: Callable, *, executor: bool = False,
+              tool_name: Optional[str] = None) -> Callable:
+        """The one wrapper of every decorator, sync or async: off, a single attribute check; on,
+        time the call, let its value or exception through unchanged, and hand both to
+        ``record(args, kwargs, value, exc, elapsed)`` (which never raises). A tool answers from
+        the record instead while a :func:`playback` is active; an executor's tool calls join its
+        record."""
+        clock = time.perf_counter
+        answering = _PLAYBACK.get if tool_name is not None else None
+        enter = self._enter_executor if executor else None
+        leave = self._leave_executor
 
         if _is_coroutine_function(fn):
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                if answering is not None:
+                    player = answering()
+                    if player is not None:
+                        return player.answer(tool_name, args, kwargs)
                 if not self._on:
                     return await fn(*args, **kwargs)
+                pending = enter() if enter is not None else None
                 start = clock()
                 try:
                     value = await fn(*args, **kwargs)
                 except BaseException as exc:
-                    record(args, kwargs, None, exc, clock() - start, parser_version, text_arg)
-                    raise
-                record(args, kwargs, value, None, clock() - start, parser_version, text_arg)
-                return value
-
-            return async_wrapper
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if not self._on:
-                return fn(*args, **kwargs)
-            start = clock()
-            try:
-                value = fn(*args, **kwargs)
-            except BaseException as exc:
-                record(args, kwargs, None, exc, clock() - start, parser_version, text_arg)
-                raise
-            record(args, kwargs, value, None, clock() - start, parser_version, text_arg)
-            return value
-
-        return wrapper
-
-    def executor(self, fn: Optional[Callable] = None) -> Any:
-        """Wrap the function that executes a parsed call (its first call-like argument)."""
-        if fn is None:
-            return lambda f: self.executor(f)
-        clock, record = time.perf_counter, self._executed
-
-        if _is_coroutine_function(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                if not self._on:
-                    return await fn(*args, **kwargs)
-                pending = self._enter_executor()
-                start = clock()
-                try:
-                    value = await fn(*args, **kwargs)
-                except BaseException as exc:
-                    self._leave_executor(pending)
+                    leave(pending)
                     record(args, kwargs, None, exc, clock() - start)
                     raise
-                self._leave_executor(pending)
+                leave(pending)
                 record(args, kwargs, value, None, clock() - start)
                 return value
 
@@ -599,21 +569,40 @@ class Recorder:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if answering is not None:
+                player = answering()
+                if player is not None:
+                    return player.answer(tool_name, args, kwargs)
             if not self._on:
                 return fn(*args, **kwargs)
-            pending = self._enter_executor()
+            pending = enter() if enter is not None else None
             start = clock()
             try:
                 value = fn(*args, **kwargs)
             except BaseException as exc:
-                self._leave_executor(pending)
+                leave(pending)
                 record(args, kwargs, None, exc, clock() - start)
                 raise
-            self._leave_executor(pending)
+            leave(pending)
             record(args, kwargs, value, None, clock() - start)
             return value
 
         return wrapper
+
+    def parser(self, fn: Optional[Callable] = None, *, version: Optional[str] = None,
+               text_arg: Union[int, str, None] = None) -> Any:
+        """Wrap the parse function (``@recorder.parser`` or ``@recorder.parser(version="v4")``).
+        ``text_arg``: which argument is the model output (default: the first string)."""
+        if fn is None:
+            return lambda f: self.parser(f, version=version, text_arg=text_arg)
+        parser_version = version or self.parser_version or source_version(fn)
+        return self._wrap(fn, functools.partial(self._parsed, version=parser_version, text_arg=text_arg))
+
+    def executor(self, fn: Optional[Callable] = None) -> Any:
+        """Wrap the function that executes a parsed call (its first call-like argument)."""
+        if fn is None:
+            return lambda f: self.executor(f)
+        return self._wrap(fn, self._executed, executor=True)
 
     def _enter_executor(self) -> Optional[_Pending]:
         try:
@@ -634,45 +623,7 @@ class Recorder:
         if fn is None:
             return lambda f: self.tool(f, name=name)
         tool_name = name or getattr(fn, "__name__", "tool")
-        clock, record = time.perf_counter, self._tool_called
-        current_playback = _PLAYBACK.get
-
-        if _is_coroutine_function(fn):
-            @functools.wraps(fn)
-            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                player = current_playback()
-                if player is not None:
-                    return player.answer(tool_name, args, kwargs)
-                if not self._on:
-                    return await fn(*args, **kwargs)
-                start = clock()
-                try:
-                    value = await fn(*args, **kwargs)
-                except BaseException as exc:
-                    record(tool_name, args, kwargs, None, exc, clock() - start)
-                    raise
-                record(tool_name, args, kwargs, value, None, clock() - start)
-                return value
-
-            return async_wrapper
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            player = current_playback()
-            if player is not None:
-                return player.answer(tool_name, args, kwargs)
-            if not self._on:
-                return fn(*args, **kwargs)
-            start = clock()
-            try:
-                value = fn(*args, **kwargs)
-            except BaseException as exc:
-                record(tool_name, args, kwargs, None, exc, clock() - start)
-                raise
-            record(tool_name, args, kwargs, value, None, clock() - start)
-            return value
-
-        return wrapper
+        return self._wrap(fn, functools.partial(self._tool_called, tool_name), tool_name=tool_name)
 
     # -- turns ----------------------------------------------------------------------------------
     def turn(self, *, session_id: Optional[str] = None, trace_id: Optional[str] = None,

@@ -37,6 +37,7 @@ from fuzzer.records.recorder import REPLAYING_ENV
 from fuzzer.records.store import Record, RecordFilter, RecordStore, RecordsError, storable, utc_now_iso
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 from strategies._internal.sample import json_equal
+from strategies.errors import TargetError
 
 #: The worker-side function that runs a user's executor on recorded invocations.
 BRIDGE = "fuzzer.records.replay:execute_recorded"
@@ -72,6 +73,8 @@ def execute_recorded(text: str) -> list:
     fn = _EXECUTORS.get(ref)
     if fn is None:
         fn = _EXECUTORS[ref] = load_target(ref, cwd=job.get("cwd"))
+    if job.get("probe"):
+        return []  # it loads: the replay can start
     results = []
     with playback(job.get("tool_io") or []):
         for invocation in job.get("invocations") or []:
@@ -532,6 +535,12 @@ class RecordsReplayJob(Job):
                             "tool_io": record.tool_io or []}, ensure_ascii=False)
                 for record in executed]
         with _started(WorkerPool(self._spec(BRIDGE), workers=s.workers)) as pool:
+            probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
+            if probe.kind != "returned":  # the executor cannot be loaded: a usage error, not 1,000 failures
+                if probe.exception == "strategies.errors.TargetError" and probe.message:
+                    raise TargetError("--executor" + probe.message[len("target"):]
+                                      if probe.message.startswith("target ") else probe.message)
+                raise TargetError(f"--executor {s.executor!r}: loading it {describe_outcome(probe)}")
             for start in range(0, len(jobs), CHUNK):
                 chunk = jobs[start:start + CHUNK]
                 for record, outcome in zip(executed[start:start + CHUNK], pool.run(chunk)):

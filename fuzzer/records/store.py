@@ -826,6 +826,9 @@ class BackgroundWriter:
                 wake.wait(self.flush_interval)  # let a batch build up
                 wake.clear()
             self._write_some(queue)
+        self._drop_store()
+
+    def _drop_store(self) -> None:
         if self._store is not None:
             try:
                 self._store.close()
@@ -874,12 +877,7 @@ class BackgroundWriter:
         except Exception as exc:  # noqa: BLE001 - sqlite3.Error, OSError, RecordsError: never raised
             self.dropped += len(rows)
             self.failed_batches += 1
-            if self._store is not None:
-                try:
-                    self._store.close()
-                except sqlite3.Error:
-                    pass
-                self._store = None
+            self._drop_store()
             self._report(exc)
             return
         self.written += len(rows)

@@ -230,6 +230,8 @@ def test_corpus_import_turns_failing_records_into_entries_that_keep_the_record_i
     (["records", "label", "calls.db", "ffff", "envelope_error"], "no record with id 'ffff'"),
     (["records", "replay", "calls.db", "--target", "nosuchmodule:parse"], "module 'nosuchmodule' not found"),
     (["records", "replay", "calls.db", "--target", "parse"], "not of the form module:callable"),
+    (["records", "replay", "calls.db", "--target", f"{APP}:parse_v3", "--executor", f"{APP}:nothere"],
+     "--executor 'fuzzer.targets.records_app:nothere': module 'fuzzer.targets.records_app' has no attribute"),
     (["records", "replay", "calls.db", "--target", f"{APP}:parse_v3", "--baseline", "not-a-db.txt"],
      "not a baseline file"),
     (["records", "replay", "calls.db", "--target", f"{APP}:parse_v3", "--session", "nobody"],

@@ -119,7 +119,7 @@ def test_the_cli_imports_redacts_and_exits_2_on_a_bad_file(tmp_path: Path):
     shutil.copy(DATA / "bad_truncated_log.jsonl", copy)
     result = runner.invoke(main, ["records", "add", db, str(copy)])
     assert result.exit_code == 2
-    assert result.output.strip() == f"Error: {copy}:2: not JSON (Invalid control character at)"
+    assert result.output.strip() == f"Error: {copy}:2: not JSON (Unterminated string starting at)"
     for args, message in ((["records", "add", db, str(tmp_path / "missing.json")], "missing.json: cannot read"),
                           (["records", "add", db, "--from", "openaii", str(copy)], "unknown importer 'openaii'"),
                           (["records", "add", db], "nothing to add"),
