@@ -8,6 +8,7 @@ its first argument; the read commands refuse a missing or foreign file with one 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from typing import Any, Callable, Optional
@@ -139,7 +140,7 @@ def records_list(db: str, anomalies: tuple, sessions: tuple, statuses: tuple, si
     anomaly classes it shows, the start of its raw output."""
     with _classified(db) as store:
         flt = _build_filter(store, anomalies, sessions, statuses, since, parser_versions, limit)
-        total = store.count(flt.__class__(**{**flt.__dict__, "limit": None}))
+        total = store.count(dataclasses.replace(flt, limit=None))
         shown = 0
         for record in store.iter_records(flt):
             shown += 1
@@ -496,6 +497,14 @@ def records_replay(db: str, target: str, executor: Optional[str], reject_on: tup
 # fuzz corpus import --records DB
 
 
+def _recorded_registry(store: Any) -> Any:
+    """The tools recorded with the records, when they all share one tool set (else None)."""
+    from fuzzer.records.detect import Classifier
+
+    hashes = [row[0] for row in store.conn.execute("SELECT tools_hash FROM tool_sets")]
+    return Classifier(store).registry_for(hashes[0]) if len(hashes) == 1 else None
+
+
 @corpus_group.command("import")
 @click.option("--records", "db", required=True, metavar="DB", help="The records database to import from.")
 @options.corpus_dir
@@ -517,7 +526,8 @@ def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools
     One entry per signature (the smallest input), each keeping the id of the record it came from
     (in its scenario, with the other records showing the same failure). Where a record says its
     parse was right, the recorded calls are the truth (false_reject and corruption are judged);
-    other records are judged for robustness only (crash, hang, non-call returns).
+    other records are judged for robustness only (crash, hang, non-call returns). Without
+    --tools, the tools recorded with the records are used when they all share one tool set.
     """
     from corpus.store import CorpusStore
     from fuzzer.cli.campaign import default_target, make_spec
@@ -529,6 +539,8 @@ def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools
     registry = load_registry_or_fail(tools_file)
     check_corpus_dir(corpus_dir)
     with _classified(db) as store:
+        if tools_file is None:
+            registry = _recorded_registry(store) or registry
         flt = _build_filter(store, anomalies, sessions, statuses, since, parser_versions)
         pairs = seed_samples(store, registry, filters=flt, with_ids=True)
     if not pairs:
@@ -557,7 +569,7 @@ def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools
                        f"{entry.scenario['record_id']}{more}")
     for problem in corpus.problems:
         click.echo(f"skipped {problem}", err=True)
-    judged = sum(1 for s in samples if s.truth_known)
+    judged = sum(1 for sample in samples if sample.truth_known)
     click.echo(f"{len(samples)} distinct recorded outputs ({judged} with a known truth): {len(findings)} failing "
                f"signature(s)" + (": " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) if counts else ""))
 

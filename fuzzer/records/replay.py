@@ -418,27 +418,20 @@ class ReplaySettings:
     target_version: Optional[str] = None  # a label for the replayed version (default: its file hash)
 
 
-class _started:
-    """Start a worker pool with ``TOOLFUZZ_REPLAYING=1`` in the environment its processes
-    inherit (a recorder imported by the target stays off), restoring ours afterwards."""
-
-    def __init__(self, pool: Any):
-        self.pool = pool
-
-    def __enter__(self) -> Any:
-        before = os.environ.get(REPLAYING_ENV)
-        os.environ[REPLAYING_ENV] = "1"
-        try:
-            self.pool.start()
-        finally:
-            if before is None:
-                os.environ.pop(REPLAYING_ENV, None)
-            else:
-                os.environ[REPLAYING_ENV] = before
-        return self.pool
-
-    def __exit__(self, *exc: object) -> None:
-        self.pool.close()
+def _started(pool: Any) -> Any:
+    """``pool`` started with ``TOOLFUZZ_REPLAYING=1`` in the environment its processes inherit
+    (a recorder imported by the target stays off), ours restored afterwards. The pool is still
+    a context manager (starting it again does nothing; leaving the block closes it)."""
+    before = os.environ.get(REPLAYING_ENV)
+    os.environ[REPLAYING_ENV] = "1"
+    try:
+        pool.start()
+    finally:
+        if before is None:
+            os.environ.pop(REPLAYING_ENV, None)
+        else:
+            os.environ[REPLAYING_ENV] = before
+    return pool
 
 
 class RecordsReplayJob(Job):
@@ -499,6 +492,24 @@ class RecordsReplayJob(Job):
             rows[record.record_id] = RecordReplay(record.record_id, record.parser_version, record.session_id,
                                                   UNJUDGED, "", describe_recorded(record), "not replayed")
         texts = list(by_text)
+        bridge = self._executor_pool() if s.executor else None  # a bad --executor fails before anything runs
+        try:
+            yield from self._replay_parses(texts, by_text, rows)
+            if bridge is not None:
+                yield from self._replay_executions(rows, bridge)
+        finally:
+            if bridge is not None:
+                bridge.close()
+        self._publish(rows)
+        if self.baseline is not None:
+            yield PhaseStarted(Phase.COMPARING, label=s.baseline or "")
+            result.missing_from_run = compare_with_baseline(result.rows, self.baseline)
+            result.baseline_compared = True
+
+    def _replay_parses(self, texts: list, by_text: dict, rows: dict) -> Iterator[Any]:
+        from fuzzer.isolation import WorkerPool
+
+        s, result = self.settings, self._result
         with _started(WorkerPool(self._spec(s.target), workers=s.workers)) as pool:
             for start in range(0, len(texts), CHUNK):
                 chunk = texts[start:start + CHUNK]
@@ -512,17 +523,28 @@ class RecordsReplayJob(Job):
                 self._publish(rows)
                 yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
                                failures={"changed": len(result.changed())}, phase=Phase.REPLAYING, label="parse")
-        if s.executor:
-            yield from self._replay_executions(rows)
-        self._publish(rows)
-        if self.baseline is not None:
-            yield PhaseStarted(Phase.COMPARING, label=s.baseline or "")
-            result.missing_from_run = compare_with_baseline(result.rows, self.baseline)
-            result.baseline_compared = True
 
-    def _replay_executions(self, rows: dict[str, RecordReplay]) -> Iterator[Any]:
+    def _executor_pool(self) -> Any:
+        """Workers running the executor bridge, started, with the executor loaded once to check
+        it: one that cannot be loaded is a usage error (TargetError), not a failure per record."""
         from fuzzer.isolation import WorkerPool
 
+        s = self.settings
+        pool = _started(WorkerPool(self._spec(BRIDGE), workers=s.workers))
+        try:
+            probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
+        except BaseException:
+            pool.close()
+            raise
+        if probe.kind != "returned":
+            pool.close()
+            if probe.exception == "strategies.errors.TargetError" and probe.message:
+                raise TargetError("--executor" + probe.message[len("target"):]
+                                  if probe.message.startswith("target ") else probe.message)
+            raise TargetError(f"--executor {s.executor!r}: loading it {describe_outcome(probe)}")
+        return pool
+
+    def _replay_executions(self, rows: dict[str, RecordReplay], pool: Any) -> Iterator[Any]:
         s, result = self.settings, self._result
         yield PhaseStarted(Phase.REPLAYING, label="execution")
         executed = [r for r in self.records if r.execution_result]
@@ -534,24 +556,17 @@ class RecordsReplayJob(Job):
                                             for e in record.execution_result],
                             "tool_io": record.tool_io or []}, ensure_ascii=False)
                 for record in executed]
-        with _started(WorkerPool(self._spec(BRIDGE), workers=s.workers)) as pool:
-            probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
-            if probe.kind != "returned":  # the executor cannot be loaded: a usage error, not 1,000 failures
-                if probe.exception == "strategies.errors.TargetError" and probe.message:
-                    raise TargetError("--executor" + probe.message[len("target"):]
-                                      if probe.message.startswith("target ") else probe.message)
-                raise TargetError(f"--executor {s.executor!r}: loading it {describe_outcome(probe)}")
-            for start in range(0, len(jobs), CHUNK):
-                chunk = jobs[start:start + CHUNK]
-                for record, outcome in zip(executed[start:start + CHUNK], pool.run(chunk)):
-                    status, detail = compare_execution(record, outcome)
-                    row = rows[record.record_id]
-                    row.execution, row.execution_detail = status, detail
-                result.executions += len(chunk)
-                self._publish(rows)
-                yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
-                               failures={"changed": len(result.changed())}, phase=Phase.REPLAYING,
-                               label="execution")
+        for start in range(0, len(jobs), CHUNK):
+            chunk = jobs[start:start + CHUNK]
+            for record, outcome in zip(executed[start:start + CHUNK], pool.run(chunk)):
+                status, detail = compare_execution(record, outcome)
+                row = rows[record.record_id]
+                row.execution, row.execution_detail = status, detail
+            result.executions += len(chunk)
+            self._publish(rows)
+            yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
+                           failures={"changed": len(result.changed())}, phase=Phase.REPLAYING,
+                           label="execution")
 
     def _publish(self, rows: dict[str, RecordReplay]) -> None:
         order = {r.record_id: i for i, r in enumerate(self.records)}
