@@ -170,6 +170,8 @@ class _Suspicion:
         return self.digits and _nine_digits(text)
 
 
+_ROW_INDEX = _JSON_INDEX + _TEXT_INDEX
+
 #: A JSON string literal holding at least one escape (where an escaped secret could hide).
 _ESCAPED_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*\\(?:[^"\\\n]|\\.)*"')
 
@@ -290,7 +292,7 @@ class Redactor:
         if text is None or text.__class__ is not str:
             return text
         text = self.redact_string(text)
-        if "\\" in text:
+        if "\\u" in text or "\\/" in text:  # only these escapes can hide a secret's characters
             text = _ESCAPED_LITERAL.sub(self._redact_literal, text)
         for value in literals:
             text = _scrub_literal(text, value)
@@ -377,6 +379,12 @@ class Redactor:
                 values[i] = record[name]
             return
         suspect = self._suspect
+        present = [values[i] for i in _ROW_INDEX if values[i].__class__ is str]
+        if not present:
+            return
+        whole = present[0] if len(present) == 1 else "\x00".join(present)  # no trigger spans a NUL
+        if not suspect(whole) and "\\u" not in whole and "\\/" not in whole:
+            return  # the common case: one scan of the record says nothing in it can match
         for i in _JSON_INDEX:
             encoded = values[i]
             if encoded is not None and suspect(encoded):

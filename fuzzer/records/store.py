@@ -16,8 +16,8 @@ Why SQLite, and how it is used:
 * **Indexes** on ``anomaly_type``, ``session_id``, ``timestamp``, ``parse_status`` and
   ``parser_version``: the filters of ``fuzz records list/stats``.
 * **A background writer** (:class:`BackgroundWriter`): the application thread only appends a
-  snapshot to a bounded queue; a daemon thread redacts, encodes and writes them in batches, one
-  transaction per batch. A full queue drops the record (and counts it) rather than slowing the
+  snapshot to a bounded queue; daemon threads redact and encode them, and write them in batches,
+  one transaction per batch. A full queue drops the record (and counts it) rather than slowing the
   application; a failing disk is reported through a callback, never raised.
 
 Raw model outputs are stored byte-exact: text that cannot be encoded as UTF-8 (lone surrogates
@@ -719,17 +719,22 @@ class _ToolSet:
 
 
 class BackgroundWriter:
-    """A bounded queue and a daemon thread that writes what is queued, in batches.
+    """A bounded queue and two daemon threads that write what is queued, in batches.
 
     The application thread calls :meth:`submit` (an append and a length check); everything that
-    costs — redaction, JSON encoding, SQLite — happens in the writer thread, one transaction per
-    batch of up to ``batch_size``. A full queue (``max_queue``) drops the snapshot and counts it in
-    :attr:`dropped`. A write that fails (disk full, read-only directory, a lock held longer than
-    ``busy_timeout_s``) drops its batch, is counted, and is reported to ``on_failure(exc)``; the
-    next batch tries again with a fresh connection. ``on_commit(record_ids)`` is called after each
-    committed batch (monitoring, and the crash tests). After ``os.fork()`` the child starts with
-    an empty queue and its own thread and connection.
+    costs happens in the background, as a pipeline: the *encoder* thread redacts and encodes a
+    batch (Python, holding the GIL) while the *sink* thread writes the previous one to SQLite
+    (which releases the GIL while it works), one transaction per batch of up to ``batch_size``. A
+    full queue (``max_queue``) drops the snapshot and counts it in :attr:`dropped`. A write that
+    fails (disk full, read-only directory, a lock held longer than ``busy_timeout_s``) drops its
+    batch, is counted, and is reported to ``on_failure(exc)``; the next batch tries again with a
+    fresh connection. ``on_commit(record_ids)`` is called after each committed batch
+    (monitoring, and the crash tests). After ``os.fork()`` the child starts with an empty queue
+    and its own threads and connection.
     """
+
+    #: Encoded batches waiting for the sink (back-pressure on the encoder beyond that).
+    PIPELINE_DEPTH = 4
 
     def __init__(self, path: str, *, redactor: Any = None, max_queue: int = 100_000, batch_size: int = 512,
                  flush_interval: float = 0.05, busy_timeout_s: float = 10.0,
@@ -752,13 +757,16 @@ class BackgroundWriter:
             os.register_at_fork(after_in_child=lambda: (ref() is not None and ref()._reset()))
 
     def _reset(self) -> None:
+        import queue
+
         self._queue: deque = deque()
+        self._encoded: "queue.Queue" = queue.Queue(maxsize=self.PIPELINE_DEPTH)
         self._wake = threading.Event()
         self._stop = False
         self._thread: Optional[threading.Thread] = None
+        self._sink_thread: Optional[threading.Thread] = None
         self._store: Optional[RecordStore] = None
         self._failing = False
-        self._pid = os.getpid()
 
     # -- application side -----------------------------------------------------------------------
     def submit(self, snapshot: tuple) -> bool:
@@ -791,26 +799,30 @@ class BackgroundWriter:
         return marker.wait(timeout)
 
     def close(self, timeout: float = 10.0) -> None:
-        """Write what is queued, stop the thread, close the connection."""
-        thread = self._thread
+        """Write what is queued, stop the threads, close the connection."""
+        thread, sink = self._thread, self._sink_thread
         if thread is None:
             return
         self.flush(timeout)
         self._stop = True
         self._wake.set()
         thread.join(timeout)
+        if sink is not None:
+            sink.join(timeout)
 
     @property
     def pending(self) -> int:
         return len(self._queue)
 
-    # -- writer thread --------------------------------------------------------------------------
+    # -- the encoder thread ---------------------------------------------------------------------
     def _start(self) -> None:
         with self._lock:
             if self._thread is not None:
                 return
+            sink = threading.Thread(target=self._sink, name="toolfuzz-recorder-sqlite", daemon=True)
             thread = threading.Thread(target=self._loop, name="toolfuzz-recorder", daemon=True)
-            self._thread = thread
+            self._sink_thread, self._thread = sink, thread
+            sink.start()
             thread.start()
 
     def _loop(self) -> None:
@@ -825,18 +837,10 @@ class BackgroundWriter:
             if len(queue) < self.batch_size and not self._stop:
                 wake.wait(self.flush_interval)  # let a batch build up
                 wake.clear()
-            self._write_some(queue)
-        self._drop_store()
+            self._encode_some(queue)
+        self._encoded.put(None)  # the sink stops after what is already encoded
 
-    def _drop_store(self) -> None:
-        if self._store is not None:
-            try:
-                self._store.close()
-            except sqlite3.Error:
-                pass
-            self._store = None
-
-    def _write_some(self, queue: deque) -> None:
+    def _encode_some(self, queue: deque) -> None:
         batch: list = []
         markers: list = []
         tool_sets: list = []
@@ -851,14 +855,6 @@ class BackgroundWriter:
             else:  # a flush marker: everything before it is in this batch
                 markers.append(item)
                 break
-        try:
-            if batch or tool_sets:
-                self._write(batch, tool_sets)
-        finally:
-            for marker in markers:
-                marker.set()
-
-    def _write(self, batch: list, tool_sets: list) -> None:
         rows: list = []
         for snapshot in batch:
             try:
@@ -866,6 +862,32 @@ class BackgroundWriter:
             except Exception as exc:  # noqa: BLE001 - one unencodable record must not lose the batch
                 self.dropped += 1
                 self._report(exc)
+        self._encoded.put((rows, tool_sets, markers))
+
+    # -- the sink thread ------------------------------------------------------------------------
+    def _sink(self) -> None:
+        while True:
+            item = self._encoded.get()
+            if item is None:
+                break
+            rows, tool_sets, markers = item
+            try:
+                if rows or tool_sets:
+                    self._write(rows, tool_sets)
+            finally:
+                for marker in markers:  # set once everything before it is committed (or dropped)
+                    marker.set()
+        self._drop_store()
+
+    def _drop_store(self) -> None:
+        if self._store is not None:
+            try:
+                self._store.close()
+            except sqlite3.Error:
+                pass
+            self._store = None
+
+    def _write(self, rows: list, tool_sets: list) -> None:
         try:
             store = self._store
             if store is None:
