@@ -68,6 +68,11 @@ class CampaignSettings:
     #: Per-tool overrides from the config file: tool -> {level, formats, seed, budget_s,
     #: max_examples, ignore}. A tool's budget or max_examples replaces its equal share.
     per_tool: dict = field(default_factory=dict)
+    #: Recorded production outputs run first (``--seeds-from``): Samples, truth known where the
+    #: record vouches for the parse; they also seed the exploration.
+    seeds: list = field(default_factory=list)
+    #: Anomaly class -> weight for the scheduler (``--weights-from``).
+    class_weights: Optional[dict] = None
 
     def of(self, tool: str, key: str) -> Any:
         """The setting ``key`` for ``tool``: its override, else the job's."""
@@ -381,6 +386,7 @@ class CampaignJob(Job):
                                   tally=self.tally, on_failure=self._on_failure)
         explorer = self._explorer(name, index) if s.explore else None
         tool.explorer = explorer
+        tool.class_weights = s.class_weights
         yield PhaseStarted(Phase.PROBING, name)
         report = tool.probe(deadline)
         prefix = f"{name}: " if count > 1 else ""
@@ -397,6 +403,14 @@ class CampaignJob(Job):
             probed = ", ".join(report.unsupported) or "none"
             first = f"; first rejection: {report.first_rejection}" if report.first_rejection else ""
             return f"no supported format: every valid probe was rejected or answered with no call ({probed}){first}"
+        seeds = [seed for seed in s.seeds if seed.tool in ("", name)]
+        if seeds:
+            for start in range(0, len(seeds), s.batch_size):
+                tool.execute(seeds[start:start + s.batch_size], budget.deadline, 0)
+                yield from self._settle()
+            if explorer is not None:
+                for seed in seeds:
+                    explorer.add_seed(seed.text, seed.format)
         yield PhaseStarted(Phase.FUZZING, name)
         if explorer is not None and self.corpus is not None:
             for r in self.result_.replayed:

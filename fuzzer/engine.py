@@ -133,6 +133,8 @@ class ToolCampaign:
         self.stream: Optional[SampleStream] = None
         #: The exploration arm (coverage feedback, seeds, havoc), when coverage is on.
         self.explorer: Any = None
+        #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
+        self.class_weights: Optional[dict] = None
 
     # -- probing ---------------------------------------------------------------------------------
     def probe(self, deadline: Optional[float]) -> ProbeReport:
@@ -213,7 +215,7 @@ class ToolCampaign:
     def start_stream(self, report: ProbeReport) -> SampleStream:
         self.stream = SampleStream(registry=self.registry, tool=self.tool, formats=dict(report.support),
                                    operators=self.operators, include_valid=self.include_valid,
-                                   seed=self.seed, source=self.source, cuts=True)
+                                   seed=self.seed, source=self.source, cuts=True, class_weights=self.class_weights)
         return self.stream
 
     # -- executing -------------------------------------------------------------------------------

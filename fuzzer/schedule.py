@@ -52,9 +52,12 @@ class Variation:
 
 class Scheduler:
     def __init__(self, *, seed: int, formats: dict[str, tuple[bool, bool]], arms: dict[str, list[str]],
-                 operator_class: dict[str, str]):
+                 operator_class: dict[str, str], class_weights: Optional[dict] = None):
         """``formats``: format -> (prose allowed, several calls allowed);
-        ``arms``: format -> operators applicable there; ``operator_class``: operator -> class."""
+        ``arms``: format -> operators applicable there; ``operator_class``: operator -> class;
+        ``class_weights``: class -> relative weight (e.g. how often production showed it), times
+        the classes' own cost weights."""
+        self._class_weights = dict(class_weights or {})
         self._random = random.Random(seed ^ 0x5EED)
         self._formats = formats
         self._operator_class = operator_class
@@ -92,7 +95,7 @@ class Scheduler:
             fmt = rnd.choice(self._format_names)
             groups = self._by_format_class.get(fmt, {})
             classes = sorted(groups)
-            weights = [CLASS_WEIGHTS.get(c, 1.0) for c in classes]
+            weights = [CLASS_WEIGHTS.get(c, 1.0) * self._class_weights.get(c, 1.0) for c in classes]
             ops = []
             for _ in range(size):
                 if not groups or rnd.random() < VALID_SHARE:
@@ -171,7 +174,8 @@ class SampleStream:
     """
 
     def __init__(self, *, registry: Any, tool: Any, formats: dict[str, tuple[bool, bool]], operators: list[str],
-                 include_valid: bool, seed: int, source: Optional[RandomSource] = None, cuts: bool = False):
+                 include_valid: bool, seed: int, source: Optional[RandomSource] = None, cuts: bool = False,
+                 class_weights: Optional[dict] = None):
         self.registry, self.tool = registry, tool
         self.include_valid = include_valid or not operators
         self.sweep = TRUNCATION_SWEEP in operators
@@ -180,7 +184,8 @@ class SampleStream:
         self.source = source if source is not None else RandomSource(seed)
         arms = {fmt: [op for op in operators if OPERATORS[op].applies(tool, fmt)] for fmt in formats}
         self.scheduler = Scheduler(seed=seed, formats=formats, arms=arms,
-                                   operator_class={n: o.anomaly_class for n, o in OPERATORS.items()})
+                                   operator_class={n: o.anomaly_class for n, o in OPERATORS.items()},
+                                   class_weights=class_weights)
 
     def batch(self, size: int) -> list:
         samples: list = []

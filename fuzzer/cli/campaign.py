@@ -98,6 +98,22 @@ def per_tool_settings(registry: Any, names: list) -> dict:
     return per_tool
 
 
+def _recorded_seeds(db: Optional[str], registry: Any, names: list) -> list:
+    if not db:
+        return []
+    from fuzzer.records.inject import seed_samples
+
+    return [s for s in seed_samples(db, registry) if s.tool in ("", *names)]
+
+
+def _recorded_weights(db: Optional[str]) -> Optional[dict]:
+    if not db:
+        return None
+    from fuzzer.records.inject import class_weights
+
+    return class_weights(db)
+
+
 def reproduce_dir(report_path: Optional[str]) -> str:
     """Where reproducer files of long or history-dependent findings go: next to the report, or
     in ``.toolfuzz/reproduce`` of the current directory."""
@@ -131,6 +147,12 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @click.option("--coverage/--no-coverage", default=True, show_default=True,
               help="Trace which lines of the target's code each input reaches and explore from the inputs "
                    "that reach new ones (havoc on a seed pool); report the lines reached.")
+@click.option("--seeds-from", "seeds_from", metavar="DB", type=click.Path(dir_okay=False),
+              help="A records database (fuzz records): run what models really sent first, judged with the recorded "
+                   "calls where the record says the parse was right, and explore from it.")
+@click.option("--weights-from", "weights_from", metavar="DB", type=click.Path(dir_okay=False),
+              help="A records database: draw anomaly classes as often as production showed them (every class "
+                   "still gets a floor share).")
 @options.max_failures
 @options.exitfirst
 @options.ignore
@@ -139,7 +161,8 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_on: tuple, level: str,
              formats: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
              workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, coverage: bool,
-             max_failures: Optional[int], exitfirst: bool, ignore: tuple, quiet: bool, **report_paths: Any) -> None:
+             seeds_from: Optional[str], weights_from: Optional[str], max_failures: Optional[int], exitfirst: bool,
+             ignore: tuple, quiet: bool, **report_paths: Any) -> None:
     """Generate valid and anomalous model outputs, run the target on them, judge, shrink and report.
 
     Exit status: 0 something was tested and nothing failed, 1 failures found, 2 usage or
@@ -175,7 +198,9 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
                                 max_examples=max_examples, shrink=shrink, reject_on=tuple(reject_on),
                                 reproduce_dir=reproduce_dir(reports.get("report")),
                                 max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
-                                explore=coverage, slow=max_examples is None, per_tool=per_tool)
+                                explore=coverage, slow=max_examples is None, per_tool=per_tool,
+                                seeds=_recorded_seeds(seeds_from, registry, names),
+                                class_weights=_recorded_weights(weights_from))
     spec = target_spec(target, reject_on, timeout, memory_limit_mb, coverage=coverage,
                        deterministic=max_examples is not None)
     pool = WorkerPool(spec, workers=workers)

@@ -168,10 +168,13 @@ def references(target: Any, executor_ref: Any, agent_ref: Any) -> dict:
     return refs
 
 
-def corpus_references(command: Callable) -> Callable:
+def corpus_references(command: Callable, *, corpus_required: bool = True) -> Callable:
     """``--corpus`` and the reference of every entry kind (``--target``, ``--executor``, ``--agent``),
     plus ``--reject-on`` and ``--tools``: what replay and gate share."""
-    for option in reversed((corpus_dir, target_for_corpus, executor, agent, reject_on, tools_file)):
+    corpus = corpus_dir if corpus_required else click.option(
+        "--corpus", "corpus_dir", default=None, metavar="DIR", type=click.Path(file_okay=False),
+        help="The corpus directory to replay (or --records DB).")
+    for option in reversed((corpus, target_for_corpus, executor, agent, reject_on, tools_file)):
         command = option(command)
     return command
 

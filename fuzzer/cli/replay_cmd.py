@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, Optional
 
@@ -30,7 +31,10 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 
 
 @main.command()
-@options.corpus_references
+@functools.partial(options.corpus_references, corpus_required=False)
+@click.option("--records", "records_db", metavar="DB", type=click.Path(dir_okay=False),
+              help="Replay recorded production tool calls instead of a corpus (see `fuzz records replay`: "
+                   "--baseline and the filters are there).")
 @options.harness_options
 @options.entry_level
 @options.timeout
@@ -40,7 +44,7 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
                                              "fail again as open); each change is printed.")
 @options.reports
 @translate_errors
-def replay(corpus_dir: str, target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
+def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
            tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int, workers: int, update: bool,
            **report_paths: Any) -> None:
     """Re-run every corpus entry; print what each does now and a summary.
@@ -55,6 +59,16 @@ def replay(corpus_dir: str, target: Optional[str], executor: Optional[str], agen
     extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
+    if bool(corpus_dir) == bool(records_db):
+        raise click.UsageError("give one of --corpus DIR or --records DB")
+    if records_db:
+        from fuzzer.cli.records_cmds import run_records_replay
+
+        if not target:
+            raise click.UsageError("Missing option '--target' (the parser to replay the records on)")
+        click.get_current_context().exit(run_records_replay(
+            db=records_db, target=target, executor=executor, reject_on=reject_on, timeout=timeout,
+            memory_limit_mb=memory_limit_mb, workers=workers, reports=reports))
     refs = options.references(target, executor, agent)
     store = open_corpus(corpus_dir, must_exist=True)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,

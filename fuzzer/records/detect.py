@@ -1,0 +1,991 @@
+"""Detectors: which anomaly classes a recorded output shows, in the operators' vocabulary.
+
+A generated sample knows its anomaly class because an operator made it; a recorded output has
+to be read. Each :class:`Detector` looks at one kind of evidence and, when it fires, tags the
+record with a class of :data:`strategies._internal.sample.ANOMALY_CLASSES` (a detector named
+after an operator — ``trailing_comma``, ``single_quotes``, ``unclosed_tag`` — detects what that
+operator makes). Detectors are registered in :data:`DETECTORS`, a
+:class:`strategies.registry.Registry`; their names are the words of ``fuzz records``.
+
+The evidence (:class:`Evidence`):
+
+* **text** detectors see a scan of the raw output (:func:`scan`): one pass over every JSON-like
+  region that notes what lies outside string literals (trailing commas, single-quoted strings,
+  Python literals, unquoted keys, comments, NaN, unbalanced brackets) and inside them (invalid
+  escapes, raw control characters, lone surrogates). They run only when the strict reference
+  parser (:mod:`fuzzer.targets.reference`) rejects the text: an output that is clean in some
+  format shows no syntax anomaly, whatever characters its values hold.
+* **calls** detectors validate the calls against the tool schemas recorded with the record
+  (``tools_hash``): unknown function, wrong argument type, missing or unexpected argument,
+  constraint violations (jsonschema keywords), duplicate calls, injection payloads. The calls
+  are the recorded parsed calls; when the parse failed, the strict parse of the text, or of a
+  repaired copy of it (:func:`repair`) unless it was truncated.
+* **execution** detectors read executor and tool errors (``unexpected keyword argument``,
+  ``missing 1 required positional argument``, an unknown tool).
+
+A record that failed (parse error, invalid return, a repair the application reported, an
+execution error) and that no detector explains belongs to the **unknown-anomaly pool**
+(``fuzz records pool``). A reviewer's label (:meth:`RecordStore.add_label`) is kept forever and
+becomes the record's class; classification never overwrites it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
+
+from fuzzer.records.store import Record, RecordFilter, RecordStore
+from strategies._internal.sample import ANOMALY_CLASSES, json_equal
+from strategies.registry import Registry
+
+#: Bump when a detector changes what it finds: stored classifications older than the version
+#: (which also hashes the detector names) are recomputed.
+DETECTORS_REVISION = 1
+#: Labels a reviewer may give besides the anomaly classes.
+EXTRA_LABELS = ("valid",)
+FAILED_PARSE = ("error", "invalid", "repaired")
+HUGE_OUTPUT = 64_000
+DEEP_NESTING = 64
+FRAGMENT_RUN = 1000
+
+
+@dataclass(frozen=True)
+class Detector:
+    """``check(evidence)`` returns words saying what it saw, or None."""
+
+    name: str
+    anomaly_class: str
+    stage: str  # "always" | "text" | "calls" | "execution"
+    description: str
+    check: Callable[["Evidence"], Optional[str]]
+
+
+DETECTORS: Registry[Detector] = Registry("detector")
+STAGES = ("always", "text", "calls", "execution")
+
+
+def detector(name: str, anomaly_class: str, stage: str) -> Callable:
+    """Register a detector function (its docstring is its description)."""
+    if anomaly_class not in ANOMALY_CLASSES:
+        raise ValueError(f"detector {name!r}: {anomaly_class!r} is not an anomaly class")
+    if stage not in STAGES:
+        raise ValueError(f"detector {name!r}: unknown stage {stage!r}")
+
+    def register(fn: Callable) -> Callable:
+        doc = " ".join((fn.__doc__ or "").split())
+        DETECTORS.register(name, Detector(name, anomaly_class, stage, doc, fn), module=fn.__module__)
+        return fn
+
+    return register
+
+
+def detectors_version() -> int:
+    names = ",".join(f"{d.name}:{d.anomaly_class}" for d in DETECTORS.values())
+    return int(hashlib.sha256(f"{DETECTORS_REVISION}|{names}".encode()).hexdigest()[:7], 16)
+
+
+# --------------------------------------------------------------------------------------------
+# The text scan
+
+
+@dataclass
+class Scan:
+    """What one pass over the JSON-like regions of a text found (positions are offsets)."""
+
+    trailing_commas: list = field(default_factory=list)
+    single_quotes: list = field(default_factory=list)
+    python_literals: list = field(default_factory=list)
+    unquoted_keys: list = field(default_factory=list)
+    comments: list = field(default_factory=list)
+    nan_values: list = field(default_factory=list)
+    invalid_escapes: list = field(default_factory=list)
+    raw_controls: list = field(default_factory=list)
+    lone_surrogates: list = field(default_factory=list)
+    smart_quotes: list = field(default_factory=list)
+    extra_closers: list = field(default_factory=list)
+    huge_numbers: list = field(default_factory=list)
+    max_depth: int = 0
+    open_at_end: str = ""  # the brackets still open when the text ends
+    in_string_at_end: bool = False
+    last: str = ""  # the last significant character
+    incomplete_token: bool = False  # the text ends inside a number or a literal
+    regions: int = 0
+    pythonic: bool = False
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d*)?")
+_HEX4 = re.compile(r"[0-9a-fA-F]{4}")
+_VALID_ESCAPES = '"\\/bfnrtu'
+_OPENERS = {"{": "}", "[": "]", "(": ")"}
+_CLOSERS = {"}", "]", ")"}
+_SMART = "\u201c\u201d"
+_LITERALS = {"true", "false", "null"}
+_PYTHON = {"True", "False", "None"}
+_NANS = {"NaN", "Infinity", "nan", "inf"}
+
+
+def scan(text: str) -> Scan:
+    """One pass over ``text``: prose is skipped until a ``{`` or ``[`` opens a region, which ends
+    when its brackets close. Linear time, no backtracking."""
+    out = Scan()
+    n = len(text)
+    i = 0
+    stack: list[str] = []
+    last = ""
+    while i < n:
+        ch = text[i]
+        if not stack:  # prose: look for the next region
+            if ch in "{[":
+                out.regions += 1
+                if ch == "[" and re.match(r"\[\s*[A-Za-z_][\w.]*\(", text[i:i + 200]):
+                    out.pythonic = True
+                stack.append(ch)
+                out.max_depth = max(out.max_depth, 1)
+                last = ch
+            elif ch in "}]" and last in "}]":
+                out.extra_closers.append(i)
+            i += 1
+            continue
+        if ch in " \t\r\n":
+            i += 1
+            continue
+        if ch == '"' or ch in _SMART:
+            if ch in _SMART:
+                out.smart_quotes.append(i)
+            i, closed = _dq_string(text, i + 1, out, smart=ch in _SMART)
+            last = '"'
+            if not closed:
+                out.in_string_at_end = True
+                break
+            continue
+        if ch == "'":
+            if last in "{[,:(" or last == "":
+                out.single_quotes.append(i)
+            end = _sq_end(text, i + 1)
+            if end < 0:
+                out.in_string_at_end = True
+                last = "'"
+                break
+            i, last = end + 1, '"'
+            continue
+        if ch in _OPENERS:
+            stack.append(ch)
+            out.max_depth = max(out.max_depth, len(stack))
+            last = ch
+            i += 1
+            continue
+        if ch in _CLOSERS:
+            if last == ",":
+                out.trailing_commas.append(i)
+            stack.pop()
+            last = ch
+            i += 1
+            continue
+        if ch in ",:=":
+            last = ch
+            i += 1
+            continue
+        if ch == "/" and text.startswith(("//", "/*"), i):
+            out.comments.append(i)
+            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
+            i = n if end < 0 else end + (1 if text[i + 1] == "/" else 2)
+            continue
+        if ch == "#" and not out.pythonic:
+            out.comments.append(i)
+            end = text.find("\n", i)
+            i = n if end < 0 else end + 1
+            continue
+        word = _WORD.match(text, i)
+        if word is not None:
+            token = word.group(0)
+            end = word.end()
+            if token in _PYTHON and not out.pythonic:
+                out.python_literals.append(i)
+            elif token in _NANS:
+                out.nan_values.append(i)
+            elif token not in _LITERALS and last in "{," and stack and stack[-1] == "{":
+                rest = text[end:end + 40].lstrip()
+                if rest.startswith(":"):
+                    out.unquoted_keys.append(i)
+            if end == n and any(lit.startswith(token) and lit != token for lit in _LITERALS | _PYTHON):
+                out.incomplete_token = True
+            last, i = "w", end
+            continue
+        number = _NUMBER.match(text, i)
+        if number is not None and number.end() > i:
+            token = number.group(0)
+            digits = len(token.lstrip("-").split("e")[0].split("E")[0])
+            exponent = re.search(r"[eE]([+-]?\d+)$", token)
+            if digits > 300 or (exponent and abs(int(exponent.group(1))) > 308):
+                out.huge_numbers.append(i)
+            if number.end() == n and (token[-1] in ".eE+-"):
+                out.incomplete_token = True
+            last, i = "0", number.end()
+            continue
+        last = ch
+        i += 1
+    out.open_at_end = "".join(stack)
+    out.last = last
+    return out
+
+
+def _dq_string(text: str, i: int, out: Scan, *, smart: bool) -> tuple[int, bool]:
+    """Past the closing quote of a double-quoted string starting at ``i`` (after the quote)."""
+    n = len(text)
+    closers = '"' + _SMART if smart else '"'
+    while i < n:
+        ch = text[i]
+        if ch in closers:
+            return i + 1, True
+        if ch == "\\":
+            nxt = text[i + 1] if i + 1 < n else ""
+            if not nxt:
+                return n, False
+            if nxt not in _VALID_ESCAPES:
+                out.invalid_escapes.append(i)
+            elif nxt == "u":
+                hexa = _HEX4.match(text, i + 2)
+                if hexa is None:
+                    out.invalid_escapes.append(i)
+                else:
+                    code = int(hexa.group(0), 16)
+                    if 0xD800 <= code <= 0xDBFF:
+                        low = re.match(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})", text[i + 6:i + 12])
+                        if low is None:
+                            out.lone_surrogates.append(i)
+                    elif 0xDC00 <= code <= 0xDFFF:
+                        before = text[max(0, i - 6):i]
+                        if not re.match(r"\\u[dD][89abAB][0-9a-fA-F]{2}$", before):
+                            out.lone_surrogates.append(i)
+                    i += 4
+            i += 2
+            continue
+        if ch < " ":
+            out.raw_controls.append(i)
+        elif "\ud800" <= ch <= "\udfff":
+            out.lone_surrogates.append(i)
+        i += 1
+    return n, False
+
+
+def _sq_end(text: str, i: int) -> int:
+    """The offset of the quote closing a single-quoted string that starts at ``i``, or -1."""
+    n = len(text)
+    while i < n:
+        ch = text[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "'":
+            return i
+        i += 1
+    return -1
+
+
+def repair(text: str) -> str:
+    """A best-effort repaired copy of a model output, for the calls detectors only (never
+    stored, never judged): comments and trailing commas dropped, single quotes and smart quotes
+    made double, Python literals and NaN made JSON, unquoted keys quoted, a BOM removed, open
+    strings and brackets closed. Prose and envelopes are kept as they are."""
+    out: list[str] = []
+    n = len(text)
+    i = 0
+    stack: list[str] = []
+    last_comma = -1
+    while i < n:
+        ch = text[i]
+        if ch == "\ufeff":
+            i += 1
+            continue
+        if not stack:
+            if ch in "{[":
+                stack.append(ch)
+            out.append(ch)
+            i += 1
+            continue
+        if ch == '"' or ch in _SMART:
+            j, closed = _dq_string(text, i + 1, Scan(), smart=ch in _SMART)
+            body = text[i + 1:j - 1] if closed else text[i + 1:]
+            out.append('"' + _fix_escapes(body) + '"')
+            i = j
+            if not closed:
+                break
+            continue
+        if ch == "'":
+            end = _sq_end(text, i + 1)
+            body = text[i + 1:end] if end >= 0 else text[i + 1:]
+            out.append('"' + _fix_escapes(body.replace('\\"', '"').replace('"', '\\"')) + '"')
+            if end < 0:
+                break
+            i = end + 1
+            continue
+        if ch in _OPENERS:
+            stack.append(ch)
+        elif ch in _CLOSERS:
+            if last_comma >= 0 and not "".join(out[last_comma + 1:]).strip():
+                del out[last_comma]
+            last_comma = -1
+            if stack:
+                stack.pop()
+        elif ch == ",":
+            last_comma = len(out)
+            out.append(ch)
+            i += 1
+            continue
+        elif ch == "/" and text.startswith(("//", "/*"), i):
+            end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
+            i = n if end < 0 else end + (1 if text[i + 1] == "/" else 2)
+            continue
+        else:
+            word = _WORD.match(text, i)
+            if word is not None:
+                token = word.group(0)
+                replacement = {"True": "true", "False": "false", "None": "null", "NaN": "null",
+                               "Infinity": "null"}.get(token)
+                rest = text[word.end():word.end() + 40].lstrip()
+                if replacement is None and token not in _LITERALS and stack and stack[-1] == "{" \
+                        and rest.startswith(":"):
+                    replacement = f'"{token}"'
+                out.append(replacement or token)
+                i = word.end()
+                continue
+        out.append(ch)
+        i += 1
+    repaired = "".join(out).rstrip()
+    while repaired.endswith((",", ":")):
+        repaired = repaired[:-1].rstrip() + (" null" if repaired.endswith(":") else "")
+    return repaired + "".join(_OPENERS[c] for c in reversed(stack))
+
+
+def _fix_escapes(body: str) -> str:
+    body = re.sub(r'\\(?![\\"/bfnrtu])', r"\\\\", body)
+    return "".join(ch if ch >= " " else f"\\u{ord(ch):04x}" for ch in body)
+
+
+# --------------------------------------------------------------------------------------------
+# Evidence
+
+
+@dataclass
+class Evidence:
+    """What the detectors of one record look at (computed lazily, once)."""
+
+    record: Record
+    registry: Any = None  # strategies tools Registry of the record's tool set, or None
+    _scan: Optional[Scan] = None
+    _strict: Any = None  # (calls or None, error or None)
+    _calls: Any = ...
+    _errors: Optional[list] = None
+
+    @property
+    def text(self) -> str:
+        return self.record.raw_model_output or ""
+
+    @property
+    def strict(self) -> tuple[Optional[list], Optional[str]]:
+        """The reference parser's reading of the text: (calls, None) or (None, error)."""
+        if self._strict is None:
+            self._strict = strict_parse(self.text)
+        return self._strict
+
+    @property
+    def clean(self) -> bool:
+        return self.strict[1] is None
+
+    @property
+    def scan(self) -> Scan:
+        if self._scan is None:
+            self._scan = scan(self.text)
+        return self._scan
+
+    @property
+    def truncated(self) -> bool:
+        s = self.scan
+        return bool(s.in_string_at_end or s.incomplete_token or (s.open_at_end and s.last in ":,{[(=" ))
+
+    @property
+    def calls(self) -> Optional[list]:
+        """The calls the semantic detectors judge (see the module docstring), or None."""
+        if self._calls is ...:
+            self._calls = self._find_calls()
+        return self._calls
+
+    def _find_calls(self) -> Optional[list]:
+        record = self.record
+        if record.parse_status in ("ok", "repaired") and record.parsed_calls:
+            return record.parsed_calls
+        if not self.text:
+            return None
+        calls, error = self.strict
+        if error is None:
+            return calls or None
+        if self.truncated:
+            return None
+        calls, error = strict_parse(repair(self.text))
+        return calls or None if error is None else None
+
+
+def strict_parse(text: str) -> tuple[Optional[list], Optional[str]]:
+    from fuzzer.target import normalize_calls
+    from fuzzer.targets.reference import parse
+
+    try:
+        return normalize_calls(parse(text)), None
+    except RecursionError:
+        return None, "RecursionError"
+    except Exception as exc:  # noqa: BLE001 - the reference parser rejects with ValueError
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _at(positions: list, what: str) -> Optional[str]:
+    if not positions:
+        return None
+    more = f" (and {len(positions) - 1} more)" if len(positions) > 1 else ""
+    return f"{what} at offset {positions[0]}{more}"
+
+
+# --------------------------------------------------------------------------------------------
+# Detectors: always run (what a parseable output can show too)
+
+
+@detector("huge_output", "oversized_input", "always")
+def _huge_output(ev: Evidence) -> Optional[str]:
+    """An output of more than 64,000 characters."""
+    return f"{len(ev.text):,} characters" if len(ev.text) > HUGE_OUTPUT else None
+
+
+@detector("deep_nesting", "oversized_input", "always")
+def _deep_nesting(ev: Evidence) -> Optional[str]:
+    """Brackets nested more than 64 levels deep."""
+    depth = ev.scan.max_depth
+    return f"nested {depth} levels deep" if depth > DEEP_NESTING else None
+
+
+@detector("number_out_of_range", "oversized_input", "always")
+def _number_out_of_range(ev: Evidence) -> Optional[str]:
+    """A number beyond double range (an exponent past 308, or 300+ digits)."""
+    return _at(ev.scan.huge_numbers, "a number beyond double range")
+
+
+_RUN = re.compile(r"([{}\[\]`<>])\1{%d,}|(<tool_call>|\[TOOL_CALLS\]|Action:|```)(?:\s*\2){%d,}"
+                  % (FRAGMENT_RUN - 1, FRAGMENT_RUN // 10))
+
+
+@detector("fragment_run", "oversized_input", "always")
+def _fragment_run(ev: Evidence) -> Optional[str]:
+    """A structural character repeated 1,000+ times, or an envelope token 100+ times."""
+    if len(ev.text) < FRAGMENT_RUN // 10 * 5:
+        return None
+    match = _RUN.search(ev.text)
+    return f"a run of {match.group(0)[:12]!r}... at offset {match.start()}" if match else None
+
+
+# --------------------------------------------------------------------------------------------
+# Detectors: text (run when the strict parser rejects the text)
+
+
+@detector("utf8_bom", "encoding_error", "text")
+def _utf8_bom(ev: Evidence) -> Optional[str]:
+    """A UTF-8 byte order mark (U+FEFF)."""
+    i = ev.text.find("\ufeff")
+    return f"byte order mark at offset {i}" if i >= 0 else None
+
+
+@detector("smart_quotes", "encoding_error", "text")
+def _smart_quotes(ev: Evidence) -> Optional[str]:
+    """Typographic quotes where the JSON's double quotes belong."""
+    return _at(ev.scan.smart_quotes, "a typographic quote as a string delimiter")
+
+
+@detector("raw_control_char", "encoding_error", "text")
+def _raw_control(ev: Evidence) -> Optional[str]:
+    """A raw control character (a newline, a tab...) inside a string literal."""
+    return _at(ev.scan.raw_controls, "a raw control character in a string")
+
+
+@detector("lone_surrogate", "encoding_error", "always")
+def _lone_surrogate(ev: Evidence) -> Optional[str]:
+    """Half of a UTF-16 surrogate pair (``\\ud83d`` alone)."""
+    return _at(ev.scan.lone_surrogates, "a lone surrogate")
+
+
+@detector("invalid_escape", "encoding_error", "text")
+def _invalid_escape(ev: Evidence) -> Optional[str]:
+    """An escape JSON does not have (``\\x41``, ``\\q``)."""
+    return _at(ev.scan.invalid_escapes, "an invalid escape")
+
+
+_TAG_OPEN, _TAG_CLOSE = "<tool_call>", "</tool_call>"
+_MISSPELLED_TAG = re.compile(r"</?\s*(?:tool[\s_-]*calls?|toolcall|function[\s_-]*calls?|tool)\s*>", re.I)
+
+
+@detector("unclosed_tag", "envelope_error", "text")
+def _unclosed_tag(ev: Evidence) -> Optional[str]:
+    """A ``<tool_call>`` without its ``</tool_call>``."""
+    opened, closed = ev.text.count(_TAG_OPEN), ev.text.count(_TAG_CLOSE)
+    return f"{opened} <tool_call> tags, {closed} closed" if opened > closed else None
+
+
+@detector("misspelled_tag", "envelope_error", "text")
+def _misspelled_tag(ev: Evidence) -> Optional[str]:
+    """A tag that is not quite ``<tool_call>`` (``<toolcall>``, ``<tool-call>``, ``<function_call>``)."""
+    for match in _MISSPELLED_TAG.finditer(ev.text):
+        if match.group(0) not in (_TAG_OPEN, _TAG_CLOSE):
+            return f"tag {match.group(0)!r} at offset {match.start()}"
+    return None
+
+
+@detector("unclosed_fence", "envelope_error", "text")
+def _unclosed_fence(ev: Evidence) -> Optional[str]:
+    """A code fence opened and never closed."""
+    count = ev.text.count("```")
+    return "a ``` fence is never closed" if count % 2 else None
+
+
+_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*\[TOOL_CALLS\]|\[\s*TOOL[_ ]?CALLS?\s*\]", re.I)
+_LLAMA = re.compile(r"<\|python_tag\|>\s*<\|python_tag\|>|<\|?\s*python[_ ]?tag\s*\|?>", re.I)
+
+
+@detector("mistral_tag_error", "envelope_error", "text")
+def _mistral_tag(ev: Evidence) -> Optional[str]:
+    """``[TOOL_CALLS]`` misspelled or doubled."""
+    for match in _MISTRAL.finditer(ev.text):
+        if match.group(0) != "[TOOL_CALLS]":
+            return f"{match.group(0)!r} at offset {match.start()}"
+    return None
+
+
+@detector("llama3_tag_error", "envelope_error", "text")
+def _llama_tag(ev: Evidence) -> Optional[str]:
+    """``<|python_tag|>`` misspelled or doubled."""
+    for match in _LLAMA.finditer(ev.text):
+        if match.group(0) != "<|python_tag|>":
+            return f"{match.group(0)!r} at offset {match.start()}"
+    return None
+
+
+_REACT_VARIANT = re.compile(r"^\s*(?:\*\*\s*)?(action(?:\s*input)?)\s*(?:\*\*)?\s*:", re.I | re.M)
+
+
+@detector("react_keyword_variant", "envelope_error", "text")
+def _react_variant(ev: Evidence) -> Optional[str]:
+    """``Action:`` / ``Action Input:`` in another case, spacing or Markdown bold."""
+    for match in _REACT_VARIANT.finditer(ev.text):
+        word = match.group(0).strip()
+        if word not in ("Action:", "Action Input:"):
+            return f"{word!r} at offset {match.start()}"
+    return None
+
+
+_DOUBLE_ENCODED = re.compile(r'"(?:arguments|parameters|args)"\s*:\s*"\s*\{')
+
+
+@detector("double_encoded_arguments", "envelope_error", "text")
+def _double_encoded(ev: Evidence) -> Optional[str]:
+    """Arguments written as a JSON string holding the object, outside an OpenAI ``function`` block."""
+    if '"function"' in ev.text:
+        return None
+    match = _DOUBLE_ENCODED.search(ev.text)
+    return f"arguments as a JSON string at offset {match.start()}" if match else None
+
+
+@detector("truncated", "truncated_output", "text")
+def _truncated(ev: Evidence) -> Optional[str]:
+    """The output stops mid-call: inside a string, a number or a literal, or after ``:``, ``,`` or
+    an opening bracket."""
+    s = ev.scan
+    if s.in_string_at_end:
+        return "ends inside a string"
+    if s.incomplete_token:
+        return "ends inside a number or a literal"
+    if s.open_at_end and s.last in ":,{[(=":
+        return f"ends after {s.last!r} with {len(s.open_at_end)} bracket(s) open"
+    if s.open_at_end and (ev.record.metadata or {}).get("finish_reason") == "length":
+        return "stopped by the length limit with brackets open"
+    return None
+
+
+@detector("missing_closing_brace", "malformed_json", "text")
+def _missing_close(ev: Evidence) -> Optional[str]:
+    """Complete arguments, but the final closing bracket(s) missing."""
+    s = ev.scan
+    if s.open_at_end and not ev.truncated and (ev.record.metadata or {}).get("finish_reason") != "length":
+        return f"{len(s.open_at_end)} bracket(s) never closed"
+    return None
+
+
+@detector("trailing_comma", "malformed_json", "text")
+def _trailing_comma(ev: Evidence) -> Optional[str]:
+    """A comma right before a closing bracket."""
+    return _at(ev.scan.trailing_commas, "a trailing comma")
+
+
+@detector("single_quotes", "malformed_json", "text")
+def _single_quotes(ev: Evidence) -> Optional[str]:
+    """Single-quoted strings (a Python dict printed as JSON)."""
+    if ev.scan.pythonic:
+        return None
+    return _at(ev.scan.single_quotes, "a single-quoted string")
+
+
+@detector("python_literals", "malformed_json", "text")
+def _python_literals(ev: Evidence) -> Optional[str]:
+    """``True`` / ``False`` / ``None`` where JSON has ``true`` / ``false`` / ``null``."""
+    return _at(ev.scan.python_literals, "a Python literal")
+
+
+@detector("unquoted_keys", "malformed_json", "text")
+def _unquoted_keys(ev: Evidence) -> Optional[str]:
+    """Object keys without quotes."""
+    return _at(ev.scan.unquoted_keys, "an unquoted key")
+
+
+@detector("json_comments", "malformed_json", "text")
+def _comments(ev: Evidence) -> Optional[str]:
+    """``//``, ``/* */`` or ``#`` comments inside the JSON."""
+    return _at(ev.scan.comments, "a comment")
+
+
+@detector("nan_value", "malformed_json", "text")
+def _nan(ev: Evidence) -> Optional[str]:
+    """``NaN`` or ``Infinity`` as a value."""
+    return _at(ev.scan.nan_values, "NaN or Infinity")
+
+
+@detector("trailing_garbage", "malformed_json", "text")
+def _garbage(ev: Evidence) -> Optional[str]:
+    """Closing brackets after the complete JSON value."""
+    return _at(ev.scan.extra_closers, "an extra closing bracket")
+
+
+@detector("duplicate_key", "malformed_json", "text")
+def _duplicate_key(ev: Evidence) -> Optional[str]:
+    """A member repeated in one object (the strict parser names it)."""
+    error = ev.strict[1] or ""
+    return "a key repeated in one object" if "duplicate key" in error else None
+
+
+# --------------------------------------------------------------------------------------------
+# Detectors: calls (need the calls; schema checks need the recorded tools)
+
+
+def _schema_errors(ev: Evidence) -> list[tuple[str, str]]:
+    """(anomaly class, words) of every schema problem of every call."""
+    if ev._errors is not None:
+        return ev._errors
+    found: list[tuple[str, str]] = []
+    registry = ev.registry
+    calls = ev.calls or []
+    if registry is not None:
+        from strategies._internal.schema import tool_validator
+
+        for call in calls:
+            name = call.get("name") if isinstance(call, dict) else None
+            if not isinstance(name, str) or name not in registry:
+                found.append(("unknown_function", f"unknown function {name!r}"))
+                continue
+            try:
+                errors = list(tool_validator(registry[name]).iter_errors(call.get("arguments")))
+            except RecursionError:
+                continue
+            for error in errors:
+                found.append((_class_of(error), f"{name}: {_where(error)}{error.message[:120]}"))
+    ev._errors = found
+    return found
+
+
+_KEYWORD_CLASS = {"type": "invalid_argument_type", "required": "missing_argument",
+                  "dependentRequired": "missing_argument", "dependencies": "missing_argument",
+                  "additionalProperties": "unexpected_argument", "unevaluatedProperties": "unexpected_argument",
+                  "propertyNames": "unexpected_argument"}
+
+
+def _class_of(error: Any) -> str:
+    keyword = error.validator
+    if keyword in ("anyOf", "oneOf", "allOf") and error.context:
+        from jsonschema.exceptions import best_match
+
+        inner = best_match(error.context)
+        if inner is not None:
+            return _class_of(inner)
+    return _KEYWORD_CLASS.get(keyword, "constraint_violation")
+
+
+def _where(error: Any) -> str:
+    path = "/".join(str(p) for p in error.absolute_path)
+    return f"argument {path!r}: " if path else ""
+
+
+def _first(ev: Evidence, cls: str) -> Optional[str]:
+    for found_cls, words in _schema_errors(ev):
+        if found_cls == cls:
+            return words
+    return None
+
+
+@detector("unknown_function", "unknown_function", "calls")
+def _unknown_function(ev: Evidence) -> Optional[str]:
+    """A call to a function the recorded tools do not have."""
+    return _first(ev, "unknown_function")
+
+
+@detector("wrong_argument_type", "invalid_argument_type", "calls")
+def _wrong_type(ev: Evidence) -> Optional[str]:
+    """An argument of the wrong JSON type (``"2"`` for 2)."""
+    return _first(ev, "invalid_argument_type")
+
+
+@detector("missing_argument", "missing_argument", "calls")
+def _missing(ev: Evidence) -> Optional[str]:
+    """A required argument absent."""
+    return _first(ev, "missing_argument")
+
+
+@detector("unexpected_argument", "unexpected_argument", "calls")
+def _unexpected(ev: Evidence) -> Optional[str]:
+    """An argument the schema does not allow."""
+    return _first(ev, "unexpected_argument")
+
+
+@detector("constraint_violation", "constraint_violation", "calls")
+def _constraint(ev: Evidence) -> Optional[str]:
+    """Right type, wrong value: enum, pattern, format, range, length."""
+    return _first(ev, "constraint_violation")
+
+
+@detector("duplicate_call", "duplicate_call", "calls")
+def _duplicate_call(ev: Evidence) -> Optional[str]:
+    """The same call twice in one output."""
+    calls = ev.calls or []
+    for i, call in enumerate(calls):
+        for other in calls[i + 1:]:
+            if json_equal(call, other):
+                return f"{call.get('name') if isinstance(call, dict) else call!r} called twice"
+    return None
+
+
+_INJECTION = re.compile(
+    r"(?i)(?:'\s*;\s*(?:drop|delete|insert|update)\s|\bunion\s+select\b|\bor\s+1\s*=\s*1\b|;\s*--)"
+    r"|(?:\$\([^)]*\)|`[^`]+`|;\s*(?:rm|cat|curl|wget|nc)\s|\|\s*(?:sh|bash)\b)"
+    r"|(?:\.\./\.\./|\.\.\\\.\.\\|/etc/passwd)"
+    r"|(?:ignore\s+(?:all\s+)?(?:previous|prior|above)\s+instructions|disregard\s+(?:the\s+)?(?:system|previous))"
+    r"|(?:</tool_call>\s*<tool_call>|<tool_call>\s*[{\[]|\[TOOL_CALLS\]\s*\[\s*\{|<\|python_tag\|>\s*\{)")
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+@detector("injection_payload", "injection_payload", "calls")
+def _injection(ev: Evidence) -> Optional[str]:
+    """SQL, shell, path-traversal or prompt-injection text, or a fake tool call, in a string argument."""
+    for call in ev.calls or []:
+        arguments = call.get("arguments") if isinstance(call, dict) else None
+        for text in _strings(arguments):
+            match = _INJECTION.search(text)
+            if match:
+                return f"{match.group(0)[:40]!r} in an argument of {call.get('name')!r}"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Detectors: execution
+
+
+def _errors(record: Record) -> list[str]:
+    out = [record.execution_error] if record.execution_error else []
+    out += [e.get("error") for e in record.execution_result or [] if isinstance(e, dict) and e.get("error")]
+    out += [e.get("error") for e in record.tool_io or [] if isinstance(e, dict) and e.get("error")]
+    return [str(e) for e in out]
+
+
+_UNEXPECTED_KW = re.compile(r"TypeError: .*(?:got an unexpected keyword argument|unexpected keyword) '?(\w+)")
+_MISSING_ARG = re.compile(r"TypeError: .*missing \d+ required (?:positional |keyword-only )?arguments?: (.+)")
+_UNKNOWN_TOOL = re.compile(r"(?i)(?:unknown|no such|unsupported|invalid) (?:tool|function)|KeyError: '?([\w.-]+)'?$")
+
+
+@detector("unexpected_keyword_error", "unexpected_argument", "execution")
+def _unexpected_kw(ev: Evidence) -> Optional[str]:
+    """The tool raised TypeError for an unexpected keyword argument."""
+    for error in _errors(ev.record):
+        match = _UNEXPECTED_KW.search(error)
+        if match:
+            return f"the tool rejected argument {match.group(1)!r}"
+    return None
+
+
+@detector("missing_argument_error", "missing_argument", "execution")
+def _missing_arg_error(ev: Evidence) -> Optional[str]:
+    """The tool raised TypeError for a missing required argument."""
+    for error in _errors(ev.record):
+        match = _MISSING_ARG.search(error)
+        if match:
+            return f"the tool is missing {match.group(1)[:60]}"
+    return None
+
+
+@detector("unknown_tool_error", "unknown_function", "execution")
+def _unknown_tool_error(ev: Evidence) -> Optional[str]:
+    """The executor failed to find the tool the call names."""
+    names = {c.get("name") for c in ev.record.parsed_calls or [] if isinstance(c, dict)}
+    for error in _errors(ev.record):
+        match = _UNKNOWN_TOOL.search(error)
+        if match and (match.group(1) is None or match.group(1) in names):
+            return f"the executor did not find the tool ({error[:80]})"
+    return None
+
+
+# --------------------------------------------------------------------------------------------
+# Classification
+
+
+def needs_review(record: Record) -> bool:
+    """A failed record: its parse failed, returned a non-call or was repaired, or its
+    execution failed."""
+    return record.parse_status in FAILED_PARSE or record.execution_status == "error"
+
+
+def classify(record: Record, registry: Any = None) -> list[tuple[str, str, str]]:
+    """The (detector, anomaly class, evidence) tags of ``record``, in detector order."""
+    ev = Evidence(record=record, registry=registry)
+    tags: list[tuple[str, str, str]] = []
+    text_stage = bool(ev.text) and not ev.clean
+    for det in DETECTORS.values():
+        if det.stage in ("always", "text") and not ev.text:
+            continue
+        if det.stage == "text" and not text_stage:
+            continue
+        if det.stage == "calls" and not ev.calls:
+            continue
+        try:
+            words = det.check(ev)
+        except Exception:  # noqa: BLE001 - a detector bug must not hide what the others found
+            continue
+        if words:
+            tags.append((det.name, det.anomaly_class, words))
+    return tags
+
+
+def primary_class(record: Record, tags: list) -> Optional[str]:
+    """The record's class for ``anomaly_type``: its first tag's, ``unknown`` for a failed
+    record no detector explains, None for a clean one."""
+    if tags:
+        return tags[0][1]
+    return "unknown" if needs_review(record) else None
+
+
+def record_classes(record: Record) -> list[str]:
+    """The classes a record counts under in statistics: its latest label; else the recorder's
+    anomaly type and its tags' classes; else ``unknown`` (the pool) or ``valid``."""
+    if record.labels:
+        return [record.labels[-1]["label"]]
+    classes: list[str] = []
+    if record.anomaly_source == "recorder" and record.anomaly_type:
+        classes.append(record.anomaly_type)
+    for _detector, cls, _evidence in record.tags:
+        if cls not in classes:
+            classes.append(cls)
+    if classes:
+        return classes
+    return ["unknown"] if needs_review(record) else ["valid"]
+
+
+def in_pool(record: Record) -> bool:
+    """Unexplained: failed, no tag, no label, no class from the recorder."""
+    return needs_review(record) and not record.tags and not record.labels and record.anomaly_source != "recorder"
+
+
+def check_label(label: str, *, new_class: bool = False) -> str:
+    """A reviewer label: an anomaly class, ``valid``, or (``new_class``) a new name."""
+    if label in ANOMALY_CLASSES or label in EXTRA_LABELS:
+        return label
+    if new_class and re.fullmatch(r"[a-z][a-z0-9_]{1,40}", label):
+        return label
+    from strategies.errors import UnknownName
+
+    known = Registry("label")
+    for name in list(ANOMALY_CLASSES) + list(EXTRA_LABELS):
+        known.register(name, name, module=__name__)
+    hint = " (or pass --new-class to introduce a snake_case class name)"
+    raise UnknownName(known.unknown_message(label) + hint)
+
+
+class Classifier:
+    """Classifies a store's records once per detector version (results saved in the store), with
+    one tools registry per recorded tool set."""
+
+    def __init__(self, store: RecordStore):
+        self.store = store
+        self.version = detectors_version()
+        self._registries: dict[Optional[str], Any] = {}
+        self.problems: list[str] = []
+
+    def registry_for(self, tools_hash: Optional[str]) -> Any:
+        if tools_hash not in self._registries:
+            registry = None
+            data = self.store.tool_set(tools_hash)
+            if data is not None:
+                from strategies._internal.tools import _from_data
+                from strategies.errors import ToolfuzzError
+
+                try:
+                    registry = _from_data(data, f"{self.store.path} tool set {tools_hash}")
+                except ToolfuzzError as exc:
+                    self.problems.append(str(exc))
+            self._registries[tools_hash] = registry
+        return self._registries[tools_hash]
+
+    def run(self) -> int:
+        """Classify every record not classified by this version; returns how many."""
+        pending = self.store.unclassified(self.version)
+        if not pending:
+            return 0
+        results = []
+        for record in pending:
+            tags = classify(record, self.registry_for(record.tools_hash))
+            results.append((record.record_id, tags, primary_class(record, tags)))
+            if len(results) >= 500:
+                self.store.save_classification(results, self.version)
+                results = []
+        if results:
+            self.store.save_classification(results, self.version)
+        return len(pending)
+
+
+def class_distribution(records: Iterable[Record], by: str) -> dict[str, Counter]:
+    """{group (the record's ``by`` field): Counter(class -> records)}, plus ``"records"`` counts
+    under the key ``""`` of each counter."""
+    groups: dict[str, Counter] = {}
+    for record in records:
+        key = getattr(record, by) or "-"
+        counter = groups.setdefault(key, Counter())
+        counter[""] += 1
+        for cls in record_classes(record):
+            counter[cls] += 1
+    return groups
+
+
+def pool(store: RecordStore, flt: Optional[RecordFilter] = None, *, include_labeled: bool = False) -> list[Record]:
+    """The unknown-anomaly pool: failed records no detector explains (with ``include_labeled``,
+    also those a reviewer has labeled since)."""
+    out = []
+    for record in store.iter_records(flt):
+        if in_pool(record) or (include_labeled and record.labels and needs_review(record) and not record.tags):
+            out.append(record)
+    return out
+
+
+__all__ = ["Classifier", "DETECTORS", "Detector", "Evidence", "Scan", "check_label", "class_distribution",
+           "classify", "detector", "detectors_version", "in_pool", "needs_review", "pool", "primary_class",
+           "record_classes", "repair", "scan", "strict_parse"]

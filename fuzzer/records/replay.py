@@ -1,0 +1,597 @@
+"""Replay recorded production traffic against a new parser (and executor), without the model.
+
+:class:`RecordsReplayJob` is a :class:`fuzzer.pipeline.Job`. For every record selected:
+
+* **parse_match** — the recorded raw output is fed to ``--target`` (isolated in a
+  :class:`fuzzer.isolation.WorkerPool`; identical raw outputs are parsed once) and the outcome is
+  compared with what the record says the production parser did: the same calls (JSON equality,
+  :func:`strategies._internal.sample.json_equal`), or a failure of the same exception type.
+  A record without a recorded parse result is *unjudged*, never a pass.
+* **execution_match** — with ``--executor``, every recorded executor invocation is run again on
+  the *recorded* call (so a parser change and an executor change are told apart), inside a worker
+  where every ``@recorder.tool`` answers from the record's ``tool_io`` — no external call; a tool
+  call no record answers raises :class:`~fuzzer.records.recorder.UnrecordedToolCall`. The results
+  (or exception types) must equal the recorded ones.
+
+The result groups pass rates by the parser version each record was made with ("recorded with
+v3, replayed with v4: 12 changed"). A **baseline** file keeps one replay's per-record results;
+replaying later against it reports, per record, ``same``, ``regressed`` (matched at baseline, no
+longer does), ``fixed``, ``changed`` (still not matching, differently) or ``new``.
+
+Exit status (:func:`records_replay_exit_code`): with a baseline, 1 iff a record regressed;
+without one, 1 iff any record no longer matches what production did; 130 when interrupted with
+nothing to report; a run that could replay nothing is refused before it starts (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional
+
+from fuzzer.events import ExitCode, JobStarted, Phase, PhaseStarted, Progress
+from fuzzer.pipeline import Job, interrupted_exit
+from fuzzer.records.recorder import REPLAYING_ENV
+from fuzzer.records.store import Record, RecordFilter, RecordStore, RecordsError, storable, utc_now_iso
+from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from strategies._internal.sample import json_equal
+from strategies.errors import TargetError
+
+#: The worker-side function that runs a user's executor on recorded invocations.
+BRIDGE = "fuzzer.records.replay:execute_recorded"
+BASELINE_FORMAT = "toolfuzz-records-baseline"
+BASELINE_VERSION = 1
+#: Distinct outputs per pool.run call (a Progress event between chunks; Ctrl-C keeps the rest).
+CHUNK = 128
+
+MATCH, CHANGED, UNJUDGED = "match", "changed", "unjudged"
+#: How a parse changed: production failed and the target returns calls now; production returned
+#: calls and the target fails (rejects, crashes, hangs) now; other calls; another exception type.
+NOW_PARSES, NOW_FAILS, DIFFERENT_CALLS, DIFFERENT_ERROR = "now parses", "now fails", "different calls", \
+    "different error"
+
+
+# --------------------------------------------------------------------------------------------
+# Worker side: the executor bridge
+
+_EXECUTORS: dict = {}
+
+
+def execute_recorded(text: str) -> list:
+    """Run in a replay worker (it is the worker's target): ``text`` is a JSON job
+    ``{"executor": "M:A", "cwd": ..., "invocations": [{"call", "kwargs"}], "tool_io": [...]}``.
+    Every invocation runs under :func:`~fuzzer.records.recorder.playback` of the recorded
+    tool_io; the results travel back as one call-shaped value (the worker protocol carries
+    calls), ``{"name": "execution", "arguments": {"results": [...]}}``."""
+    from fuzzer.records.recorder import error_text, playback
+    from fuzzer.target import load_target
+
+    job = json.loads(text)
+    ref = job["executor"]
+    fn = _EXECUTORS.get(ref)
+    if fn is None:
+        fn = _EXECUTORS[ref] = load_target(ref, cwd=job.get("cwd"))
+    if job.get("probe"):
+        return []  # it loads: the replay can start
+    results = []
+    with playback(job.get("tool_io") or []):
+        for invocation in job.get("invocations") or []:
+            try:
+                value = fn(invocation.get("call"), **(invocation.get("kwargs") or {}))
+                if hasattr(value, "__await__"):
+                    import asyncio
+
+                    value = asyncio.run(_awaited(value))
+                results.append({"status": "ok", "result": storable(value)})
+            except Exception as exc:  # noqa: BLE001 - the executor's failure is its result
+                results.append({"status": "error", "error": error_text(exc)})
+    return [{"name": "execution", "arguments": {"results": results}}]
+
+
+async def _awaited(value: Any) -> Any:
+    return await value
+
+
+# --------------------------------------------------------------------------------------------
+# Comparing
+
+
+def error_type(error: Optional[str]) -> Optional[str]:
+    """The exception type of a recorded ``"qualified.Type: message"``."""
+    if not error:
+        return None
+    return error.split(": ", 1)[0].strip() or None
+
+
+def describe_outcome(outcome: Any) -> str:
+    """One phrase for what a target did (tables and baselines)."""
+    kind = outcome.kind
+    if kind == "returned":
+        calls = outcome.calls or []
+        if not calls:
+            return "no call"
+        names = ", ".join(str(c.get("name")) for c in calls[:3]) + (", ..." if len(calls) > 3 else "")
+        return f"{len(calls)} call(s): {names}"
+    if kind in ("rejected", "raised"):
+        return f"{kind} {outcome.exception}"
+    if kind == "invalid":
+        return "returned something that is not a call"
+    return f"{kind} ({outcome.detail})" if outcome.detail else kind
+
+
+def describe_recorded(record: Record) -> str:
+    status = record.parse_status
+    if status is None:
+        return "no parse recorded"
+    if status in ("ok", "no_call", "repaired"):
+        calls = record.parsed_calls or []
+        if not calls:
+            return "no call"
+        names = ", ".join(str(c.get("name")) for c in calls[:3]) + (", ..." if len(calls) > 3 else "")
+        return f"{len(calls)} call(s): {names}"
+    if status == "error":
+        return f"raised {error_type(record.parse_error)}"
+    return "returned something that is not a call"
+
+
+def compare_parse(record: Record, outcome: Any) -> tuple[str, str]:
+    """(match | changed | unjudged, how it changed): the replayed outcome against the record."""
+    status = record.parse_status
+    if status is None or record.raw_model_output is None:
+        return UNJUDGED, "the record holds no parse result"
+    kind = outcome.kind
+    if status in ("ok", "no_call", "repaired"):
+        recorded = record.parsed_calls or []
+        if kind == "returned":
+            if json_equal(storable(outcome.calls or []), recorded):
+                return MATCH, ""
+            return CHANGED, NOW_FAILS if recorded and not outcome.calls else DIFFERENT_CALLS
+        return CHANGED, NOW_FAILS
+    if status == "error":
+        if kind in ("rejected", "raised"):
+            if outcome.exception == error_type(record.parse_error):
+                return MATCH, ""
+            return CHANGED, DIFFERENT_ERROR
+        if kind == "returned":
+            return CHANGED, NOW_PARSES if outcome.calls else DIFFERENT_ERROR
+        return CHANGED, NOW_FAILS
+    # recorded "invalid": the parser returned a non-call
+    return (MATCH, "") if kind == "invalid" else (CHANGED, DIFFERENT_CALLS)
+
+
+_UNRECORDED = "fuzzer.records.recorder.UnrecordedToolCall"
+
+
+def compare_execution(record: Record, outcome: Any) -> tuple[str, str]:
+    """(match | changed, how): the executor's replayed results against the recorded ones — the
+    same status for every invocation, JSON-equal results, the same exception types."""
+    recorded = record.execution_result or []
+    if outcome.kind != "returned" or not outcome.calls:
+        return CHANGED, f"the executor {describe_outcome(outcome)}"
+    results = (outcome.calls[0].get("arguments") or {}).get("results") or []
+    if len(results) != len(recorded):
+        return CHANGED, f"{len(results)} result(s) for {len(recorded)} recorded invocation(s)"
+    for i, (now, then) in enumerate(zip(results, recorded)):
+        if str(now.get("error") or "").startswith(_UNRECORDED):
+            return CHANGED, f"invocation {i}: called a tool with arguments no record answers"
+        now_what = error_type(now.get("error")) if now.get("status") == "error" else "a result"
+        then_what = error_type(then.get("error")) if then.get("status") == "error" else "a result"
+        if now_what != then_what:
+            return CHANGED, f"invocation {i}: {then_what} -> {now_what}"
+        if now.get("status") == "ok" and not json_equal(now.get("result"), then.get("result")):
+            return CHANGED, f"invocation {i}: a different result"
+    return MATCH, ""
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+
+@dataclass
+class RecordReplay:
+    """One record replayed."""
+
+    record_id: str
+    parser_version: Optional[str]
+    session_id: Optional[str]
+    parse: str  # match | changed | unjudged
+    change: str  # how the parse changed: now parses | now fails | different calls | different error | ""
+    recorded: str  # what production did, in words
+    replayed: str  # what the target does now
+    execution: Optional[str] = None  # match | changed | unjudged | None (not replayed)
+    execution_detail: str = ""
+    baseline: Optional[str] = None  # same | regressed | fixed | changed | new (with a baseline)
+
+    @property
+    def matched(self) -> bool:
+        """Nothing that was judged changed (an all-unjudged record is not a match)."""
+        judged = [s for s in (self.parse, self.execution) if s in (MATCH, CHANGED)]
+        return bool(judged) and all(s == MATCH for s in judged)
+
+    @property
+    def judged(self) -> bool:
+        return self.parse != UNJUDGED or self.execution in (MATCH, CHANGED)
+
+    def fingerprint(self) -> str:
+        """What a baseline keeps to tell 'changed again' from 'the same failure'."""
+        return f"{self.parse}|{self.replayed}|{self.execution}|{self.execution_detail}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"record_id": self.record_id, "parser_version": self.parser_version, "session_id": self.session_id,
+                "parse_match": _tri(self.parse), "change": self.change or None, "recorded": self.recorded,
+                "replayed": self.replayed, "execution_match": _tri(self.execution),
+                "execution_detail": self.execution_detail or None, "baseline": self.baseline}
+
+
+def _tri(status: Optional[str]) -> Optional[bool]:
+    return None if status in (None, UNJUDGED) else status == MATCH
+
+
+@dataclass
+class VersionSummary:
+    """The pass rates of the records made with one parser version."""
+
+    recorded_version: str
+    records: int = 0
+    parse_judged: int = 0
+    parse_passed: int = 0
+    execution_judged: int = 0
+    execution_passed: int = 0
+    changed: list = field(default_factory=list)  # record ids
+
+    @staticmethod
+    def rate(passed: int, judged: int) -> Optional[float]:
+        return passed / judged if judged else None
+
+
+@dataclass
+class RecordsReplayResult(JobResult):
+    job: str = "records-replay"
+    db: str = ""
+    target: str = ""
+    target_version: Optional[str] = None
+    executor: Optional[str] = None
+    rows: list = field(default_factory=list)  # RecordReplay, in record order
+    selected: int = 0  # records selected (rows may be fewer when interrupted)
+    distinct_outputs: int = 0
+    baseline_path: Optional[str] = None
+    baseline_compared: bool = False
+    baseline_saved: bool = False
+    missing_from_run: list = field(default_factory=list)  # baseline record ids not replayed now
+
+    @property
+    def replayed_label(self) -> str:
+        return self.target_version or self.target
+
+    def by_version(self) -> list[VersionSummary]:
+        groups: dict[str, VersionSummary] = {}
+        for row in self.rows:
+            key = row.parser_version or "-"
+            s = groups.setdefault(key, VersionSummary(key))
+            s.records += 1
+            if row.parse != UNJUDGED:
+                s.parse_judged += 1
+                s.parse_passed += row.parse == MATCH
+            if row.execution in (MATCH, CHANGED):
+                s.execution_judged += 1
+                s.execution_passed += row.execution == MATCH
+            if CHANGED in (row.parse, row.execution):
+                s.changed.append(row.record_id)
+        return list(groups.values())
+
+    def changed(self) -> list[RecordReplay]:
+        return [r for r in self.rows if CHANGED in (r.parse, r.execution)]
+
+    def regressions(self) -> list[RecordReplay]:
+        return [r for r in self.rows if r.baseline == "regressed"]
+
+    def baseline_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            if row.baseline:
+                counts[row.baseline] = counts.get(row.baseline, 0) + 1
+        if self.missing_from_run:
+            counts["missing"] = len(self.missing_from_run)
+        return counts
+
+    def test_cases(self) -> list[TestCase]:
+        cases = []
+        for row in self.rows:
+            if not row.judged:
+                status = SKIPPED
+            elif row.matched:
+                status = PASSED
+            elif self.baseline_compared and row.baseline != "regressed":
+                status = SKIPPED  # already not matching at baseline: known, does not block
+            else:
+                status = FAILED
+            message = "" if status == PASSED else (
+                f"parse: {row.recorded} -> {row.replayed}" if row.parse == CHANGED else
+                f"execution: {row.execution_detail}" if row.execution == CHANGED else "not judged")
+            cases.append(TestCase(classname=f"toolfuzz.records.{row.parser_version or 'unversioned'}",
+                                  name=row.record_id, status=status, message=message,
+                                  detail=json.dumps(row.to_json(), ensure_ascii=False)))
+        return cases
+
+    def to_report(self) -> dict[str, Any]:
+        return {
+            "job": self.job, "db": self.db, "target": self.target, "target_version": self.target_version,
+            "executor": self.executor, "records": len(self.rows), "selected": self.selected,
+            "distinct_outputs": self.distinct_outputs, "elapsed_s": round(self.elapsed_s, 3),
+            "stop_reason": str(self.stop_reason),
+            "by_version": [{"recorded_version": s.recorded_version, "replayed_version": self.replayed_label,
+                            "records": s.records, "parse_judged": s.parse_judged, "parse_passed": s.parse_passed,
+                            "parse_pass_rate": s.rate(s.parse_passed, s.parse_judged),
+                            "execution_judged": s.execution_judged, "execution_passed": s.execution_passed,
+                            "execution_pass_rate": s.rate(s.execution_passed, s.execution_judged),
+                            "changed": s.changed} for s in self.by_version()],
+            "changed": [r.to_json() for r in self.changed()],
+            "baseline": ({"path": self.baseline_path, "compared": self.baseline_compared,
+                          "saved": self.baseline_saved, "counts": self.baseline_counts(),
+                          "regressed": [r.record_id for r in self.regressions()],
+                          "missing": self.missing_from_run} if self.baseline_path else None),
+        }
+
+
+def records_replay_exit_code(result: RecordsReplayResult, *, interrupted: bool) -> int:
+    """The exit decision (pure): see the module docstring."""
+    if result.baseline_compared:
+        failed = bool(result.regressions())
+    else:
+        failed = bool(result.changed())
+    if not failed and not any(r.judged for r in result.rows) and not interrupted:
+        return ExitCode.FAILURES  # records were selected but none could be judged: not an all-clear
+    return interrupted_exit(failed, interrupted)
+
+
+# --------------------------------------------------------------------------------------------
+# Baselines
+
+
+def read_baseline(path: str) -> dict[str, Any]:
+    """The per-record results of a saved baseline; RecordsError (one line) when it is not one."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise RecordsError(f"{path}: cannot read the baseline ({exc.strerror or exc})") from None
+    except ValueError as exc:
+        raise RecordsError(f"{path}: not a baseline file (not JSON: {exc})") from None
+    if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
+        raise RecordsError(f"{path}: not a toolfuzz records baseline (no \"format\": \"{BASELINE_FORMAT}\")")
+    if data.get("version") != BASELINE_VERSION:
+        raise RecordsError(f"{path}: baseline version {data.get('version')!r} is not {BASELINE_VERSION}")
+    records = data.get("records")
+    if not isinstance(records, dict):
+        raise RecordsError(f"{path}: baseline field 'records' must be an object")
+    return records
+
+
+def baseline_document(result: RecordsReplayResult) -> dict[str, Any]:
+    return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "created": utc_now_iso(), "db": result.db,
+            "target": result.target, "target_version": result.target_version, "executor": result.executor,
+            "records": {r.record_id: {"matched": r.matched, "judged": r.judged, "parse": r.parse,
+                                      "execution": r.execution, "fingerprint": r.fingerprint()}
+                        for r in result.rows}}
+
+
+def compare_with_baseline(rows: list[RecordReplay], baseline: dict[str, Any]) -> list[str]:
+    """Set each row's ``baseline`` status; returns the baseline's record ids not replayed now."""
+    seen = set()
+    for row in rows:
+        seen.add(row.record_id)
+        then = baseline.get(row.record_id)
+        if not isinstance(then, dict):
+            row.baseline = "new"
+        elif then.get("matched") and not row.matched and row.judged:
+            row.baseline = "regressed"
+        elif not then.get("matched") and row.matched:
+            row.baseline = "fixed"
+        elif then.get("matched") or then.get("fingerprint") == row.fingerprint():
+            row.baseline = "same"
+        else:
+            row.baseline = "changed"
+    return [rid for rid in baseline if rid not in seen]
+
+
+# --------------------------------------------------------------------------------------------
+# The job
+
+
+@dataclass
+class ReplaySettings:
+    """What ``fuzz replay --records`` / ``fuzz records replay`` configure."""
+
+    db: str
+    target: str
+    executor: Optional[str] = None
+    reject_on: tuple = ()
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+    workers: int = 1
+    cwd: Optional[str] = None
+    filters: RecordFilter = field(default_factory=RecordFilter)
+    baseline: Optional[str] = None
+    update_baseline: bool = False
+    target_version: Optional[str] = None  # a label for the replayed version (default: its file hash)
+
+
+def _started(pool: Any) -> Any:
+    """``pool`` started with ``TOOLFUZZ_REPLAYING=1`` in the environment its processes inherit
+    (a recorder imported by the target stays off), ours restored afterwards. The pool is still
+    a context manager (starting it again does nothing; leaving the block closes it)."""
+    before = os.environ.get(REPLAYING_ENV)
+    os.environ[REPLAYING_ENV] = "1"
+    try:
+        pool.start()
+    finally:
+        if before is None:
+            os.environ.pop(REPLAYING_ENV, None)
+        else:
+            os.environ[REPLAYING_ENV] = before
+    return pool
+
+
+class RecordsReplayJob(Job):
+    """Replay records (see the module docstring). Records are read when the job is built, so an
+    unusable database or an empty selection is refused before anything runs."""
+
+    name = "records-replay"
+
+    def __init__(self, settings: ReplaySettings):
+        super().__init__()
+        self.settings = settings
+        with RecordStore(settings.db, must_exist=True) as store:
+            self.records: list[Record] = list(store.iter_records(settings.filters, with_notes=False))
+        if not self.records:
+            raise RecordsError(f"{settings.db}: no records to replay"
+                               + (" match the filters" if settings.filters != RecordFilter() else ""))
+        self.baseline: Optional[dict] = None
+        if settings.baseline and os.path.exists(settings.baseline) and not settings.update_baseline:
+            self.baseline = read_baseline(settings.baseline)
+        if settings.baseline:
+            parent = os.path.dirname(os.path.abspath(settings.baseline))
+            if not os.path.isdir(parent):
+                raise RecordsError(f"--baseline: directory {parent} does not exist")
+        from fuzzer.parser_harness import target_version
+
+        self._result = RecordsReplayResult(
+            label=settings.target, db=settings.db, target=settings.target, executor=settings.executor,
+            target_version=settings.target_version or target_version(settings.target, settings.cwd),
+            selected=len(self.records), baseline_path=settings.baseline)
+        self._started = 0.0
+
+    def _spec(self, target: str) -> Any:
+        from fuzzer.isolation import TargetSpec
+
+        s = self.settings
+        return TargetSpec(target=target, reject_on=tuple(s.reject_on), cwd=s.cwd or os.getcwd(), timeout=s.timeout,
+                          memory_limit_mb=s.memory_limit_mb)
+
+    def run(self) -> Iterator[Any]:
+        from fuzzer.isolation import WorkerPool
+
+        s, result = self.settings, self._result
+        self._started = time.monotonic()
+        yield JobStarted(job=self.name, label=s.target, settings={
+            "db": s.db, "target": s.target, "executor": s.executor, "records": len(self.records),
+            "baseline": s.baseline})
+        yield PhaseStarted(Phase.REPLAYING, label="parse")
+        by_text: dict[str, list[Record]] = {}
+        unjudged: list[Record] = []
+        for record in self.records:
+            if record.raw_model_output is None:
+                unjudged.append(record)
+            else:
+                by_text.setdefault(record.raw_model_output, []).append(record)
+        result.distinct_outputs = len(by_text)
+        rows: dict[str, RecordReplay] = {}
+        for record in unjudged:
+            rows[record.record_id] = RecordReplay(record.record_id, record.parser_version, record.session_id,
+                                                  UNJUDGED, "", describe_recorded(record), "not replayed")
+        texts = list(by_text)
+        bridge = self._executor_pool() if s.executor else None  # a bad --executor fails before anything runs
+        try:
+            yield from self._replay_parses(texts, by_text, rows)
+            if bridge is not None:
+                yield from self._replay_executions(rows, bridge)
+        finally:
+            if bridge is not None:
+                bridge.close()
+        self._publish(rows)
+        if self.baseline is not None:
+            yield PhaseStarted(Phase.COMPARING, label=s.baseline or "")
+            result.missing_from_run = compare_with_baseline(result.rows, self.baseline)
+            result.baseline_compared = True
+
+    def _replay_parses(self, texts: list, by_text: dict, rows: dict) -> Iterator[Any]:
+        from fuzzer.isolation import WorkerPool
+
+        s, result = self.settings, self._result
+        with _started(WorkerPool(self._spec(s.target), workers=s.workers)) as pool:
+            for start in range(0, len(texts), CHUNK):
+                chunk = texts[start:start + CHUNK]
+                for text, outcome in zip(chunk, pool.run(chunk)):
+                    for record in by_text[text]:
+                        parse, change = compare_parse(record, outcome)
+                        rows[record.record_id] = RecordReplay(
+                            record.record_id, record.parser_version, record.session_id, parse, change,
+                            describe_recorded(record), describe_outcome(outcome))
+                result.executions += len(chunk)
+                self._publish(rows)
+                yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
+                               failures={"changed": len(result.changed())}, phase=Phase.REPLAYING, label="parse")
+
+    def _executor_pool(self) -> Any:
+        """Workers running the executor bridge, started, with the executor loaded once to check
+        it: one that cannot be loaded is a usage error (TargetError), not a failure per record."""
+        from fuzzer.isolation import WorkerPool
+
+        s = self.settings
+        pool = _started(WorkerPool(self._spec(BRIDGE), workers=s.workers))
+        try:
+            probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
+        except BaseException:
+            pool.close()
+            raise
+        if probe.kind != "returned":
+            pool.close()
+            if probe.exception == "strategies.errors.TargetError" and probe.message:
+                raise TargetError("--executor" + probe.message[len("target"):]
+                                  if probe.message.startswith("target ") else probe.message)
+            raise TargetError(f"--executor {s.executor!r}: loading it {describe_outcome(probe)}")
+        return pool
+
+    def _replay_executions(self, rows: dict[str, RecordReplay], pool: Any) -> Iterator[Any]:
+        s, result = self.settings, self._result
+        yield PhaseStarted(Phase.REPLAYING, label="execution")
+        executed = [r for r in self.records if r.execution_result]
+        for record in self.records:
+            if not record.execution_result and record.record_id in rows:
+                rows[record.record_id].execution = None
+        jobs = [json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(),
+                            "invocations": [{"call": e.get("call"), "kwargs": e.get("kwargs")}
+                                            for e in record.execution_result],
+                            "tool_io": record.tool_io or []}, ensure_ascii=False)
+                for record in executed]
+        for start in range(0, len(jobs), CHUNK):
+            chunk = jobs[start:start + CHUNK]
+            for record, outcome in zip(executed[start:start + CHUNK], pool.run(chunk)):
+                status, detail = compare_execution(record, outcome)
+                row = rows[record.record_id]
+                row.execution, row.execution_detail = status, detail
+            result.executions += len(chunk)
+            self._publish(rows)
+            yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
+                           failures={"changed": len(result.changed())}, phase=Phase.REPLAYING,
+                           label="execution")
+
+    def _publish(self, rows: dict[str, RecordReplay]) -> None:
+        order = {r.record_id: i for i, r in enumerate(self.records)}
+        self._result.rows = sorted(rows.values(), key=lambda r: order[r.record_id])
+
+    def _elapsed(self) -> float:
+        return time.monotonic() - self._started if self._started else 0.0
+
+    def wrap_up(self, interrupted: bool) -> Iterator[Any]:
+        s, result = self.settings, self._result
+        if s.baseline and not interrupted and (self.baseline is None or s.update_baseline):
+            from fuzzer.report import write_json_atomic
+
+            write_json_atomic(s.baseline, baseline_document(result))
+            result.baseline_saved = True
+        return iter(())
+
+    def result(self) -> RecordsReplayResult:
+        self._result.elapsed_s = self._elapsed()
+        self._result.stop_reason = self.stop_reason
+        return self._result
+
+    def exit_code(self, result: RecordsReplayResult) -> int:
+        return records_replay_exit_code(result, interrupted=self.interrupted)
+
+
+__all__ = ["BRIDGE", "RecordReplay", "RecordsReplayJob", "RecordsReplayResult", "ReplaySettings", "VersionSummary",
+           "compare_parse", "compare_execution", "execute_recorded", "read_baseline", "records_replay_exit_code"]
