@@ -47,7 +47,7 @@ MODE_ARGS = {EXPLORATION_ON: [], EXPLORATION_OFF: ["--no-coverage"], DEFAULT_MOD
 #: Seconds a campaign may run past its budget (probing, final shrinking) before it is interrupted,
 #: and then to write its report before it is killed.
 OVERRUN_S = 60.0
-INTERRUPT_GRACE_S = 20.0
+INTERRUPT_GRACE_S = 30.0
 
 
 @dataclass
@@ -295,6 +295,10 @@ def main(argv: Optional[list] = None) -> int:
     if unknown:
         ap.error(f"unknown parser {unknown[0]!r}; known: {', '.join(known)}")
 
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        # Started in the background (`cmd &` ignores SIGINT): campaigns would inherit the ignored
+        # SIGINT, and an over-budget one could then only be killed, losing its report.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     fuzz = find_fuzz()
     modes = exploration_modes(fuzz)
     if modes == [DEFAULT_MODE]:

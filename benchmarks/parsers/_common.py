@@ -13,6 +13,7 @@ clean rejection.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import os
@@ -243,7 +244,13 @@ def registry() -> Any:
 
 
 def schema_validators(*, check_formats: bool = True) -> dict:
-    """``{tool name: jsonschema validator}`` for the tools being fuzzed (each schema's own draft)."""
+    """``{tool name: jsonschema validator}`` for the tools being fuzzed (each schema's own draft),
+    built once per process and setting."""
+    return _schema_validators(check_formats, os.environ.get(TOOLS_ENV) or None)
+
+
+@functools.lru_cache(maxsize=4)
+def _schema_validators(check_formats: bool, tools: Optional[str]) -> dict:
     from jsonschema import FormatChecker
     from jsonschema.validators import validator_for
 

@@ -11,7 +11,6 @@ recipient ``"bob at example"`` goes to the mail tool. The fix passes ``FormatChe
 
 from __future__ import annotations
 
-import functools
 
 from benchmarks.parsers import hermes_regex
 from benchmarks.parsers._common import check_calls, schema_validators
@@ -21,19 +20,15 @@ BUG = {
     "level": "validate",
     "formats": ["hermes"],
     "description": "jsonschema validators are built without a FormatChecker, so 'format' is never checked",
-    "match": {"verdict": "missed_anomaly", "text": r"\(format\)|format"},
+    "match": {"verdict": "missed_anomaly", "text": r"\(format\)"},
 }
 TRIGGER = '<tool_call>\n{"name": "send_email", "arguments": {"recipients": ["bob at example"]}}\n</tool_call>'
 
 
-@functools.lru_cache(maxsize=2)
-def _validators(check_formats: bool) -> dict:
-    return schema_validators(check_formats=check_formats)
-
 
 def parse(text: str) -> list:
-    return check_calls(hermes_regex.parse_fixed(text), _validators(False))
+    return check_calls(hermes_regex.parse_fixed(text), schema_validators(check_formats=False))
 
 
 def parse_fixed(text: str) -> list:
-    return check_calls(hermes_regex.parse_fixed(text), _validators(True))
+    return check_calls(hermes_regex.parse_fixed(text), schema_validators())

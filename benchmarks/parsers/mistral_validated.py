@@ -12,7 +12,6 @@ every call, whatever its envelope.
 
 from __future__ import annotations
 
-import functools
 
 from benchmarks.parsers._common import call_object, check_calls, schema_validators
 from benchmarks.parsers.mistral_tags import tool_call_items
@@ -27,17 +26,13 @@ BUG = {
 TRIGGER = '[TOOL_CALLS][{"name": "book_hotel"}]'
 
 
-@functools.lru_cache(maxsize=1)
-def _validators() -> dict:
-    return schema_validators()
-
 
 def parse(text: str) -> list:
     items = tool_call_items(text) or []
     calls = [call_object(item) for item in items]
-    check_calls([call for call, item in zip(calls, items) if "arguments" in item], _validators())
+    check_calls([call for call, item in zip(calls, items) if "arguments" in item], schema_validators())
     return calls
 
 
 def parse_fixed(text: str) -> list:
-    return check_calls([call_object(item) for item in tool_call_items(text) or []], _validators())
+    return check_calls([call_object(item) for item in tool_call_items(text) or []], schema_validators())

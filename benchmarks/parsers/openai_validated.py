@@ -13,7 +13,6 @@ arguments as JSON values.
 
 from __future__ import annotations
 
-import functools
 import json
 
 from benchmarks.parsers._common import check_calls, schema_validators
@@ -33,18 +32,14 @@ TRIGGER = ('{"tool_calls": ['
            '"arguments": "{\\"unit\\": \\"celsius\\", \\"city\\": \\"Paris\\"}"}}]}')
 
 
-@functools.lru_cache(maxsize=1)
-def _validators() -> dict:
-    return schema_validators()
-
 
 def _as_written(call: dict) -> tuple:
     return call["name"], json.dumps(call["arguments"])
 
 
 def parse(text: str) -> list:
-    return check_calls(read_calls(text), _validators(), key=_as_written)
+    return check_calls(read_calls(text), schema_validators(), key=_as_written)
 
 
 def parse_fixed(text: str) -> list:
-    return check_calls(read_calls(text), _validators())
+    return check_calls(read_calls(text), schema_validators())

@@ -3,7 +3,7 @@
 Models trained on Python often answer ``{'name': 'get_weather', 'arguments': {'city': 'Paris'}}``
 or use ``True``/``None``. This parser finds the JSON span (first bracket to last) and decodes it;
 when that fails it reads the span as a Python literal — escapes JSON does not have (``\\x41``) are
-refused either way, so both readings agree on what a string holds.
+refused and surrogate pairs joined, so both readings agree on what a string holds.
 
 The planted bug: the fallback is ``eval(span, {"__builtins__": {}}, {"true": True, ...})``, the
 snippet every Q&A thread offers. Each malformed answer is run as code in the parsing process. The
@@ -52,6 +52,19 @@ def _by_ast(span: str):
     return literal(parse_python(span), _JSON_NAMES)
 
 
+def _json_string(value: str) -> str:
+    """A Python string as JSON would hold it: ``"\\ud83d\\ude00"`` is one character in JSON, two in Python."""
+    return value.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def _json_keys_and_strings(value):
+    if isinstance(value, dict):
+        return {_json_string(k): _json_keys_and_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_keys_and_strings(v) for v in value]
+    return _json_string(value) if isinstance(value, str) else value
+
+
 def _read(text: str, python_literal) -> list:
     span = _span(text)
     if span is None:
@@ -63,7 +76,7 @@ def _read(text: str, python_literal) -> list:
     except json.JSONDecodeError:
         if _NON_JSON_ESCAPE.search(span.replace("\\\\", "")):
             raise ParseError("a string escape JSON does not have") from None
-        value = python_literal(span)
+        value = _json_keys_and_strings(python_literal(span))
     return call_list(value)
 
 
