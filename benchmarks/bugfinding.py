@@ -266,9 +266,9 @@ def parse_seeds(value: str) -> list:
             return [int(s) for s in value.split(",") if s.strip()]
         count = int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"--seeds: expected a count or a comma-separated list, got {value!r}")
+        raise argparse.ArgumentTypeError(f"expected a count or a comma-separated list, got {value!r}")
     if count < 1:
-        raise argparse.ArgumentTypeError("--seeds: at least one seed")
+        raise argparse.ArgumentTypeError("at least one seed")
     return list(range(count))
 
 
@@ -294,6 +294,11 @@ def main(argv: Optional[list] = None) -> int:
     unknown = [n for n in names if n not in known]
     if unknown:
         ap.error(f"unknown parser {unknown[0]!r}; known: {', '.join(known)}")
+    if args.out:
+        try:  # fail now, not after an hour of campaigns
+            open(args.out, "a", encoding="utf-8").close()
+        except OSError as exc:
+            ap.error(f"--out {args.out}: {exc.strerror}")
 
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         # Started in the background (`cmd &` ignores SIGINT): campaigns would inherit the ignored
@@ -304,7 +309,10 @@ def main(argv: Optional[list] = None) -> int:
     if modes == [DEFAULT_MODE]:
         print("note: `fuzz campaign` has no --no-coverage option; running the default mode only", file=sys.stderr)
     workdir = args.keep_reports or tempfile.mkdtemp(prefix="bugfinding-")
-    os.makedirs(workdir, exist_ok=True)
+    try:
+        os.makedirs(workdir, exist_ok=True)
+    except OSError as exc:
+        ap.error(f"--keep-reports {workdir}: {exc.strerror}")
     runner = Runner(fuzz, args.budget, workdir)
     runs = [Run(n, s, m, "parse") for n in names for m in modes for s in args.seeds]
     controls = {} if args.no_control else {n: Run(n, 0, modes[0], "parse_fixed") for n in names}
