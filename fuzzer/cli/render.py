@@ -59,8 +59,9 @@ def campaign_lines(result: Any) -> list[str]:
     lines: list[str] = []
     if result.supported or result.unsupported:
         lines.append("formats:")
-        for variations in result.supported.values():
-            lines.append(f"  supported    {', '.join(variations)}")
+        for name, variations in result.supported.items():
+            tool = name.split(": ", 1)[0] + ": " if ": " in name else ""
+            lines.append(f"  supported    {tool}{', '.join(variations)}")
         for name, why in result.unsupported.items():
             lines.append(f"  unsupported  {name}: {why}")
     if result.replayed:

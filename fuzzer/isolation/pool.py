@@ -317,23 +317,42 @@ class WorkerPool:
         return True
 
     def _stack_of(self, slot: _Slot, kind: str) -> tuple:
-        """The lost worker's Python stack: ask a hung one to dump it; a dead one already did."""
+        """The lost worker's Python stack: ask a hung one to dump it (twice, keeping the frames
+        both dumps share, so one stuck loop gets one stack whichever helper it was in at the
+        moment); a dead one already dumped it."""
         path = trace_path(self._zygote.pid, slot.index)
-        if kind == "hung" and DUMP_SIGNAL is not None and slot.pid:
+        if kind != "hung" or DUMP_SIGNAL is None or not slot.pid:
+            return read_trace(path)
+        first = self._dump(slot, path)
+        if not first:
+            return ()
+        second = self._dump(slot, path)
+        shared = []
+        for a, b in zip(first, second):  # outermost first
+            if a != b:
+                break
+            shared.append(a)
+        return tuple(shared) if shared else first
+
+    def _dump(self, slot: _Slot, path: str) -> tuple:
+        try:
+            before = os.path.getsize(path)
+        except OSError:
+            before = 0
+        try:
+            os.kill(slot.pid, DUMP_SIGNAL)
+        except OSError:
+            return ()
+        deadline, size = time.monotonic() + 0.5, -1
+        while time.monotonic() < deadline:  # until the dump stops growing
+            time.sleep(0.02)
             try:
-                os.kill(slot.pid, DUMP_SIGNAL)
+                now = os.path.getsize(path)
             except OSError:
-                return ()
-            deadline, size = time.monotonic() + 0.5, -1
-            while time.monotonic() < deadline:  # until the dump stops growing
-                time.sleep(0.02)
-                try:
-                    now = os.path.getsize(path)
-                except OSError:
-                    now = 0
-                if now and now == size:
-                    break
-                size = now
+                now = 0
+            if now > before and now == size:
+                break
+            size = now
         return read_trace(path)
 
     def _lost(self, slot: _Slot, kind: str, pending: deque, results: list[Any], detail: str | None) -> None:

@@ -143,6 +143,11 @@ def _arm_traceback_dump(path: str) -> None:
         pass
 
 
+#: Frames kept from a dumped stack: the whole stack of a parser, so two dumps of one hang can be
+#: compared from the outermost frame.
+TRACE_FRAMES = 64
+
+
 def read_trace(path: str) -> tuple[tuple[str, str], ...]:
     """The (file name, function) frames of a faulthandler dump, innermost last, without the
     worker's own frames; () when there is none."""
@@ -164,7 +169,7 @@ def read_trace(path: str) -> tuple[tuple[str, str], ...]:
         if frame[0] == os.path.basename(__file__):
             break
         inner.append(frame)
-    return tuple(reversed(inner[:FRAME_LIMIT]))
+    return tuple(reversed(inner[:TRACE_FRAMES]))
 
 
 def _max_fd() -> int:
