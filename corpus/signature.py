@@ -118,6 +118,21 @@ def slow_signature(*, frames: Sequence[Sequence[str]], fragment_kind: str) -> Si
     return _make("slow", f"slow|{fragment_kind}", f"slow: super-linear time on repeated {fragment_kind}")
 
 
+def path_signature(verdict: str, *, kind: str, words: str, functions: Sequence[str]) -> Signature:
+    """A wrong answer keyed by the kind of damage and the target functions the input ran
+    (``file:function``): one fallback path that mangles strings is one bug, whatever characters
+    each input happened to lose."""
+    funcs = sorted(set(functions))
+    shown = ", ".join(f.split(":", 1)[-1] for f in funcs[-3:]) + (" …" if len(funcs) > 3 else "")
+    return _make(verdict, f"{verdict}|path|{kind}|{';'.join(funcs)}", f"{verdict}: {words} (via {shown})")
+
+
+def history_signature(verdict: str) -> Signature:
+    """A failure that only happens after other inputs: state kept between calls (a cache, a
+    global) is the bug, whatever the damage looks like."""
+    return _make(verdict, f"{verdict}|history", f"{verdict}: depends on earlier inputs (state kept between calls)")
+
+
 def _inner(frames: Sequence[Sequence[str]]) -> list[str]:
     return [f"{file}:{func}" for file, func in list(frames)[-CRASH_FRAMES:]]
 

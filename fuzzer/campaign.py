@@ -23,7 +23,7 @@ from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalE
                            Progress, StopReason)
 from fuzzer.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
 from fuzzer.isolation.outcome import Outcome
-from corpus.signature import slow_signature
+from corpus.signature import history_signature, slow_signature
 from strategies._internal.sample import Sample
 from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict
@@ -198,6 +198,8 @@ class CampaignJob(Job):
                                       level=settings.level, seed=settings.seed, tally=self.tally)
         self._t0 = started_at if started_at is not None else time.monotonic()
         self._histories: dict[str, tuple] = {}
+        #: oracle signature id -> the finding's id after re-keying (path, history)
+        self._alias: dict[str, str] = {}
         self._last_progress = 0.0
 
     # -- time ------------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ class CampaignJob(Job):
         sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
         level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
         signature = self.oracles[level].signature(sample, judgment, outcome)
-        found = self.findings.get(signature.id)
+        found = self.findings.get(self._alias.get(signature.id, signature.id))
         if found is not None:
             found.count += 1
             # The same bug shown by a smaller input (another operator, simpler calls): shrink that
@@ -243,7 +245,7 @@ class CampaignJob(Job):
 
         def same(outcome: Any) -> bool:
             judgment = oracle.judge(sample, outcome)
-            return judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.signature.id
+            return judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.oracle_id
         return same
 
     def _confirm(self, finding: Finding) -> None:
@@ -256,9 +258,38 @@ class CampaignJob(Job):
             finding.history = earlier
             finding.notes.append(f"history-dependent: fails only after {len(earlier)} earlier input(s) in the "
                                  "same process (they are part of the reproducer)")
+            if finding.verdict in _TRUTH_VERDICTS:
+                self._rekey(finding, history_signature(finding.verdict.value))
+        elif finding.verdict is Verdict.CORRUPTION:
+            self._key_by_path(finding)
         elif status == FLAKY:
             finding.notes.append("not reproducible: it did not fail again in a fresh worker")
             finding.reason += " (not reproducible in a fresh worker)"
+
+    def _key_by_path(self, finding: Finding) -> None:
+        """Re-key a corruption by the kind of damage and the target functions its input runs."""
+        from fuzzer.parser_harness import keyed_signature
+
+        oracle = self.oracles[finding.level]
+        judgment = oracle.judge(finding.sample, finding.outcome)
+        self._rekey(finding, keyed_signature(oracle, finding.sample, judgment, finding.outcome, self.pool.run,
+                                             deadline=self.budget.deadline))
+
+    def _rekey(self, finding: Finding, signature: Any) -> None:
+        """File ``finding`` under ``signature``; merge it into the finding already there."""
+        old = finding.signature.id
+        if signature.id == old:
+            return
+        finding.match_id = finding.match_id or old
+        self._alias[old] = signature.id
+        self.findings.pop(old, None)
+        known = self.findings.get(signature.id)
+        if known is not None and known is not finding:
+            known.count += finding.count
+            finding.merged_into = known
+            return
+        finding.signature = signature
+        self.findings[signature.id] = finding
 
     def _shrink(self, finding: Finding, sample: Any = None, outcome: Any = None) -> bool:
         """Shrink ``finding`` (or a smaller candidate for it); True when the shown input changed."""
@@ -274,7 +305,7 @@ class CampaignJob(Job):
         sample = sample if sample is not None else finding.sample
         outcome = outcome if outcome is not None else finding.outcome
         started = time.monotonic()
-        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, finding.signature.id,
+        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, finding.oracle_id,
                                                       budget_s=window)
         self.budget.spent_shrinking(time.monotonic() - started)
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
@@ -290,6 +321,8 @@ class CampaignJob(Job):
         while self.pending and not self.budget.time_up():
             finding = self.pending.pop(0)
             self._confirm(finding)
+            if finding.merged_into is not None:
+                continue  # the same bug as a finding already announced: counted there
             self._shrink(finding)
             yield self._announce(finding)
         for finding in list(self.improve):
@@ -298,6 +331,8 @@ class CampaignJob(Job):
             if any(f is finding for f in self.pending):
                 continue
             self.improve.remove(finding)
+            if finding.merged_into is not None:
+                continue  # its bug is another finding's now
             candidate, finding.candidate = finding.candidate, None
             if candidate is not None and size_key(candidate[0]) < size_key(finding.best) \
                     and self._shrink(finding, *candidate):
@@ -536,6 +571,10 @@ class CampaignJob(Job):
     def exit_code(self, result: CampaignResult) -> int:
         return campaign_exit_code(findings=len(result.findings), corpus_failing=bool(result.corpus_failing),
                                   nothing_tested=result.problem, interrupted=self.interrupted)
+
+
+#: Verdicts that depend on the truth: a history-dependent one is keyed by "history", not damage.
+_TRUTH_VERDICTS = (Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY)
 
 
 def _total(settings: CampaignSettings, key: str) -> Any:

@@ -15,6 +15,7 @@ from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle
 from fuzzer.pipeline import Job, interrupted_exit
 from fuzzer.results import FAILED, PASSED, JobResult, TestCase
+from fuzzer.parser_harness import keyed_signature
 from fuzzer.shrink import FindingShrinker
 
 #: Seconds ``corpus add`` spends shrinking one input at most.
@@ -30,7 +31,7 @@ def _finding(oracle: Oracle, sample: Any, outcome: Any, judgment: Any, *, target
 
 def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, budget_s: float,
                  max_tests: int = 4000) -> None:
-    shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.signature.id,
+    shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.oracle_id,
                              budget_s=budget_s, max_tests=max_tests)
     finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note)
 
@@ -93,6 +94,9 @@ class CorpusAddJob(Job):
                 continue
             finding = _finding(self.oracle, sample, outcome, judgment, target=self.target, level=self.level,
                                reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+            keyed = keyed_signature(self.oracle, sample, judgment, outcome, self.pool.run)
+            if keyed.id != finding.signature.id:  # filed as the campaign files it
+                finding.match_id, finding.signature = finding.signature.id, keyed
             if self.shrink:
                 yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
                 _shrink_into(finding, shrinker, self.oracle, ADD_SHRINK_S)

@@ -55,6 +55,16 @@ class Finding:
     notes: list = field(default_factory=list)
     #: For the slow verdict: the measured growth (fuzzer.explore.Growth).
     growth: Any = None
+    #: The signature the oracle gives this failure's inputs, when the finding was re-keyed by
+    #: where it happened (a path or history signature): shrinking keeps this one.
+    match_id: Optional[str] = None
+    #: Set when re-keying showed it is the same bug as an earlier finding (counted there).
+    merged_into: Any = None
+
+    @property
+    def oracle_id(self) -> str:
+        """The signature id an input must get from the oracle to show this finding."""
+        return self.match_id or self.signature.id
 
     # -- what the finding shows ------------------------------------------------------------------
     @property
@@ -147,6 +157,9 @@ class Finding:
             "frames": [list(f) for f in (getattr(outcome, "frames", None) or ())],
             "history": list(self.history),
             "note": self.shrink_note,
+            # the oracle's own signature of the input, when the finding is filed by where it
+            # happened (the functions a corruption ran, or "history")
+            "oracle_signature": self.match_id,
         }
         location = self.location()
         report["location"] = {"file": location[0], "function": location[1]} if location else None
@@ -166,6 +179,8 @@ class Finding:
             g = self.growth
             scenario["growth"] = {"prefix": g.prefix, "fragment": g.fragment, "suffix": g.suffix,
                                   "count": g.counts[0], "exponent": round(g.exponent, 2)}
+        if self.match_id:
+            scenario["match"] = self.match_id
         return scenario or None
 
     def to_entry(self, *, target: str, version: Optional[str] = None) -> Any:

@@ -163,6 +163,16 @@ def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str
     return "order", "the calls came back in another order"
 
 
+def coarse_damage(key: Optional[str], words: str) -> tuple[str, str]:
+    """The kind of damage without the characters involved: ``string:-,+`` and ``string:-'+"`` are
+    both "a string argument was altered" (what a path signature keys by)."""
+    if key and key.startswith("string:") and key != "string:truncated":
+        return "string:altered", "a string argument was altered"
+    if key is None or key.startswith("accepted:"):
+        return "accepted", "the output denotes no faithful call, yet the target returned calls"
+    return key, words
+
+
 def calls_equal(a: Sequence[dict], b: Sequence[dict]) -> bool:
     return json_equal(list(a), list(b))
 

@@ -165,17 +165,56 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         oracle = oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level))
         outcome = outcomes[i]
         judgment = oracle.judge(samples[i], outcome)
-        signature = oracle.signature(samples[i], judgment, outcome).id if judgment.failed else None
+        signature = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed else None
         results[i] = Replayed(path, entry, judgment.verdict.value, signature, outcome=outcome)
     return [r for r in results if r is not None]
 
 
-def target_spec(reference: str, context: ReplayContext, *, coverage: bool = False) -> Any:
+def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> str:
+    """The signature an entry's failure has now, keyed as the campaign keys it: a history-
+    dependent one by "history", a re-keyed corruption by the functions its input runs."""
+    from corpus.signature import history_signature
+    from fuzzer.oracle import Verdict
+
+    signature = oracle.signature(sample, judgment, outcome).id
+    scenario = entry.scenario or {}
+    if history_of(entry) and judgment.verdict.value == entry.verdict and judgment.verdict in (
+            Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY):
+        return history_signature(judgment.verdict.value).id
+    if scenario.get("match") == signature:
+        return entry.signature  # the same failure the entry was filed for
+    return keyed_signature(oracle, sample, judgment, outcome, run).id
+
+
+def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
+                    deadline: Optional[float] = None) -> Any:
+    """The signature a finding is filed under. The oracle's, except for a corruption: that is
+    keyed by the kind of damage and the target functions its input runs (traced once, alone, in a
+    fresh worker), so one fallback path that mangles strings is one finding. The one rule for the
+    campaign, replay and corpus add."""
+    from corpus.signature import path_signature
+    from fuzzer.oracle import Verdict, coarse_damage
+
+    signature = oracle.signature(sample, judgment, outcome)
+    if judgment.verdict is not Verdict.CORRUPTION:
+        return signature
+    traced = run([sample.text], fresh=True, trace=True, deadline=deadline)[0]
+    functions = getattr(traced, "functions", ()) if traced is not None else ()
+    if not functions:
+        return signature  # a pool that cannot trace: the oracle's signature
+    kind, words = coarse_damage(judgment.key, judgment.reason)
+    return path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions)
+
+
+def target_spec(reference: str, context: ReplayContext, *, sampling: bool = False) -> Any:
+    """Workers that trace an input when asked (path signatures); ``sampling`` also traces a
+    share of all inputs (exploration's feedback)."""
     from fuzzer.isolation import TargetSpec
 
+    share = (0.05 if context.max_examples is not None else None) if sampling else 0.0
     return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
-                      timeout=context.timeout, memory_limit_mb=context.memory_limit_mb, coverage=coverage,
-                      trace_share=0.05 if context.max_examples is not None else None)
+                      timeout=context.timeout, memory_limit_mb=context.memory_limit_mb, coverage=True,
+                      trace_share=share)
 
 
 def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
@@ -243,11 +282,11 @@ def _campaign_job(reference: str, context: ReplayContext) -> Any:
                                 reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
                                 ignore=frozenset(extra.get("ignore") or ()), explore=extra.get("coverage", True),
                                 slow=context.max_examples is None)
-    pool = WorkerPool(target_spec(reference, context, coverage=extra.get("coverage", True)), workers=context.workers)
+    pool = WorkerPool(target_spec(reference, context, sampling=extra.get("coverage", True)), workers=context.workers)
     return CampaignJob(context.registry, settings, pool, owns_pool=True)
 
 
 register_harness(Harness(kind="parser", option="--target", description="the parser / validator: entries are model outputs",
                          replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive))
 
-__all__ = ["history_of", "module_file", "replay_entries", "sample_from_entry", "target_version"]
+__all__ = ["history_of", "keyed_signature", "module_file", "replay_entries", "sample_from_entry", "target_version"]
