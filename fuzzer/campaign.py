@@ -252,8 +252,10 @@ class CampaignJob(Job):
         if not self.settings.confirm or finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
             return
         history = self._histories.pop(finding.signature.id, ())
+        started = time.monotonic()
         status, earlier = self.confirmer.confirm(finding.sample.text, history, self._same(finding, finding.sample),
                                                  self.budget.deadline)
+        self.budget.spent_shrinking(time.monotonic() - started)  # confirming is part of the shrink share
         if status == HISTORY:
             finding.history = earlier
             finding.notes.append(f"history-dependent: fails only after {len(earlier)} earlier input(s) in the "
@@ -263,8 +265,11 @@ class CampaignJob(Job):
         elif finding.verdict is Verdict.CORRUPTION:
             self._key_by_path(finding)
         elif status == FLAKY:
-            finding.notes.append("not reproducible: it did not fail again in a fresh worker")
+            finding.notes.append("not reproducible alone: it did not fail again in a fresh worker, nor after the "
+                                 "inputs that ran before it (state kept from longer ago, or nondeterminism)")
             finding.reason += " (not reproducible in a fresh worker)"
+            if finding.verdict in _TRUTH_VERDICTS:
+                self._rekey(finding, history_signature(finding.verdict.value))
 
     def _key_by_path(self, finding: Finding) -> None:
         """Re-key a corruption by the kind of damage and the target functions its input runs."""

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional, Sequence
 
 ALONE, HISTORY, FLAKY, UNKNOWN = "alone", "history", "flaky", "unknown"
 #: Fresh-worker runs one history reduction may make.
-MAX_TESTS = 200
+MAX_TESTS = 60
 
 
 def text_of(item: Any) -> str:

@@ -26,7 +26,7 @@ PROBE_SAMPLES = 12
 #: Fraction of passing inputs re-run to catch nondeterminism.
 RERUN_FRACTION = 0.01
 #: Inputs remembered before each one, to explain a finding that only happens after others.
-HISTORY = 512
+HISTORY = 4096
 
 
 def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
