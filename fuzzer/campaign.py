@@ -542,8 +542,9 @@ class CampaignJob(Job):
         sample = Sample(text=growth.text(growth.counts[0]), format=fmt, anomaly_class=EXPLORATION,
                         operator="repetition", calls=None, tool=tool, truth_known=False,
                         description=f"{growth.fragment!r} repeated {growth.counts[0]} times in a seed")
+        outcome = outcome or Outcome(kind="returned", calls=[], frames=frames)
         finding = Finding(signature=signature, verdict=Verdict.SLOW, reason=growth.describe(), sample=sample,
-                          outcome=outcome or Outcome(kind="returned", calls=[], frames=frames), found_at_s=self.elapsed(),
+                          outcome=outcome, minimized=sample, minimized_outcome=outcome, found_at_s=self.elapsed(),
                           target=self.settings.target, level=self.settings.of(tool, "level"),
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
                           shrink_complete=True, growth=growth)

@@ -201,7 +201,9 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
                                 max_examples=max_examples, shrink=shrink, reject_on=tuple(reject_on),
                                 reproduce_dir=reproduce_dir(reports.get("report")),
                                 max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
-                                explore=coverage, slow=max_examples is None, per_tool=per_tool,
+                                # --anomaly asks for those classes only: no havoc, no slow probe
+                                explore=coverage and not anomalies, slow=max_examples is None and not anomalies,
+                                per_tool=per_tool,
                                 seeds=_recorded_seeds(seeds_from, registry, names),
                                 class_weights=_recorded_weights(weights_from))
     spec = target_spec(target, reject_on, timeout, memory_limit_mb, sampling=coverage,

@@ -20,7 +20,7 @@ import sys
 import time
 from typing import Any, Optional, TextIO
 
-from fuzzer.events import (Event, FindingRecorded, Interrupted, JobFinished, JobStarted, NonFatalError, Phase,
+from fuzzer.events import (Event, FindingRecorded, FormatsProbed, Interrupted, JobFinished, JobStarted, NonFatalError, Phase,
                            PhaseStarted, Progress)
 from fuzzer.pipeline import EventHandler
 
@@ -126,6 +126,8 @@ class LiveProgressHandler(EventHandler):
                 self._say(f"found {f.verdict_name} {f.signature.id} ({f.signature.title})")
         elif isinstance(event, NonFatalError):
             self._say(f"warning: {event.message}")
+        elif isinstance(event, FormatsProbed) and event.unsupported and event.supported and not self.quiet:
+            self._say(f"{event.label}: not supported by the target (skipped): {', '.join(event.unsupported)}")
         elif isinstance(event, Interrupted):
             self._say("interrupted: finishing the report (Ctrl-C again to stop shrinking)")
         elif isinstance(event, JobFinished):

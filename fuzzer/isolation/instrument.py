@@ -141,13 +141,18 @@ class Instruments:
     def _hook(self, event: str, args: tuple) -> None:
         if not self.armed or self._in_hook:
             return
-        what = self._judge(event, args)
+        try:
+            what = self._judge(event, args)
+        except RecursionError:  # called at the bottom of a deep recursion: not ours to report
+            return
         if what is None:
             return
         self._in_hook = True
         try:
             words, block = what
             self._unsafe.append((event, words, self._stack()))
+        except RecursionError:
+            return
         finally:
             self._in_hook = False
         if block:

@@ -262,6 +262,11 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
         send(dumps(out, PROTOCOL))
 
 
+# The audit hook's frames, and whatever it called, are toolfuzz's, not the target's (compared by
+# path: a target may have an instrument.py of its own).
+_INSTRUMENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "instrument.py")
+
+
 def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     """(qualified type name, truncated message, innermost frames) — plain data for the engine."""
     cls = type(exc)
@@ -278,6 +283,8 @@ def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, 
     tb = tb.tb_next if tb is not None else None  # skip the worker loop's own frame
     while tb is not None:
         code = tb.tb_frame.f_code
+        if os.path.abspath(code.co_filename) == _INSTRUMENT:
+            break
         frames.append((os.path.basename(code.co_filename), code.co_name))
         tb = tb.tb_next
     return name, message, tuple(frames)

@@ -34,7 +34,7 @@ BUILTIN_TOOLS = ["get_weather", "search_flights", "book_hotel", "send_email", "c
 ANOMALY_CLASSES = ["malformed_json", "truncated_output", "envelope_error", "encoding_error", "oversized_input",
                    "unknown_function", "invalid_argument_type", "missing_argument", "unexpected_argument",
                    "constraint_violation", "duplicate_call", "injection_payload"]
-VERDICTS = ["crash", "hang", "corruption", "false_reject", "missed_anomaly", "nondeterminism"]
+VERDICTS = ["crash", "hang", "corruption", "false_reject", "missed_anomaly", "nondeterminism", "unsafe", "slow"]
 
 _count = {"type": "integer", "minimum": 0}
 #: DESIGN.md, "Report": every key it lists, with its type. Keys beyond these are allowed (the
@@ -62,7 +62,7 @@ REPORT_SCHEMA = {
                 "properties": {
                     "signature": {"type": "string", "pattern": f"^({'|'.join(VERDICTS)})-[0-9a-f]{{12}}$"},
                     "verdict": {"enum": VERDICTS},
-                    "anomaly_class": {"enum": ANOMALY_CLASSES + [None]},
+                    "anomaly_class": {"enum": ANOMALY_CLASSES + ["exploration", None]},
                     "operator": {"type": ["string", "null"]},
                     "format": {"type": "string", "minLength": 1},
                     "input": {"type": "string"},
@@ -96,11 +96,11 @@ def check_report(report: dict, *, tool: str, target: str, level: str = "parse") 
     assert len(signatures) == len(set(signatures)), "a signature is reported twice"
     by_class = report["by_class"].values()
     assert all(c["failures"] <= c["executions"] for c in by_class)
-    # Determinism re-runs count as executions but belong to no class.
+    # Determinism re-runs and slow probes count as executions but belong to no class.
     assert sum(c["executions"] for c in by_class) <= report["executions"]
-    # Each failing execution is counted once in its class and once in its finding.
+    # Each failing execution of a class is counted once in its class and once in its finding.
     assert sum(c["failures"] for c in by_class) == sum(
-        f["count"] for f in report["failures"] if f["verdict"] != "nondeterminism")
+        f["count"] for f in report["failures"] if f["verdict"] not in ("nondeterminism", "slow"))
     if report["elapsed_s"] > 0.5:
         assert math.isclose(report["execs_per_s"], report["executions"] / report["elapsed_s"], rel_tol=0.02)
 
@@ -164,6 +164,9 @@ def assert_reproduces(target: str, failure: dict) -> None:
             assert seen["returned"], (seen, failure)
         else:
             assert _canonical(seen["returned"]) != _canonical(failure["truth"]), (seen, failure)
+    elif verdict == "slow":  # the fence regex is quadratic on runs of newlines: time the input x1, x8
+        growth = failure["growth"]
+        assert growth["exponent"] >= 1.6 and growth["seconds"][-1] > growth["seconds"][0], failure
     else:
         pytest.fail(f"the naive target gave an unexpected verdict: {failure}")
 
