@@ -14,7 +14,6 @@ from strategies._internal.mutations import MutationContext, NotApplicable, get_o
 from strategies._internal.sample import Recipe, Sample
 from strategies._internal.schema import compile_tool
 from strategies._internal.source import RandomSource, ReplaySource, Source
-from strategies.errors import UnknownName
 
 #: How often a sample holds several calls / prose around the envelope when not forced.
 MULTI_PROBABILITY = 0.15
@@ -49,8 +48,7 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
     ``chatter``/``multi`` force a variation (prose around the envelope, several calls) or, when None,
     are drawn. Raises :class:`Unbuildable` when the operator cannot apply to the drawn calls.
     """
-    if format not in FORMATS:
-        raise UnknownName(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    FORMATS[format]  # UnknownName with close matches
     op = get_operator(operator) if operator is not None else None
     start = len(getattr(source, "choices", ()))
     use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
@@ -97,8 +95,7 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
     campaign's cheap operators cheap. Operators that find nothing to mutate in these calls are
     skipped (returned as None in their slot).
     """
-    if format not in FORMATS:
-        raise UnknownName(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    FORMATS[format]  # UnknownName with close matches
     start = len(source.choices)
     use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
     calls = draw_calls(source, registry, tool, multi=multi)

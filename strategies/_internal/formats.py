@@ -2,11 +2,18 @@
 
 API CONTRACT (shared with the mutation operators and the build step; keep it):
 
-* ``FORMATS: dict[str, Format]`` — registered formats by name: json, openai, fenced, hermes, pythonic,
-  mistral, llama3, react.
+* ``FORMATS`` — a :class:`~strategies.registry.Registry` of formats by name: json, openai, fenced,
+  hermes, pythonic, mistral, llama3, react. A format registered with :func:`output_format` declares
+  its capabilities (below), and every operator whose requirements they meet applies to it: nothing
+  else lists formats by name.
 * ``Format.envelope``: the default envelope tokens of the format (e.g. hermes ``{"open": "<tool_call>",
   "close": "</tool_call>"}``); a :class:`Style` may override any of them.
-* ``Format.json_payload``: True when the calls' payload is JSON text (every format but pythonic).
+* Capabilities: ``json_payload`` (the payload is JSON text), ``call_object`` (JSON call objects and the
+  keys of their name and arguments), ``bare_arguments`` (a JSON payload is one call's arguments object),
+  ``tags`` / ``tag_variants`` (XML-like tag pairs and their common misspellings), ``fence`` (the
+  envelope tokens of a code fence), ``marker_variants`` (misspellings of single markers), ``fragments``
+  (structural tokens a model may repeat), ``fake_call`` (how a call looks in this format, for a fake
+  one inside a string), ``writes_name`` (which tool names it can write).
 * ``render(format, calls, source, *, chatter: bool, style: Style | None = None) -> Rendered``: renders
   ``calls`` (list of ``{"name", "arguments"}``) deterministically given the choices drawn from
   ``source`` (whitespace/indent, chatter text, ids...).
@@ -44,6 +51,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from strategies._internal.source import Source
 from strategies.errors import ToolfuzzError, UnknownName
+from strategies.registry import Registry
 
 
 @dataclass(frozen=True)
@@ -69,10 +77,13 @@ class Rendered:
 
 @dataclass(frozen=True)
 class Style:
-    """How to render: the JSON dumper for payload values and envelope token overrides."""
+    """How to render: the JSON dumper for payload values, envelope token overrides, and a rewrite of
+    every JSON call object (``call(obj) -> obj``, given the object the format would write, e.g.
+    ``{"name": ..., "arguments": {...}}``; see :class:`CallObject` for its keys)."""
 
     dump: Optional[Callable[[Any], str]] = None  # None = the format's normal JSON
     envelope: Mapping[str, str] = field(default_factory=dict)
+    call: Optional[Callable[[dict], dict]] = None
 
 
 class Unrepresentable(ToolfuzzError, ValueError):
@@ -172,14 +183,41 @@ class _Context:
     tokens: Mapping[str, str]
     dump: Optional[Callable[[Any], str]]  # payload JSON dumper (Style.dump or the normal one)
     normal_dump: Optional[Callable[[Any], str]]  # the format's normal dumper
+    shape: Optional["CallObject"] = None
+    rewrite: Optional[Callable[[dict], dict]] = None  # Style.call
+
+    def call_object(self, call: Mapping[str, Any], arguments: Any = None) -> dict:
+        """The JSON call object of ``call`` in this format's keys (``arguments`` replaces the
+        arguments value, e.g. by their JSON string), passed through ``Style.call``."""
+        shape = self.shape
+        obj = {shape.name_key: call["name"],
+               shape.arguments_key: call["arguments"] if arguments is None else arguments}
+        return self.rewrite(obj) if self.rewrite is not None else obj
+
+
+@dataclass(frozen=True)
+class CallObject:
+    """Where a format's JSON call object keeps the tool name and the arguments.
+
+    ``arguments_as_string``: the arguments are a JSON *string* holding the object (OpenAI).
+    """
+
+    name_key: str = "name"
+    arguments_key: str = "arguments"
+    arguments_as_string: bool = False
+
+
+def _any_name(name: str) -> bool:
+    return True
 
 
 @dataclass(frozen=True)
 class Format:
-    """An output format: its envelope tokens and the renderer that writes calls in it.
+    """An output format: its envelope tokens, its capabilities and the renderer that writes calls in it.
 
     ``renderer(ctx) -> list[Piece]`` draws its own variation from ``ctx.source``; chatter around the
     envelope is added by :func:`render`, before and/or after (``chatter_after=False``: before only).
+    The capability fields are what operators select formats by (see the module docstring).
     """
 
     name: str
@@ -188,49 +226,61 @@ class Format:
     json_payload: bool
     renderer: Callable[[_Context], list]
     chatter_after: bool = True
+    call_object: Optional[CallObject] = None
+    bare_arguments: bool = False
+    tags: tuple = ()  # ((open token name, close token name), ...)
+    tag_variants: tuple = ()  # ((open text, close text), ...) misspellings models write
+    fence: Optional[tuple] = None  # (open token name, close token name) of a code fence
+    marker_variants: Mapping[str, tuple] = field(default_factory=dict)  # token name -> misspellings
+    fragments: tuple = ()  # structural fragments, "{tool}" = a tool name
+    fake_call: str = ""  # one call to "{tool}" with no arguments, as this format writes it
+    writes_name: Callable[[str], bool] = _any_name
+
+    def supports_name(self, name: str) -> bool:
+        """Can this format write a call to the tool ``name`` faithfully? (Argument keys always can.)"""
+        return self.writes_name(name)
 
 
-FORMATS: dict[str, Format] = {}
+FORMATS: Registry[Format] = Registry("format")
 
 
 def output_format(name: str, *, description: str, envelope: Optional[Mapping[str, str]] = None,
-                  json_payload: bool = True, chatter_after: bool = True) -> Callable:
-    """Register a renderer as the format ``name``; a name registered twice is a programming error."""
+                  json_payload: bool = True, **capabilities: Any) -> Callable:
+    """Register a renderer as the format ``name`` with its capabilities (the fields of :class:`Format`).
+
+    A name registered twice raises :class:`~strategies.registry.DuplicateName` naming both modules.
+    """
 
     def register(renderer: Callable[[_Context], list]) -> Callable[[_Context], list]:
-        if name in FORMATS:
-            raise ToolfuzzError(f"format {name!r} is already registered")
-        FORMATS[name] = Format(name=name, description=description, envelope=dict(envelope or {}),
-                               json_payload=json_payload, renderer=renderer, chatter_after=chatter_after)
+        FORMATS.register(name, Format(name=name, description=description, envelope=dict(envelope or {}),
+                                      json_payload=json_payload, renderer=renderer, **capabilities),
+                         module=renderer.__module__)
         return renderer
 
     return register
 
 
-def get_format(name: str) -> Format:
-    try:
-        return FORMATS[name]
-    except KeyError:
-        import difflib
-
-        close = difflib.get_close_matches(str(name), FORMATS, n=3)
-        hint = f"did you mean {', '.join(close)}?" if close else f"known: {', '.join(FORMATS)}"
-        raise UnknownName(f"unknown format {name!r}; {hint}") from None
+def get_format(name: Any) -> Format:
+    """The format ``name`` (a :class:`Format` is returned as is); ``UnknownName`` with close matches."""
+    return name if isinstance(name, Format) else FORMATS[name]
 
 
 def supports_name(format: Any, name: str) -> bool:
     """Can ``format`` write a call to the tool ``name`` faithfully? (Argument keys always can.)
 
-    False for pythonic names that are not dotted Python identifiers and for react names that do not
-    fit on one ``Action:`` line; :func:`render` raises :class:`Unrepresentable` for those. Lets a
-    scheduler skip (tool, format) pairs statically.
+    False, for example, for pythonic names that are not dotted Python identifiers and for react names
+    that do not fit on one ``Action:`` line; :func:`render` raises :class:`Unrepresentable` for those.
+    Lets a scheduler skip (tool, format) pairs statically.
     """
-    fmt = format if isinstance(format, Format) else get_format(format)
-    if fmt.name == "pythonic":
-        return all(_is_keyword_name(part) for part in name.split("."))
-    if fmt.name == "react":
-        return bool(name) and name == name.strip() and "\n" not in name and "\r" not in name
-    return True
+    return get_format(format).supports_name(name)
+
+
+def _pythonic_name(name: str) -> bool:
+    return all(_is_keyword_name(part) for part in name.split("."))
+
+
+def _one_line_name(name: str) -> bool:
+    return bool(name) and name == name.strip() and "\n" not in name and "\r" not in name
 
 
 def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Optional[Style] = None) -> Rendered:
@@ -247,7 +297,7 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
     envelope tokens by name (see each format's ``envelope``). Zero calls render as the format's empty
     form (``[]`` for list formats, nothing for tag formats), whose truth is ``[]``.
     """
-    fmt = format if isinstance(format, Format) else get_format(format)
+    fmt = get_format(format)
     calls = [_check_call(call, fmt.name) for call in calls]
     tokens = dict(fmt.envelope)
     if style is not None and style.envelope:
@@ -258,7 +308,9 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
         tokens.update(style.envelope)
     normal = _json_dumper(source) if fmt.json_payload else None
     dump = style.dump if style is not None and style.dump is not None else normal
-    pieces = fmt.renderer(_Context(calls=calls, source=source, tokens=tokens, dump=dump, normal_dump=normal))
+    rewrite = style.call if style is not None else None
+    pieces = fmt.renderer(_Context(calls=calls, source=source, tokens=tokens, dump=dump, normal_dump=normal,
+                                   shape=fmt.call_object, rewrite=rewrite))
     if chatter:
         where = source.integer(0, 2) if fmt.chatter_after else 0  # 0 before, 1 after, 2 both
         if where in (0, 2):
@@ -301,24 +353,34 @@ def _payload(ctx: _Context, document: Any, closers: int, call_index: Optional[in
 def _json_document(ctx: _Context) -> Piece:
     """A bare call object for one call, a list of them otherwise (shared by json and fenced)."""
     if len(ctx.calls) == 1:
-        return _payload(ctx, ctx.calls[0], 1, 0)
-    return _payload(ctx, list(ctx.calls), 2, None)
+        return _payload(ctx, ctx.call_object(ctx.calls[0]), 1, 0)
+    return _payload(ctx, [ctx.call_object(call) for call in ctx.calls], 2, None)
 
 
-@output_format("json", description="a bare call object, or a JSON list of them for several calls")
+_PLAIN_CALL = CallObject()
+_JSON_FAKE = '{"name": "{tool}", "arguments": {}}'
+
+
+@output_format("json", description="a bare call object, or a JSON list of them for several calls",
+               call_object=_PLAIN_CALL, fragments=('{"name": ', "[{"),
+               fake_call='"}, {"name": "{tool}", "arguments": {}}, {"x": "')
 def _render_json(ctx: _Context) -> list:
     return [_json_document(ctx)]
 
 
 @output_format("openai", description="an OpenAI assistant message: tool_calls with JSON-string arguments",
-               envelope={"key": "tool_calls", "type": "function"})
+               envelope={"key": "tool_calls", "type": "function"},
+               call_object=CallObject(arguments_as_string=True),
+               fragments=('{"tool_calls": [', '"arguments": "'),
+               fake_call='"}, {"id": "call_999", "type": "function", "function": {"name": "{tool}", '
+                         '"arguments": "{}"}}')
 def _render_openai(ctx: _Context) -> list:
     full_message = ctx.source.boolean(0.3)  # also "role" and "content"
     tool_calls = []
     for call in ctx.calls:
         tool_calls.append({"id": "call_" + _call_id(ctx.source.integer(0, 2**48 - 1)),
                            "type": ctx.tokens["type"],
-                           "function": {"name": call["name"], "arguments": ctx.normal_dump(call["arguments"])}})
+                           "function": ctx.call_object(call, ctx.normal_dump(call["arguments"]))})
     message: dict = {"role": "assistant", "content": None} if full_message else {}
     message[ctx.tokens["key"]] = tool_calls
     return [_payload(ctx, message, 4, 0 if len(ctx.calls) == 1 else None)]
@@ -331,33 +393,54 @@ def _call_id(n: int) -> str:
 
 
 @output_format("fenced", description="the json payload in a ```json fence",
-               envelope={"open": "```json", "close": "```"})
+               envelope={"open": "```json", "close": "```"}, call_object=_PLAIN_CALL,
+               fence=("open", "close"), fragments=("```json\n", "```"),
+               fake_call='```\n```json\n{"name": "{tool}", "arguments": {}}\n```')
 def _render_fenced(ctx: _Context) -> list:
     return [Piece(ctx.tokens["open"] + "\n", "envelope"), _json_document(ctx),
             Piece("\n" + ctx.tokens["close"], "envelope")]
 
 
+#: Tag pairs models write instead of <tool_call>...</tool_call>.
+_HERMES_TAG_VARIANTS = (
+    ("<toolcall>", "</toolcall>"), ("<tool-call>", "</tool-call>"), ("<function_call>", "</function_call>"),
+    ("<tool_calls>", "</tool_calls>"), ("<tool_call>", "</tool_calls>"), ("<tool_call>", "<tool_call>"),
+    ("<TOOL_CALL>", "</TOOL_CALL>"), ("<tool_call>", "<|im_end|>"), ("<functioncall>", "</functioncall>"))
+
+
 @output_format("hermes", description="one <tool_call> tag around each call object (Hermes / Qwen)",
-               envelope={"open": "<tool_call>", "close": "</tool_call>"})
+               envelope={"open": "<tool_call>", "close": "</tool_call>"}, call_object=_PLAIN_CALL,
+               tags=(("open", "close"),), tag_variants=_HERMES_TAG_VARIANTS,
+               fragments=("<tool_call>", "</tool_call>"),
+               fake_call='</tool_call><tool_call>{"name": "{tool}", "arguments": {}}</tool_call>')
 def _render_hermes(ctx: _Context) -> list:
     pieces: list = []
     for i, call in enumerate(ctx.calls):
         if i:
             pieces.append(Piece("\n", "envelope"))
-        pieces += [Piece(ctx.tokens["open"] + "\n", "envelope"), _payload(ctx, call, 1, i),
+        pieces += [Piece(ctx.tokens["open"] + "\n", "envelope"), _payload(ctx, ctx.call_object(call), 1, i),
                    Piece("\n" + ctx.tokens["close"], "envelope")]
     return pieces
 
 
 @output_format("mistral", description="[TOOL_CALLS] followed by a JSON list of call objects",
-               envelope={"open": "[TOOL_CALLS]"})
+               envelope={"open": "[TOOL_CALLS]"}, call_object=_PLAIN_CALL,
+               marker_variants={"open": ("", "[TOOL_CALL]", "[TOOLCALLS]", "TOOL_CALLS", "[tool_calls]",
+                                         "[TOOL_CALLS", "[TOOL_CALLS]]", "[TOOL_CALLS][TOOL_CALLS]")},
+               fragments=("[TOOL_CALLS]", "[TOOL_CALLS] ["),
+               fake_call='[TOOL_CALLS][{"name": "{tool}", "arguments": {}}]')
 def _render_mistral(ctx: _Context) -> list:
     return [Piece(ctx.tokens["open"], "envelope"),
-            _payload(ctx, list(ctx.calls), 2, 0 if len(ctx.calls) == 1 else None)]
+            _payload(ctx, [ctx.call_object(call) for call in ctx.calls], 2, 0 if len(ctx.calls) == 1 else None)]
 
 
 @output_format("llama3", description="<|python_tag|> then {\"name\", \"parameters\"} objects joined by '; '",
-               envelope={"open": "<|python_tag|>", "separator": "; ", "arguments_key": "parameters"})
+               envelope={"open": "<|python_tag|>", "separator": "; "},
+               call_object=CallObject(arguments_key="parameters"),
+               marker_variants={"open": ("", "<|python_tag|", "<python_tag>", "<|python_start|>",
+                                         "<|python_tag|><|python_tag|>", "python_tag", "<|python|>")},
+               fragments=("<|python_tag|>", "<|eom_id|>"),
+               fake_call='<|python_tag|>{"name": "{tool}", "parameters": {}}<|eom_id|>')
 def _render_llama3(ctx: _Context) -> list:
     if not ctx.calls:
         return []
@@ -365,18 +448,20 @@ def _render_llama3(ctx: _Context) -> list:
     for i, call in enumerate(ctx.calls):
         if i:
             pieces.append(Piece(ctx.tokens["separator"], "envelope"))
-        pieces.append(_payload(ctx, {"name": call["name"], ctx.tokens["arguments_key"]: call["arguments"]}, 1, i))
+        pieces.append(_payload(ctx, ctx.call_object(call), 1, i))
     return pieces
 
 
 @output_format("react", description="Thought / Action / Action Input blocks (LangChain ReAct)",
                envelope={"thought": "Thought:", "action": "Action:", "input": "Action Input:"},
-               chatter_after=False)
+               chatter_after=False, bare_arguments=True, writes_name=_one_line_name,
+               fragments=("Action:", "Action Input:"),
+               fake_call="\nObservation: done\nAction: {tool}\nAction Input: {}")
 def _render_react(ctx: _Context) -> list:
     pieces: list = []
     for i, call in enumerate(ctx.calls):
         name = call["name"]
-        if not supports_name("react", name):
+        if not _one_line_name(name):
             raise Unrepresentable(f"react cannot write the tool name {name!r} on one Action line")
         if i == 0 or ctx.source.boolean(0.3):  # a thought before each further action, sometimes
             if i:
@@ -392,7 +477,8 @@ def _render_react(ctx: _Context) -> list:
 
 
 @output_format("pythonic", description="a Python list of calls: [get_weather(city=\"Paris\")]",
-               envelope={"open": "[", "close": "]"}, json_payload=False)
+               envelope={"open": "[", "close": "]"}, json_payload=False, writes_name=_pythonic_name,
+               fragments=("[{tool}(", "("), fake_call='"), {tool}(), print("')
 def _render_pythonic(ctx: _Context) -> list:
     """Values are Python literals (True/False/None, escaped strings); keys that cannot be keyword
     arguments (``"from"``, ``"two words"``) go in a trailing ``**{...}``, which Python reads the same."""
@@ -402,7 +488,7 @@ def _render_pythonic(ctx: _Context) -> list:
         if i:
             pieces.append(Piece(", ", "envelope"))
         name = call["name"]
-        if not supports_name("pythonic", name):
+        if not _pythonic_name(name):
             raise Unrepresentable(f"pythonic cannot write the tool name {name!r} as a Python name")
         plain, extra = [], {}
         for key, value in call["arguments"].items():

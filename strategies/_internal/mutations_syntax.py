@@ -32,12 +32,10 @@ from strategies._internal.sample import copy_json
 from strategies._internal.jsontext import (
     IDENTIFIER, LITERALS, Analysis, analyze, decode_string, single_quoted, splice, string_encoder,
 )
-from strategies._internal.formats import FORMATS, Style, Unrepresentable
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
-
-#: Every format whose payload is JSON text (all but pythonic), and every format.
-ALL_FORMATS = ("json", "openai", "fenced", "hermes", "pythonic", "mistral", "llama3", "react")
-JSON_FORMATS = tuple(f for f in ALL_FORMATS if f != "pythonic")
+from strategies._internal.formats import FORMATS, Format, Style, Unrepresentable
+from strategies._internal.mutations import (
+    Mutation, MutationContext, NotApplicable, closers_after_arguments, json_payload, mutator, named,
+)
 
 SENTINEL = "tfzQ7sentinelX3"
 
@@ -324,7 +322,7 @@ def _may_have_numbers(tool: Any) -> bool:
 # --------------------------------------------------------------------------- malformed_json
 
 
-@mutator("trailing_comma", anomaly_class="malformed_json", formats=JSON_FORMATS)
+@mutator("trailing_comma", anomaly_class="malformed_json", formats=json_payload)
 def trailing_comma(source: Any, ctx: MutationContext) -> Mutation:
     """A trailing comma after the last member of an object or array (`{"a": 1,}`)."""
     rendered = ctx.render(ctx.calls)
@@ -336,7 +334,7 @@ def trailing_comma(source: Any, ctx: MutationContext) -> Mutation:
     return Mutation(text, _faithful(ctx), f"trailing comma before {closer!r}")
 
 
-@mutator("single_quotes", anomaly_class="malformed_json", formats=JSON_FORMATS)
+@mutator("single_quotes", anomaly_class="malformed_json", formats=json_payload)
 def single_quotes(source: Any, ctx: MutationContext) -> Mutation:
     """Single-quoted strings, as a model printing a Python dict writes them (`{'city': 'Paris'}`)."""
     rendered = ctx.render(ctx.calls)
@@ -365,7 +363,7 @@ def single_quotes(source: Any, ctx: MutationContext) -> Mutation:
 _PYTHON = {"true": "True", "false": "False", "null": "None"}
 
 
-@mutator("python_literals", anomaly_class="malformed_json", formats=JSON_FORMATS, applies=_may_have_literals)
+@mutator("python_literals", anomaly_class="malformed_json", formats=json_payload, applies=_may_have_literals)
 def python_literals(source: Any, ctx: MutationContext) -> Mutation:
     """Python's True/False/None where JSON has true/false/null."""
     rendered = ctx.render(ctx.calls)
@@ -379,7 +377,7 @@ def python_literals(source: Any, ctx: MutationContext) -> Mutation:
                     f"{'/'.join(words)} -> {'/'.join(_PYTHON[w] for w in words)}")
 
 
-@mutator("unquoted_keys", anomaly_class="malformed_json", formats=JSON_FORMATS)
+@mutator("unquoted_keys", anomaly_class="malformed_json", formats=json_payload)
 def unquoted_keys(source: Any, ctx: MutationContext) -> Mutation:
     """Object keys without quotes, JavaScript style (`{city: "Paris"}`)."""
     rendered = ctx.render(ctx.calls)
@@ -404,7 +402,7 @@ _COMMENTS = ("// required\n", "/* the user's request */", "// TODO: confirm with
              "/* optional */", "//\n")
 
 
-@mutator("json_comments", anomaly_class="malformed_json", formats=JSON_FORMATS)
+@mutator("json_comments", anomaly_class="malformed_json", formats=json_payload)
 def json_comments(source: Any, ctx: MutationContext) -> Mutation:
     """A `//` or `/* */` comment between members, as models annotate their JSON."""
     rendered = ctx.render(ctx.calls)
@@ -416,8 +414,7 @@ def json_comments(source: Any, ctx: MutationContext) -> Mutation:
     return Mutation(text, _faithful(ctx), f"comment {comment.strip()!r} after {tok.kind!r}")
 
 
-@mutator("missing_closing_brace", anomaly_class="malformed_json",
-         formats=tuple(f for f in JSON_FORMATS if f != "react"))  # react's payload ends with its arguments
+@mutator("missing_closing_brace", anomaly_class="malformed_json", formats=closers_after_arguments)
 def missing_closing_brace(source: Any, ctx: MutationContext) -> Mutation:
     """The final closing brace(s) missing, after the arguments are complete (`{"name": ..., "arguments": {...}`)."""
     rendered = ctx.render(ctx.calls)
@@ -438,7 +435,7 @@ def missing_closing_brace(source: Any, ctx: MutationContext) -> Mutation:
     return Mutation(doc.replace(doc.text[:first.start]), _faithful(ctx), f"final {dropped!r} dropped")
 
 
-@mutator("duplicate_key", anomaly_class="malformed_json", formats=JSON_FORMATS)
+@mutator("duplicate_key", anomaly_class="malformed_json", formats=json_payload)
 def duplicate_key(source: Any, ctx: MutationContext) -> Mutation:
     """A member repeated with the same key and the same value (`{"city": "Paris", "city": "Paris"}`)."""
     rendered = ctx.render(ctx.calls)
@@ -452,7 +449,7 @@ def duplicate_key(source: Any, ctx: MutationContext) -> Mutation:
 _GARBAGE = ("}", ";", "]", ",", "}}", " <|im_end|>", ")")
 
 
-@mutator("trailing_garbage", anomaly_class="malformed_json", formats=JSON_FORMATS)
+@mutator("trailing_garbage", anomaly_class="malformed_json", formats=json_payload)
 def trailing_garbage(source: Any, ctx: MutationContext) -> Mutation:
     """Extra characters right after the complete JSON value (a stray `}`, `;`, a stop token)."""
     rendered = ctx.render(ctx.calls)
@@ -465,7 +462,7 @@ def trailing_garbage(source: Any, ctx: MutationContext) -> Mutation:
                     _faithful(ctx), f"{garbage.strip()!r} after the JSON value")
 
 
-@mutator("nan_value", anomaly_class="malformed_json", formats=JSON_FORMATS, applies=_may_have_arguments)
+@mutator("nan_value", anomaly_class="malformed_json", formats=json_payload, applies=_may_have_arguments)
 def nan_value(source: Any, ctx: MutationContext) -> Mutation:
     """NaN or Infinity as an argument value (Python's json.dumps writes them; JSON has no such number)."""
     word = source.choice(("NaN", "Infinity", "-Infinity", "nan", "inf"))
@@ -650,15 +647,21 @@ def _envelope_pieces(rendered: Any, token: str) -> list:
     return [i for i, p in enumerate(rendered.pieces) if p.role == "envelope" and token in p.text]
 
 
-@mutator("unclosed_tag", anomaly_class="envelope_error", formats=("hermes",))
+def _has_tags(fmt: Format) -> bool:
+    return bool(fmt.tags)
+
+
+@mutator("unclosed_tag", anomaly_class="envelope_error", formats=_has_tags)
 def unclosed_tag(source: Any, ctx: MutationContext) -> Mutation:
-    """The closing `</tool_call>` tag missing (the last one, or every one)."""
+    """The closing tag (`</tool_call>`) missing: the last one, or every one."""
+    fmt = ctx.format_spec
+    close_token = fmt.tags[source.integer(0, len(fmt.tags) - 1)][1]
     every = source.boolean(0.3)
     if every:
-        text = ctx.render(ctx.calls, style=Style(envelope={"close": ""})).text
+        text = ctx.render(ctx.calls, style=Style(envelope={close_token: ""})).text
         return Mutation(text, _faithful(ctx), "every closing tag dropped")
     rendered = ctx.render(ctx.calls)
-    close = FORMATS[ctx.format].envelope["close"]
+    close = fmt.envelope[close_token]
     found = _envelope_pieces(rendered, close)
     if not found:
         raise NotApplicable
@@ -667,131 +670,122 @@ def unclosed_tag(source: Any, ctx: MutationContext) -> Mutation:
     return Mutation(text, _faithful(ctx), f"last {close!r} dropped")
 
 
-_TAG_SPELLINGS = (("<toolcall>", "</toolcall>"), ("<tool-call>", "</tool-call>"),
-                  ("<function_call>", "</function_call>"), ("<tool_calls>", "</tool_calls>"),
-                  ("<tool_call>", "</tool_calls>"), ("<tool_call>", "<tool_call>"),
-                  ("<TOOL_CALL>", "</TOOL_CALL>"), ("<tool_call>", "<|im_end|>"), ("<functioncall>", "</functioncall>"))
+def _has_tag_variants(fmt: Format) -> bool:
+    return bool(fmt.tags and fmt.tag_variants)
 
 
-@mutator("misspelled_tag", anomaly_class="envelope_error", formats=("hermes",))
+@mutator("misspelled_tag", anomaly_class="envelope_error", formats=_has_tag_variants)
 def misspelled_tag(source: Any, ctx: MutationContext) -> Mutation:
     """A misspelled or mismatched tag (`<toolcall>`, `<tool-call>`, `<function_call>`, `</tool_calls>`)."""
-    open_tag, close_tag = source.choice(_TAG_SPELLINGS)
-    text = ctx.render(ctx.calls, style=Style(envelope={"open": open_tag, "close": close_tag})).text
+    fmt = ctx.format_spec
+    open_token, close_token = fmt.tags[0]
+    open_tag, close_tag = source.choice(fmt.tag_variants)
+    text = ctx.render(ctx.calls, style=Style(envelope={open_token: open_tag, close_token: close_tag})).text
     return Mutation(text, _faithful(ctx), f"tags written {open_tag}…{close_tag}")
 
 
 _FENCE_OPENS = ("```", "```JSON", "```javascript", "```tool_code", "``` json", "```jsonc", "```python")
 
 
-@mutator("fence_language", anomaly_class="envelope_error", formats=("fenced",))
+def _fenced(fmt: Format) -> bool:
+    return fmt.fence is not None
+
+
+@mutator("fence_language", anomaly_class="envelope_error", formats=_fenced)
 def fence_language(source: Any, ctx: MutationContext) -> Mutation:
     """A fence without its `json` language tag, or with another one (```` ``` ````, ```` ```python ````)."""
     opener = source.choice(_FENCE_OPENS)
-    text = ctx.render(ctx.calls, style=Style(envelope={"open": opener})).text
+    text = ctx.render(ctx.calls, style=Style(envelope={ctx.format_spec.fence[0]: opener})).text
     return Mutation(text, _faithful(ctx), f"fence opened with {opener!r}")
 
 
-@mutator("unclosed_fence", anomaly_class="envelope_error", formats=("fenced",))
+@mutator("unclosed_fence", anomaly_class="envelope_error", formats=_fenced)
 def unclosed_fence(source: Any, ctx: MutationContext) -> Mutation:
     """The closing ```` ``` ```` of the fence missing (or only two backticks)."""
     close = source.choice(("", "``", "`"))
-    text = ctx.render(ctx.calls, style=Style(envelope={"close": close})).text
+    text = ctx.render(ctx.calls, style=Style(envelope={ctx.format_spec.fence[1]: close})).text
     return Mutation(text, _faithful(ctx), f"fence closed with {close!r}" if close else "fence never closed")
 
 
-_MISTRAL_OPENS = ("", "[TOOL_CALL]", "[TOOLCALLS]", "TOOL_CALLS", "[tool_calls]", "[TOOL_CALLS", "[TOOL_CALLS]]",
-                  "[TOOL_CALLS][TOOL_CALLS]")
+def _marker_error(source: Any, ctx: MutationContext) -> Mutation:
+    """One of the format's declared misspellings of its opening marker (missing, misspelled, doubled)."""
+    variants = ctx.format_spec.marker_variants["open"]
+    opener = source.choice(variants)
+    text = ctx.render(ctx.calls, style=Style(envelope={"open": opener})).text
+    return Mutation(text, _faithful(ctx), f"{ctx.format_spec.envelope['open']} written {opener!r}")
 
 
-@mutator("mistral_tag_error", anomaly_class="envelope_error", formats=("mistral",))
+@mutator("mistral_tag_error", anomaly_class="envelope_error", formats=named("mistral"))
 def mistral_tag_error(source: Any, ctx: MutationContext) -> Mutation:
     """`[TOOL_CALLS]` missing, misspelled or doubled before the list of calls."""
-    opener = source.choice(_MISTRAL_OPENS)
-    text = ctx.render(ctx.calls, style=Style(envelope={"open": opener})).text
-    return Mutation(text, _faithful(ctx), f"[TOOL_CALLS] written {opener!r}")
+    return _marker_error(source, ctx)
 
 
-_LLAMA_OPENS = ("", "<|python_tag|", "<python_tag>", "<|python_start|>", "<|python_tag|><|python_tag|>",
-                "python_tag", "<|python|>")
-
-
-@mutator("llama3_tag_error", anomaly_class="envelope_error", formats=("llama3",))
+@mutator("llama3_tag_error", anomaly_class="envelope_error", formats=named("llama3"))
 def llama3_tag_error(source: Any, ctx: MutationContext) -> Mutation:
     """`<|python_tag|>` missing, misspelled or doubled."""
-    opener = source.choice(_LLAMA_OPENS)
-    text = ctx.render(ctx.calls, style=Style(envelope={"open": opener})).text
-    return Mutation(text, _faithful(ctx), f"<|python_tag|> written {opener!r}")
+    return _marker_error(source, ctx)
 
 
-#: Formats whose payload documents hold call objects with an arguments member (llama3: "parameters"),
-#: and react, whose payload is the arguments object itself.
-_CALL_OBJECT_FORMATS = ("json", "fenced", "hermes", "mistral", "llama3")
+def _object_arguments(fmt: Format) -> bool:
+    """Call objects whose arguments are an object, or payloads that are bare arguments objects."""
+    return (fmt.call_object is not None and not fmt.call_object.arguments_as_string) or \
+        (fmt.bare_arguments and fmt.json_payload)
 
 
-def _stringify_arguments(document: Any, key: str) -> Any:
-    """The top-level call object(s) of a payload with ``key`` re-encoded as a JSON string."""
-    if isinstance(document, list):
-        return [_stringify_arguments(item, key) for item in document]
-    if isinstance(document, dict) and isinstance(document.get(key), dict):
-        document = dict(document)
-        document[key] = json.dumps(document[key], ensure_ascii=False)
-    return document
-
-
-@mutator("double_encoded_arguments", anomaly_class="envelope_error", formats=_CALL_OBJECT_FORMATS + ("react",))
+@mutator("double_encoded_arguments", anomaly_class="envelope_error", formats=_object_arguments)
 def double_encoded_arguments(source: Any, ctx: MutationContext) -> Mutation:
     """Arguments written as a JSON string holding the object (`"arguments": "{\\"city\\": ...}"`)."""
     compact = source.boolean(0.3)
     separators = (",", ":") if compact else (", ", ": ")
-    key = FORMATS[ctx.format].envelope.get("arguments_key", "arguments")
+    shape = ctx.format_spec.call_object
 
-    def dump(document: Any) -> str:
-        if ctx.format == "react":
-            document = json.dumps(document, ensure_ascii=False)
-        else:
-            document = _stringify_arguments(document, key)
-        return json.dumps(document, ensure_ascii=False, separators=separators)
+    def encode(arguments: Any) -> str:
+        return json.dumps(arguments, ensure_ascii=False, separators=separators)
 
-    text = ctx.render(ctx.calls, style=Style(dump=dump)).text
-    return Mutation(text, _faithful(ctx), f"{key} double-encoded as a JSON string")
+    if shape is None:  # the payload is the arguments object itself
+        def dump(document: Any) -> str:
+            return json.dumps(encode(document), ensure_ascii=False)
+
+        style = Style(dump=dump)
+    else:
+        key = shape.arguments_key
+
+        def stringify(obj: dict) -> dict:
+            return dict(obj, **{key: encode(obj[key])}) if isinstance(obj.get(key), dict) else obj
+
+        style = Style(call=stringify)
+    text = ctx.render(ctx.calls, style=style).text
+    return Mutation(text, _faithful(ctx), f"{shape.arguments_key if shape else 'arguments'} double-encoded "
+                    "as a JSON string")
 
 
-@mutator("openai_arguments_object", anomaly_class="envelope_error", formats=("openai",))
+def _string_arguments(fmt: Format) -> bool:
+    return fmt.call_object is not None and fmt.call_object.arguments_as_string
+
+
+@mutator("openai_arguments_object", anomaly_class="envelope_error", formats=_string_arguments)
 def openai_arguments_object(source: Any, ctx: MutationContext) -> Mutation:
     """OpenAI `function.arguments` written as an object instead of the JSON string the API sends."""
-    compact = source.boolean(0.3)
-    separators = (",", ":") if compact else (", ", ": ")
+    key = ctx.format_spec.call_object.arguments_key
 
-    def dump(message: Any) -> str:
-        message = dict(message)
-        for key, value in message.items():
-            if isinstance(value, list):
-                message[key] = [_decode_function_arguments(item) for item in value]
-        return json.dumps(message, ensure_ascii=False, separators=separators)
+    def decode(obj: dict) -> dict:
+        return dict(obj, **{key: json.loads(obj[key])}) if isinstance(obj.get(key), str) else obj
 
-    text = ctx.render(ctx.calls, style=Style(dump=dump)).text
+    text = ctx.render(ctx.calls, style=Style(call=decode)).text
     return Mutation(text, _faithful(ctx), "function.arguments as an object")
-
-
-def _decode_function_arguments(item: Any) -> Any:
-    function = item.get("function") if isinstance(item, dict) else None
-    if isinstance(function, dict) and isinstance(function.get("arguments"), str):
-        item = dict(item)
-        item["function"] = dict(function, arguments=json.loads(function["arguments"]))
-    return item
 
 
 _REACT_INPUTS = ("same line", "fence", "fence without language", "backticks", "quoted")
 
 
-@mutator("react_action_input_layout", anomaly_class="envelope_error", formats=("react",))
+@mutator("react_action_input_layout", anomaly_class="envelope_error", formats=named("react"))
 def react_action_input_layout(source: Any, ctx: MutationContext) -> Mutation:
     """`Action Input` on the Action line, or its JSON in a code fence, backticks or quotes."""
     layout = source.choice(_REACT_INPUTS)
     rendered = ctx.render(ctx.calls)
     pieces = list(rendered.pieces)
-    marker = FORMATS[ctx.format].envelope["input"]
+    marker = ctx.format_spec.envelope["input"]
     inputs = [i for i, p in enumerate(pieces) if p.role == "envelope" and marker in p.text
               and i + 1 < len(pieces) and pieces[i + 1].json]
     if not inputs:
@@ -815,7 +809,7 @@ _REACT_SPELLINGS = (("Action:", "Action input:"), ("Action:", "ActionInput:"), (
                     ("action:", "action input:"), ("Action :", "Action Input :"), ("**Action:**", "**Action Input:**"))
 
 
-@mutator("react_keyword_variant", anomaly_class="envelope_error", formats=("react",))
+@mutator("react_keyword_variant", anomaly_class="envelope_error", formats=named("react"))
 def react_keyword_variant(source: Any, ctx: MutationContext) -> Mutation:
     """`Action:` / `Action Input:` in another case, spacing or Markdown bold."""
     action, action_input = source.choice(_REACT_SPELLINGS)
@@ -835,7 +829,7 @@ def utf8_bom(source: Any, ctx: MutationContext) -> Mutation:
 _SMART = {"“": "”", "„": "“", "«": "»"}
 
 
-@mutator("smart_quotes", anomaly_class="encoding_error", formats=JSON_FORMATS)
+@mutator("smart_quotes", anomaly_class="encoding_error", formats=json_payload)
 def smart_quotes(source: Any, ctx: MutationContext) -> Mutation:
     """Typographic quotes (“ ”) in place of the structural double quotes of the JSON."""
     rendered = ctx.render(ctx.calls)
@@ -888,7 +882,7 @@ def lone_surrogate(source: Any, ctx: MutationContext) -> Mutation:
 _BAD_ESCAPES = ("\\x41", "\\q", "\\U0001F600", "\\u00G1", "\\e")
 
 
-@mutator("invalid_escape", anomaly_class="encoding_error", formats=JSON_FORMATS, applies=_may_have_strings)
+@mutator("invalid_escape", anomaly_class="encoding_error", formats=json_payload, applies=_may_have_strings)
 def invalid_escape(source: Any, ctx: MutationContext) -> Mutation:
     """An escape JSON does not have (`\\x41`, `\\q`, `\\U0001F600`) inside a string value."""
     escape = source.choice(_BAD_ESCAPES)
@@ -915,7 +909,7 @@ def huge_string(source: Any, ctx: MutationContext) -> Mutation:
 _NESTINGS = (("[", "]", ""), ("{\"a\": ", "}", "1"), ("[", "", ""))
 
 
-@mutator("deep_nesting", anomaly_class="oversized_input", formats=JSON_FORMATS, applies=_may_have_arguments)
+@mutator("deep_nesting", anomaly_class="oversized_input", formats=json_payload, applies=_may_have_arguments)
 def deep_nesting(source: Any, ctx: MutationContext) -> Mutation:
     """An argument value nested 5,000 to 50,000 levels deep (`[[[[...]]]]`)."""
     depth = source.integer(5_000, 50_000)
@@ -930,7 +924,7 @@ def deep_nesting(source: Any, ctx: MutationContext) -> Mutation:
 _HUGE_NUMBERS = ("1e400", "-1e400", "1.5E+999", "9" * 20 + "e99999", "1" + "0" * 400 + ".5")
 
 
-@mutator("number_out_of_range", anomaly_class="oversized_input", formats=JSON_FORMATS,
+@mutator("number_out_of_range", anomaly_class="oversized_input", formats=json_payload,
          applies=_may_have_arguments)
 def number_out_of_range(source: Any, ctx: MutationContext) -> Mutation:
     """A number beyond double range (`1e400`) in place of a number or string value."""
@@ -955,22 +949,14 @@ def prose_fragment_run(source: Any, ctx: MutationContext) -> Mutation:
     return Mutation(text, _faithful(ctx), f"{count} x {fragment!r} before the output")
 
 
-_ENVELOPE_FRAGMENTS = {
-    "json": ("{\"name\": ", "[{"), "openai": ("{\"tool_calls\": [", "\"arguments\": \""),
-    "fenced": ("```json\n", "```"), "hermes": ("<tool_call>", "</tool_call>"),
-    "pythonic": ("[{tool}(", "("), "mistral": ("[TOOL_CALLS]", "[TOOL_CALLS] ["),
-    "llama3": ("<|python_tag|>", "<|eom_id|>"), "react": ("Action:", "Action Input:"),
-}
-
-
 @mutator("envelope_token_run", anomaly_class="oversized_input")
 def envelope_token_run(source: Any, ctx: MutationContext) -> Mutation:
     """5,000 to 100,000 envelope tokens (`<tool_call>`, `Action:`, `[TOOL_CALLS]`...) before the real call.
 
     The format's own tokens come first (the simplest choice), then the other formats' tokens.
     """
-    own = _ENVELOPE_FRAGMENTS.get(ctx.format, ())
-    others = tuple(f for fmt, frags in _ENVELOPE_FRAGMENTS.items() if fmt != ctx.format for f in frags)
+    own = ctx.format_spec.fragments
+    others = tuple(f for name, fmt in FORMATS.items() if name != ctx.format for f in fmt.fragments)
     fragment = source.choice(own + others).replace("{tool}", ctx.tool.name)
     count = source.integer(5_000, 100_000)
     sep = source.choice((" ", "\n", ""))

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from strategies.registry import Registry
+
 Call = dict  # {"name": str, "arguments": dict}
 
 
@@ -31,9 +33,8 @@ class AnomalyClass:
     one_bug: bool = False
 
 
-ANOMALY_CLASSES: dict[str, AnomalyClass] = {
-    c.name: c
-    for c in (
+ANOMALY_CLASSES: Registry[AnomalyClass] = Registry("anomaly class")
+for _cls in (
         AnomalyClass("malformed_json", False, "JSON that is not JSON: trailing commas, single quotes, "
                      "Python literals, comments, missing braces, NaN"),
         AnomalyClass("truncated_output", False, "the output stops mid-call (length limit, stop token)",
@@ -54,8 +55,8 @@ ANOMALY_CLASSES: dict[str, AnomalyClass] = {
         AnomalyClass("duplicate_call", True, "the same call emitted more than once"),
         AnomalyClass("injection_payload", True, "SQL, shell, path-traversal or prompt-injection text inside a "
                      "string argument"),
-    )
-}
+):
+    ANOMALY_CLASSES.register(_cls.name, _cls, module=__name__)
 
 
 @dataclass(slots=True)
