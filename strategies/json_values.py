@@ -18,8 +18,12 @@ import copy
 import json
 from typing import Any, Mapping, Sequence
 
-__all__ = ["canonical", "canonical_json", "copy_json", "json_equal", "json_kind", "json_type_name",
+__all__ = ["JSON_TYPES", "canonical", "canonical_json", "copy_json", "json_equal", "json_kind", "json_type_name",
            "json_types", "shortlex"]
+
+
+#: The seven JSON Schema type names.
+JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -124,10 +128,11 @@ def json_type_name(value: Any) -> str:
 def json_kind(value: Any) -> str:
     """The JSON kind a value has when ints and floats are one ``number`` kind (what a corruption of a
     value's type is described by): null, boolean, number, string, array, object, or ``other``."""
-    name = json_type_name(value)
-    if name == "integer":
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return "number"
-    return name if name in ("null", "boolean", "number", "string", "array", "object") else "other"
+    if value is None or isinstance(value, (bool, str, list, tuple, Mapping)):
+        return json_type_name(value)
+    return "other"
 
 
 def copy_json(value: Any) -> Any:

@@ -446,19 +446,6 @@ def parse(text: str) -> list:
 # validate level
 
 
-def _canonical(value: Any) -> Any:
-    """A hashable form in which equal JSON values are equal (key order ignored, 1 == 1.0, True != 1)."""
-    if isinstance(value, dict):
-        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("array", tuple(_canonical(v) for v in value))
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (int, float)):
-        return ("number", value)
-    return (type(value).__name__, value)
-
-
 def validated_parser(registry: Any) -> Callable[[str], list]:
     """A ``--level validate`` parser for ``registry`` (any mapping-like set of tools with ``.schema``).
 
@@ -468,6 +455,7 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
     raises ``jsonschema.SchemaError`` now instead of hiding later as a rejected input.
     """
     from strategies._internal.schema import tool_validator
+    from strategies.json_values import canonical
 
     validators: dict = {}
     for tool in registry:
@@ -486,7 +474,7 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
             error = next(iter(validator.iter_errors(call["arguments"])), None)
             if error is not None:
                 raise ValueError(f"{name}: arguments do not match the schema: {error.message:.200}")
-            key = (name, _canonical(call["arguments"]))
+            key = (name, canonical(call["arguments"]))
             if key in seen:
                 raise ValueError(f"duplicate call of {name!r:.80}")
             seen.add(key)

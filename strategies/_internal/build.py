@@ -14,6 +14,7 @@ from strategies._internal.mutations import MutationContext, NotApplicable, get_o
 from strategies._internal.sample import Recipe, Sample
 from strategies._internal.schema import compile_tool
 from strategies._internal.source import RandomSource, ReplaySource, Source
+from strategies.json_values import json_equal
 
 #: How often a sample holds several calls / prose around the envelope when not forced.
 MULTI_PROBABILITY = 0.15
@@ -36,7 +37,7 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
         for _ in range(source.integer(1, 2)):
             other = tool if not others or not source.boolean(0.5) else source.choice(others)
             call = {"name": other.name, "arguments": compile_tool(other).generate(source)}
-            if call not in calls:  # identical calls would be a duplicate_call anomaly
+            if not any(json_equal(call, c) for c in calls):  # identical calls: a duplicate_call anomaly
                 calls.append(call)
     return calls
 

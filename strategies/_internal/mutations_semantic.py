@@ -982,7 +982,7 @@ def duplicate_call_separated(source: Any, ctx: MutationContext) -> Mutation:
             between = {"name": ctx.tool.name, "arguments": compile_tool(ctx.tool).generate(source)}
         except ToolfuzzError as exc:
             raise NotApplicable(f"cannot draw a call to separate the copies: {exc}") from None
-        if between == new_calls[0]:
+        if json_equal(between, new_calls[0]):
             raise NotApplicable("the call drawn to separate the copies is the same call")
         new_calls.append(between)
     ci = source.integer(0, len(ctx.calls) - 1)

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from strategies._internal.sample import copy_json
+from strategies.json_values import copy_json, json_equal
 from strategies._internal.jsontext import (
     IDENTIFIER, LITERALS, Analysis, analyze, decode_string, single_quoted, splice, string_encoder,
 )
@@ -141,7 +141,7 @@ def _docs(rendered: Any, *, inner: bool = True, json_only: bool = True, outer: b
                 continue
             value = decode_string(text[tok.start:tok.end])
             try:
-                if value is None or json.loads(value) not in arguments:
+                if value is None or not any(json_equal(json.loads(value), a) for a in arguments):
                     continue
             except ValueError:
                 continue

@@ -11,7 +11,7 @@ case into a mislabelled positive one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
 
 from strategies.registry import Registry
 
@@ -104,39 +104,5 @@ class Sample:
                 "operator": self.operator, "calls": self.calls}
 
 
-def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts, lists, scalars) — several times faster than
-    ``copy.deepcopy``, which matters because operators copy calls on every sample."""
-    cls = value.__class__
-    if cls is dict:
-        return {k: copy_json(v) for k, v in value.items()}
-    if cls is list:
-        return [copy_json(v) for v in value]
-    if cls in (str, int, float, bool) or value is None:
-        return value
-    import copy
-
-    return copy.deepcopy(value)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values, as JSON Schema's ``enum``/``const``/``uniqueItems`` and the oracle
-    see it: key order ignored, list order kept, ``"2"`` is not ``2``, ``true`` is not ``1``, ``2``
-    equals ``2.0``, NaN equals nothing."""
-    ca, cb = a.__class__, b.__class__
-    if ca is cb and (ca is str or ca is int):
-        return a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if ca is dict or isinstance(a, Mapping):
-        if not (cb is dict or isinstance(b, Mapping)) or len(a) != len(b):
-            return False
-        for key, value in a.items():
-            if key not in b or not json_equal(value, b[key]):
-                return False
-        return True
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    return ca is cb and a == b
+# JSON values: the one kernel (re-exported here, where the engine has always imported them from).
+from strategies.json_values import copy_json, json_equal  # noqa: E402,F401

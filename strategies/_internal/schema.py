@@ -28,10 +28,14 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping, Optional
 
-from strategies._internal.sample import copy_json
 from strategies._internal.regex import UnsupportedPattern, compile_pattern
 from strategies._internal.source import ReplaySource, RandomSource, Source
 from strategies.errors import InvalidSchema
+from strategies.json_schemas import (
+    ANNOTATIONS, escape_pointer_token, ignores_ref_siblings, merge_schemas, normalize_local,
+    normalize_openapi, resolve_pointer, validator_class,
+)
+from strategies.json_values import JSON_TYPES, canonical, copy_json
 
 __all__ = ["Node", "compile_schema", "compile_tool", "tool_arguments", "unsupported_tools",
            "validator_for_schema", "tool_validator", "normalize_openapi"]
@@ -51,7 +55,6 @@ EXTRA_KEYS_P = 0.04
 #: Probability of using a schema's default/examples value.
 LIKELY_P = 0.1
 
-JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
 # Keywords the native compiler does not implement: their presence sends the subschema to the fallback.
 FALLBACK_KEYWORDS = frozenset({
@@ -59,9 +62,6 @@ FALLBACK_KEYWORDS = frozenset({
     "dependentSchemas", "dependencies", "contains", "minContains", "maxContains", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef",
 })
-ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
-                         "writeOnly", "$schema", "$id", "$anchor", "$defs", "definitions", "discriminator",
-                         "xml", "externalDocs", "example", "contentMediaType", "contentEncoding", "$vocabulary"})
 _STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
 _NUMBER_KEYS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 _ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
@@ -465,7 +465,7 @@ class ArrayNode(Node):
             node = prefix[i] if i < len(prefix) else items
             for _ in range(ATTEMPTS):
                 value = node.generate(source)
-                key = _canonical(value)
+                key = canonical(value)
                 if key not in seen:
                     seen.add(key)
                     out.append(value)
@@ -681,7 +681,7 @@ def _draw_pool(schema: Any, validate: Callable[[Any], bool]) -> list:
               suppress_health_check=list(HealthCheck), deadline=None)
     @given(strategy)
     def collect(value: Any) -> None:
-        key = _canonical(value)
+        key = canonical(value)
         if key not in seen and validate(value):
             seen.add(key)
             values.append(value)
@@ -695,51 +695,11 @@ def _draw_pool(schema: Any, validate: Callable[[Any], bool]) -> list:
     return values
 
 
-def _canonical(value: Any) -> Any:
-    """A hashable key with JSON Schema equality (1 == 1.0, True != 1) for uniqueItems."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return (type(value).__name__, value)
-    if isinstance(value, (int, float)):
-        return ("n", value)
-    if isinstance(value, list):
-        return ("l", tuple(_canonical(v) for v in value))
-    if isinstance(value, dict):
-        return ("d", frozenset((k, _canonical(v)) for k, v in value.items()))
-    return ("?", repr(value))
-
-
 # --------------------------------------------------------------------------------------------------
 # Validators
 
-def validator_for_schema(schema: Any) -> Any:
-    """The jsonschema validator class for a schema: its ``$schema``, else draft 2020-12 unless the
-    schema uses draft-4 boolean exclusive bounds (Draft 4) or tuple ``items`` (Draft 7)."""
-    import jsonschema
-    from jsonschema import validators
-
-    if isinstance(schema, Mapping) and "$schema" in schema:
-        return validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    legacy = _legacy_draft(schema)
-    return {4: jsonschema.Draft4Validator, 7: jsonschema.Draft7Validator}.get(legacy,
-                                                                             jsonschema.Draft202012Validator)
-
-
-def _legacy_draft(schema: Any) -> Optional[int]:
-    found: Optional[int] = None
-    stack = [schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(node)
-        elif isinstance(node, Mapping):
-            if isinstance(node.get("exclusiveMinimum"), bool) or isinstance(node.get("exclusiveMaximum"), bool):
-                return 4
-            if isinstance(node.get("items"), list) and "prefixItems" not in node:
-                found = 7
-            for key, value in node.items():
-                if key not in ("enum", "const", "default", "examples", "example"):
-                    stack.append(value)
-    return found
+#: The jsonschema validator class for a schema (its ``$schema``, or the draft its keywords imply).
+validator_for_schema = validator_class
 
 
 def _make_validator(schema: Any, cls: Any) -> Callable[[Any], bool]:
@@ -762,79 +722,8 @@ def tool_validator(tool: Any) -> Any:
     return hit[1]
 
 
-def normalize_openapi(schema: Any) -> Any:
-    """A copy of ``schema`` with OpenAPI ``nullable: true`` rewritten as JSON Schema (``null`` added
-    to ``type``/``enum``), so the schema jsonschema validates says what the generator produces."""
-    if isinstance(schema, list):
-        return [normalize_openapi(v) for v in schema]
-    if not isinstance(schema, Mapping):
-        return schema
-    out = {}
-    for key, value in schema.items():
-        if key in ("enum", "const", "default", "examples", "example"):
-            out[key] = value
-        else:
-            out[key] = normalize_openapi(value)
-    if out.get("nullable") is True:
-        del out["nullable"]
-        _allow_null(out)
-    return out
-
-
-def _allow_null(schema: dict) -> None:
-    """OpenAPI ``nullable: true`` in JSON Schema terms: ``null`` joins ``type`` and ``enum``."""
-    kind = schema.get("type")
-    if isinstance(kind, str) and kind != "null":
-        schema["type"] = [kind, "null"]
-    elif isinstance(kind, list) and "null" not in kind:
-        schema["type"] = list(kind) + ["null"]
-    if isinstance(schema.get("enum"), list) and None not in schema["enum"]:
-        schema["enum"] = list(schema["enum"]) + [None]
-
-
 # --------------------------------------------------------------------------------------------------
 # The compiler
-
-def _escape(token: str) -> str:
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _resolve_pointer(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        raise KeyError(ref)
-    node = root
-    fragment = ref[1:]
-    if not fragment:
-        return root
-    if not fragment.startswith("/"):
-        # a plain-name fragment ($anchor)
-        for candidate in _walk_schemas(root):
-            if isinstance(candidate, Mapping) and candidate.get("$anchor") == fragment:
-                return candidate
-        raise KeyError(ref)
-    from urllib.parse import unquote
-
-    for token in fragment[1:].split("/"):
-        token = unquote(token).replace("~1", "/").replace("~0", "~")
-        if isinstance(node, list):
-            node = node[int(token)]
-        elif isinstance(node, Mapping):
-            node = node[token]
-        else:
-            raise KeyError(ref)
-    return node
-
-
-def _walk_schemas(root: Any) -> Iterable[Any]:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, Mapping):
-            stack.extend(v for k, v in node.items() if isinstance(v, (Mapping, list)) and k not in ("enum", "const"))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (Mapping, list)))
-
 
 def _realistic_for_pattern(raw: Callable[[Source], str], check: Callable[[str], bool]) -> Callable[[Source], str]:
     """Prefer realistic values when a known format fits the pattern (a date pattern gets real dates,
@@ -855,7 +744,7 @@ class _Compiler:
     def __init__(self, root: Any):
         self.root = root
         self.cls = validator_for_schema(root)
-        self.modern = self.cls.__name__ in ("Draft202012Validator", "Draft201909Validator")
+        self.modern = not ignores_ref_siblings(root)
         self.in_progress: dict[str, RefNode] = {}
         self.used_back: set[str] = set()
         self.memo: dict[str, tuple[Node, bool]] = {}
@@ -907,7 +796,7 @@ class _Compiler:
                 raise _Problem("$ref chain too deep to merge", pointer)
             ref = schema["$ref"]
             try:
-                target = _resolve_pointer(self.root, ref)
+                target = resolve_pointer(self.root, ref)
             except (KeyError, IndexError, ValueError):
                 raise _Problem(f"$ref {ref!r} does not resolve", pointer) from None
             rest = {k: v for k, v in schema.items() if k != "$ref"}
@@ -915,7 +804,7 @@ class _Compiler:
                 target = {}
             if target is False:
                 return False
-            schema = _merge(target, rest) if (self.modern and set(rest) - ANNOTATIONS) else target
+            schema = merge_schemas(target, rest) if (self.modern and set(rest) - ANNOTATIONS) else target
             depth += 1
         return schema
 
@@ -939,7 +828,7 @@ class _Compiler:
                     sub = self.deref(sub, f"{pointer}/allOf/{i}")
                 except _Problem:
                     return self.pool(schema, pointer, eager=True)
-                merged = _merge(merged, sub)
+                merged = merge_schemas(merged, sub)
                 if merged is None:
                     return self.pool(schema, pointer, eager=True)
                 if merged is False:
@@ -981,7 +870,7 @@ class _Compiler:
             self.used_back.add(ref)
             return self.in_progress[ref]
         try:
-            target = _resolve_pointer(self.root, ref)
+            target = resolve_pointer(self.root, ref)
         except (KeyError, IndexError, ValueError):
             raise _Problem(f"$ref {ref!r} does not resolve", pointer) from None
         placeholder = self.in_progress[ref] = RefNode(ref)
@@ -1009,7 +898,7 @@ class _Compiler:
             is_ref = isinstance(branch, Mapping) and "$ref" in branch
             if set(base) - ANNOTATIONS:
                 try:
-                    merged = _merge(base, self.deref(branch, bp))
+                    merged = merge_schemas(base, self.deref(branch, bp))
                 except _Problem:
                     merged = None
                 if merged is None:
@@ -1048,7 +937,7 @@ class _Compiler:
             return schema
 
     def compile_plain(self, schema: Mapping, pointer: str) -> Node:
-        schema = _normalize_local(schema)
+        schema = normalize_local(schema)
         if "const" in schema or "enum" in schema:
             values = [schema["const"]] if "const" in schema else schema["enum"]
             if not isinstance(values, list):
@@ -1235,7 +1124,7 @@ class _Compiler:
             except _Unsat:
                 additional = False
         for key, sub in props.items():
-            kp = f"{pointer}/properties/{_escape(key)}"
+            kp = f"{pointer}/properties/{escape_pointer_token(key)}"
             try:
                 node, rec = self.child(sub, kp)
             except _Unsat:
@@ -1320,102 +1209,13 @@ def _disjoint(branches: list) -> bool:
                 ok = False
                 break
             values = [sub["const"]] if "const" in sub else list(sub["enum"])
-            if any(_canonical(v) in seen_values for v in values):
+            if any(canonical(v) in seen_values for v in values):
                 ok = False
                 break
-            seen_values.extend(_canonical(v) for v in values)
+            seen_values.extend(canonical(v) for v in values)
         if ok:
             return True
     return False
-
-
-def _normalize_local(schema: Mapping) -> dict:
-    """Shallow rewrite of legacy forms: draft-4 boolean exclusive bounds, tuple items, nullable."""
-    out = dict(schema)
-    for ex, bound in (("exclusiveMinimum", "minimum"), ("exclusiveMaximum", "maximum")):
-        if isinstance(out.get(ex), bool):
-            if out[ex] and bound in out:
-                out[ex] = out.pop(bound)
-            else:
-                del out[ex]
-    if isinstance(out.get("items"), list):
-        out["prefixItems"] = out.pop("items")
-        if "additionalItems" in out:
-            out["items"] = out.pop("additionalItems")
-    else:
-        out.pop("additionalItems", None)
-    if out.get("nullable") is True:
-        _allow_null(out)
-    return out
-
-
-_MERGE_MAX = {"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"}
-_MERGE_MIN = {"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"}
-
-
-def _merge(a: Any, b: Any) -> Any:
-    """The conjunction of two schemas as one schema; ``None`` when not simply mergeable, ``False``
-    when the conjunction is obviously unsatisfiable."""
-    if a is False or b is False:
-        return False
-    if a is True or a == {}:
-        return dict(b) if isinstance(b, Mapping) else ({} if b is True else b)
-    if b is True or b == {}:
-        return dict(a)
-    if not isinstance(a, Mapping) or not isinstance(b, Mapping):
-        return None
-    a, b = _normalize_local(a), _normalize_local(b)
-    out = dict(a)
-    for key, bv in b.items():
-        if key not in out:
-            out[key] = bv
-            continue
-        av = out[key]
-        if av == bv or key in ANNOTATIONS:
-            continue
-        if key == "type":
-            at = {av} if isinstance(av, str) else set(av)
-            bt = {bv} if isinstance(bv, str) else set(bv)
-            common = at & bt
-            if "integer" in at and "number" in bt:
-                common.add("integer")
-            if "integer" in bt and "number" in at:
-                common.add("integer")
-            if not common:
-                return False
-            out[key] = sorted(common)
-        elif key in _MERGE_MAX:
-            out[key] = max(av, bv)
-        elif key in _MERGE_MIN:
-            out[key] = min(av, bv)
-        elif key == "required":
-            out[key] = list(dict.fromkeys(list(av) + list(bv)))
-        elif key == "properties":
-            props = dict(av)
-            for name, sub in bv.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props else sub
-            out[key] = props
-        elif key in ("enum", "const"):
-            return None
-        elif key == "uniqueItems":
-            out[key] = bool(av) or bool(bv)
-        elif key in ("items", "additionalProperties"):
-            if isinstance(av, bool) or isinstance(bv, bool):
-                out[key] = av and bv if isinstance(av, bool) and isinstance(bv, bool) else (
-                    bv if av is True else av if bv is True else False)
-            else:
-                out[key] = {"allOf": [av, bv]}
-        elif key == "multipleOf" and isinstance(av, int) and isinstance(bv, int):
-            out[key] = av * bv // math.gcd(av, bv)
-        else:
-            return None
-    if "enum" in a and "const" in b or "const" in a and "enum" in b:
-        return None
-    if ("additionalProperties" in a or "additionalProperties" in b) and \
-            set(a.get("properties", {})) != set(b.get("properties", {})) and \
-            not (a.get("additionalProperties", True) is True and b.get("additionalProperties", True) is True):
-        return None
-    return out
 
 
 def _is_json(value: Any) -> bool:
