@@ -56,6 +56,8 @@ from strategies.registry import Registry
 
 @dataclass(frozen=True)
 class Piece:
+    """One piece of a rendering: prose (``chatter``), envelope tokens, or a payload (see the contract)."""
+
     text: str
     role: str  # "chatter" | "envelope" | "payload"
     json: bool = False
@@ -65,6 +67,9 @@ class Piece:
 
 @dataclass(frozen=True)
 class Rendered:
+    """Calls rendered in a format: the pieces of the text (``text`` is their concatenation) and the
+    calls the text denotes, exactly."""
+
     format: str
     calls: list
     pieces: tuple
@@ -320,6 +325,17 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
             pieces.append(Piece(source.choice(("\n", "\n\n", " ")) + _sentences(source, CHATTER_AFTER),
                                 "chatter"))
     return Rendered(format=fmt.name, calls=calls, pieces=tuple(pieces), chatter=chatter)
+
+
+def payload_spans(rendered: Any) -> list:
+    """(offset in the text, args_end) of every payload piece that can be cut inside its arguments."""
+    spans = []
+    offset = 0
+    for piece in rendered.pieces:
+        if piece.role == "payload" and piece.args_end is not None and piece.args_end > 1:
+            spans.append((offset, piece.args_end))
+        offset += len(piece.text)
+    return spans
 
 
 def _sentences(source: Source, bank: tuple) -> str:

@@ -14,8 +14,8 @@ operator needs (a predicate over :class:`~strategies._internal.formats.Format`, 
 :func:`json_payload`), so a format registered in one place gets every operator that applies;
 ``applies`` says which tools' schemas offer something to mutate.
 
-The operator implementations live in ``mutations_syntax.py`` (text and JSON-syntax classes) and
-``mutations_semantic.py`` (call-level classes); both register here.
+The operator implementations live in :mod:`strategies._internal.operators`, one module per anomaly
+class; they register here when that package is imported (at the end of this module).
 """
 
 from __future__ import annotations
@@ -165,10 +165,10 @@ def get_operator(name: str) -> Operator:
 
 
 def operators_of(anomaly_class: str) -> list[Operator]:
+    """The operators of one anomaly class, in registration order."""
     return [op for op in OPERATORS.values() if op.anomaly_class == anomaly_class]
 
 
 # The built-in operators register themselves on import; they import this module, so the import sits
 # at the end, after every name they use is defined.
-from strategies._internal import mutations_semantic as _semantic  # noqa: E402,F401
-from strategies._internal import mutations_syntax as _syntax  # noqa: E402,F401
+from strategies._internal import operators as _operators  # noqa: E402,F401

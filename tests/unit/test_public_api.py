@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import subprocess
 import sys
+
+import pytest
 
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -16,11 +20,37 @@ from fuzzer.targets.reference import parse
 REGISTRY = tf.builtin_registry()
 
 
-def test_all_names_resolve_and_importing_errors_does_not_import_hypothesis():
-    for name in tf.__all__:
-        assert getattr(tf, name) is not None, name
-    code = "import sys, strategies.errors; assert 'hypothesis' not in sys.modules"
+def test_all_is_the_export_table_and_each_name_is_the_object_its_module_defines():
+    from strategies import _EXPORTS
+
+    assert tf.__all__ == sorted(_EXPORTS)
+    for name, module in _EXPORTS.items():
+        obj = getattr(tf, name)
+        assert obj is getattr(importlib.import_module(module), name), name
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert (obj.__doc__ or "").strip(), f"{name} has no docstring"
+    # nothing public is left out of __all__ (submodules and typing helpers aside)
+    stray = [n for n in dir(tf) if not n.startswith("_") and n not in tf.__all__
+             and not inspect.ismodule(getattr(tf, n)) and n not in ("Any", "annotations")]
+    assert stray == []
+    with pytest.raises(AttributeError):
+        tf.no_such_name
+
+
+def test_importing_errors_and_the_kernels_does_not_import_hypothesis():
+    code = ("import sys, strategies.errors, strategies.registry, strategies.json_values, strategies.json_schemas; "
+            "assert 'hypothesis' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_registered_name_is_documented():
+    for name, fmt in tf.FORMATS.items():
+        assert fmt.description.strip() and fmt.description != name, name
+    for name, op in tf.OPERATORS.items():
+        doc = (op.function.__doc__ or "").strip()
+        assert doc and op.description == doc.splitlines()[0] and op.description != name, name
+    for name, cls in tf.ANOMALY_CLASSES.items():
+        assert cls.description.strip() and tf.operators_of(name), name
 
 
 def test_operator_registry_covers_every_class():

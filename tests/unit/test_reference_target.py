@@ -4,11 +4,11 @@ and the naive blog-post parser (its real, documented weaknesses)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
+from benchmarks.reference import BIG_VALUE, HOSTILE_INPUTS, PROSE, _nesting, large_valid_outputs
 from fuzzer.targets import naive, reference
 from strategies._internal.formats import FORMATS, render, supports_name
 from strategies._internal.source import RandomSource
@@ -188,48 +188,20 @@ def test_reference_rejects_without_repairing(text):
         reference.parse(text)
 
 
-def _nesting(depth: int) -> str:
-    return '{"name": "f", "arguments": {"x": ' + "[" * depth + "]" * depth + "}}"
-
-
-HUGE = {
-    "open brackets": "[" * 1_000_000,
-    "open braces": "{" * 1_000_000,
-    "deep valid-looking json": _nesting(200_000),
-    "deep pythonic": "[f(x=" + "[" * 100_000 + "]" * 100_000 + ")]",
-    "dense pythonic": "[f(x=[" + "1," * 400_000 + "])]",
-    "many tags": "<tool_call>" * 200_000,
-    "many fences": "```\n" * 200_000,
-    "many actions": "Action: f\n" * 200_000,
-    "many semicolons": '<|python_tag|>{"name": "f", "parameters": {}}' + "; " * 200_000,
-    "many parens": "f(" * 300_000,
-    "long prose": "word " * 400_000,
-}
-
-
-@pytest.mark.parametrize("text", list(HUGE.values()), ids=list(HUGE))
-def test_hostile_inputs_end_within_a_second_with_value_error(text):
-    start = time.perf_counter()
-    with pytest.raises(ValueError) if not text.startswith("word") else _no_error():
+@pytest.mark.parametrize("text", list(HOSTILE_INPUTS.values()), ids=list(HOSTILE_INPUTS))
+def test_hostile_inputs_end_with_value_error(text):
+    """How long they take is benchmarks/reference.py's job; here: a clean rejection, nothing else."""
+    with pytest.raises(ValueError):
         reference.parse(text)
-    assert time.perf_counter() - start < 1.0
 
 
-class _no_error:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+def test_long_prose_is_no_call():
+    assert reference.parse(PROSE) == []
 
 
-def test_a_large_valid_argument_is_accepted_quickly():
-    big = "x, y = (1)\n" * 200_000
-    for name in ("json", "hermes", "pythonic", "openai", "react"):
-        text = render(name, [{"name": "f", "arguments": {"body": big}}], RandomSource(0), chatter=True).text
-        start = time.perf_counter()
-        assert reference.parse(text) == [{"name": "f", "arguments": {"body": big}}]
-        assert time.perf_counter() - start < 1.0
+def test_a_large_valid_argument_is_accepted():
+    for name, text in large_valid_outputs().items():
+        assert reference.parse(text) == [{"name": "f", "arguments": {"body": BIG_VALUE}}], name
 
 
 def _mutate(text: str, data) -> str:

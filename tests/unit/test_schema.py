@@ -259,16 +259,3 @@ def test_regex_generator_matches(pattern):
 def test_regex_invalid_pattern_is_reported():
     with pytest.raises(UnsupportedPattern, match="not a valid regular expression"):
         compile_pattern("a(")
-
-
-def test_get_weather_generation_is_fast():
-    import time
-
-    node = compile_tool(BUILTIN["get_weather"])
-    source = RandomSource(0)
-    start = time.perf_counter()
-    for _ in range(5000):
-        node.generate(source)
-        source.reset()
-    per_value = (time.perf_counter() - start) / 5000
-    assert per_value < 100e-6, per_value  # ~6 µs measured; generous for slow CI machines
