@@ -36,6 +36,11 @@ HOSTILE_INPUTS = {
     "many actions": "Action: f\n" * 200_000,
     "many semicolons": '<|python_tag|>{"name": "f", "parameters": {}}' + "; " * 200_000,
     "many parens": "f(" * 300_000,
+    "many function tags": "<function=f>" * 200_000,
+    "many channels": "<|channel|>commentary to=functions.f " * 100_000,
+    "many parameters": "<tool_call>\n<function=f>\n" + "<parameter=x>\n" * 200_000,
+    "many deepseek calls": "<｜tool▁calls▁begin｜>" + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n" * 100_000,
+    "many content blocks": "[" + '{"type": "text", "text": "a"},' * 100_000,
 }
 #: Plain prose of the same order of size: not an error, no call.
 PROSE = "word " * 400_000
@@ -48,7 +53,8 @@ def large_valid_outputs() -> dict:
     from strategies._internal.source import RandomSource
 
     call = {"name": "f", "arguments": {"body": BIG_VALUE}}
-    return {name: render(name, [call], RandomSource(0), chatter=True).text for name in FORMATS}
+    return {name: render(name, [call], RandomSource(0), chatter=True).text for name in FORMATS
+            if not FORMATS[name].raw_strings}  # qwen3_xml cannot write a value ending with a newline
 
 
 def _time(function, text: str) -> float:

@@ -25,6 +25,7 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from strategies._internal.formats import FORMATS, Format, get_format
 from strategies._internal.sample import ANOMALY_CLASSES
+from strategies.json_values import copy_json
 from strategies.registry import Registry
 
 
@@ -81,6 +82,11 @@ def call_objects(fmt: Format) -> bool:
     return fmt.call_object is not None
 
 
+def escaped_strings(fmt: Format) -> bool:
+    """String values are written quoted and escaped (JSON, Python literals), not as raw text."""
+    return not fmt.raw_strings
+
+
 def closers_after_arguments(fmt: Format) -> bool:
     """JSON payload documents close after the arguments (call objects, messages): not bare arguments."""
     return fmt.json_payload and not fmt.bare_arguments
@@ -97,9 +103,23 @@ def named(*names: str) -> FormatRequirement:
     return requirement
 
 
+#: The truth rules an operator may state (DESIGN.md, "Sample"):
+#: ``faithful`` — the original calls (noise a careful parser may strip); ``none`` — no faithful call;
+#: ``as_written`` — the calls the text really spells (every semantic class, raw control characters...);
+#: ``no_call`` — the text holds no call at all (``[]``); ``composed`` — stacked operators: the truth of
+#: their composition (see the ``stacked_anomalies`` operators).
+TRUTHS = ("faithful", "none", "as_written", "no_call", "composed")
+_CLASS_TRUTH = {"truncated_output": "none", "degenerate_output": "no_call", "stacked_anomalies": "composed"}
+
+
 @dataclass(frozen=True)
 class Operator:
-    """A registered mutation operator."""
+    """A registered mutation operator.
+
+    ``truth`` is its truth rule (one of :data:`TRUTHS`). ``restyle`` is set for operators that are one
+    :class:`Style` of the valid calls (``restyle(source, ctx) -> (style, description)``, truth faithful):
+    they compose with other operators (see the ``stacked_anomalies`` class).
+    """
 
     name: str
     anomaly_class: str
@@ -107,6 +127,8 @@ class Operator:
     description: str
     requires: FormatRequirement = any_format
     applies_to_tool: Optional[Callable[[Any], bool]] = None
+    truth: str = "faithful"
+    restyle: Optional[Callable[[Any, MutationContext], tuple]] = None
 
     @property
     def formats(self) -> frozenset:
@@ -131,16 +153,23 @@ OPERATORS: Registry[Operator] = Registry("operator")
 
 def mutator(name: str, *, anomaly_class: str,
             formats: Union[None, FormatRequirement, Iterable[str]] = None,
-            applies: Optional[Callable[[Any], bool]] = None) -> Callable:
+            applies: Optional[Callable[[Any], bool]] = None, truth: Optional[str] = None,
+            restyle: Optional[Callable] = None) -> Callable:
     """Register an operator. The function's docstring is its description (first line shown in
     ``fuzz anomalies``).
 
     ``formats``: a capability predicate over :class:`Format` (None = every format; an iterable of
-    names is shorthand for :func:`named`). A name registered twice raises ``DuplicateName`` naming
-    both modules; an unknown class is a programming error too (``ValueError``).
+    names is shorthand for :func:`named`). ``truth``: its truth rule (:data:`TRUTHS`); by default
+    ``as_written`` for semantic classes, ``none`` for truncation, ``no_call`` for degenerate outputs,
+    ``faithful`` otherwise. A name registered twice raises ``DuplicateName`` naming both modules; an
+    unknown class or truth rule is a programming error too (``ValueError``).
     """
     if anomaly_class not in ANOMALY_CLASSES:
         raise ValueError(f"operator {name!r}: unknown anomaly class {anomaly_class!r}")
+    if truth is None:
+        truth = "as_written" if ANOMALY_CLASSES[anomaly_class].semantic else _CLASS_TRUTH.get(anomaly_class, "faithful")
+    if truth not in TRUTHS:
+        raise ValueError(f"operator {name!r}: unknown truth rule {truth!r}; known: {', '.join(TRUTHS)}")
     if formats is None:
         requires: FormatRequirement = any_format
     elif callable(formats):
@@ -152,9 +181,30 @@ def mutator(name: str, *, anomaly_class: str,
         doc = (function.__doc__ or "").strip()
         OPERATORS.register(name, Operator(name=name, anomaly_class=anomaly_class, function=function,
                                           description=doc.splitlines()[0] if doc else name,
-                                          requires=requires, applies_to_tool=applies),
+                                          requires=requires, applies_to_tool=applies, truth=truth,
+                                          restyle=restyle),
                            module=function.__module__)
         return function
+
+    return register
+
+
+def restyler(name: str, *, anomaly_class: str, formats: Union[None, FormatRequirement, Iterable[str]] = None,
+             applies: Optional[Callable[[Any], bool]] = None) -> Callable:
+    """Register an operator that is one :class:`Style` of the valid calls (a misspelled tag, a fence
+    language, a renamed key...): the decorated function returns ``(style, description)``; the operator
+    renders the calls with it and its truth is faithful. Restylers compose with other operators."""
+
+    def register(style_function: Callable) -> Callable:
+        def operator(source: Any, ctx: MutationContext) -> Mutation:
+            style, description = style_function(source, ctx)
+            return Mutation(ctx.render(ctx.calls, style=style).text, copy_json(ctx.calls), description)
+
+        operator.__doc__, operator.__name__ = style_function.__doc__, style_function.__name__
+        operator.__module__, operator.__qualname__ = style_function.__module__, style_function.__qualname__
+        mutator(name, anomaly_class=anomaly_class, formats=formats, applies=applies, truth="faithful",
+                restyle=style_function)(operator)
+        return style_function
 
     return register
 

@@ -55,6 +55,10 @@ for _cls in (
         AnomalyClass("duplicate_call", True, "the same call emitted more than once"),
         AnomalyClass("injection_payload", True, "SQL, shell, path-traversal or prompt-injection text inside a "
                      "string argument"),
+        AnomalyClass("degenerate_output", False, "no call at all: empty or blank text, prose, null, {}, an empty "
+                     "envelope or message, only reasoning"),
+        AnomalyClass("stacked_anomalies", False, "two or three anomalies on one output (a fence without language, "
+                     "a trailing comma, then a cut): the truth is their composition"),
 ):
     ANOMALY_CLASSES.register(_cls.name, _cls, module=__name__)
 
@@ -69,16 +73,18 @@ class Recipe:
     choices: tuple[int, ...]
     chatter: Optional[bool] = None  # forced variation, None = drawn from the choices
     multi: Optional[bool] = None
+    layout: Optional[str] = None  # a forced layout (a name in LAYOUTS), None = drawn from the choices
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "format": self.format, "operator": self.operator,
-                "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi}
+                "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi,
+                "layout": self.layout}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Recipe":
         return cls(tool=data["tool"], format=data["format"], operator=data.get("operator"),
                    choices=tuple(int(c) for c in data.get("choices", ())),
-                   chatter=data.get("chatter"), multi=data.get("multi"))
+                   chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"))
 
 
 @dataclass(slots=True)
@@ -97,6 +103,8 @@ class Sample:
     truth_known: bool = field(default=True, compare=False)
     #: The Rendered of a valid sample (pieces, payload spans), when it was just built.
     rendered: Any = field(default=None, compare=False, repr=False)
+    #: The layout a valid sample is written in ("usual", "compact JSON, CRLF", ...).
+    layout: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON-lines shape printed by ``fuzz samples``."""

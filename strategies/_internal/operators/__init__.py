@@ -8,7 +8,11 @@ Every operator states its ground truth by construction (DESIGN.md, "Sample"):
 * **none** — the text denotes no faithful call (cut mid-value, NaN, an invalid escape, a number out
   of range): the truth is ``None``;
 * **as written** — the text really spells different values (a raw control character, a huge string,
-  and every semantic class: a wrong type, a missing argument...): the truth is the calls as written.
+  and every semantic class: a wrong type, a missing argument...): the truth is the calls as written;
+* **no call** — the text holds no call at all (``degenerate_output``): the truth is ``[]``;
+* **composed** — ``stacked_anomalies``: the truth of the composition of their parts.
+
+Each operator declares its rule (``Operator.truth``) and its docstring says it.
 
 Text-level operators share three techniques (:mod:`.textual`), which keep them cheap (the campaign
 runs them tens of thousands of times a second) and exact:
@@ -27,6 +31,8 @@ Call-level operators (:mod:`.calls`) transform a copy of the calls and check wit
 """
 
 from strategies._internal.operators import (  # noqa: F401  (registration)
-    constraint_violation, duplicate_call, encoding_error, envelope_error, injection_payload, invalid_argument_type,
-    malformed_json, missing_argument, oversized_input, truncated_output, unexpected_argument, unknown_function,
+    constraint_violation, degenerate_output, duplicate_call, encoding_error, envelope_error, injection_payload,
+    invalid_argument_type, malformed_json, missing_argument, oversized_input, truncated_output, unexpected_argument,
+    unknown_function,
 )
+from strategies._internal.operators import stacked_anomalies  # noqa: F401,E402  (composes the others: last)

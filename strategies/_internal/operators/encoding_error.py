@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from strategies._internal.jsontext import splice
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, json_payload, mutator
+from strategies._internal.mutations import (
+    Mutation, MutationContext, NotApplicable, escaped_strings, json_payload, mutator,
+)
 from strategies._internal.operators.textual import (
     _Doc, _docs, _faithful, _inject_in_string, _is_str, _leaves, _may_have_strings, _path, _pick,
 )
@@ -50,7 +52,8 @@ def smart_quotes(source: Any, ctx: MutationContext) -> Mutation:
 _CONTROLS = ("\n", "\t", "\r", "\x00", "\x1b", "\x0b", "\x0c", "\x01")
 
 
-@mutator("raw_control_char", anomaly_class="encoding_error", applies=_may_have_strings)
+@mutator("raw_control_char", anomaly_class="encoding_error", formats=escaped_strings, applies=_may_have_strings,
+         truth="as_written")
 def raw_control_char(source: Any, ctx: MutationContext) -> Mutation:
     """A raw (unescaped) newline, tab or control character inside a string value; the value holds it."""
     char = source.choice(_CONTROLS)
@@ -61,7 +64,8 @@ def raw_control_char(source: Any, ctx: MutationContext) -> Mutation:
 _SURROGATES = ("\\ud83d", "\\ud800", "\\udbff", "\\ude00", "\\udc00")
 
 
-@mutator("lone_surrogate", anomaly_class="encoding_error", applies=_may_have_strings)
+@mutator("lone_surrogate", anomaly_class="encoding_error", formats=escaped_strings, applies=_may_have_strings,
+         truth="as_written")
 def lone_surrogate(source: Any, ctx: MutationContext) -> Mutation:
     """A lone UTF-16 surrogate escape (`\\ud83d`, half an emoji) in a string value; the value holds it."""
     escape = source.choice(_SURROGATES)
@@ -76,7 +80,8 @@ def lone_surrogate(source: Any, ctx: MutationContext) -> Mutation:
 _BAD_ESCAPES = ("\\x41", "\\q", "\\U0001F600", "\\u00G1", "\\e")
 
 
-@mutator("invalid_escape", anomaly_class="encoding_error", formats=json_payload, applies=_may_have_strings)
+@mutator("invalid_escape", anomaly_class="encoding_error", formats=json_payload, applies=_may_have_strings,
+         truth="none")
 def invalid_escape(source: Any, ctx: MutationContext) -> Mutation:
     """An escape JSON does not have (`\\x41`, `\\q`, `\\U0001F600`) inside a string value."""
     escape = source.choice(_BAD_ESCAPES)

@@ -157,7 +157,8 @@ def trailing_garbage(source: Any, ctx: MutationContext) -> Mutation:
                     _faithful(ctx), f"{garbage.strip()!r} after the JSON value")
 
 
-@mutator("nan_value", anomaly_class="malformed_json", formats=json_payload, applies=_may_have_arguments)
+@mutator("nan_value", anomaly_class="malformed_json", formats=json_payload, applies=_may_have_arguments,
+         truth="none")
 def nan_value(source: Any, ctx: MutationContext) -> Mutation:
     """NaN or Infinity as an argument value (Python's json.dumps writes them; JSON has no such number)."""
     word = source.choice(("NaN", "Infinity", "-Infinity", "nan", "inf"))

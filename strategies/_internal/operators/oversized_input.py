@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from strategies._internal.formats import FORMATS
-from strategies._internal.mutations import Mutation, MutationContext, json_payload, mutator
+from strategies._internal.mutations import Mutation, MutationContext, escaped_strings, json_payload, mutator
 from strategies._internal.operators.textual import (
     _any, _faithful, _inject_in_string, _may_have_arguments, _may_have_strings, _path, _replace_value,
 )
@@ -18,7 +18,8 @@ from strategies._internal.operators.textual import (
 _FILLERS = ("a", "lorem ipsum ", "0123456789", "\u00e9", "ab ")
 
 
-@mutator("huge_string", anomaly_class="oversized_input", applies=_may_have_strings)
+@mutator("huge_string", anomaly_class="oversized_input", formats=escaped_strings, applies=_may_have_strings,
+         truth="as_written")
 def huge_string(source: Any, ctx: MutationContext) -> Mutation:
     """A string value of 64 KB to 1 MB (the value holds it)."""
     size = source.integer(64_000, 1_000_000)
@@ -31,7 +32,8 @@ def huge_string(source: Any, ctx: MutationContext) -> Mutation:
 _NESTINGS = (("[", "]", ""), ("{\"a\": ", "}", "1"), ("[", "", ""))
 
 
-@mutator("deep_nesting", anomaly_class="oversized_input", formats=json_payload, applies=_may_have_arguments)
+@mutator("deep_nesting", anomaly_class="oversized_input", formats=json_payload, applies=_may_have_arguments,
+         truth="none")
 def deep_nesting(source: Any, ctx: MutationContext) -> Mutation:
     """An argument value nested 5,000 to 50,000 levels deep (`[[[[...]]]]`)."""
     depth = source.integer(5_000, 50_000)
@@ -47,7 +49,7 @@ _HUGE_NUMBERS = ("1e400", "-1e400", "1.5E+999", "9" * 20 + "e99999", "1" + "0" *
 
 
 @mutator("number_out_of_range", anomaly_class="oversized_input", formats=json_payload,
-         applies=_may_have_arguments)
+         applies=_may_have_arguments, truth="none")
 def number_out_of_range(source: Any, ctx: MutationContext) -> Mutation:
     """A number beyond double range (`1e400`) in place of a number or string value."""
     number = source.choice(_HUGE_NUMBERS)

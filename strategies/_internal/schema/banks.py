@@ -31,6 +31,31 @@ _TRICKY = [
     "😀", "👩‍💻", "🇫🇷", "\u2028", "\u00a0", "\x00", "\x1b[0m", "\\u0041", "\\n", "</tool_call>", "```json",
     "<|python_tag|>", "[TOOL_CALLS]", "Action: x", "&amp;", "%s", "${HOME}", "a" * 64,
 ]
+#: Values that break naive post-processing of string arguments — whitespace "cleaning", HTML or
+#: percent decoding, backslash unescaping, quote normalization, Markdown stripping, script or
+#: zero-width filtering. A parser that returns them altered has changed the user's data.
+_HOSTILE = [
+    # runs of spaces and tabs
+    "New  York", "a   b", "tab\tseparated\tvalues", "two\t\ttabs", "double  spaces  everywhere",
+    # HTML entities as text
+    "Tom &amp; Jerry", "&lt;b&gt;bold&lt;/b&gt;", "it&#39;s", "&quot;quoted&quot;", "caf&eacute;", "x&nbsp;y",
+    # backslash sequences as text (a single backslash each)
+    "C:\\new\\table", "\\u00e9 is not é", "line\\nbreak", "tab\\tchar", "\\\\server\\share",
+    "regex \\d+\\.\\d+", "a\\\"b",
+    # percent-encoding as text
+    "caf%C3%A9", "a%20b", "100% sure", "%s placeholder", "q=a%26b", "%0A",
+    # Markdown
+    "**bold** text", "`code`", "# Heading", "[link](https://example.com)", "_emphasis_", "- one\n- two", "> quoted",
+    # quotes of every kind
+    "“curly”", "‘single curly’", "«guillemets»", "„low-high“", "‚single low‘", "′prime″", "it’s",
+    "\"straight\" and 'straight'", "``double backticks``",
+    # mixed scripts and normalization
+    "Paris Париж 巴黎", "abcабв", "Tōkyō 東京", "مرحبا hello", "שלום world", "ΑΘΗΝΑ Athens", "e\u0301 vs é",
+    "ﬁnal ligature", "Å angstrom",
+    # zero-width and invisible characters
+    "zero\u200bwidth", "join\u200dme", "nb\u00a0sp", "soft\u00adhyphen", "word\u2060joiner", "bom\ufeffinside",
+    "rtl\u200fmark", "ltr\u200emark", "a\u200cb",
+]
 _SOUP = "abcXYZ019 '\"\\,:;{}[]()<>/\n\t\r\x00\x7féüß€北京😀\u2028\u00a0-_.!?"
 _FILLER = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt "
 _LOWER = "abcdefghijklmnopqrstuvwxyz"

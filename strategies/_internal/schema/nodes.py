@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any, Callable, Optional
 
 from strategies._internal.schema.banks import (
-    _FREE_KEYS, _LOWER, _SENTENCES, _SOUP, _TRICKY, _WORDS, fit_length,
+    _FREE_KEYS, _HOSTILE, _LOWER, _SENTENCES, _SOUP, _TRICKY, _WORDS, fit_length,
 )
 from strategies._internal.schema.problems import Unsat
 from strategies._internal.source import Source
@@ -241,8 +241,13 @@ class NumberNode(Node):
         return value if self._ok(value) else self.simple
 
 
+#: Weights of the string kinds: letters, words, sentences, tricky, soup, hostile to post-processing.
+_STRING_KINDS = (0.18, 0.3, 0.12, 0.15, 0.07, 0.18)
+
+
 class StringNode(Node):
-    """Realistic strings: plain letters, words and names, sentences, parser-hostile text, soup."""
+    """Realistic strings: plain letters, words and names, sentences, parser-hostile text, values that
+    break naive post-processing (drawn often, so a parser that "cleans" strings is caught), soup."""
 
     __slots__ = ("lo", "hi")
 
@@ -250,7 +255,7 @@ class StringNode(Node):
         self.lo, self.hi = lo, hi
 
     def generate(self, source: Source) -> Any:
-        kind = source.weighted((0.2, 0.35, 0.15, 0.2, 0.1))
+        kind = source.weighted(_STRING_KINDS)
         if kind == 0:
             text = "".join(_LOWER[source.integer(0, 25)] for _ in range(source.integer(0, 8)))
         elif kind == 1:
@@ -263,8 +268,12 @@ class StringNode(Node):
                 text = _WORDS[source.integer(0, len(_WORDS) - 1)] + text
             if source.boolean(0.3):
                 text = text + _WORDS[source.integer(0, len(_WORDS) - 1)]
-        else:
+        elif kind == 4:
             text = "".join(_SOUP[source.integer(0, len(_SOUP) - 1)] for _ in range(source.integer(1, 12)))
+        else:
+            text = _HOSTILE[source.integer(0, len(_HOSTILE) - 1)]
+            if source.boolean(0.3):
+                text = _WORDS[source.integer(0, len(_WORDS) - 1)] + " " + text
         if self.lo or self.hi is not None:
             text = fit_length(text, self.lo, self.hi)
         return text
