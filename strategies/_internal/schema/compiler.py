@@ -34,7 +34,7 @@ from strategies._internal.schema.nodes import (
     AnyNode, ArrayNode, BoolNode, CheckedNode, ConstNode, EnumNode, IntegerNode, LikelyNode, Node, NullNode,
     NumberNode, ObjectNode, RefNode, StringNode, UnionNode,
 )
-from strategies._internal.schema.patterns import realistic_for_pattern
+from strategies._internal.schema.patterns import PlannedStringNode, plan_values, realistic_for_pattern
 from strategies._internal.schema.problems import Problem, Unsat
 from strategies._internal.schema.refs import RefsMixin
 from strategies._internal.schema.validators import _make_validator, validator_for_schema
@@ -276,7 +276,9 @@ class _Compiler(RefsMixin, CombinatorsMixin):
         # otherwise the fallback pool is the generator.
         if not check(raw(ReplaySource(()))) or sum(check(raw(RandomSource(s))) for s in range(24)) < 12:
             return self.pool(sub, pointer, eager=True)
-        return CheckedNode(raw, check, self.pool(sub, pointer, eager=False))
+        fresh = CheckedNode(raw, check, self.pool(sub, pointer, eager=False))
+        values = plan_values((pattern, fmt, lo, hi), raw, check)
+        return PlannedStringNode(values, fresh) if len(values) >= 4 else fresh
 
     def compile_array(self, schema: Mapping, pointer: str) -> Node:
         lo, hi = schema.get("minItems", 0), schema.get("maxItems")
