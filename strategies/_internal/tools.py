@@ -58,7 +58,21 @@ class Registry:
         return len(self.tools)
 
     def names(self) -> list[str]:
+        """The tool names, in definition order."""
         return list(self.tools)
+
+    def __repr__(self) -> str:
+        """How the registry was made: ``builtin_registry()``, ``load_registry('tools.json')``, or its tools."""
+        if self.source == "<built-in>":
+            return "builtin_registry()"
+        if self.source and not self.source.startswith("<"):
+            return f"load_registry({self.source!r})"
+        names = ", ".join(list(self.tools)[:4]) + (", ..." if len(self.tools) > 4 else "")
+        return f"Registry({len(self.tools)} tools: {names})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis prints strategy arguments with its pretty printer: the same short repr."""
+        printer.text(repr(self))
 
 
 # --------------------------------------------------------------------------------------------------
