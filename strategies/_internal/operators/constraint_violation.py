@@ -179,54 +179,48 @@ def _as_field_number(f: FieldInfo, x: float) -> Any:
     return x
 
 
-@mutator("number_below_minimum", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.minimum is not None or f.exclusive_minimum is not None))
+def _beyond_bound(f: FieldInfo, value: Any, side: int) -> list:
+    """Numbers just beyond a bound — at the boundary, and far beyond it — that still have the field's
+    type: ``side`` -1 below the minimum, +1 above the maximum."""
+    if not _is_number(value):
+        return []
+    inclusive, exclusive = (f.minimum, f.exclusive_minimum) if side < 0 else (f.maximum, f.exclusive_maximum)
+    real = f.allows("number")
+    if exclusive is not None:
+        edge = exclusive if real else (math.floor(exclusive) if side < 0 else math.ceil(exclusive))
+    else:
+        edge = inclusive + side if real else (math.ceil(inclusive) - 1 if side < 0 else math.floor(inclusive) + 1)
+    bounds = [b for b in (inclusive, exclusive) if b is not None]
+    bound = max(bounds) if side < 0 else min(bounds)
+    far = bound + side * (1000 + abs(bound) * 9)
+    out = []
+    for x, note in ((edge, "boundary"), (far, "far below" if side < 0 else "far above")):
+        x = _as_field_number(f, x)
+        beyond = (inclusive is not None and (x < inclusive if side < 0 else x > inclusive)) or (
+            exclusive is not None and (x <= exclusive if side < 0 else x >= exclusive))
+        if beyond and not violates_type(x, f.types):
+            out.append((x, note))
+    return out
+
+
+def _has_minimum(f: FieldInfo) -> bool:
+    return f.minimum is not None or f.exclusive_minimum is not None
+
+
+def _has_maximum(f: FieldInfo) -> bool:
+    return f.maximum is not None or f.exclusive_maximum is not None
+
+
+@mutator("number_below_minimum", anomaly_class="constraint_violation", applies=_has_field(_has_minimum))
 def number_below_minimum(source: Any, ctx: MutationContext) -> Mutation:
     """A number under the minimum: off by one at the boundary, or far below (0 guests, -5 nights)."""
-    def below(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not _is_number(value):
-            return []
-        if f.exclusive_minimum is not None:
-            edge = f.exclusive_minimum if f.allows("number") else math.floor(f.exclusive_minimum)
-        else:
-            edge = f.minimum - 1 if f.allows("number") else math.ceil(f.minimum) - 1
-        bound = max(b for b in (f.minimum, f.exclusive_minimum) if b is not None)
-        out = []
-        for x, note in ((edge, "boundary"), (bound - 1000 - abs(bound) * 9, "far below")):
-            x = _as_field_number(f, x)
-            below_min = (f.minimum is not None and x < f.minimum) or (
-                f.exclusive_minimum is not None and x <= f.exclusive_minimum)
-            if below_min and not violates_type(x, f.types):
-                out.append((x, note))
-        return out
-
-    return _value_mutation(source, ctx, lambda f: f.minimum is not None or f.exclusive_minimum is not None,
-                           below, "number_below_minimum")
+    return _value_mutation(source, ctx, _has_minimum, lambda f, v, c: _beyond_bound(f, v, -1), "number_below_minimum")
 
 
-@mutator("number_above_maximum", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.maximum is not None or f.exclusive_maximum is not None))
+@mutator("number_above_maximum", anomaly_class="constraint_violation", applies=_has_field(_has_maximum))
 def number_above_maximum(source: Any, ctx: MutationContext) -> Mutation:
     """A number over the maximum: off by one at the boundary, or far above (10 passengers of 9, 1e6)."""
-    def above(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not _is_number(value):
-            return []
-        if f.exclusive_maximum is not None:
-            edge = f.exclusive_maximum if f.allows("number") else math.ceil(f.exclusive_maximum)
-        else:
-            edge = f.maximum + 1 if f.allows("number") else math.floor(f.maximum) + 1
-        bound = min(b for b in (f.maximum, f.exclusive_maximum) if b is not None)
-        out = []
-        for x, note in ((edge, "boundary"), (bound + 1000 + abs(bound) * 9, "far above")):
-            x = _as_field_number(f, x)
-            above_max = (f.maximum is not None and x > f.maximum) or (
-                f.exclusive_maximum is not None and x >= f.exclusive_maximum)
-            if above_max and not violates_type(x, f.types):
-                out.append((x, note))
-        return out
-
-    return _value_mutation(source, ctx, lambda f: f.maximum is not None or f.exclusive_maximum is not None,
-                           above, "number_above_maximum")
+    return _value_mutation(source, ctx, _has_maximum, lambda f, v, c: _beyond_bound(f, v, 1), "number_above_maximum")
 
 
 def is_multiple(value: float, step: float) -> bool:
