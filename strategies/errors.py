@@ -43,3 +43,8 @@ class UnknownName(ToolfuzzError, KeyError):
 
 class TargetError(ToolfuzzError):
     """A target (`M:A`) or a `--reject-on` type cannot be loaded or is not usable."""
+
+
+class InvalidArgument(ToolfuzzError, TypeError):
+    """A strategy was given an argument of the wrong type or value (the message names the argument,
+    its repr and its type, and says what to pass instead)."""

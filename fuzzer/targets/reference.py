@@ -8,7 +8,7 @@ else. It is deliberately unforgiving: anything it does not understand exactly is
 How it stays linear and safe:
 
 * The format is the one whose marker (``{``, ``[``, ``[TOOL_CALLS]``, ``<|python_tag|>``, ``<tool_call>``,
-  ````` ``` `````, ``Action:``) occurs first. Prose before it cannot hold a marker by construction, so
+  ````` ``` `````, ``Action:``, ``<function=``, ``<|channel|>``, ``<｜tool▁calls▁begin｜>``) occurs first. Prose before it cannot hold a marker by construction, so
   the first marker is where the envelope starts; markers inside JSON strings later on are never seen
   because JSON is consumed with ``JSONDecoder.raw_decode`` and scanning resumes after it.
 * No regular expressions; every scan is ``str.find`` or a single pass. Prose around the envelope must
@@ -36,7 +36,7 @@ _WS = " \t\n\r"
 _STRUCTURAL = "{}[]<>`\ufeff"
 #: Envelope markers, longest first where two share a start (``[TOOL_CALLS]`` vs ``[``).
 _MARKERS = ("[TOOL_CALLS]", "<|python_tag|>", "<tool_call>", "</tool_call>", "```", "Action Input:",
-            "Action:", "{", "[")
+            "Action:", "<function=", "<|channel|>", "<｜tool▁calls▁begin｜>", "{", "[")
 _REACT_WORDS = ("Action:", "Action Input:")
 #: Pythonic payloads beyond this size are parsed only when they are not dense in syntax (ast costs
 #: about 1.5 s per MB of small literals); beyond _PY_HARD_LIMIT never.
@@ -140,12 +140,74 @@ def _openai(message: dict) -> list:
     return calls
 
 
+def _llama_json_call(obj: Any) -> dict:
+    """``{"type": "function", "name": ..., "parameters": {...}}`` and nothing else."""
+    if not isinstance(obj, dict) or set(obj) != {"type", "name", "parameters"} or obj["type"] != "function":
+        raise ValueError("expected a Llama JSON call {type: function, name, parameters}")
+    return _call(obj["name"], obj["parameters"], "llama json call")
+
+
+def _mcp_call(obj: Any) -> dict:
+    """An MCP ``tools/call`` JSON-RPC request: ``{jsonrpc: "2.0", id, method, params: {name, arguments}}``."""
+    if not isinstance(obj, dict) or set(obj) != {"jsonrpc", "id", "method", "params"}:
+        raise ValueError("expected a JSON-RPC request {jsonrpc, id, method, params}")
+    if obj["jsonrpc"] != "2.0" or obj["method"] != "tools/call":
+        raise ValueError("expected a JSON-RPC 2.0 tools/call request")
+    if isinstance(obj["id"], bool) or not isinstance(obj["id"], (int, str)):
+        raise ValueError("a JSON-RPC id must be a string or an integer")
+    return _plain_call(obj["params"])
+
+
+def _anthropic_blocks(blocks: Any) -> list:
+    """Anthropic content blocks: text blocks are prose, tool_use blocks are calls."""
+    if not isinstance(blocks, list):
+        raise ValueError("Anthropic content must be a list of blocks")
+    calls = []
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "text" and set(block) == {"type", "text"} \
+                and isinstance(block["text"], str):
+            continue
+        if not isinstance(block, dict) or set(block) != {"type", "id", "name", "input"} \
+                or block["type"] != "tool_use" or not isinstance(block["id"], str):
+            raise ValueError("a content block must be {type: text, text} or {type: tool_use, id, name, input}")
+        calls.append(_call(block["name"], block["input"], "tool_use block"))
+    return calls
+
+
+def _item_kind(item: Any) -> str:
+    if isinstance(item, dict):
+        if "jsonrpc" in item:
+            return "mcp"
+        if item.get("type") in ("text", "tool_use"):
+            return "anthropic"
+        if item.get("type") == "function":
+            return "llama_json"
+    return "plain"
+
+
 def _json_calls(value: Any) -> list:
-    """A call object, a list of call objects, or an OpenAI message."""
+    """A call object, a list of them, an OpenAI or Anthropic message, Anthropic content blocks, Llama
+    JSON calls or MCP requests (a list holds one kind)."""
     if isinstance(value, list):
-        return [_plain_call(item) for item in value]
-    if isinstance(value, dict) and "tool_calls" in value:
-        return _openai(value)
+        kind = _item_kind(value[0]) if value else "plain"
+        if any(_item_kind(item) != kind for item in value):
+            raise ValueError("a list of calls must hold one kind of call")
+        if kind == "anthropic":
+            return _anthropic_blocks(value)
+        read = {"mcp": _mcp_call, "llama_json": _llama_json_call, "plain": _plain_call}[kind]
+        return [read(item) for item in value]
+    if isinstance(value, dict):
+        if "tool_calls" in value:
+            return _openai(value)
+        kind = _item_kind(value)
+        if kind == "mcp":
+            return [_mcp_call(value)]
+        if kind == "llama_json":
+            return [_llama_json_call(value)]
+        if set(value) == {"role", "content"}:
+            if value["role"] != "assistant":
+                raise ValueError("expected an assistant message")
+            return _anthropic_blocks(value["content"])
     return [_plain_call(value)]
 
 
@@ -158,41 +220,202 @@ def _parse_json(text: str, start: int) -> tuple:
     return _json_calls(value), end
 
 
-def _parse_fenced(text: str, start: int) -> tuple:
+def _repeated(text: str, start: int, opener: str, one: Any) -> tuple:
+    """Envelopes written one after another: ``one(text, i) -> (calls, end)`` while ``opener`` follows."""
     calls: list = []
     i = start
     while True:
-        nl = text.find("\n", i + 3)
-        if nl < 0 or text[i + 3:nl].strip(" \t\r") not in ("json", ""):
-            raise ValueError("a fence must open with ```json or ``` on its own line")
-        value, end = _decode_at(text, _skip_ws(text, nl + 1))
-        calls += _json_calls(value)
-        end = _skip_ws(text, end)
-        if not text.startswith("```", end):
-            raise ValueError("unclosed ``` fence")
-        end += 3
+        found, end = one(text, i)
+        calls += found
         following = _skip_ws(text, end)
-        if not text.startswith("```", following):
+        if not text.startswith(opener, following):
             return calls, end
         i = following
+
+
+def _one_fence(text: str, i: int) -> tuple:
+    nl = text.find("\n", i + 3)
+    if nl < 0 or text[i + 3:nl].strip(" \t\r").lower() not in ("json", ""):
+        raise ValueError("a fence must open with ```json or ``` on its own line")
+    value, end = _decode_at(text, _skip_ws(text, nl + 1))
+    return _json_calls(value), _expect(text, _skip_ws(text, end), "```", "to close the fence")
+
+
+def _parse_fenced(text: str, start: int) -> tuple:
+    return _repeated(text, start, "```", _one_fence)
+
+
+def _one_hermes(text: str, i: int) -> tuple:
+    if not text.startswith("<tool_call>", i):
+        raise ValueError("</tool_call> without <tool_call>")
+    value, end = _decode_at(text, _skip_ws(text, i + len("<tool_call>")))
+    return [_plain_call(value)], _expect(text, _skip_ws(text, end), "</tool_call>", "to close <tool_call>")
 
 
 def _parse_hermes(text: str, start: int) -> tuple:
+    return _repeated(text, start, "<tool_call>", _one_hermes)
+
+
+def _parse_tool_call_tag(text: str, start: int) -> tuple:
+    """``<tool_call>`` holds a JSON call (hermes) or a Qwen3-Coder ``<function=...>`` block."""
+    if text.startswith("<function=", _skip_ws(text, start + len("<tool_call>"))):
+        return _parse_qwen3(text, start)
+    return _parse_hermes(text, start)
+
+
+def _expect(text: str, i: int, token: str, what: str) -> int:
+    if not text.startswith(token, i):
+        raise ValueError(f"expected {token!r} {what}")
+    return i + len(token)
+
+
+def _tag_name(name: str, where: str) -> str:
+    if not name or any(c.isspace() or c in "<>|" for c in name):
+        raise ValueError(f"{where}: invalid name {name!r:.60}")
+    return name
+
+
+def _strip_line_ends(raw: str) -> str:
+    """A Qwen3-Coder value between its tags, without the one line end on each side."""
+    for end in ("\r\n", "\n"):
+        if raw.startswith(end):
+            raw = raw[len(end):]
+            break
+    for end in ("\r\n", "\n"):
+        if raw.endswith(end):
+            raw = raw[:-len(end)]
+            break
+    return raw
+
+
+def _qwen_value(raw: str) -> Any:
+    """JSON when the text is strict JSON, else the raw string (which may not look like padding or tags)."""
+    raw = _strip_line_ends(raw)
+    if raw != raw.strip() or "\r" in raw or "<parameter=" in raw or "</function>" in raw or "</tool_call>" in raw:
+        raise ValueError(f"ambiguous parameter value {raw!r:.60}")
+    if not raw:
+        return raw
+    try:
+        return _loads(raw)
+    except ValueError:
+        return raw
+
+
+def _function_tag(text: str, i: int, where: str) -> tuple:
+    """``<function=NAME>`` at ``i``: the name and the offset after the tag."""
+    i = _expect(text, i, "<function=", where)
+    close = text.find(">", i)
+    if close < 0:
+        raise ValueError("unclosed <function= tag")
+    return _tag_name(text[i:close], where), close + 1
+
+
+def _one_qwen3(text: str, i: int) -> tuple:
+    i = _skip_ws(text, _expect(text, i, "<tool_call>", "before a Qwen3 call"))
+    name, i = _function_tag(text, i, "in a Qwen3 <tool_call>")
+    i = _skip_ws(text, i)
+    arguments: dict = {}
+    while text.startswith("<parameter=", i):
+        key_end = text.find(">", i)
+        value_end = text.find("</parameter>", key_end + 1) if key_end >= 0 else -1
+        if value_end < 0:
+            raise ValueError("a <parameter= tag is not closed by </parameter>")
+        key = text[i + len("<parameter="):key_end]
+        if not key or key != key.strip() or "<" in key or "\n" in key:
+            raise ValueError(f"invalid parameter name {key!r:.60}")
+        if key in arguments:
+            raise ValueError(f"parameter {key!r:.60} given twice")
+        arguments[key] = _qwen_value(text[key_end + 1:value_end])
+        i = _skip_ws(text, value_end + len("</parameter>"))
+    i = _skip_ws(text, _expect(text, i, "</function>", "after the parameters"))
+    return [_call(name, arguments, "qwen3 call")], _expect(text, i, "</tool_call>", "after </function>")
+
+
+def _parse_qwen3(text: str, start: int) -> tuple:
+    return _repeated(text, start, "<tool_call>", _one_qwen3)
+
+
+def _one_llama_function(text: str, i: int) -> tuple:
+    name, after = _function_tag(text, i, "a Llama function call")
+    j = _skip_ws(text, after)
+    if not text.startswith("{", j):
+        raise ValueError("<function=...> must be followed by a JSON object")
+    arguments, end = _decode_at(text, j)
+    return [_call(name, arguments, "llama function call")], _expect(text, _skip_ws(text, end), "</function>",
+                                                                    "after the arguments")
+
+
+def _parse_llama_function(text: str, start: int) -> tuple:
+    return _repeated(text, start, "<function=", _one_llama_function)
+
+
+_HARMONY_HINTS = ("", " json", " <|constrain|>json")
+
+
+def _parse_harmony(text: str, start: int) -> tuple:
+    """gpt-oss harmony messages: commentary calls ``to=functions.NAME``, analysis/final messages are prose."""
     calls: list = []
     i = start
     while True:
-        if not text.startswith("<tool_call>", i):
-            raise ValueError("</tool_call> without <tool_call>")
-        value, end = _decode_at(text, _skip_ws(text, i + len("<tool_call>")))
-        calls.append(_plain_call(value))
-        end = _skip_ws(text, end)
-        if not text.startswith("</tool_call>", end):
-            raise ValueError("<tool_call> is not closed by </tool_call>")
-        end += len("</tool_call>")
-        following = _skip_ws(text, end)
-        if not text.startswith("<tool_call>", following):
+        i = _expect(text, i, "<|channel|>", "before a harmony message")
+        message = text.find("<|message|>", i)
+        if message < 0:
+            raise ValueError("a harmony header without <|message|>")
+        header, content = text[i:message], message + len("<|message|>")
+        if header.startswith("commentary to=functions."):
+            rest = header[len("commentary to=functions."):]
+            cut = min((k for k in (rest.find(" "), rest.find("<")) if k >= 0), default=len(rest))
+            name, hint = rest[:cut], rest[cut:]
+            if hint not in _HARMONY_HINTS:
+                raise ValueError(f"unexpected harmony header {header!r:.80}")
+            if not text.startswith("{", content):
+                raise ValueError("a harmony call's message must be a JSON object")
+            arguments, end = _decode_at(text, content)
+            calls.append(_call(_tag_name(name, "harmony recipient"), arguments, "harmony call"))
+            if text.startswith("<|call|>", end):
+                end += len("<|call|>")
+        elif header in ("analysis", "final"):
+            stop = "<|end|>" if header == "analysis" else "<|return|>"
+            close = text.find(stop, content)
+            if close < 0 or "<|" in text[content:close]:
+                raise ValueError(f"a harmony {header} message must end with {stop}")
+            end = close + len(stop)
+        else:
+            raise ValueError(f"unexpected harmony header {header!r:.80}")
+        if not text.startswith("<|start|>assistant", end):
             return calls, end
-        i = following
+        i = end + len("<|start|>assistant")
+
+
+_DS = {"calls_begin": "<｜tool▁calls▁begin｜>", "call_begin": "<｜tool▁call▁begin｜>", "sep": "<｜tool▁sep｜>",
+       "call_end": "<｜tool▁call▁end｜>", "calls_end": "<｜tool▁calls▁end｜>"}
+
+
+def _parse_deepseek(text: str, start: int) -> tuple:
+    calls: list = []
+    i = start + len(_DS["calls_begin"])
+    while True:
+        i = _skip_ws(text, i)
+        if text.startswith(_DS["calls_end"], i):
+            return calls, i + len(_DS["calls_end"])
+        i = _expect(text, i, _DS["call_begin"] + "function" + _DS["sep"], "before a DeepSeek call")
+        nl = text.find("\n", i)
+        if nl < 0:
+            raise ValueError("a DeepSeek tool name must end its line")
+        name = text[i:nl].rstrip("\r")
+        if not name or name != name.strip() or "｜" in name:
+            raise ValueError(f"invalid DeepSeek tool name {name!r:.60}")
+        j = _skip_ws(text, nl)
+        line = text.find("\n", j)
+        if not text.startswith("```", j) or line < 0 or text[j + 3:line].strip(" \t\r").lower() != "json":
+            raise ValueError("DeepSeek arguments must be in a ```json fence")
+        k = _skip_ws(text, line)
+        if not text.startswith("{", k):
+            raise ValueError("DeepSeek arguments must be a JSON object")
+        arguments, end = _decode_at(text, k)
+        end = _expect(text, _skip_ws(text, end), "```", "after the DeepSeek arguments")
+        i = _expect(text, end, _DS["call_end"], "after the fence")
+        calls.append(_call(name, arguments, "deepseek call"))
 
 
 def _parse_mistral(text: str, start: int) -> tuple:
@@ -364,9 +587,10 @@ def _parse_bracket(text: str, start: int) -> tuple:
     raise ValueError("[ starts neither a JSON list of calls nor a Python list of calls")
 
 
-_PARSERS = {"[TOOL_CALLS]": _parse_mistral, "<|python_tag|>": _parse_llama3, "<tool_call>": _parse_hermes,
+_PARSERS = {"[TOOL_CALLS]": _parse_mistral, "<|python_tag|>": _parse_llama3, "<tool_call>": _parse_tool_call_tag,
             "</tool_call>": _parse_hermes, "```": _parse_fenced, "Action Input:": _parse_react,
-            "Action:": _parse_react, "{": _parse_json, "[": _parse_bracket}
+            "Action:": _parse_react, "<function=": _parse_llama_function, "<|channel|>": _parse_harmony,
+            "<｜tool▁calls▁begin｜>": _parse_deepseek, "{": _parse_json, "[": _parse_bracket}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -446,19 +670,6 @@ def parse(text: str) -> list:
 # validate level
 
 
-def _canonical(value: Any) -> Any:
-    """A hashable form in which equal JSON values are equal (key order ignored, 1 == 1.0, True != 1)."""
-    if isinstance(value, dict):
-        return ("object", frozenset((k, _canonical(v)) for k, v in value.items()))
-    if isinstance(value, list):
-        return ("array", tuple(_canonical(v) for v in value))
-    if isinstance(value, bool):
-        return ("bool", value)
-    if isinstance(value, (int, float)):
-        return ("number", value)
-    return (type(value).__name__, value)
-
-
 def validated_parser(registry: Any) -> Callable[[str], list]:
     """A ``--level validate`` parser for ``registry`` (any mapping-like set of tools with ``.schema``).
 
@@ -468,6 +679,7 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
     raises ``jsonschema.SchemaError`` now instead of hiding later as a rejected input.
     """
     from strategies._internal.schema import tool_validator
+    from strategies.json_values import canonical
 
     validators: dict = {}
     for tool in registry:
@@ -486,7 +698,7 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
             error = next(iter(validator.iter_errors(call["arguments"])), None)
             if error is not None:
                 raise ValueError(f"{name}: arguments do not match the schema: {error.message:.200}")
-            key = (name, _canonical(call["arguments"]))
+            key = (name, canonical(call["arguments"]))
             if key in seen:
                 raise ValueError(f"duplicate call of {name!r:.80}")
             seen.add(key)

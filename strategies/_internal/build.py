@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from strategies._internal.formats import FORMATS, Unrepresentable, render
+from strategies._internal.formats import FORMATS, LAYOUTS, Unrepresentable, render
 from strategies._internal.mutations import MutationContext, NotApplicable, get_operator
 from strategies._internal.sample import Recipe, Sample
 from strategies._internal.schema import compile_tool
 from strategies._internal.source import RandomSource, ReplaySource, Source
-from strategies.errors import UnknownName
+from strategies.json_values import json_equal
 
 #: How often a sample holds several calls / prose around the envelope when not forced.
 MULTI_PROBABILITY = 0.15
@@ -28,7 +28,11 @@ class Unbuildable(Exception):
 
 
 def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool]) -> list:
-    """One call of ``tool``, or (multi) two or three distinct calls, the first always of ``tool``."""
+    """One call of ``tool``, or (multi) two or three distinct calls, the first always of ``tool``.
+
+    A further call that repeats an earlier one (identical calls are a duplicate_call anomaly) is drawn
+    again once from another tool, so even the simplest choices give several calls when asked for.
+    """
     if multi is None:
         multi = source.boolean(MULTI_PROBABILITY)
     calls = [{"name": tool.name, "arguments": compile_tool(tool).generate(source)}]
@@ -37,26 +41,36 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
         for _ in range(source.integer(1, 2)):
             other = tool if not others or not source.boolean(0.5) else source.choice(others)
             call = {"name": other.name, "arguments": compile_tool(other).generate(source)}
-            if call not in calls:  # identical calls would be a duplicate_call anomaly
+            if any(json_equal(call, c) for c in calls) and others:
+                other = source.choice(others)
+                call = {"name": other.name, "arguments": compile_tool(other).generate(source)}
+            if not any(json_equal(call, c) for c in calls):
                 calls.append(call)
     return calls
 
 
 def build_sample(source: Source, *, registry: Any, tool: Any, format: str, operator: Optional[str] = None,
-                 chatter: Optional[bool] = None, multi: Optional[bool] = None) -> Sample:
+                 chatter: Optional[bool] = None, multi: Optional[bool] = None,
+                 layout: Optional[str] = None) -> Sample:
     """Generate one sample of ``tool`` in ``format``; valid when ``operator`` is None.
 
     ``chatter``/``multi`` force a variation (prose around the envelope, several calls) or, when None,
-    are drawn. Raises :class:`Unbuildable` when the operator cannot apply to the drawn calls.
+    are drawn; ``layout`` (a name in ``LAYOUTS``, see ``layouts_for(format)``) forces the layout of
+    the rendering, e.g. to probe whether a target reads a format in every layout. Raises
+    :class:`Unbuildable` when the operator cannot apply to the drawn calls.
     """
-    if format not in FORMATS:
-        raise UnknownName(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    FORMATS[format]  # UnknownName with close matches
+    if layout is not None:
+        LAYOUTS[layout]
     op = get_operator(operator) if operator is not None else None
     start = len(getattr(source, "choices", ()))
     use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
+    made: list = []
 
     def render_in_format(calls: list, style: Any = None) -> Any:
-        return render(format, calls, source, chatter=use_chatter, style=style)
+        rendered = render(format, calls, source, chatter=use_chatter, style=style, layout=layout)
+        made.append(rendered)
+        return rendered
 
     for _ in range(MAX_ATTEMPTS):
         calls = draw_calls(source, registry, tool, multi=multi)
@@ -78,9 +92,10 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
         recipe = None
         if isinstance(source, (RandomSource, ReplaySource)):
             recipe = Recipe(tool=tool.name, format=format, operator=operator,
-                            choices=tuple(source.choices[start:]), chatter=chatter, multi=multi)
+                            choices=tuple(source.choices[start:]), chatter=chatter, multi=multi, layout=layout)
         return Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
-                      calls=truth, tool=tool.name, recipe=recipe, description=description)
+                      calls=truth, tool=tool.name, recipe=recipe, description=description,
+                      layout=made[-1].layout.label() if op is None and made else "")
     if op is None:
         raise Unbuildable(f"format {format!r} cannot write calls of {tool.name!r}")
     raise Unbuildable(f"operator {operator!r} found nothing to mutate in {tool.name!r} calls")
@@ -97,8 +112,7 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
     campaign's cheap operators cheap. Operators that find nothing to mutate in these calls are
     skipped (returned as None in their slot).
     """
-    if format not in FORMATS:
-        raise UnknownName(f"unknown format {format!r}; known: {', '.join(FORMATS)}")
+    FORMATS[format]  # UnknownName with close matches
     start = len(source.choices)
     use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
     calls = draw_calls(source, registry, tool, multi=multi)
@@ -139,7 +153,7 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
                         chatter=chatter, multi=multi)
         samples.append(Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
                               calls=truth, tool=tool.name, recipe=recipe, description=description,
-                              rendered=rendered))
+                              rendered=rendered, layout=rendered.layout.label() if rendered is not None else ""))
     source.choices = []
     return samples
 
@@ -148,4 +162,4 @@ def replay_recipe(recipe: Recipe, registry: Any) -> Sample:
     """Regenerate the sample a recipe describes (shrinking replays edited recipes through this)."""
     return build_sample(ReplaySource(recipe.choices), registry=registry, tool=registry[recipe.tool],
                         format=recipe.format, operator=recipe.operator, chatter=recipe.chatter,
-                        multi=recipe.multi)
+                        multi=recipe.multi, layout=recipe.layout)

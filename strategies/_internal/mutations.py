@@ -8,21 +8,25 @@ An operator is a plain function ``(source, ctx) -> Mutation`` registered with :f
 draws every random decision from ``source`` (so the sample replays and shrinks), renders through
 ``ctx.render`` (so the envelope is the sample's format, with whatever :class:`Style` override the
 operator needs), and raises :class:`NotApplicable` when this particular call offers nothing to
-mutate (the builder then draws another call). Static applicability — "this tool has no enum",
-"this format has no JSON payload" — is declared on the decorator so the scheduler never wastes
-executions on it.
+mutate (the builder then draws another call). Static applicability is declared on the decorator so
+the scheduler never wastes executions on it: ``formats`` names the format *capabilities* the
+operator needs (a predicate over :class:`~strategies._internal.formats.Format`, e.g.
+:func:`json_payload`), so a format registered in one place gets every operator that applies;
+``applies`` says which tools' schemas offer something to mutate.
 
-The operator implementations live in ``mutations_syntax.py`` (text and JSON-syntax classes) and
-``mutations_semantic.py`` (call-level classes); both register here.
+The operator implementations live in :mod:`strategies._internal.operators`, one module per anomaly
+class; they register here when that package is imported (at the end of this module).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional, Union
 
-from strategies.errors import ToolfuzzError, UnknownName
+from strategies._internal.formats import FORMATS, Format, get_format
 from strategies._internal.sample import ANOMALY_CLASSES
+from strategies.json_values import copy_json
+from strategies.registry import Registry
 
 
 class NotApplicable(Exception):
@@ -54,21 +58,89 @@ class MutationContext:
     chatter: bool
     render: Callable[..., Any]
 
+    @property
+    def format_spec(self) -> Format:
+        """The registered :class:`Format` of this sample (its capabilities)."""
+        return FORMATS[self.format]
+
+
+#: What an operator needs of a format: a capability predicate.
+FormatRequirement = Callable[[Format], bool]
+
+
+def any_format(fmt: Format) -> bool:
+    return True
+
+
+def json_payload(fmt: Format) -> bool:
+    """The payload is JSON text (every format but pythonic)."""
+    return fmt.json_payload
+
+
+def call_objects(fmt: Format) -> bool:
+    """The payload holds JSON call objects (name and arguments members)."""
+    return fmt.call_object is not None
+
+
+def escaped_strings(fmt: Format) -> bool:
+    """String values are written quoted and escaped (JSON, Python literals), not as raw text."""
+    return not fmt.raw_strings
+
+
+def closers_after_arguments(fmt: Format) -> bool:
+    """JSON payload documents close after the arguments (call objects, messages): not bare arguments."""
+    return fmt.json_payload and not fmt.bare_arguments
+
+
+def named(*names: str) -> FormatRequirement:
+    """Only the formats called ``names`` (for operators that are about one format's own envelope)."""
+    wanted = frozenset(names)
+
+    def requirement(fmt: Format) -> bool:
+        return fmt.name in wanted
+
+    requirement.__name__ = f"named({', '.join(sorted(wanted))})"
+    return requirement
+
+
+#: The truth rules an operator may state (DESIGN.md, "Sample"):
+#: ``faithful`` — the original calls (noise a careful parser may strip); ``none`` — no faithful call;
+#: ``as_written`` — the calls the text really spells (every semantic class, raw control characters...);
+#: ``no_call`` — the text holds no call at all (``[]``); ``composed`` — stacked operators: the truth of
+#: their composition (see the ``stacked_anomalies`` operators).
+TRUTHS = ("faithful", "none", "as_written", "no_call", "composed")
+_CLASS_TRUTH = {"truncated_output": "none", "degenerate_output": "no_call", "stacked_anomalies": "composed"}
+
 
 @dataclass(frozen=True)
 class Operator:
-    """A registered mutation operator."""
+    """A registered mutation operator.
+
+    ``truth`` is its truth rule (one of :data:`TRUTHS`). ``restyle`` is set for operators that are one
+    :class:`Style` of the valid calls (``restyle(source, ctx) -> (style, description)``, truth faithful):
+    they compose with other operators (see the ``stacked_anomalies`` class).
+    """
 
     name: str
     anomaly_class: str
     function: Callable[[Any, MutationContext], Mutation]
     description: str
-    formats: Optional[frozenset[str]] = None  # None = every format
+    requires: FormatRequirement = any_format
     applies_to_tool: Optional[Callable[[Any], bool]] = None
+    truth: str = "faithful"
+    restyle: Optional[Callable[[Any, MutationContext], tuple]] = None
 
-    def applies(self, tool: Any, format: str) -> bool:
+    @property
+    def formats(self) -> frozenset:
+        """The registered formats this operator applies to (computed: a format registered later counts)."""
+        return frozenset(name for name, fmt in FORMATS.items() if self.requires(fmt))
+
+    def applies_to_format(self, format: Union[str, Format]) -> bool:
+        return bool(self.requires(get_format(format)))
+
+    def applies(self, tool: Any, format: Union[str, Format]) -> bool:
         """Static applicability: can this operator ever produce a sample for (tool, format)?"""
-        if self.formats is not None and format not in self.formats:
+        if not self.applies_to_format(format):
             return False
         return self.applies_to_tool is None or bool(self.applies_to_tool(tool))
 
@@ -76,47 +148,77 @@ class Operator:
         return self.function(source, ctx)
 
 
-OPERATORS: dict[str, Operator] = {}
+OPERATORS: Registry[Operator] = Registry("operator")
 
 
-def mutator(name: str, *, anomaly_class: str, formats: Optional[Iterable[str]] = None,
-            applies: Optional[Callable[[Any], bool]] = None) -> Callable:
+def mutator(name: str, *, anomaly_class: str,
+            formats: Union[None, FormatRequirement, Iterable[str]] = None,
+            applies: Optional[Callable[[Any], bool]] = None, truth: Optional[str] = None,
+            restyle: Optional[Callable] = None) -> Callable:
     """Register an operator. The function's docstring is its description (first line shown in
-    ``fuzz anomalies``). A name registered twice, or an unknown class, is a programming error."""
+    ``fuzz anomalies``).
 
+    ``formats``: a capability predicate over :class:`Format` (None = every format; an iterable of
+    names is shorthand for :func:`named`). ``truth``: its truth rule (:data:`TRUTHS`); by default
+    ``as_written`` for semantic classes, ``none`` for truncation, ``no_call`` for degenerate outputs,
+    ``faithful`` otherwise. A name registered twice raises ``DuplicateName`` naming both modules; an
+    unknown class or truth rule is a programming error too (``ValueError``).
+    """
     if anomaly_class not in ANOMALY_CLASSES:
-        raise ToolfuzzError(f"operator {name!r}: unknown anomaly class {anomaly_class!r}")
+        raise ValueError(f"operator {name!r}: unknown anomaly class {anomaly_class!r}")
+    if truth is None:
+        truth = "as_written" if ANOMALY_CLASSES[anomaly_class].semantic else _CLASS_TRUTH.get(anomaly_class, "faithful")
+    if truth not in TRUTHS:
+        raise ValueError(f"operator {name!r}: unknown truth rule {truth!r}; known: {', '.join(TRUTHS)}")
+    if formats is None:
+        requires: FormatRequirement = any_format
+    elif callable(formats):
+        requires = formats
+    else:
+        requires = named(*formats)
 
     def register(function: Callable) -> Callable:
-        if name in OPERATORS:
-            raise ToolfuzzError(f"operator {name!r} is already registered by "
-                                f"{OPERATORS[name].function.__module__}")
         doc = (function.__doc__ or "").strip()
-        OPERATORS[name] = Operator(name=name, anomaly_class=anomaly_class, function=function,
-                                   description=doc.splitlines()[0] if doc else name,
-                                   formats=frozenset(formats) if formats is not None else None,
-                                   applies_to_tool=applies)
+        OPERATORS.register(name, Operator(name=name, anomaly_class=anomaly_class, function=function,
+                                          description=doc.splitlines()[0] if doc else name,
+                                          requires=requires, applies_to_tool=applies, truth=truth,
+                                          restyle=restyle),
+                           module=function.__module__)
         return function
 
     return register
 
 
-def get_operator(name: str) -> Operator:
-    try:
-        return OPERATORS[name]
-    except KeyError:
-        import difflib
+def restyler(name: str, *, anomaly_class: str, formats: Union[None, FormatRequirement, Iterable[str]] = None,
+             applies: Optional[Callable[[Any], bool]] = None) -> Callable:
+    """Register an operator that is one :class:`Style` of the valid calls (a misspelled tag, a fence
+    language, a renamed key...): the decorated function returns ``(style, description)``; the operator
+    renders the calls with it and its truth is faithful. Restylers compose with other operators."""
 
-        close = difflib.get_close_matches(name, OPERATORS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else ""
-        raise UnknownName(f"unknown operator {name!r}{hint}") from None
+    def register(style_function: Callable) -> Callable:
+        def operator(source: Any, ctx: MutationContext) -> Mutation:
+            style, description = style_function(source, ctx)
+            return Mutation(ctx.render(ctx.calls, style=style).text, copy_json(ctx.calls), description)
+
+        operator.__doc__, operator.__name__ = style_function.__doc__, style_function.__name__
+        operator.__module__, operator.__qualname__ = style_function.__module__, style_function.__qualname__
+        mutator(name, anomaly_class=anomaly_class, formats=formats, applies=applies, truth="faithful",
+                restyle=style_function)(operator)
+        return style_function
+
+    return register
+
+
+def get_operator(name: str) -> Operator:
+    """The operator ``name``; ``UnknownName`` with close matches."""
+    return OPERATORS[name]
 
 
 def operators_of(anomaly_class: str) -> list[Operator]:
+    """The operators of one anomaly class, in registration order."""
     return [op for op in OPERATORS.values() if op.anomaly_class == anomaly_class]
 
 
 # The built-in operators register themselves on import; they import this module, so the import sits
 # at the end, after every name they use is defined.
-from strategies._internal import mutations_semantic as _semantic  # noqa: E402,F401
-from strategies._internal import mutations_syntax as _syntax  # noqa: E402,F401
+from strategies._internal import operators as _operators  # noqa: E402,F401

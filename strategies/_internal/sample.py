@@ -11,7 +11,9 @@ case into a mislabelled positive one.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Optional
+
+from strategies.registry import Registry
 
 Call = dict  # {"name": str, "arguments": dict}
 
@@ -31,9 +33,8 @@ class AnomalyClass:
     one_bug: bool = False
 
 
-ANOMALY_CLASSES: dict[str, AnomalyClass] = {
-    c.name: c
-    for c in (
+ANOMALY_CLASSES: Registry[AnomalyClass] = Registry("anomaly class")
+for _cls in (
         AnomalyClass("malformed_json", False, "JSON that is not JSON: trailing commas, single quotes, "
                      "Python literals, comments, missing braces, NaN"),
         AnomalyClass("truncated_output", False, "the output stops mid-call (length limit, stop token)",
@@ -54,8 +55,12 @@ ANOMALY_CLASSES: dict[str, AnomalyClass] = {
         AnomalyClass("duplicate_call", True, "the same call emitted more than once"),
         AnomalyClass("injection_payload", True, "SQL, shell, path-traversal or prompt-injection text inside a "
                      "string argument"),
-    )
-}
+        AnomalyClass("degenerate_output", False, "no call at all: empty or blank text, prose, null, {}, an empty "
+                     "envelope or message, only reasoning"),
+        AnomalyClass("stacked_anomalies", False, "two or three anomalies on one output (a fence without language, "
+                     "a trailing comma, then a cut): the truth is their composition"),
+):
+    ANOMALY_CLASSES.register(_cls.name, _cls, module=__name__)
 
 
 @dataclass(slots=True)
@@ -68,16 +73,18 @@ class Recipe:
     choices: tuple[int, ...]
     chatter: Optional[bool] = None  # forced variation, None = drawn from the choices
     multi: Optional[bool] = None
+    layout: Optional[str] = None  # a forced layout (a name in LAYOUTS), None = drawn from the choices
 
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "format": self.format, "operator": self.operator,
-                "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi}
+                "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi,
+                "layout": self.layout}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Recipe":
         return cls(tool=data["tool"], format=data["format"], operator=data.get("operator"),
                    choices=tuple(int(c) for c in data.get("choices", ())),
-                   chatter=data.get("chatter"), multi=data.get("multi"))
+                   chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"))
 
 
 @dataclass(slots=True)
@@ -96,6 +103,8 @@ class Sample:
     truth_known: bool = field(default=True, compare=False)
     #: The Rendered of a valid sample (pieces, payload spans), when it was just built.
     rendered: Any = field(default=None, compare=False, repr=False)
+    #: The layout a valid sample is written in ("usual", "compact JSON, CRLF", ...).
+    layout: str = field(default="", compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON-lines shape printed by ``fuzz samples``."""
@@ -103,39 +112,5 @@ class Sample:
                 "operator": self.operator, "calls": self.calls}
 
 
-def copy_json(value: Any) -> Any:
-    """A deep copy of a JSON value (dicts, lists, scalars) — several times faster than
-    ``copy.deepcopy``, which matters because operators copy calls on every sample."""
-    cls = value.__class__
-    if cls is dict:
-        return {k: copy_json(v) for k, v in value.items()}
-    if cls is list:
-        return [copy_json(v) for v in value]
-    if cls in (str, int, float, bool) or value is None:
-        return value
-    import copy
-
-    return copy.deepcopy(value)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality of JSON values, as JSON Schema's ``enum``/``const``/``uniqueItems`` and the oracle
-    see it: key order ignored, list order kept, ``"2"`` is not ``2``, ``true`` is not ``1``, ``2``
-    equals ``2.0``, NaN equals nothing."""
-    ca, cb = a.__class__, b.__class__
-    if ca is cb and (ca is str or ca is int):
-        return a == b
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if ca is dict or isinstance(a, Mapping):
-        if not (cb is dict or isinstance(b, Mapping)) or len(a) != len(b):
-            return False
-        for key, value in a.items():
-            if key not in b or not json_equal(value, b[key]):
-                return False
-        return True
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, (list, tuple)) and len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    return ca is cb and a == b
+# JSON values: the one kernel (re-exported here, where the engine has always imported them from).
+from strategies.json_values import copy_json, json_equal  # noqa: E402,F401

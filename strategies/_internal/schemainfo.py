@@ -20,9 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional
-from urllib.parse import unquote
 
-JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+from strategies.json_schemas import ignores_ref_siblings, merge_schemas, resolve_pointer
+from strategies.json_values import JSON_TYPES, json_equal, json_types  # noqa: F401  (json_equal: operators import it here)
+
 
 
 class _Items:
@@ -45,43 +46,11 @@ _MAX_DEPTH = 12  # nesting/ref depth walked; deeper schemas are left unconstrain
 # --------------------------------------------------------------------------- JSON values
 
 
-def json_types(value: Any) -> frozenset:
-    """The JSON Schema types a Python value satisfies (``2`` and ``2.0`` are both integer and number)."""
-    if value is None:
-        return frozenset({"null"})
-    if isinstance(value, bool):
-        return frozenset({"boolean"})
-    if isinstance(value, int):
-        return frozenset({"integer", "number"})
-    if isinstance(value, float):
-        return frozenset({"integer", "number"}) if value.is_integer() else frozenset({"number"})
-    if isinstance(value, str):
-        return frozenset({"string"})
-    if isinstance(value, (list, tuple)):
-        return frozenset({"array"})
-    if isinstance(value, Mapping):
-        return frozenset({"object"})
-    return frozenset()
-
-
 def violates_type(value: Any, types: Optional[frozenset]) -> bool:
     """True when ``value`` fails a ``type`` restricted to ``types`` (None = unrestricted: never)."""
     if types is None:
         return False
     return not (json_types(value) & types)
-
-
-def json_equal(a: Any, b: Any) -> bool:
-    """Equality as JSON Schema's ``enum``/``const``/``uniqueItems`` see it (``True`` is not ``1``)."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return isinstance(a, bool) and isinstance(b, bool) and a == b
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return a == b
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def search(pattern: str, value: str) -> Optional[bool]:
@@ -218,17 +187,6 @@ class SchemaInfo:
         return None
 
 
-def _pointer(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        raise KeyError(ref)
-    node = root
-    fragment = unquote(ref[1:])
-    for part in fragment.split("/")[1:] if fragment else []:
-        part = part.replace("~1", "/").replace("~0", "~")
-        node = node[int(part)] if isinstance(node, list) else node[part]
-    return node
-
-
 def resolve(schema: Any, root: Any, depth: int = 0) -> Any:
     """``schema`` with local ``$ref`` followed (siblings kept) and ``allOf`` merged into one mapping.
 
@@ -242,54 +200,21 @@ def resolve(schema: Any, root: Any, depth: int = 0) -> Any:
         return {}
     if "$ref" in schema and isinstance(schema["$ref"], str):
         try:
-            target = _pointer(root, schema["$ref"])
-        except (KeyError, IndexError, ValueError, TypeError):
+            target = resolve_pointer(root, schema["$ref"])
+        except KeyError:
             target = {}
         # before draft 2019-09, keywords next to $ref are ignored by validators: so ignore them too
-        legacy = isinstance(root, Mapping) and any(
-            d in str(root.get("$schema", "")) for d in ("draft-03", "draft-04", "draft-06", "draft-07"))
-        siblings = {} if legacy else {k: v for k, v in schema.items() if k != "$ref"}
+        siblings = {} if ignores_ref_siblings(root) else {k: v for k, v in schema.items() if k != "$ref"}
         target = resolve(target, root, depth + 1)
-        schema = _merge(target, siblings) if isinstance(target, Mapping) else siblings
+        schema = merge_schemas(target, siblings, lossy=True) if isinstance(target, Mapping) else siblings
     if "allOf" in schema and isinstance(schema["allOf"], list):
         merged = {k: v for k, v in schema.items() if k != "allOf"}
         for branch in schema["allOf"]:
             branch = resolve(branch, root, depth + 1)
             if isinstance(branch, Mapping):
-                merged = _merge(merged, branch)
+                merged = merge_schemas(merged, branch, lossy=True)
         schema = merged
     return schema
-
-
-def _merge(a: Mapping, b: Mapping) -> dict:
-    """Conjunction of two schemas, as far as the facts here need: types intersect, lists union."""
-    out = dict(a)
-    for key, value in b.items():
-        if key not in out:
-            out[key] = value
-        elif key == "type":
-            ta = {out[key]} if isinstance(out[key], str) else set(out[key])
-            tb = {value} if isinstance(value, str) else set(value)
-            both = ta & tb
-            if "number" in ta and "integer" in tb or "number" in tb and "integer" in ta:
-                both.add("integer")
-            out[key] = sorted(both)
-        elif key == "required":
-            out[key] = list(dict.fromkeys(list(out[key]) + list(value)))
-        elif key == "properties" and isinstance(value, Mapping):
-            props = dict(out[key])
-            for name, sub in value.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props else sub
-            out[key] = props
-        elif key in ("additionalProperties", "unevaluatedProperties") and value is False:
-            out[key] = False
-        elif key in ("minimum", "exclusiveMinimum", "minLength", "minItems") and _num(value) and _num(out[key]):
-            out[key] = max(out[key], value)
-        elif key in ("maximum", "exclusiveMaximum", "maxLength", "maxItems") and _num(value) and _num(out[key]):
-            out[key] = min(out[key], value)
-        else:
-            out[key] = value
-    return out
 
 
 def _num(x: Any) -> bool:

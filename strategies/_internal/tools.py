@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional
 
 from strategies.errors import InvalidSchema, RegistryError, UnknownName
+from strategies.json_schemas import escape_pointer_token, normalize_openapi, resolve_pointer, validator_class
+from strategies.json_values import JSON_TYPES, json_type_name
 
 
 @dataclass(frozen=True)
@@ -56,7 +58,21 @@ class Registry:
         return len(self.tools)
 
     def names(self) -> list[str]:
+        """The tool names, in definition order."""
         return list(self.tools)
+
+    def __repr__(self) -> str:
+        """How the registry was made: ``builtin_registry()``, ``load_registry('tools.json')``, or its tools."""
+        if self.source == "<built-in>":
+            return "builtin_registry()"
+        if self.source and not self.source.startswith("<"):
+            return f"load_registry({self.source!r})"
+        names = ", ".join(list(self.tools)[:4]) + (", ..." if len(self.tools) > 4 else "")
+        return f"Registry({len(self.tools)} tools: {names})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """Hypothesis prints strategy arguments with its pretty printer: the same short repr."""
+        printer.text(repr(self))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -68,11 +84,10 @@ _SCHEMA_ONE = ("additionalProperties", "additionalItems", "not", "if", "then", "
                "propertyNames", "unevaluatedProperties", "unevaluatedItems")
 _NON_NEGATIVE = ("minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
 _NUMERIC = ("minimum", "maximum", "multipleOf")
-_JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 
 
 def _ptr(token: Any) -> str:
-    return "/" + str(token).replace("~", "~0").replace("/", "~1")
+    return "/" + escape_pointer_token(token)
 
 
 def load_registry(path: Optional[str]) -> Registry:
@@ -261,16 +276,10 @@ def _list_entries(items: list, source: str, base: str) -> list[tuple[str, Any, s
     return out
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-            tuple: "array", dict: "object"}.get(type(value), type(value).__name__)
+_kind = json_type_name
 
 
 def _from_data(data: Any, source: str) -> Registry:
-    from strategies._internal.schema import normalize_openapi
-
     if isinstance(data, (list, tuple)) and data and all(_is_model(m) for m in data):
         entries = [_model_tool(m, source, f"/{i}") for i, m in enumerate(data)]
     else:
@@ -316,8 +325,8 @@ def check_schema(schema: Any, *, source: Optional[str] = None, tool: Optional[st
         if kind is not None:
             kinds = kind if isinstance(kind, list) else [kind]
             for i, k in enumerate(kinds):
-                if not isinstance(k, str) or k not in _JSON_TYPES:
-                    fail(f"{k!r} is not a JSON type (expected one of {', '.join(_JSON_TYPES)})",
+                if not isinstance(k, str) or k not in JSON_TYPES:
+                    fail(f"{k!r} is not a JSON type (expected one of {', '.join(JSON_TYPES)})",
                          at + "/type" + (f"/{i}" if isinstance(kind, list) else ""))
         if "required" in node:
             req = node["required"]
@@ -361,18 +370,16 @@ def check_schema(schema: Any, *, source: Optional[str] = None, tool: Optional[st
                 stack.extend((v, f"{at}/items/{i}") for i, v in enumerate(items))
             else:
                 stack.append((items, f"{at}/items"))
-    from strategies._internal.schema import _resolve_pointer, validator_for_schema
-
     for ref, at in refs:
         try:
-            _resolve_pointer(schema, ref)
-        except (KeyError, IndexError, ValueError, TypeError):
+            resolve_pointer(schema, ref)
+        except KeyError:
             extra = "" if ref.startswith("#") else " (only local references such as '#/$defs/Name' are supported)"
             fail(f"$ref {ref!r} does not resolve{extra}", at)
     from jsonschema.exceptions import SchemaError
 
     try:
-        validator_for_schema(schema).check_schema(schema)
+        validator_class(schema).check_schema(schema)
     except SchemaError as exc:
         sub = "".join(_ptr(p) for p in exc.absolute_path)
         fail(f"{exc.message.splitlines()[0][:200]}", pointer + sub)

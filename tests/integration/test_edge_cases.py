@@ -85,8 +85,9 @@ def test_one_bug_found_through_several_tools_is_one_finding(cli):
 
 def test_model_outputs_refuses_anomalies_that_cannot_apply():
     registry = tf.builtin_registry()
-    with pytest.raises(tf.UnknownName):
-        tf.model_outputs(registry, "get_weather", formats=["openai"], anomalies=["unclosed_tag"], valid=False)
+    strategy = tf.model_outputs(registry, "get_weather", formats=["openai"], anomalies=["unclosed_tag"], valid=False)
+    with pytest.raises(tf.InvalidArgument, match="none of the selected anomalies"):
+        strategy.validate()  # strategies are lazy: checked on first use
 
 
 def test_reproduce_commands_work_for_class_method_targets(cli, tmp_path):

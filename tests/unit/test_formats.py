@@ -1,24 +1,27 @@
-"""Output formats: the registry, exact simplest renderings, replay, pieces, styles and pythonic literals.
+"""Output formats: the registry, exact simplest renderings, replay, pieces, styles, layouts and literals.
 
 Round trips through the reference parser live in test_reference_target.py; here every check is made
-with independent readers (``json.loads``, ``ast``) so a bug shared by renderer and parser cannot hide.
+with independent readers (``json.loads``, ``ast``, regular expressions) so a bug shared by renderer
+and parser cannot hide.
 """
 
 from __future__ import annotations
 
 import ast
 import json
+import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
-from strategies._internal.formats import (CHATTER_AFTER, CHATTER_BEFORE, FORMATS, THOUGHTS, Style,
-                                          Unrepresentable, render)
+from strategies._internal.formats import (CHATTER_AFTER, CHATTER_BEFORE, FORMATS, LAYOUTS, THOUGHTS, USUAL, Layout,
+                                          Style, Unrepresentable, layouts_for, render)
+from strategies._internal.formats.layouts import DIMENSIONS, draw_layout
 from strategies._internal.source import HypothesisSource, RandomSource, ReplaySource
 from strategies.errors import ToolfuzzError, UnknownName
 
 WEATHER = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
-EMAIL = {"name": "send_email", "arguments": {"to": "a@example.com", "from": "me", "body": "it's \"ok\"\n"}}
+EMAIL = {"name": "send_email", "arguments": {"to": "a@example.com", "from": "me", "body": "it's \"ok\"\nbye"}}
 
 SIMPLEST = {
     "json": '{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}',
@@ -30,11 +33,25 @@ SIMPLEST = {
     "mistral": '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}]',
     "llama3": '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris", "unit": "celsius"}}',
     "react": 'Thought: %s\nAction: get_weather\nAction Input: {"city": "Paris", "unit": "celsius"}' % THOUGHTS[0],
+    "llama_json": '{"type": "function", "name": "get_weather", "parameters": {"city": "Paris", "unit": "celsius"}}',
+    "anthropic": '[{"type": "tool_use", "id": "toolu_01%s", "name": "get_weather", "input": {"city": "Paris", '
+                 '"unit": "celsius"}}]',
+    "mcp": '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_weather", "arguments": '
+           '{"city": "Paris", "unit": "celsius"}}}',
+    "llama_function": '<function=get_weather>{"city": "Paris", "unit": "celsius"}</function>',
+    "qwen3_xml": "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=unit>\n"
+                 "celsius\n</parameter>\n</function>\n</tool_call>",
+    "harmony": '<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris", '
+               '"unit": "celsius"}<|call|>',
+    "deepseek": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n'
+                '{"city": "Paris", "unit": "celsius"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
 }
 
-#: How many closing brackets follow the last arguments inside one JSON payload piece.
+#: How many closing brackets follow the last call's content inside one JSON payload piece (one call,
+#: several calls); anthropic: (bare content list, in a message).
 CLOSERS = {"json": (1, 2), "fenced": (1, 2), "hermes": (1, 1), "mistral": (2, 2), "llama3": (1, 1),
-           "react": (0, 0), "openai": (4, 4)}
+           "react": (0, 0), "openai": (4, 4), "llama_json": (1, 2), "mcp": (2, 3), "anthropic": None,
+           "llama_function": (0, 0), "harmony": (0, 0), "deepseek": (0, 0)}
 FORBIDDEN_IN_PROSE = "{}[]()<>`=\ufeff"
 KEYWORDS = ("Action", "Thought", "tool_call", "TOOL_CALLS", "python_tag")
 
@@ -55,9 +72,13 @@ arguments = st.dictionaries(nasty_text, json_values, max_size=4)
 calls_lists = st.lists(st.builds(lambda n, a: {"name": n, "arguments": a}, names, arguments), min_size=1, max_size=3)
 
 
-def test_registry_holds_the_eight_formats():
-    assert set(FORMATS) == {"json", "openai", "fenced", "hermes", "pythonic", "mistral", "llama3", "react"}
-    assert [name for name, fmt in FORMATS.items() if not fmt.json_payload] == ["pythonic"]
+def test_registry_holds_the_fifteen_formats():
+    assert set(FORMATS) == {"json", "openai", "fenced", "hermes", "pythonic", "mistral", "llama3", "react",
+                            "llama_json", "anthropic", "mcp", "llama_function", "qwen3_xml", "harmony", "deepseek"}
+    assert {name for name, fmt in FORMATS.items() if not fmt.json_payload} == {"pythonic", "qwen3_xml"}
+    assert set(SIMPLEST) == set(FORMATS) and set(CLOSERS) | {"pythonic", "qwen3_xml"} == set(FORMATS)
+    for fmt in FORMATS.values():
+        assert fmt.layouts <= DIMENSIONS and fmt.fragments and fmt.fake_call, fmt.name
     assert FORMATS["hermes"].envelope == {"open": "<tool_call>", "close": "</tool_call>"}
 
 
@@ -69,6 +90,11 @@ def test_all_zero_choices_give_the_most_common_rendering(name):
         call_id = json.loads(rendered.text)["tool_calls"][0]["id"][len("call_"):]
         assert len(call_id) == 24 and call_id.isalnum()
         expected = expected % call_id
+    if name == "anthropic":
+        block_id = json.loads(rendered.text)[0]["id"][len("toolu_01"):]
+        assert len(block_id) == 22 and block_id.isalnum()
+        expected = expected % block_id
+    assert rendered.layout == USUAL
     assert rendered.text == expected
     assert rendered.calls == [WEATHER] and rendered.format == name and not rendered.chatter
 
@@ -79,26 +105,55 @@ def test_a_recording_replays_to_the_same_rendering(name):
         recorder = RandomSource(seed)
         first = render(name, [WEATHER, EMAIL], recorder, chatter=seed % 2 == 0)
         again = render(name, [WEATHER, EMAIL], ReplaySource(recorder.choices), chatter=seed % 2 == 0)
-        assert again.pieces == first.pieces
+        assert again.pieces == first.pieces and again.layout == first.layout
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_variation_is_drawn(name):
-    texts = {render(name, [WEATHER, EMAIL], RandomSource(seed), chatter=True).text for seed in range(40)}
-    assert len(texts) >= 3
+    """Prose goes before and after the envelope (react: before), and the envelope itself varies:
+    JSON formats write both spaced and compact JSON, pythonic both quote styles."""
+    fmt = FORMATS[name]
+    renderings = [render(name, [WEATHER, EMAIL], RandomSource(seed), chatter=True) for seed in range(60)]
+    if not fmt.prose_inside:
+        before = {r.pieces[0].role == "chatter" and r.pieces[0].text.strip() not in THOUGHTS for r in renderings}
+        after = {_without_trailing_newline(r.pieces)[-1].role == "chatter" for r in renderings}
+        assert before == ({True, False} if fmt.chatter_after else {True})  # before only: always there
+        assert after == ({True, False} if fmt.chatter_after else {False})
+    envelopes = {"".join(p.text for p in r.pieces if p.role != "chatter") for r in renderings}
+    assert len(envelopes) >= 2
+    payloads = "".join(p.text for r in renderings for p in r.pieces if p.role == "payload")
+    if fmt.json_payload:
+        assert '", "' in payloads and '","' in payloads, "spaced and compact JSON"
+    if name == "pythonic":
+        assert '="Paris"' in payloads and "='Paris'" in payloads, "both quote styles"
+    if "newline" in fmt.layouts:
+        assert any("\r\n" in r.text for r in renderings) and any("\r" not in r.text for r in renderings)
+
+
+def _without_trailing_newline(pieces: tuple) -> tuple:
+    return pieces[:-1] if pieces and pieces[-1].role == "envelope" and not pieces[-1].text.strip() else pieces
 
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_chatter_is_prose_from_the_bank_and_only_when_asked(name):
+    inside = FORMATS[name].prose_inside
     for seed in range(40):
         quiet = render(name, [WEATHER], RandomSource(seed), chatter=False)
-        assert quiet.pieces[0].role != "chatter" or name == "react"
-        assert quiet.pieces[-1].role != "chatter"
+        assert not any(p.role == "chatter" for p in quiet.pieces) or name == "react"
         chatty = render(name, [WEATHER], RandomSource(seed), chatter=True)
-        ends = [chatty.pieces[0], chatty.pieces[-1]]
-        assert any(p.role == "chatter" for p in ends)
+        pieces = _without_trailing_newline(chatty.pieces)
+        if name == "anthropic":  # prose is a text block of the message
+            document = json.loads(chatty.text)
+            blocks = document["content"] if isinstance(document, dict) else document
+            assert blocks[0]["type"] == "text" and blocks[0]["text"] in CHATTER_BEFORE + tuple(
+                f"{a} {b}" for a in CHATTER_BEFORE for b in CHATTER_BEFORE)
+            continue
+        if inside:  # harmony: an analysis-channel message
+            assert chatty.text.startswith("<|channel|>analysis<|message|>") and pieces[1].role == "chatter"
+        else:
+            assert any(p.role == "chatter" for p in (pieces[0], pieces[-1]))
         if name == "react":
-            assert chatty.pieces[-1].role != "chatter" and chatty.text.split("\n")[1].startswith("Thought: ")
+            assert pieces[-1].role != "chatter" and chatty.text.split("\n")[1].startswith("Thought: ")
         for piece in chatty.pieces:
             if piece.role == "chatter":
                 assert piece.text.strip() and not any(c in piece.text for c in FORBIDDEN_IN_PROSE)
@@ -111,22 +166,46 @@ def test_the_sentence_banks_are_safe_prose():
         assert not any(word in sentence for word in KEYWORDS), sentence
 
 
+BARE_ARGUMENTS = {"react", "llama_function", "harmony", "deepseek"}
+
+
 def _denoted_by_piece(name: str, document):
-    """The calls one JSON payload piece denotes, read with json.loads only."""
+    """The calls one JSON payload piece denotes, read with json.loads only (bare-arguments formats:
+    the arguments object)."""
+    if name in BARE_ARGUMENTS:
+        return document
     if name == "openai":
         return [{"name": c["function"]["name"], "arguments": json.loads(c["function"]["arguments"])}
                 for c in document["tool_calls"]]
-    if name == "llama3":
-        return [{"name": document["name"], "arguments": document["parameters"]}]
-    if name == "react":
-        return document
-    return document if isinstance(document, list) else [document]
+    items = document if isinstance(document, list) else [document]
+    if name == "anthropic":
+        blocks = document["content"] if isinstance(document, dict) else document
+        return [{"name": b["name"], "arguments": b["input"]} for b in blocks if b["type"] == "tool_use"]
+    if name == "mcp":
+        assert all(r["jsonrpc"] == "2.0" and r["method"] == "tools/call" for r in items)
+        return [r["params"] for r in items]
+    if name in ("llama3", "llama_json"):
+        assert name == "llama3" or all(c.pop("type") == "function" for c in items)
+        return [{"name": c["name"], "arguments": c["parameters"]} for c in items]
+    return items
 
 
-@settings(max_examples=150, deadline=None)
+def _closers(name: str, document, denoted: list) -> int:
+    if name == "anthropic":
+        return 3 if isinstance(document, dict) else 2
+    single, several = CLOSERS[name]
+    return single if len(denoted) == 1 or name in BARE_ARGUMENTS else several
+
+
+@settings(max_examples=200, deadline=None)
 @given(name=st.sampled_from(sorted(CLOSERS)), calls=calls_lists, seed=st.integers(0, 2**32), chatter=st.booleans())
 def test_json_pieces_are_documents_and_args_end_is_exact(name, calls, seed, chatter):
-    rendered = render(name, calls, RandomSource(seed), chatter=chatter)
+    """Every JSON payload piece is one document denoting its calls, and after ``args_end`` come only
+    whitespace, commas and the document's closing brackets (so any cut before it loses call content)."""
+    try:
+        rendered = render(name, calls, RandomSource(seed), chatter=chatter)
+    except Unrepresentable:
+        assume(False)
     assert rendered.text == "".join(p.text for p in rendered.pieces)
     rendered.text.encode("utf-8")  # lone surrogates are escaped, never raw
     seen = []
@@ -135,20 +214,18 @@ def test_json_pieces_are_documents_and_args_end_is_exact(name, calls, seed, chat
             continue
         assert piece.role == "payload"
         document = json.loads(piece.text)
-        denoted = _denoted_by_piece(name, document)
-        if name == "react":
+        denoted = _denoted_by_piece(name, json.loads(piece.text))
+        if name in BARE_ARGUMENTS:
             assert denoted == calls[piece.call_index]["arguments"]
             seen.append(calls[piece.call_index])
         else:
             if piece.call_index is not None:
-                assert denoted == [calls[piece.call_index]] or (name in ("mistral", "openai") and denoted == calls)
+                assert denoted == [calls[piece.call_index]] or (len(calls) == 1 and denoted == calls)
             seen += denoted
         tail = piece.text[piece.args_end:]
-        single, several = CLOSERS[name]
-        expected = single if len(denoted) == 1 or name == "react" else several
-        assert set(tail) <= set(" \n,}]")
-        assert sum(tail.count(c) for c in "}]") == expected
-        assert piece.text[:piece.args_end].endswith('"' if name == "openai" else "}")
+        assert set(tail) <= set(" \r\n,}]")
+        assert sum(tail.count(c) for c in "}]") == _closers(name, document, denoted)
+        assert piece.text[:piece.args_end][-1:] in ('"', "}", "]", "e", "l") or piece.text[:piece.args_end][-1].isdigit()
     assert seen == calls
 
 
@@ -222,13 +299,13 @@ def _trailing_commas(value) -> str:
     return json.dumps(value)
 
 
-@pytest.mark.parametrize("name", sorted(CLOSERS))
+@pytest.mark.parametrize("name", sorted(n for n in CLOSERS if n != "anthropic"))
 def test_style_dump_replaces_the_payload_serializer(name):
     rendered = render(name, [WEATHER, EMAIL], RandomSource(1), chatter=False, style=Style(dump=_trailing_commas))
     payloads = [p for p in rendered.pieces if p.json]
     assert payloads and all(",}" in p.text for p in payloads)
     for piece in payloads:
-        assert piece.text[:piece.args_end].endswith('"' if name == "openai" else "}")
+        assert piece.text[:piece.args_end][-1] in '"}'
         assert piece.text[piece.args_end:].strip(",}] \n") == ""
     if name == "openai":  # the arguments strings keep the normal dumper: not double-mangled
         inner = payloads[0].text.split('"arguments": ')[1].split(',}')[0]
@@ -245,12 +322,16 @@ def test_style_dump_is_ignored_by_pythonic():
 def test_zero_calls_render_the_empty_form(name):
     text = render(name, [], ReplaySource([]), chatter=False).text
     assert text in ("", "[]", "```json\n[]\n```", "[TOOL_CALLS][]", '{"tool_calls": []}')
+    assert all(form for form in FORMATS[name].empty_forms)
 
 
 @settings(max_examples=60, deadline=None)
 @given(data=st.data(), name=st.sampled_from(sorted(FORMATS)), calls=calls_lists)
 def test_renders_through_hypothesis_draws(data, name, calls):
-    rendered = render(name, calls, HypothesisSource(data.draw), chatter=data.draw(st.booleans()))
+    try:
+        rendered = render(name, calls, HypothesisSource(data.draw), chatter=data.draw(st.booleans()))
+    except Unrepresentable:
+        assume(False)
     assert rendered.calls == calls and rendered.text
 
 
@@ -258,4 +339,110 @@ def test_lone_surrogates_are_escaped_so_the_text_encodes():
     call = {"name": "f", "arguments": {"s": "a\ud800b", "é": "é"}}
     for seed in range(20):
         for name in FORMATS:
-            render(name, [call], RandomSource(seed), chatter=True).text.encode("utf-8")
+            if not FORMATS[name].raw_strings:  # raw text cannot escape; qwen3_xml writes it raw
+                render(name, [call], RandomSource(seed), chatter=True).text.encode("utf-8")
+
+
+# --------------------------------------------------------------------------- layouts
+
+
+def test_the_all_zero_layout_is_the_usual_one_and_every_dimension_varies():
+    assert draw_layout(ReplaySource([]), DIMENSIONS) == USUAL == Layout()
+    drawn = [draw_layout(RandomSource(seed), DIMENSIONS) for seed in range(400)]
+    assert sum(layout == USUAL for layout in drawn) > 100  # the commonest layout stays the commonest
+    for field, values in (("separators", 3), ("indent", 4), ("ascii", 2), ("arguments_first", 2), ("gap", 6),
+                          ("newline", 2), ("trailing_newline", 2), ("fence_tag", 3)):
+        assert len({getattr(layout, field) for layout in drawn}) == values, field
+    assert draw_layout(ReplaySource([1] + [0] * 20), frozenset()) == Layout()  # no dimension, nothing drawn
+
+
+LAYOUT_CALLS = [{"name": "get_weather", "arguments": {"city": "Zürich", "unit": "celsius"}}, EMAIL]
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_every_named_layout_of_a_format_changes_its_text_and_keeps_its_calls(name):
+    usual = render(name, LAYOUT_CALLS, RandomSource(3), chatter=False, layout="usual")
+    texts = {"usual": usual.text}
+    for layout in layouts_for(name):
+        rendered = render(name, LAYOUT_CALLS, RandomSource(3), chatter=False, layout=layout)
+        assert rendered.calls == LAYOUT_CALLS and rendered.layout == LAYOUTS[layout].layout
+        texts[layout] = rendered.text
+        if layout != "usual":
+            assert rendered.text != usual.text, layout
+        if layout == "crlf":  # raw string values keep their own line breaks
+            assert "\r\n" in rendered.text
+            assert "\n" not in rendered.text.replace("\r\n", "") or FORMATS[name].raw_strings
+        if layout == "trailing_newline":
+            assert rendered.text == usual.text + "\n"
+    assert len(set(texts.values())) == len(texts)  # every layout is its own text
+    with pytest.raises(UnknownName, match="did you mean"):
+        render(name, [WEATHER], RandomSource(0), chatter=False, layout="compcat")
+
+
+def test_layout_labels_say_what_differs():
+    assert USUAL.label() == "usual"
+    assert LAYOUTS["crlf"].layout.label() == "indent 2, CRLF"
+    assert Layout(separators=(",", ":"), arguments_first=True, fence_tag="JSON").label() == \
+        "compact JSON, arguments first, ```JSON"
+    for named in LAYOUTS.values():
+        assert named.description and (named.name == "usual") == (named.layout == USUAL)
+
+
+@pytest.mark.parametrize("name", ["json", "hermes", "openai", "anthropic", "mcp", "llama_json"])
+def test_arguments_first_puts_the_arguments_before_the_name(name):
+    text = render(name, [WEATHER], ReplaySource([]), chatter=False, layout="arguments_first").text
+    key = {"anthropic": '"input"', "llama_json": '"parameters"'}.get(name, '"arguments"')
+    assert text.index(key) < text.index('"name"')
+
+
+# --------------------------------------------------------------------------- the special-token formats, read
+# with regular expressions and json.loads only
+
+_QWEN = re.compile(r"<tool_call>(?:\r?\n)<function=([^>\n]+)>(?:\r?\n)((?:<parameter=[^>\n]+>.*?</parameter>(?:\r?\n))*)"
+                   r"</function>(?:\r?\n)</tool_call>", re.S)
+_QWEN_PARAMETER = re.compile(r"<parameter=([^>\n]+)>(?:\r?\n)?(.*?)(?:\r?\n)?</parameter>", re.S)
+
+
+def _read_qwen(text: str) -> list:
+    calls = []
+    for name, body in _QWEN.findall(text):
+        arguments = {}
+        for key, raw in _QWEN_PARAMETER.findall(body):
+            try:
+                arguments[key] = json.loads(raw)
+            except ValueError:
+                arguments[key] = raw
+        calls.append({"name": name, "arguments": arguments})
+    return calls
+
+
+_SPECIAL = {
+    "llama_function": re.compile(r"<function=([^>]+)>\s*(\{.*?\})\s*</function>", re.S),
+    "harmony": re.compile(r"<\|channel\|>commentary to=functions\.([^ <]+)(?: <\|constrain\|>json| json)?"
+                          r"<\|message\|>(\{.*?\})(?=<\|call\|>|<\|start\|>|$)", re.S),
+    "deepseek": re.compile(r"<｜tool▁call▁begin｜>function<｜tool▁sep｜>([^\r\n]+)\r?\n```(?:json|JSON|Json)\r?\n(.*?)\r?\n"
+                           r"```<｜tool▁call▁end｜>", re.S),
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.sampled_from(["qwen3_xml", *_SPECIAL]), calls=calls_lists, seed=st.integers(0, 2**32),
+       chatter=st.booleans())
+def test_special_token_formats_read_back_exactly(name, calls, seed, chatter):
+    try:
+        rendered = render(name, calls, RandomSource(seed), chatter=chatter)
+    except Unrepresentable:
+        assume(False)
+    if name == "qwen3_xml":
+        assert _read_qwen(rendered.text) == calls
+    else:
+        assert [{"name": n, "arguments": json.loads(a)} for n, a in _SPECIAL[name].findall(rendered.text)] == calls
+
+
+def test_qwen3_refuses_strings_it_cannot_write_unambiguously():
+    for value in ("5", "true", "null", '"quoted"', "[1]", " padded", "ends\n", "</parameter>", "a\rb", "\ud800"):
+        with pytest.raises(Unrepresentable):
+            render("qwen3_xml", [{"name": "f", "arguments": {"s": value}}], ReplaySource([]), chatter=False)
+    text = render("qwen3_xml", [{"name": "f", "arguments": {"s": "it's 5 o'clock", "n": 5, "b": True, "o": {"a": [1]}}}],
+                  ReplaySource([]), chatter=False).text
+    assert "\nit's 5 o'clock\n" in text and "\n5\n" in text and "\ntrue\n" in text and '\n{"a": [1]}\n' in text

@@ -19,11 +19,11 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.validators import validator_for
 
-from strategies._internal import mutations_semantic as sem
+from strategies._internal.operators import constraint_violation, injection_payload, words
 from strategies._internal.formats import FORMATS, render
 from strategies._internal.mutations import OPERATORS, MutationContext, NotApplicable
 from strategies._internal.schemainfo import ITEMS, locate, resolve, schema_info, violates_type
@@ -32,7 +32,7 @@ from strategies._internal.tools import Registry, Tool
 
 SEMANTIC = ("unknown_function", "invalid_argument_type", "missing_argument", "unexpected_argument",
             "constraint_violation", "duplicate_call", "injection_payload")
-SEM_OPS = sorted(name for name, op in OPERATORS.items() if op.function.__module__ == sem.__name__)
+SEM_OPS = sorted(name for name, op in OPERATORS.items() if op.anomaly_class in SEMANTIC)
 CONSTRAINT_VALIDATORS = {"enum", "const", "pattern", "format", "minimum", "maximum", "exclusiveMinimum",
                          "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "minItems", "maxItems",
                          "uniqueItems"}
@@ -181,7 +181,7 @@ def check_truth(op_name: str, registry, truth: list, original=None, fmt: str = "
         for call in truth:
             assert not errors_of(registry, call), "an injection sample stays otherwise valid"
         names = [t.name for t in registry]
-        payloads = [p for kind in (*sem.PAYLOADS, "fake_call") for p in sem.payload_texts(kind, names, fmt)]
+        payloads = [p for kind in (*injection_payload.PAYLOADS, "fake_call") for p in injection_payload.payload_texts(kind, names, fmt)]
         strings = [v for c in truth for _, v in _leaves(c["arguments"]) if isinstance(v, str)]
         assert any(p in s for p in payloads for s in strings)
         if original is not None:
@@ -263,19 +263,19 @@ def test_every_operator_renders_in_every_format(fmt):
                 assert m.text.strip()
 
 
+LOCAL_APPLICABLE = [(op_name, case, fmt) for op_name in SEM_OPS for case in LOCAL_CASES for fmt in sorted(FORMATS)
+                    if OPERATORS[op_name].applies(LOCAL_REGISTRY[case[0]], fmt)]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), seed=st.integers(0, 2**32 - 1))
 def test_property_any_operator_any_local_call(data, seed):
-    op_name = data.draw(st.sampled_from(SEM_OPS))
-    case = data.draw(st.sampled_from(LOCAL_CASES))
-    fmt = data.draw(st.sampled_from(sorted(FORMATS)))
+    op_name, case, fmt = data.draw(st.sampled_from(LOCAL_APPLICABLE))
     tool = LOCAL_REGISTRY[case[0]]
     calls = [{"name": tool.name, "arguments": LOCAL[tool.name][1][case[1]]}]
-    if not OPERATORS[op_name].applies(tool, fmt):
-        return
     m = mutate(op_name, LOCAL_REGISTRY, tool, calls, fmt, seed)
-    if m is not None:
-        check_truth(op_name, LOCAL_REGISTRY, m.calls, calls, fmt)
+    assume(m is not None)  # an operator that never applies fails the filter health check
+    check_truth(op_name, LOCAL_REGISTRY, m.calls, calls, fmt)
 
 
 def test_operators_replay_from_their_choices():
@@ -340,27 +340,27 @@ def test_unknown_names_avoid_the_registry_and_unrepresentable_names():
 
 
 def test_name_derivations_are_generic():
-    assert sem.hallucinated_names("get_weather")[0] == "fetch_weather"
-    assert "get_forecast" in sem.hallucinated_names("get_weather")
-    assert {"book_flights", "cancel_flight"} <= set(sem.hallucinated_names("search_flights"))
-    assert "fetchStockPrice" in sem.hallucinated_names("getStockPrice")
-    assert "compute" in sem.hallucinated_names("calculate")
-    assert "get_widget" in sem.hallucinated_names("widget")
+    assert words.hallucinated_names("get_weather")[0] == "fetch_weather"
+    assert "get_forecast" in words.hallucinated_names("get_weather")
+    assert {"book_flights", "cancel_flight"} <= set(words.hallucinated_names("search_flights"))
+    assert "fetchStockPrice" in words.hallucinated_names("getStockPrice")
+    assert "compute" in words.hallucinated_names("calculate")
+    assert "get_widget" in words.hallucinated_names("widget")
     for name in ("get_weather", "x", "ListAllThings", "do-it"):
-        assert name not in sem.hallucinated_names(name)
-        assert name not in sem.typo_names(name)
-        assert name not in sem.case_changed_names(name)
-    assert "location" in sem.synonyms("city") and "to" in sem.synonyms("recipients")
-    assert "departure_day" in sem.synonyms("departure_date")
-    assert sem.synonyms("zzq") == ["zzq_value", "zzq_name"]
-    assert sem.number_words(21) == "twenty-one" and sem.number_words(-3) == "minus three"
-    assert sem.number_words(1002) == "one thousand two"
+        assert name not in words.hallucinated_names(name)
+        assert name not in words.typo_names(name)
+        assert name not in words.case_changed_names(name)
+    assert "location" in words.synonyms("city") and "to" in words.synonyms("recipients")
+    assert "departure_day" in words.synonyms("departure_date")
+    assert words.synonyms("zzq") == ["zzq_value", "zzq_name"]
+    assert words.number_words(21) == "twenty-one" and words.number_words(-3) == "minus three"
+    assert words.number_words(1002) == "one thousand two"
 
 
 @given(st.floats(-1e6, 1e6, allow_nan=False), st.sampled_from([0.5, 0.01, 2, 3, 0.25]))
 def test_is_multiple_agrees_with_jsonschema(value, step):
     valid = Draft202012Validator({"multipleOf": step}).is_valid(value)
-    assert sem.is_multiple(value, step) == valid
+    assert constraint_violation.is_multiple(value, step) == valid
 
 
 # --------------------------------------------------------------------------- schemainfo
@@ -445,21 +445,15 @@ def test_type_violations_respect_type_lists():
 
 
 def _builtin():
-    try:
-        from strategies._internal.tools import builtin_registry
-        from strategies._internal import schema  # noqa: F401  (build_sample needs the compiler)
-    except ImportError:
-        pytest.skip("built-in registry or schema compiler not present yet")
+    from strategies._internal.tools import builtin_registry
+
     return builtin_registry()
 
 
 def _tools_50():
-    path = Path(__file__).resolve().parents[1] / "data" / "tools_50.json"
-    if not path.exists():
-        pytest.skip("tests/data/tools_50.json not present")
     from strategies._internal.tools import load_registry
 
-    return load_registry(path)
+    return load_registry(Path(__file__).resolve().parents[1] / "data" / "tools_50.json")
 
 
 def _build(registry, tool, fmt, op_name, seed):
@@ -520,8 +514,7 @@ def test_property_build_sample_truth(data, seed):
     registry = _builtin()
     op_name, tool_name, fmt = data.draw(st.sampled_from(_applicable(registry)))
     sample = _build(registry, registry[tool_name], fmt, op_name, seed)
-    if sample is None:
-        return
+    assume(sample is not None)
     assert sample.anomaly_class == OPERATORS[op_name].anomaly_class
     check_truth(op_name, registry, sample.calls, None, fmt)
     assert replay_recipe(sample.recipe, registry) == sample
@@ -539,8 +532,7 @@ def test_shrunk_choices_build_the_same_class_or_unbuildable(data, seed):
     op_name, tool_name, fmt = data.draw(st.sampled_from(_applicable(registry)))
     tool = registry[tool_name]
     sample = _build(registry, tool, fmt, op_name, seed)
-    if sample is None:
-        return
+    assume(sample is not None)
     choices = list(sample.recipe.choices)
     cut = data.draw(st.integers(0, len(choices)))
     edits = data.draw(st.lists(st.tuples(st.integers(0, max(0, len(choices) - 1)), st.integers(0, 3)), max_size=4))

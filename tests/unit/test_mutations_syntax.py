@@ -23,13 +23,12 @@ import copy
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fuzzer.targets.reference import parse as reference_parse
 from strategies._internal import jsontext
-from strategies._internal import mutations_syntax as syn
 from strategies._internal.build import Unbuildable, build_sample, draw_calls, replay_recipe
-from strategies._internal.formats import FORMATS, render
+from strategies._internal.formats import FORMATS, Unrepresentable, render
 from strategies._internal.mutations import OPERATORS, MutationContext, NotApplicable
 from strategies._internal.sample import Recipe
 from strategies._internal.source import RandomSource
@@ -37,17 +36,23 @@ from strategies._internal.tools import Registry, Tool, builtin_registry
 
 REGISTRY = builtin_registry()
 TOOLS = list(REGISTRY)
-SYN_OPS = sorted(name for name, op in OPERATORS.items() if op.function.__module__ == syn.__name__)
-CLASSES = ("malformed_json", "truncated_output", "envelope_error", "encoding_error", "oversized_input")
+CLASSES = ("malformed_json", "truncated_output", "envelope_error", "encoding_error", "oversized_input",
+           "degenerate_output", "stacked_anomalies")
+SYN_OPS = sorted(name for name, op in OPERATORS.items() if op.anomaly_class in CLASSES)
 
-AS_WRITTEN = {"raw_control_char", "lone_surrogate", "huge_string"}
-NONE_TRUTH = {"nan_value", "invalid_escape", "deep_nesting", "number_out_of_range"} | {
-    name for name in SYN_OPS if OPERATORS[name].anomaly_class == "truncated_output"}
-FAITHFUL = set(SYN_OPS) - AS_WRITTEN - NONE_TRUTH
+#: The truth rules, as each operator declares them (Operator.truth).
+FAITHFUL = {name for name in SYN_OPS if OPERATORS[name].truth == "faithful"}
+NONE_TRUTH = {name for name in SYN_OPS if OPERATORS[name].truth == "none"}
+NO_CALL = {name for name in SYN_OPS if OPERATORS[name].truth == "no_call"}
+COMPOSED = {name for name in SYN_OPS if OPERATORS[name].truth == "composed"}
+AS_WRITTEN = {name for name in SYN_OPS if OPERATORS[name].truth == "as_written"}
+#: As-written operators that insert text into one string value (the others rewrite the envelope).
+INSERTING = {"raw_control_char", "lone_surrogate", "huge_string"}
 
 PAIRS = [(name, fmt) for name in SYN_OPS for fmt in FORMATS
          if any(OPERATORS[name].applies(tool, fmt) for tool in TOOLS)]
-SEEDS = range(4)
+#: The formats every operator was first written for get more draws than the later ones.
+FIRST_FORMATS = {"json", "openai", "fenced", "hermes", "pythonic", "mistral", "llama3", "react"}
 
 
 def strict(text: str):
@@ -78,7 +83,7 @@ def mutate(name: str, tool: Tool, fmt: str, seed: int, *, multi=None, registry=R
                           render=render_in_format)
     try:
         mutation = OPERATORS[name](source, ctx)
-    except NotApplicable:
+    except (NotApplicable, Unrepresentable):  # what build_sample skips too
         return None
     assert calls == original, "an operator must not modify the context's calls"
     return original, mutation, renderings
@@ -120,6 +125,14 @@ def cut_point_ok(text: str, rendered) -> bool:
 # --------------------------------------------------------------------------- the registry itself
 
 
+def test_every_operator_declares_a_known_truth_rule_and_the_sets_cover_them():
+    assert FAITHFUL | NONE_TRUTH | NO_CALL | COMPOSED | AS_WRITTEN == set(SYN_OPS)
+    assert INSERTING <= AS_WRITTEN and "arguments_missing" in AS_WRITTEN
+    assert all(OPERATORS[n].anomaly_class == "truncated_output" for n in NONE_TRUTH if "truncate" in n)
+    assert {n for n in SYN_OPS if OPERATORS[n].anomaly_class == "degenerate_output"} == NO_CALL
+    assert {n for n in SYN_OPS if OPERATORS[n].anomaly_class == "stacked_anomalies"} == COMPOSED
+
+
 def test_at_least_26_operators_and_3_per_class():
     assert len(SYN_OPS) >= 26
     for cls in CLASSES:
@@ -137,10 +150,13 @@ def test_every_operator_has_a_description_and_declared_formats_exist():
 def test_envelope_operators_declare_their_formats_precisely():
     for name in SYN_OPS:
         if OPERATORS[name].anomaly_class == "envelope_error":
-            assert OPERATORS[name].formats is not None and len(OPERATORS[name].formats) < len(FORMATS), name
-    assert OPERATORS["unclosed_tag"].formats == {"hermes"}
+            assert len(OPERATORS[name].formats) < len(FORMATS), name
+    assert OPERATORS["unclosed_tag"].formats == {"hermes", "qwen3_xml", "llama_function", "deepseek"}
+    assert OPERATORS["fence_language"].formats == {"fenced", "deepseek"}
     assert OPERATORS["mistral_tag_error"].formats == {"mistral"}
+    assert OPERATORS["arguments_key_renamed"].formats == {name for name, f in FORMATS.items() if f.call_object}
     assert "pythonic" not in OPERATORS["trailing_comma"].formats
+    assert "qwen3_xml" not in OPERATORS["raw_control_char"].formats  # raw text: escapes mean something else
 
 
 # --------------------------------------------------------------------------- every operator, every format
@@ -150,13 +166,18 @@ def test_envelope_operators_declare_their_formats_precisely():
 def test_operator_truth_against_the_reference_parser(name, fmt):
     op = OPERATORS[name]
     produced = rejected = 0
-    for tool in TOOLS:
+    per_tool = 4 if fmt in FIRST_FORMATS else 2  # samples per tool; operators that need a value the
+    for tool in TOOLS:                           # calls may lack (a literal, a number) try more seeds
         if not op.applies(tool, fmt):
             continue
-        for seed in SEEDS:
+        made = 0
+        for seed in range(12):
+            if made >= per_tool:
+                break
             result = mutate(name, tool, fmt, seed, multi=seed == 3 or None)
             if result is None:
                 continue
+            made += 1
             calls, mutation, renderings = result
             produced += 1
             assert mutation.description
@@ -174,15 +195,22 @@ def test_operator_truth_against_the_reference_parser(name, fmt):
                 assert got is None or got == [], mutation.text[:300]
                 if op.anomaly_class == "truncated_output":
                     assert any(cut_point_ok(mutation.text, r) for _, _, r in renderings), mutation.text[-80:]
+            elif name in NO_CALL:
+                assert mutation.calls == []
+                assert got is None or got == [], (mutation.text[:300], got)
+            elif name in COMPOSED:  # the last part decides: none, the calls as written, or faithful
+                assert got is None or got == [] if mutation.calls is None else got is None or got == mutation.calls, \
+                    (mutation.text[:300], got, mutation.calls)
             else:
-                old, new = single_insertion(calls, mutation.calls)
+                if name in INSERTING:
+                    single_insertion(calls, mutation.calls)
                 assert got is None or got == mutation.calls, (mutation.text[:300], got)
     assert produced, f"{name} never applied in {fmt}"
-    if name not in AS_WRITTEN:
+    if name not in INSERTING:
         assert rejected, f"{name} in {fmt}: the reference parser accepted every mutation (not a real anomaly)"
 
 
-@pytest.mark.parametrize("name", sorted(AS_WRITTEN))
+@pytest.mark.parametrize("name", sorted(INSERTING))
 def test_as_written_truth_holds_exactly_the_inserted_text(name):
     checked = 0
     for tool in TOOLS:
@@ -225,7 +253,7 @@ def hand(name: str, fmt: str, seed: int, calls=HAND_CALLS):
     source = RandomSource(seed)
     ctx = MutationContext(registry=HAND_REGISTRY, tool=HAND, format=fmt, calls=copy.deepcopy(calls),
                           chatter=False, render=lambda c, style=None: render(fmt, c, source, chatter=False,
-                                                                               style=style))
+                                                                               style=style, layout="usual"))
     return OPERATORS[name](source, ctx)
 
 
@@ -298,10 +326,18 @@ def test_a_string_argument_that_looks_like_json_is_never_edited_as_a_document():
 
 
 def test_smart_quotes_replace_every_structural_quote():
-    m = hand("smart_quotes", "hermes", 1)
-    payload = m.text.split("\n")[1]
-    assert '"' not in payload.replace('\\"', "")
-    assert "“" in payload or "„" in payload or "«" in payload
+    kinds = set()
+    for seed in range(12):
+        m = hand("smart_quotes", "hermes", seed)
+        payload = m.text.split("\n")[1]
+        assert "“" in payload or "„" in payload or "«" in payload
+        if "strings quoted" in m.description:  # every string, keys and values
+            assert '"' not in payload.replace('\\"', "")
+            kinds.add("strings")
+        else:
+            assert all(f'"{key}"' not in payload for key in ("name", "arguments", "count", "tags"))
+            kinds.add("keys")
+    assert kinds == {"strings", "keys"}
 
 
 def test_missing_closing_brace_drops_only_closers_after_the_arguments():
@@ -370,31 +406,34 @@ def test_oversized_sizes_are_in_range_and_cheap():
 # --------------------------------------------------------------------------- end to end through build_sample
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(PAIRS), st.sampled_from(TOOLS), st.integers(0, 2**32))
-def test_build_sample_gives_the_class_and_replays_identically(pair, tool, seed):
-    name, fmt = pair
-    if not OPERATORS[name].applies(tool, fmt):
-        return
+TRIPLES = [(name, fmt, tool) for name, fmt in PAIRS for tool in TOOLS if OPERATORS[name].applies(tool, fmt)]
+
+
+def _built(name, fmt, tool, seed):
     try:
-        sample = build_sample(RandomSource(seed), registry=REGISTRY, tool=tool, format=fmt, operator=name)
+        return build_sample(RandomSource(seed), registry=REGISTRY, tool=tool, format=fmt, operator=name)
     except Unbuildable:
-        return
+        return None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(TRIPLES), st.integers(0, 2**32))
+def test_build_sample_gives_the_class_and_replays_identically(triple, seed):
+    name, fmt, tool = triple
+    sample = _built(name, fmt, tool, seed)
+    assume(sample is not None)  # an operator that never applies fails the filter health check
     assert sample.anomaly_class == OPERATORS[name].anomaly_class and sample.operator == name
-    assert (sample.calls is None) == (name in NONE_TRUTH)
+    assert (sample.calls is None) == (name in NONE_TRUTH) or name in COMPOSED
+    assert (sample.calls == []) == (name in NO_CALL) or name in COMPOSED
     assert replay_recipe(sample.recipe, REGISTRY) == sample
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sampled_from(PAIRS), st.sampled_from(TOOLS), st.integers(0, 2**32), st.data())
-def test_shrunk_choice_sequences_build_the_same_class_or_nothing(pair, tool, seed, data):
-    name, fmt = pair
-    if not OPERATORS[name].applies(tool, fmt):
-        return
-    try:
-        sample = build_sample(RandomSource(seed), registry=REGISTRY, tool=tool, format=fmt, operator=name)
-    except Unbuildable:
-        return
+@given(st.sampled_from(TRIPLES), st.integers(0, 2**32), st.data())
+def test_shrunk_choice_sequences_build_the_same_class_or_nothing(triple, seed, data):
+    name, fmt, tool = triple
+    sample = _built(name, fmt, tool, seed)
+    assume(sample is not None)
     choices = sample.recipe.choices
     how = data.draw(st.sampled_from(["zero", "prefix", "halve"]))
     if how == "zero":
@@ -409,10 +448,17 @@ def test_shrunk_choice_sequences_build_the_same_class_or_nothing(pair, tool, see
     except Unbuildable:
         return
     assert again.anomaly_class == sample.anomaly_class and again.operator == name
-    assert (again.calls is None) == (name in NONE_TRUTH)
+    assert (again.calls is None) == (name in NONE_TRUTH) or name in COMPOSED
+
+
+#: Operators that need a value the simplest call lacks (every optional argument absent), or an
+#: argument of a kind the simplest calls have none of.
+NEEDS_OPTIONAL_VALUES = {"python_literals", "truncate_in_number", "truncate_in_literal"}
 
 
 def test_all_zero_choices_build_every_operator_in_every_format():
+    """The all-zero choice sequence (where shrinking ends) builds a sample of the operator's class."""
+    built = set()
     for name, fmt in PAIRS:
         for tool in TOOLS:
             if not OPERATORS[name].applies(tool, fmt):
@@ -423,6 +469,8 @@ def test_all_zero_choices_build_every_operator_in_every_format():
             except Unbuildable:
                 continue
             assert sample.anomaly_class == OPERATORS[name].anomaly_class
+            built.add(name)
+    assert set(SYN_OPS) - NEEDS_OPTIONAL_VALUES <= built
 
 
 # --------------------------------------------------------------------------- jsontext

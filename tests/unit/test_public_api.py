@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import subprocess
 import sys
+
+import pytest
 
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -16,11 +20,38 @@ from fuzzer.targets.reference import parse
 REGISTRY = tf.builtin_registry()
 
 
-def test_all_names_resolve_and_importing_errors_does_not_import_hypothesis():
-    for name in tf.__all__:
-        assert getattr(tf, name) is not None, name
-    code = "import sys, strategies.errors; assert 'hypothesis' not in sys.modules"
+def test_all_is_the_export_table_and_each_name_is_the_object_its_module_defines():
+    from strategies import _EXPORTS
+
+    assert tf.__all__ == sorted(_EXPORTS)
+    for name, module in _EXPORTS.items():
+        obj = getattr(tf, name)
+        assert obj is getattr(importlib.import_module(module), name), name
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert (obj.__doc__ or "").strip(), f"{name} has no docstring"
+    # nothing public is left out of __all__ (submodules and typing helpers aside)
+    stray = [n for n in dir(tf) if not n.startswith("_") and n not in tf.__all__
+             and not inspect.ismodule(getattr(tf, n)) and n not in ("Any", "annotations")]
+    assert stray == []
+    with pytest.raises(AttributeError):
+        tf.no_such_name
+
+
+def test_importing_errors_and_the_kernels_does_not_import_hypothesis():
+    code = ("import sys, strategies.errors, strategies.registry, strategies.json_values, strategies.json_schemas; "
+            "assert 'hypothesis' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_every_registered_name_is_documented():
+    for name, fmt in tf.FORMATS.items():
+        assert fmt.description.strip() and fmt.description != name, name
+    for name, op in tf.OPERATORS.items():
+        doc = (op.function.__doc__ or "").strip()
+        assert doc and op.description == doc.splitlines()[0] and op.description != name, name
+        assert op.description.rstrip().endswith((".", ")", "`")), f"{name}: the first line is not a sentence"
+    for name, cls in tf.ANOMALY_CLASSES.items():
+        assert cls.description.strip() and tf.operators_of(name), name
 
 
 def test_operator_registry_covers_every_class():
@@ -101,3 +132,104 @@ def test_bad_tools_file_is_one_line_exit_2(tmp_path):
     error_lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(error_lines) == 1 and str(bad) in error_lines[0] and "/properties/unit/type" in error_lines[0]
     assert "Traceback" not in result.output
+
+
+# --------------------------------------------------------------------------- the public strategies
+
+
+def test_every_public_strategy_is_registered_exported_and_lazy():
+    from strategies._internal.public import STRATEGIES
+
+    assert set(STRATEGIES) == {"arguments", "tool_calls", "model_outputs"} and set(STRATEGIES) <= set(tf.__all__)
+    for name in STRATEGIES:
+        assert getattr(tf, name) is STRATEGIES[name] and getattr(tf, name).__doc__
+    # nothing is checked at construction: a typo surfaces when the strategy is first used
+    lazy = tf.model_outputs(REGISTRY, "get_wether", formats=["hermse"])
+    with pytest.raises(tf.UnknownName, match="get_weather"):
+        lazy.validate()
+
+
+@pytest.mark.parametrize("build, expected", [
+    (lambda: tf.model_outputs(REGISTRY, "get_weather"), "model_outputs(registry=builtin_registry(), tool='get_weather')"),
+    (lambda: tf.model_outputs(REGISTRY, "get_weather", formats=["hermes"], prose=False, layouts=["crlf"]),
+     "model_outputs(registry=builtin_registry(), tool='get_weather', formats=['hermes'], prose=False, "
+     "layouts=['crlf'])"),
+    (lambda: tf.tool_calls(REGISTRY, "book_hotel", multi=None),
+     "tool_calls(registry=builtin_registry(), tool='book_hotel', multi=None)"),
+    (lambda: tf.arguments(tf.load_registry("tests/data/tools_50.json"), "get_current_time"),
+     "arguments(registry=load_registry('tests/data/tools_50.json'), tool='get_current_time')"),
+])
+def test_the_repr_reads_like_the_call(build, expected):
+    assert repr(build()) == expected
+
+
+INVALID = [
+    ("prose='yes'", lambda: tf.model_outputs(REGISTRY, "get_weather", prose="yes"), tf.InvalidArgument, "prose"),
+    ("several=1", lambda: tf.model_outputs(REGISTRY, "get_weather", several=1), tf.InvalidArgument, "several"),
+    ("valid=None", lambda: tf.model_outputs(REGISTRY, "get_weather", valid=None), tf.InvalidArgument, "valid"),
+    ("formats=3", lambda: tf.model_outputs(REGISTRY, "get_weather", formats=3), tf.InvalidArgument, "formats"),
+    ("formats=[1]", lambda: tf.model_outputs(REGISTRY, "get_weather", formats=[1]), tf.InvalidArgument, "formats"),
+    ("formats=['hermse']", lambda: tf.model_outputs(REGISTRY, "get_weather", formats=["hermse"]), tf.UnknownName,
+     "hermes"),
+    ("anomalies=['truncated']", lambda: tf.model_outputs(REGISTRY, "get_weather", anomalies=["truncated"]),
+     tf.UnknownName, "truncated_output"),
+    ("layouts=['crfl']", lambda: tf.model_outputs(REGISTRY, "get_weather", layouts=["crfl"]), tf.UnknownName, "crlf"),
+    ("layouts=[]", lambda: tf.model_outputs(REGISTRY, "get_weather", layouts=[]), tf.InvalidArgument, "layouts"),
+    ("registry=dict", lambda: tf.model_outputs({}, "get_weather"), tf.InvalidArgument, "registry"),
+    ("tool=3", lambda: tf.tool_calls(REGISTRY, 3), tf.InvalidArgument, "tool"),
+    ("multi='no'", lambda: tf.tool_calls(REGISTRY, "get_weather", multi="no"), tf.InvalidArgument, "multi"),
+    ("nothing applies", lambda: tf.model_outputs(REGISTRY, "calculate", formats=["json"], anomalies=["enum_value_outside"],
+                                                 valid=False), tf.InvalidArgument, "none of the selected"),
+]
+
+
+@pytest.mark.parametrize("call, build, error, words", INVALID, ids=[row[0] for row in INVALID])
+def test_invalid_arguments_name_the_argument_when_first_used(call, build, error, words):
+    strategy = build()  # lazy: no error yet
+    with pytest.raises(error, match=words):
+        strategy.validate()
+    assert issubclass(tf.InvalidArgument, TypeError) and issubclass(tf.InvalidArgument, tf.ToolfuzzError)
+
+
+def test_arguments_after_the_tool_are_keyword_only():
+    with pytest.raises(TypeError):
+        tf.model_outputs(REGISTRY, "get_weather", ["hermes"])
+    with pytest.raises(TypeError):
+        tf.tool_calls(REGISTRY, "get_weather", True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(tf.model_outputs(REGISTRY, "send_email", anomalies=[], prose=False, several=False,
+                        layouts=["compact", "crlf"]))
+def test_prose_several_and_layouts_are_honoured(sample):
+    from strategies._internal.formats import CHATTER_AFTER, CHATTER_BEFORE
+
+    assert len(sample.calls) == 1 and sample.layout in ("compact JSON", "indent 2, CRLF")
+    assert not any(sentence in sample.text for sentence in CHATTER_BEFORE + CHATTER_AFTER)
+    assert parse(sample.text) == sample.calls
+
+
+@settings(max_examples=40, deadline=None)
+@given(tf.model_outputs(REGISTRY, "get_weather", formats=["hermes"], anomalies=[], prose=True, several=True))
+def test_prose_and_several_calls_can_be_forced_on(sample):
+    assert len(sample.calls) >= 2
+    assert not sample.text.startswith("<tool_call>") or not sample.text.endswith("</tool_call>")  # prose is there
+    assert parse(sample.text) == sample.calls
+
+
+def test_the_readme_example_runs_against_the_bundled_reference_parser():
+    """The README's section, as written, with the reference parser standing in for the user's."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Use the strategies in your own tests", 1)[1].split("\n## ", 1)[0]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert "from mypkg.parsing import parse" in code
+    namespace: dict = {}
+    exec(compile(code.replace("from mypkg.parsing import parse", "from fuzzer.targets.reference import parse"),
+                 "README.md", "exec"), namespace)
+    tests = [value for name, value in namespace.items() if name.startswith("test_")]
+    assert len(tests) >= 3
+    for test in tests:
+        settings(max_examples=25, deadline=None)(test)()

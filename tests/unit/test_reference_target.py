@@ -4,13 +4,13 @@ and the naive blog-post parser (its real, documented weaknesses)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
+from benchmarks.reference import BIG_VALUE, HOSTILE_INPUTS, PROSE, _nesting, large_valid_outputs
 from fuzzer.targets import naive, reference
-from strategies._internal.formats import FORMATS, render, supports_name
+from strategies._internal.formats import FORMATS, Unrepresentable, layouts_for, render, supports_name
 from strategies._internal.source import RandomSource
 from strategies._internal.tools import Registry, Tool
 
@@ -34,11 +34,34 @@ def same_json(a, b) -> bool:
 # round trips
 
 
-@settings(max_examples=200, deadline=None)
+def _render(name, calls, source, **kwargs):
+    """A rendering, or a rejected example when the format cannot write these calls (qwen3_xml strings)."""
+    try:
+        return render(name, calls, source, **kwargs)
+    except Unrepresentable:
+        assume(False)
+
+
+@settings(max_examples=300, deadline=None)
 @given(name=st.sampled_from(sorted(FORMATS)), calls=calls_lists, seed=st.integers(0, 2**32), chatter=st.booleans())
 def test_reference_parses_every_rendering_exactly(name, calls, seed, chatter):
-    rendered = render(name, calls, RandomSource(seed), chatter=chatter)
+    rendered = _render(name, calls, RandomSource(seed), chatter=chatter)
     assert same_json(reference.parse(rendered.text), calls), rendered.text
+
+
+LAYOUT_PAIRS = [(name, layout) for name in sorted(FORMATS) for layout in layouts_for(name)]
+
+
+@pytest.mark.parametrize("name, layout", LAYOUT_PAIRS, ids=[f"{n}-{lay}" for n, lay in LAYOUT_PAIRS])
+def test_reference_reads_every_named_layout_of_every_format(name, layout):
+    """Every valid rendering, in every layout, with and without prose and several calls."""
+    calls = [{"name": "get_weather", "arguments": {"city": "Zürich", "when": {"day": 1, "hours": [9, 12]},
+                                                   "note": "it's \"fine\""}},
+             {"name": "send_email", "arguments": {"to": ["a@x.io"], "urgent": True, "cc": None}}]
+    for seed in range(4):
+        for subset in (calls[:1], calls):
+            text = render(name, subset, RandomSource(seed), chatter=seed % 2 == 1, layout=layout).text
+            assert same_json(reference.parse(text), subset), text
 
 
 @settings(max_examples=100, deadline=None)
@@ -46,7 +69,7 @@ def test_reference_parses_every_rendering_exactly(name, calls, seed, chatter):
 def test_reference_round_trips_any_name_a_format_can_write(name, tool, seed):
     calls = [{"name": tool, "arguments": {"x": tool}}, {"name": tool + ".b", "arguments": {}}]
     assume(supports_name(name, tool) and supports_name(name, tool + ".b"))
-    text = render(name, calls, RandomSource(seed), chatter=True).text
+    text = _render(name, calls, RandomSource(seed), chatter=True).text
     assert reference.parse(text) == calls, text
 
 
@@ -67,7 +90,11 @@ def test_reference_round_trips_nasty_values(name, arguments):
     calls = [{"name": "get_weather", "arguments": arguments}, {"name": "book_hotel", "arguments": {"n": 1}}]
     for seed in range(8):
         for subset in (calls[:1], calls):
-            text = render(name, subset, RandomSource(seed), chatter=seed % 2 == 1).text
+            try:
+                text = render(name, subset, RandomSource(seed), chatter=seed % 2 == 1).text
+            except Unrepresentable:
+                assert FORMATS[name].raw_strings
+                continue
             assert same_json(reference.parse(text), subset), text
 
 
@@ -178,6 +205,34 @@ REJECTED = {
     "react list input": "Action: f\nAction Input: [1]",
     "json with react words after": f"{CALL}\nAction: more",
     "bracket prose": "[1] see the footnote",
+    "llama json extra key": '{"type": "function", "name": "f", "parameters": {}, "id": 1}',
+    "llama json wrong type": '{"type": "tool", "name": "f", "parameters": {}}',
+    "mcp other method": '{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"name": "f", "arguments": {}}}',
+    "mcp old version": '{"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": {"name": "f", "arguments": {}}}',
+    "mcp params extra": '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "f", "arguments": {}, "x": 1}}',
+    "mcp boolean id": '{"jsonrpc": "2.0", "id": true, "method": "tools/call", "params": {"name": "f", "arguments": {}}}',
+    "anthropic block without id": '[{"type": "tool_use", "name": "f", "input": {}}]',
+    "anthropic input string": '[{"type": "tool_use", "id": "t", "name": "f", "input": "{}"}]',
+    "anthropic user message": '{"role": "user", "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {}}]}',
+    "anthropic mixed list": '[{"type": "tool_use", "id": "t", "name": "f", "input": {}}, {"name": "g", "arguments": {}}]',
+    "llama function unclosed": '<function=f>{"a": 1}',
+    "llama function list arguments": "<function=f>[1]</function>",
+    "llama function spaced name": '<function=get weather>{}</function>',
+    "qwen unclosed parameter": "<tool_call>\n<function=f>\n<parameter=a>\n1\n</function>\n</tool_call>",
+    "qwen padded value": "<tool_call>\n<function=f>\n<parameter=a>\n  x \n</parameter>\n</function>\n</tool_call>",
+    "qwen no closing tag": "<tool_call>\n<function=f>\n</function>",
+    "qwen duplicate parameter": "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n<parameter=a>\n2\n"
+                                "</parameter>\n</function>\n</tool_call>",
+    "harmony without recipient namespace": '<|channel|>commentary to=f <|constrain|>json<|message|>{}<|call|>',
+    "harmony analysis call": '<|channel|>analysis to=functions.f json<|message|>{}<|call|>',
+    "harmony no message": "<|channel|>commentary to=functions.f json{}",
+    "harmony text arguments": "<|channel|>commentary to=functions.f<|message|>city=Paris<|call|>",
+    "harmony unterminated analysis": "<|channel|>analysis<|message|>thinking",
+    "deepseek ascii bars": '<|tool▁calls▁begin|><|tool▁call▁begin|>function<|tool▁sep|>f\n```json\n{}\n```'
+                           '<|tool▁call▁end|><|tool▁calls▁end|>',
+    "deepseek unclosed": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n```json\n{}\n```",
+    "deepseek no fence": "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>f\n{}<｜tool▁call▁end｜>"
+                         "<｜tool▁calls▁end｜>",
     "deep json": '{"name": "f", "arguments": {"x": ' + "[" * 50000 + "]" * 50000 + "}}",
 }
 
@@ -188,48 +243,21 @@ def test_reference_rejects_without_repairing(text):
         reference.parse(text)
 
 
-def _nesting(depth: int) -> str:
-    return '{"name": "f", "arguments": {"x": ' + "[" * depth + "]" * depth + "}}"
-
-
-HUGE = {
-    "open brackets": "[" * 1_000_000,
-    "open braces": "{" * 1_000_000,
-    "deep valid-looking json": _nesting(200_000),
-    "deep pythonic": "[f(x=" + "[" * 100_000 + "]" * 100_000 + ")]",
-    "dense pythonic": "[f(x=[" + "1," * 400_000 + "])]",
-    "many tags": "<tool_call>" * 200_000,
-    "many fences": "```\n" * 200_000,
-    "many actions": "Action: f\n" * 200_000,
-    "many semicolons": '<|python_tag|>{"name": "f", "parameters": {}}' + "; " * 200_000,
-    "many parens": "f(" * 300_000,
-    "long prose": "word " * 400_000,
-}
-
-
-@pytest.mark.parametrize("text", list(HUGE.values()), ids=list(HUGE))
-def test_hostile_inputs_end_within_a_second_with_value_error(text):
-    start = time.perf_counter()
-    with pytest.raises(ValueError) if not text.startswith("word") else _no_error():
+@pytest.mark.parametrize("text", list(HOSTILE_INPUTS.values()), ids=list(HOSTILE_INPUTS))
+def test_hostile_inputs_end_with_value_error(text):
+    """How long they take is benchmarks/reference.py's job; here: a clean rejection, nothing else."""
+    with pytest.raises(ValueError):
         reference.parse(text)
-    assert time.perf_counter() - start < 1.0
 
 
-class _no_error:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
+def test_long_prose_is_no_call():
+    assert reference.parse(PROSE) == []
 
 
-def test_a_large_valid_argument_is_accepted_quickly():
-    big = "x, y = (1)\n" * 200_000
-    for name in ("json", "hermes", "pythonic", "openai", "react"):
-        text = render(name, [{"name": "f", "arguments": {"body": big}}], RandomSource(0), chatter=True).text
-        start = time.perf_counter()
-        assert reference.parse(text) == [{"name": "f", "arguments": {"body": big}}]
-        assert time.perf_counter() - start < 1.0
+def test_a_large_valid_argument_is_accepted():
+    for name, text in large_valid_outputs().items():
+        assert reference.parse(text) == [{"name": "f", "arguments": {"body": BIG_VALUE}}], name
+    assert set(large_valid_outputs()) == set(FORMATS) - {"qwen3_xml"}  # BIG_VALUE ends with a newline
 
 
 def _mutate(text: str, data) -> str:
@@ -251,7 +279,7 @@ def _mutate(text: str, data) -> str:
 @settings(max_examples=250, deadline=None)
 @given(data=st.data(), name=st.sampled_from(sorted(FORMATS)), calls=calls_lists, seed=st.integers(0, 2**32))
 def test_mutated_renderings_only_ever_raise_value_error(data, name, calls, seed):
-    text = _mutate(render(name, calls, RandomSource(seed), chatter=data.draw(st.booleans())).text, data)
+    text = _mutate(_render(name, calls, RandomSource(seed), chatter=data.draw(st.booleans())).text, data)
     try:
         result = reference.parse(text)
     except ValueError:

@@ -9,16 +9,15 @@ few hundred samples: truncated hermes outputs are common.
 
 from __future__ import annotations
 
-import re
-
 from fuzzer.targets import reference
 
-_BLOCK = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
 #: the first block of the last hermes output seen, for log lines when a parse fails
 last_block = [""]
 
 
 def parse(text):
     if "<tool_call>" in text:
-        last_block[0] = _BLOCK.findall(text)[0][:200]  # BUG: IndexError when no block is closed
+        start = text.find("<tool_call>") + len("<tool_call>")
+        blocks = [text[start:text.find("</tool_call>", start)]] if "</tool_call>" in text[start:] else []
+        last_block[0] = blocks[0][:200]  # BUG: IndexError when no block is closed
     return reference.parse(text)

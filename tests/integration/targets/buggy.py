@@ -19,7 +19,8 @@ def hermes_only(text):
     return _reference(text)
 
 
-_ENVELOPE = re.compile(r"<tool_call>|```|\[TOOL_CALLS\]|<\|python_tag\|>|Action:|\[\s*[A-Za-z_][\w.]*\(")
+_ENVELOPE = re.compile(r"<tool_call>|```|\[TOOL_CALLS\]|<\|python_tag\|>|Action:|\[\s*[A-Za-z_][\w.]*\(|<function=|"
+                       r"<\|channel\|>|<｜tool▁calls▁begin｜>")
 
 
 def json_alone(text):

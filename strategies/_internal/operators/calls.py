@@ -1,0 +1,88 @@
+"""What the call-level (semantic) operators share: choosing a call and an argument site, checking
+the new value really breaks the rule, and rendering the calls as written.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any, Callable, Iterable
+
+from strategies._internal.formats import Unrepresentable
+from strategies._internal.mutations import Mutation, MutationContext, NotApplicable
+from strategies._internal.schemainfo import (
+    FieldInfo, format_path, get_at, json_equal, locate, schema_info, set_at,
+)
+from strategies.json_values import copy_json
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _tool_call_indices(ctx: MutationContext) -> list:
+    """Indices of the calls of the sample's own tool (the ones whose schema we know applies)."""
+    return [i for i, c in enumerate(ctx.calls) if c.get("name") == ctx.tool.name
+            and isinstance(c.get("arguments"), dict)]
+
+
+def _emit(ctx: MutationContext, new_calls: list, description: str) -> Mutation:
+    try:
+        rendered = ctx.render(new_calls)
+    except Unrepresentable as exc:  # e.g. a pythonic name that is not a Python name
+        raise NotApplicable(str(exc)) from None
+    return Mutation(text=rendered.text, calls=new_calls, description=description)
+
+
+def _representable(ctx: MutationContext, name: str) -> bool:
+    """Whether the format can write a call named ``name`` (its declared name support)."""
+    return ctx.format_spec.supports_name(name)
+
+
+Candidates = Callable[[FieldInfo, Any, MutationContext], list]
+
+
+def _value_mutation(source: Any, ctx: MutationContext, wanted: Callable[[FieldInfo], bool],
+                    candidates: Candidates, label: str) -> Mutation:
+    """Replace one argument value (at any depth) by one of its candidates.
+
+    ``wanted`` filters fields statically; ``candidates(field, value, ctx)`` returns ``(new_value,
+    note)`` pairs, already checked to produce the violation. Sites without candidates are skipped,
+    so a choice never lands on a dead end.
+    """
+    info = schema_info(ctx.tool)
+    fields = [f for f in info.fields if wanted(f)]
+    sites = []
+    for ci in _tool_call_indices(ctx):
+        arguments = ctx.calls[ci]["arguments"]
+        for f in fields:
+            for concrete in locate(arguments, f.path):
+                options = candidates(f, get_at(arguments, concrete), ctx)
+                if options:
+                    sites.append((ci, concrete, options))
+    if not sites:
+        raise NotApplicable(f"{label}: no argument to mutate")
+    ci, concrete, options = source.choice(sites)
+    new_value, note = source.choice(options)
+    new_calls = copy_json(ctx.calls)
+    old = get_at(new_calls[ci]["arguments"], concrete)
+    set_at(new_calls[ci]["arguments"], concrete, new_value)
+    detail = f" ({note})" if note else ""
+    return _emit(ctx, new_calls, f"{format_path(concrete)}: {_short(old)} -> {_short(new_value)}{detail}")
+
+
+def _has_field(predicate: Callable[[FieldInfo], bool]) -> Callable[[Any], bool]:
+    return lambda tool: any(predicate(f) for f in schema_info(tool).fields)
+
+
+def _unique(values: Iterable[Any]) -> list:
+    out: list = []
+    for v in values:
+        if not any(json_equal(v, o) and type(v) is type(o) for o in out):
+            out.append(v)
+    return out
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

@@ -1,0 +1,89 @@
+"""Operators of the ``encoding_error`` class. Encoding damage: a BOM, typographic quotes, raw control characters, lone surrogates, invalid escapes.
+
+Truth rules are stated per operator (see :mod:`strategies._internal.operators`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from strategies._internal.jsontext import splice
+from strategies._internal.mutations import (
+    Mutation, MutationContext, NotApplicable, escaped_strings, json_payload, mutator,
+)
+from strategies._internal.operators.textual import (
+    _Doc, _docs, _faithful, _inject_in_string, _is_str, _leaves, _may_have_strings, _path, _pick,
+)
+
+
+@mutator("utf8_bom", anomaly_class="encoding_error")
+def utf8_bom(source: Any, ctx: MutationContext) -> Mutation:
+    """A UTF-8 byte order mark (U+FEFF) at the start of the output."""
+    return Mutation("\ufeff" + ctx.render(ctx.calls).text, _faithful(ctx), "U+FEFF before the output")
+
+
+_SMART = {"“": "”", "„": "“", "«": "»"}
+
+
+@mutator("smart_quotes", anomaly_class="encoding_error", formats=json_payload)
+def smart_quotes(source: Any, ctx: MutationContext) -> Mutation:
+    """Typographic quotes (“ ”) in place of the structural double quotes of the JSON."""
+    rendered = ctx.render(ctx.calls)
+    docs = _docs(rendered, inner=False)
+    keys_only = source.boolean(0.3)
+
+    def strings(doc: _Doc) -> list:
+        if any(c in doc.text for c in "“”„«»"):
+            return []  # a value that already holds one would make the repair ambiguous
+        return [t for t in doc.analysis.tokens
+                if t.kind == "s" and doc.text[t.start] == '"' and (t.key or not keys_only)]
+
+    doc, found = _pick(source, docs, strings)
+    open_q = source.choice(tuple(_SMART))
+    close_q = _SMART[open_q]
+    edits = []
+    for t in found:
+        edits.append((t.start, t.start + 1, open_q))
+        edits.append((t.end - 1, t.end, close_q))
+    return Mutation(doc.replace(splice(doc.text, edits)), _faithful(ctx),
+                    f"{len(found)} {'keys' if keys_only else 'strings'} quoted {open_q}…{close_q}")
+
+
+_CONTROLS = ("\n", "\t", "\r", "\x00", "\x1b", "\x0b", "\x0c", "\x01")
+
+
+@mutator("raw_control_char", anomaly_class="encoding_error", formats=escaped_strings, applies=_may_have_strings,
+         truth="as_written")
+def raw_control_char(source: Any, ctx: MutationContext) -> Mutation:
+    """A raw (unescaped) newline, tab or control character inside a string value; the value holds it."""
+    char = source.choice(_CONTROLS)
+    text, truth, path = _inject_in_string(source, ctx, char, char)
+    return Mutation(text, truth, f"raw {char!r} in {_path(path)}")
+
+
+_SURROGATES = ("\\ud83d", "\\ud800", "\\udbff", "\\ude00", "\\udc00")
+
+
+@mutator("lone_surrogate", anomaly_class="encoding_error", formats=escaped_strings, applies=_may_have_strings,
+         truth="as_written")
+def lone_surrogate(source: Any, ctx: MutationContext) -> Mutation:
+    """A lone UTF-16 surrogate escape (`\\ud83d`, half an emoji) in a string value; the value holds it."""
+    escape = source.choice(_SURROGATES)
+    char = chr(int(escape[2:], 16))
+    leaves = _leaves(ctx.calls, _is_str)
+    if any(any("\ud800" <= c <= "\udfff" for c in v) for _, _, v in leaves):
+        raise NotApplicable  # an adjacent surrogate could pair with the escape
+    text, truth, path = _inject_in_string(source, ctx, escape, char)
+    return Mutation(text, truth, f"{escape} in {_path(path)}")
+
+
+_BAD_ESCAPES = ("\\x41", "\\q", "\\U0001F600", "\\u00G1", "\\e")
+
+
+@mutator("invalid_escape", anomaly_class="encoding_error", formats=json_payload, applies=_may_have_strings,
+         truth="none")
+def invalid_escape(source: Any, ctx: MutationContext) -> Mutation:
+    """An escape JSON does not have (`\\x41`, `\\q`, `\\U0001F600`) inside a string value."""
+    escape = source.choice(_BAD_ESCAPES)
+    text, _, path = _inject_in_string(source, ctx, escape, None)
+    return Mutation(text, None, f"{escape} in {_path(path)}")
