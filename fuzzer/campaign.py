@@ -252,6 +252,10 @@ class CampaignJob(Job):
         if not self.settings.confirm or finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
             return
         history = self._histories.pop(finding.signature.id, ())
+        if finding.verdict in _TRUTH_VERDICTS and history_signature(finding.verdict.value).id in self.findings:
+            # A state bug of this verdict is already explained: a failure that does not happen
+            # alone joins it (one fresh run), without replaying thousands of earlier inputs again.
+            history = ()
         started = time.monotonic()
         status, earlier = self.confirmer.confirm(finding.sample.text, history, self._same(finding, finding.sample),
                                                  self.budget.deadline)
@@ -262,14 +266,14 @@ class CampaignJob(Job):
                                  "same process (they are part of the reproducer)")
             if finding.verdict in _TRUTH_VERDICTS:
                 self._rekey(finding, history_signature(finding.verdict.value))
-        elif finding.verdict is Verdict.CORRUPTION:
-            self._key_by_path(finding)
         elif status == FLAKY:
             finding.notes.append("not reproducible alone: it did not fail again in a fresh worker, nor after the "
                                  "inputs that ran before it (state kept from longer ago, or nondeterminism)")
             finding.reason += " (not reproducible in a fresh worker)"
             if finding.verdict in _TRUTH_VERDICTS:
                 self._rekey(finding, history_signature(finding.verdict.value))
+        elif finding.verdict is Verdict.CORRUPTION:  # it fails alone: file it by where it happens
+            self._key_by_path(finding)
 
     def _key_by_path(self, finding: Finding) -> None:
         """Re-key a corruption by the kind of damage and the target functions its input runs."""
@@ -309,14 +313,22 @@ class CampaignJob(Job):
         window = self.budget.shrink_window()
         sample = sample if sample is not None else finding.sample
         outcome = outcome if outcome is not None else finding.outcome
+        match = finding.oracle_id
+        if sample is not finding.sample and finding.match_id is not None:
+            # a candidate filed here by where it failed may carry another oracle signature: shrink
+            # it towards its own, and keep that one if it is adopted
+            judgment = self.oracles[finding.level].judge(sample, outcome)
+            if judgment.failed:
+                match = self.oracles[finding.level].signature(sample, judgment, outcome).id
         started = time.monotonic()
-        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, finding.oracle_id,
-                                                      budget_s=window)
+        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window)
         self.budget.spent_shrinking(time.monotonic() - started)
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
             return False
         if sample is not finding.sample:
             finding.sample, finding.outcome = sample, outcome  # report the input it came from
+            if finding.match_id is not None:
+                finding.match_id = match
         finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracles[finding.level], complete=shrunk.complete,
                                 note=shrunk.note)
         return True
@@ -428,7 +440,7 @@ class CampaignJob(Job):
         tool.explorer = explorer
         tool.class_weights = s.class_weights
         yield PhaseStarted(Phase.PROBING, name)
-        report = tool.probe(deadline)
+        report = tool.probe(deadline, None if examples is None else max(0, examples - self.tally.executions))
         prefix = f"{name}: " if count > 1 else ""
         self.result_.supported.update({f"{prefix}{k}": v for k, v in report.supported.items()})
         self.result_.unsupported.update({f"{prefix}{k}": v for k, v in report.unsupported.items()})

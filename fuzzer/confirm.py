@@ -8,8 +8,8 @@ re-run alone in a newly forked worker:
 
 * it fails the same way -> confirmed;
 * it does not, but does after the inputs that ran before it -> *history-dependent*: the earlier
-  inputs are reduced (ddmin, each test in a fresh worker) to the shortest sequence that still
-  makes it fail, and that sequence is part of the finding and of its reproduce command;
+  inputs are reduced to the ones it needs (found one at a time by bisection over suffixes, each
+  test in a fresh worker) and that sequence is part of the finding and of its reproduce command;
 * neither -> not reproducible (flaky), said so in the report.
 """
 
@@ -47,43 +47,50 @@ class Confirmer:
         earlier = [text_of(item) for item in history]
         if not earlier:
             return FLAKY, ()
+        self._tried: dict[tuple, bool] = {}
         if not self._reproduces(earlier, text, same, deadline):
             return FLAKY, ()
         return HISTORY, tuple(self._reduce(earlier, text, same, deadline))
 
     def _reproduces(self, earlier: list[str], text: str, same: Callable[[Any], bool],
                     deadline: Optional[float]) -> bool:
-        outcomes = self.run(earlier + [text], deadline=deadline, fresh=True)
-        return bool(outcomes) and outcomes[-1] is not None and same(outcomes[-1])
+        key = tuple(earlier)
+        if key not in self._tried:  # ddmin proposes the same sequence again after a reduction
+            outcomes = self.run(earlier + [text], deadline=deadline, fresh=True)
+            self._tried[key] = bool(outcomes) and outcomes[-1] is not None and same(outcomes[-1])
+        return self._tried[key]
+
+    def _out_of_tests(self, deadline: Optional[float], limit: int = MAX_TESTS) -> bool:
+        """Fresh-worker runs are what cost: each distinct sequence tried counts once."""
+        return len(self._tried) >= limit or (deadline is not None and time.monotonic() >= deadline)
 
     def _reduce(self, earlier: list[str], text: str, same: Callable[[Any], bool],
                 deadline: Optional[float]) -> list[str]:
-        """ddmin (Zeller) over the earlier inputs, keeping their order."""
-        tests = 0
-        current = list(earlier)
-        granularity = 2
-        while len(current) >= 2:
-            if tests >= MAX_TESTS or (deadline is not None and time.monotonic() >= deadline):
-                break
-            size = max(1, len(current) // granularity)
-            chunks = [current[i:i + size] for i in range(0, len(current), size)]
-            reduced = False
-            for i in range(len(chunks)):
-                for candidate in (chunks[i], [x for j, c in enumerate(chunks) if j != i for x in c]):
-                    if not candidate or len(candidate) >= len(current):
-                        continue
-                    tests += 1
-                    if self._reproduces(candidate, text, same, deadline):
-                        current, reduced = candidate, True
-                        granularity = 2 if candidate is chunks[i] else max(granularity - 1, 2)
-                        break
-                if reduced or tests >= MAX_TESTS:
-                    break
-            if not reduced:
-                if granularity >= len(current):
-                    break
-                granularity = min(len(current), granularity * 2)
-        return current
+        """The inputs the failure needs, in the order they ran, found one at a time.
+
+        The shortest suffix of the remaining inputs that still reproduces (with those kept) starts
+        with an input the failure needs: bisection finds it in log2(n) fresh runs, it is kept, and
+        the search goes on among the inputs after it until the kept ones reproduce alone. k needed
+        inputs among n cost about k·log2(n) runs, where ddmin needs several times that; at every
+        step ``kept + rest`` is a sequence known to reproduce, so running out of tests still
+        returns one."""
+        kept: list[str] = []
+        rest = list(earlier)
+        while rest and not self._out_of_tests(deadline):
+            if self._reproduces(kept, text, same, deadline):
+                return kept
+            lo, hi = 0, len(rest)  # kept + rest[-hi:] reproduces; kept + rest[-lo:] does not
+            while hi - lo > 1 and not self._out_of_tests(deadline):
+                mid = (lo + hi) // 2
+                if self._reproduces(kept + rest[-mid:], text, same, deadline):
+                    hi = mid
+                else:
+                    lo = mid
+            if hi - lo > 1:  # out of tests mid-search
+                return kept + rest[-hi:]
+            kept.append(rest[-hi])
+            rest = rest[len(rest) - hi + 1:]
+        return kept + rest
 
 
 __all__ = ["ALONE", "Confirmer", "FLAKY", "HISTORY", "UNKNOWN", "text_of"]

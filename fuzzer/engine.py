@@ -23,6 +23,8 @@ from strategies._internal.source import RandomSource
 
 #: Valid samples per probed variation (DESIGN.md: probe each format instead of flooding false_reject).
 PROBE_SAMPLES = 12
+#: Most of an execution limit (``--max-examples``) probing may use: the rest is for fuzzing.
+PROBE_SHARE = 0.25
 #: Fraction of passing inputs re-run to catch nondeterminism.
 RERUN_FRACTION = 0.01
 #: Inputs remembered before each one, to explain a finding that only happens after others.
@@ -137,21 +139,24 @@ class ToolCampaign:
         self.class_weights: Optional[dict] = None
 
     # -- probing ---------------------------------------------------------------------------------
-    def probe(self, deadline: Optional[float]) -> ProbeReport:
+    def probe(self, deadline: Optional[float], examples: Optional[int] = None) -> ProbeReport:
         """Which formats (and prose / several-calls variations) the target supports.
 
         Declared formats (``--format``) are supported by definition, but prose around the call and
         several calls per output are still probed. Probes are judged like any sample: a wrong
-        answer on a probe is a finding."""
+        answer on a probe is a finding. With an execution limit (``examples`` for this tool), each
+        variation gets fewer samples so probing uses at most ``PROBE_SHARE`` of it (one at least)."""
         report = ProbeReport()
         names = self.formats or list(FORMATS)
         declared = bool(self.formats)
         variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
+        per_variation = PROBE_SAMPLES if examples is None else \
+            max(1, min(PROBE_SAMPLES, int(examples * PROBE_SHARE) // len(variations)))
         batch: list[Sample] = []
         owner: list[Variation] = []
         unwritable: set[str] = set()
         for v in variations:
-            for _ in range(PROBE_SAMPLES):
+            for _ in range(per_variation):
                 self.source.reset()
                 try:
                     batch.append(build_sample(self.source, registry=self.registry, tool=self.tool,

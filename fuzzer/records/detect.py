@@ -770,7 +770,9 @@ def _duplicate_call(ev: Evidence) -> Optional[str]:
 
 _INJECTION = re.compile(
     r"(?i)(?:'\s*;\s*(?:drop|delete|insert|update)\s|\bunion\s+select\b|\bor\s+1\s*=\s*1\b|;\s*--)"
-    r"|(?:\$\([^)]*\)|`[^`]+`|;\s*(?:rm|cat|curl|wget|nc)\s|\|\s*(?:sh|bash)\b)"
+    # backticks only around a command: `code` in a commit message or a title is ordinary markdown
+    r"|(?:\$\([^)]*\)|`\s*(?:rm|cat|curl|wget|nc|id|whoami|uname|sh|bash|python\d?)\b[^`]*`"
+    r"|;\s*(?:rm|cat|curl|wget|nc)\s|\|\s*(?:sh|bash)\b)"
     r"|(?:\.\./\.\./|\.\.\\\.\.\\|/etc/passwd)"
     r"|(?:ignore\s+(?:all\s+)?(?:previous|prior|above)\s+instructions|disregard\s+(?:the\s+)?(?:system|previous))"
     r"|(?:</tool_call>\s*<tool_call>|<tool_call>\s*[{\[]|\[TOOL_CALLS\]\s*\[\s*\{|<\|python_tag\|>\s*\{)")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 import pytest
+
+from strategies._internal.formats import FORMATS
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -42,8 +44,8 @@ BAD_CONFIGS = [
     ('target = "mypkg.parse"', "toolfuzz.toml: target: expected a module:callable reference (string), got string "
                                "'mypkg.parse'"),
     ('level = "strict"', "toolfuzz.toml: level: expected one of \"parse\", \"validate\", got string 'strict'"),
-    ('formats = ["json", "jsn"]', "toolfuzz.toml: formats: expected a list of format names (json, openai, fenced, "
-                                  "hermes, mistral, llama3, react, pythonic), got array ['json', 'jsn']"),
+    ('formats = ["json", "jsn"]', f"toolfuzz.toml: formats: expected a list of format names ({', '.join(FORMATS)}), "
+                                  "got array ['json', 'jsn']"),
     ("reject_on = [1]", "toolfuzz.toml: reject_on: expected a string or a list of strings (M:NAME), got array [1]"),
     ("[tools.get_weather]\ntarget = \"a:b\"", "toolfuzz.toml [tools.get_weather]: 'target' cannot be set per tool; "
                                              "per-tool keys: level, formats, budget, seed, max_examples, ignore"),
