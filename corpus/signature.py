@@ -50,6 +50,17 @@ _VALUES = (
 )
 _MESSAGE_KEY_LIMIT = 120
 RESOURCE_ERRORS = frozenset({"RecursionError", "MemoryError"})
+#: Exceptions of decoders whose message says *where* in the input decoding failed ("Expecting ','
+#: delimiter", "Unterminated string starting at"): one uncaught decoder error is one bug, whatever
+#: the input got wrong, so their message is left out of a crash's key.
+DECODER_ERRORS = frozenset({"JSONDecodeError", "SyntaxError", "IndentationError", "TabError", "TokenError",
+                            "PatternError", "UnicodeDecodeError", "UnicodeEncodeError", "ParseError", "ExpatError",
+                            "TOMLDecodeError", "ScannerError", "ParserError", "DecodeError"})
+
+
+def _message_varies_with_input(exception: str) -> bool:
+    return exception in RESOURCE_ERRORS or exception == "re.error" or \
+        exception.rsplit(".", 1)[-1] in DECODER_ERRORS
 
 
 def normalize_message(message: Optional[str]) -> str:
@@ -62,17 +73,18 @@ def normalize_message(message: Optional[str]) -> str:
 
 def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]] = (),
                     detail: Optional[str] = None, message: Optional[str] = None) -> Signature:
-    """A crash: an undeclared exception (type and innermost frames; the message with values
-    normalized away only when there are no frames) or a worker death (``detail``)."""
+    """A crash: an undeclared exception (type, message with values normalized away, innermost
+    frames) or a worker death (``detail``)."""
     inner = _inner(frames)
     where = f" in {inner[-1]}" if inner else ""
     if exception is None:
         how = detail or "worker died"
         return _make("crash", f"crash|died|{how}|{';'.join(inner)}", f"crash: the target process died ({how}){where}")
-    # The raise site (the innermost frames) is the bug; the message of an uncaught exception varies
-    # with the input (SyntaxError, JSONDecodeError, KeyError of another key) and would split one
-    # bug into dozens. Only a crash without frames is told apart by its message.
-    shape = "" if inner or exception in RESOURCE_ERRORS else normalize_message(message)
+    # Frames carry no line numbers (a signature survives unrelated edits), so two raise sites in
+    # one function are told apart by the message: len() of None and int() of None in one parse()
+    # are two bugs. Values are normalized away (KeyError 'city' and 'date' are one); a decoder's
+    # message says where in the input it failed and would split one bug into dozens, so it is left out.
+    shape = "" if _message_varies_with_input(exception) else normalize_message(message)
     key = f"crash|{exception}|{shape}|{';'.join(inner)}" if shape else f"crash|{exception}|{';'.join(inner)}"
     return _make("crash", key, f"crash: {exception}{where}")
 
@@ -125,6 +137,14 @@ def path_signature(verdict: str, *, kind: str, words: str, functions: Sequence[s
     funcs = sorted(set(functions))
     shown = ", ".join(f.split(":", 1)[-1] for f in funcs[-3:]) + (" …" if len(funcs) > 3 else "")
     return _make(verdict, f"{verdict}|path|{kind}|{';'.join(funcs)}", f"{verdict}: {words} (via {shown})")
+
+
+def retitled_path(signature: Signature, words: str) -> Signature:
+    """The same path signature (id and key) with a title that speaks of another input's damage:
+    the title of a finding describes the input it shows, which shrinking may have changed."""
+    verdict, _, via = signature.title.partition(": ")
+    via = via[via.rfind(" (via "):] if " (via " in via else ""
+    return Signature(id=signature.id, title=f"{verdict}: {words}{via}", key=signature.key)
 
 
 def history_signature(verdict: str) -> Signature:

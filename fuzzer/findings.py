@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from corpus.signature import Signature
+from corpus.signature import Signature, retitled_path
 from fuzzer.isolation.outcome import describe_outcome
 from fuzzer.oracle import Verdict
 from fuzzer.reproduce import command_for, needs_file, reproducer_document
@@ -105,6 +105,11 @@ class Finding:
             fresh = oracle.signature(sample, judgment, outcome)
             if fresh.id == self.signature.id:
                 self.signature = fresh  # same bug; the title now speaks of this input
+            elif fresh.id == self.match_id and "|path|" in self.signature.key:
+                from fuzzer.oracle import coarse_damage
+
+                # filed by where it happened: keep that key, take the words from this input
+                self.signature = retitled_path(self.signature, coarse_damage(judgment.key, judgment.reason)[1])
 
     # -- reproduce -------------------------------------------------------------------------------
     @property

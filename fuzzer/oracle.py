@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
-from corpus.signature import (Signature, crash_signature, hang_signature, rejection_signature,
+from corpus.signature import (Signature, crash_signature, normalize_message, hang_signature, rejection_signature,
                               unsafe_signature, verdict_signature)
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
 from fuzzer.events import Word
@@ -343,8 +343,11 @@ def _hang(case: Case) -> Optional[Judgment]:
 def _not_a_call(case: Case) -> Optional[Judgment]:
     """Returned something the target contract does not allow (a string, a set, a generator...)."""
     if case.outcome.kind == "invalid":
+        # keyed by what is wrong with it (a name that is None, arguments that are a list): two
+        # different ways of returning garbage are two bugs
         return _judged("not_a_call", Verdict.CORRUPTION,
-                       f"returned something that is not a call: {case.outcome.message}", key="not-a-call")
+                       f"returned something that is not a call: {case.outcome.message}",
+                       key=f"not-a-call:{normalize_message(case.outcome.message)}")
     return None
 
 

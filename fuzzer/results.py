@@ -13,7 +13,7 @@ happened (for SARIF).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Protocol, runtime_checkable
+from typing import Any, ClassVar, Optional, Protocol, runtime_checkable
 
 from fuzzer.events import StopReason
 
@@ -57,6 +57,27 @@ class Reportable(Protocol):
     def location(self) -> Optional[tuple[str, str]]:
         """(file path, function) of the innermost frame in the user's code, or None."""
         ...
+
+
+class ShrunkFinding:
+    """What every harness's finding says alike about the input it shows: the first one that
+    showed the failure (the attribute ``first_input`` names), or its shrunk form when there is one."""
+
+    first_input: ClassVar[str]
+    verdict: Any
+    minimized: Any
+
+    @property
+    def verdict_name(self) -> str:
+        return self.verdict
+
+    @property
+    def is_minimized(self) -> bool:
+        return self.minimized is not None
+
+    @property
+    def best(self) -> Any:
+        return self.minimized if self.minimized is not None else getattr(self, self.first_input)
 
 
 @dataclass
@@ -109,4 +130,4 @@ def _detail(finding: Any) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "TestCase"]
+__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase"]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from corpus.signature import Signature
+from fuzzer.results import ShrunkFinding
 from corpus.store import Entry
 from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.reproduce import describe_trace
@@ -27,7 +28,9 @@ SCENARIO_VERSION = 1
 
 
 @dataclass
-class AgentFinding:
+class AgentFinding(ShrunkFinding):
+    first_input = "script"
+
     signature: Signature
     verdict: str
     reason: str
@@ -48,18 +51,6 @@ class AgentFinding:
     announced: bool = field(default=False, compare=False)
 
     # -- Reportable ------------------------------------------------------------------------------
-    @property
-    def verdict_name(self) -> str:
-        return self.verdict
-
-    @property
-    def is_minimized(self) -> bool:
-        return self.minimized is not None
-
-    @property
-    def best(self) -> Script:
-        return self.minimized if self.minimized is not None else self.script
-
     @property
     def best_trace(self) -> Optional[dict]:
         return self.minimized_trace if self.minimized is not None else self.trace

@@ -304,7 +304,7 @@ def records_add(db: str, files: tuple, kind: str, text: Optional[str], text_file
         imported.append((path, result))
     manual: list = []
     if text is not None or text_file is not None:
-        from fuzzer.cli.corpus_cmds import read_text_exactly
+        from fuzzer.inputs import read_text_exactly
 
         raw = text if text is not None else read_text_exactly(text_file)
         calls = None

@@ -17,10 +17,13 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from corpus.signature import Signature
+from fuzzer.results import ShrunkFinding
 
 
 @dataclass
-class ExecutorFinding:
+class ExecutorFinding(ShrunkFinding):
+    first_input = "scenario"
+
     signature: Signature
     verdict: str
     reason: str
@@ -35,18 +38,6 @@ class ExecutorFinding:
     command: tuple = ()  # the fuzz command line prefix that replays a scenario (see reproduce)
 
     # -- Reportable --------------------------------------------------------------------------------
-    @property
-    def verdict_name(self) -> str:
-        return self.verdict
-
-    @property
-    def is_minimized(self) -> bool:
-        return self.minimized is not None
-
-    @property
-    def best(self) -> Any:
-        return self.minimized if self.minimized is not None else self.scenario
-
     @property
     def best_trace(self) -> Any:
         return self.minimized_trace if self.minimized_trace is not None else self.trace

@@ -338,6 +338,11 @@ def test_8_titles_reasons_and_exceptions_describe_the_minimized_input(cli):
             expected = oracle.signature(sample, judgment, outcome)
             if f["oracle_signature"]:  # filed by the functions it ran: the oracle's id is kept
                 assert expected.id == f["oracle_signature"], f
+                if " (via " in f["title"]:  # and the words of the title are this input's damage
+                    from fuzzer.oracle import coarse_damage
+
+                    words = coarse_damage(judgment.key, judgment.reason)[1]
+                    assert f["title"].startswith(f"{f['verdict']}: {words} (via "), f
             else:
                 assert expected.title == f["title"], f
             assert describe_outcome(outcome) == f["exception"], f

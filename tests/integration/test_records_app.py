@@ -288,3 +288,25 @@ def test_replay_records_and_the_campaign_seeded_from_production(db: Path, fuzz):
     shares = [json.loads((db.parent / name).read_text())["by_class"] for name in ("weighted.json", "plain.json")]
     never = "injection_payload"  # production never showed it: the floor weight
     assert shares[0].get(never, {"executions": 0})["executions"] < shares[1][never]["executions"]
+
+
+def test_the_readme_manual_record_is_added_from_text_and_from_a_file(tmp_path: Path, monkeypatch):
+    """``fuzz records add DB --text/--text-file --calls --parse-status``, as the README shows it."""
+    from click.testing import CliRunner
+
+    from fuzzer.cli import main
+    from fuzzer.records.store import RecordStore
+
+    monkeypatch.chdir(tmp_path)
+    text = '{"name": "get_weather", "arguments": {"city": "Paris",}}'
+    calls = '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    (tmp_path / "t.txt").write_text(text)
+    for source in (["--text", text], ["--text-file", "t.txt"]):
+        result = CliRunner().invoke(main, ["records", "add", "calls.db", *source, "--calls", calls,
+                                           "--parse-status", "repaired"])
+        assert result.exit_code == 0, result.output
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    with RecordStore(str(tmp_path / "calls.db")) as store:
+        records = list(store.records())
+    assert [r.raw_model_output for r in records] == [text, text]
+    assert all(r.parsed_calls == json.loads(calls) and r.parse_status == "repaired" for r in records)
