@@ -130,7 +130,7 @@ def test_robustness_verdicts_hold_for_every_sample(outcome, verdict):
         assert oracle.judge(s, outcome).verdict is verdict
 
 
-def test_crash_signature_ignores_line_numbers_and_messages_but_not_functions():
+def test_crash_signature_ignores_line_numbers_and_values_but_not_functions_or_messages():
     oracle = Oracle(REGISTRY)
     s = sample([CALL])
     a = Outcome(kind="raised", exception="KeyError", message="'city'", frames=(("p.py", "parse"), ("p.py", "_one")))
@@ -138,9 +138,28 @@ def test_crash_signature_ignores_line_numbers_and_messages_but_not_functions():
     c = Outcome(kind="raised", exception="KeyError", message="'city'", frames=(("p.py", "parse"), ("p.py", "_two")))
     d = Outcome(kind="raised", exception="KeyError", message="no such tool", frames=a.frames)
     sig = lambda o: oracle.signature(s, oracle.judge(s, o), o).id  # noqa: E731
-    assert sig(a) == sig(b) == sig(d)  # one raise site, whatever the message says
-    assert sig(a) != sig(c)
+    assert sig(a) == sig(b)  # another key: the same bug
+    assert sig(a) != sig(c)  # another function
+    assert sig(a) != sig(d)  # another raise site in the same function (frames carry no lines)
     assert sig(a).startswith("crash-")
+    # len() of None and int() of None in one function: two bugs
+    none_len = Outcome(kind="raised", exception="TypeError", message="object of type 'NoneType' has no len()",
+                       frames=(("p.py", "parse"),))
+    none_int = Outcome(kind="raised", exception="TypeError", frames=none_len.frames,
+                       message="int() argument must be a string, a bytes-like object or a real number, not 'NoneType'")
+    assert sig(none_len) != sig(none_int)
+
+
+def test_a_decoder_error_is_one_crash_whatever_the_input_got_wrong():
+    oracle = Oracle(REGISTRY)
+    s = sample([CALL])
+    frames = (("p.py", "parse"), ("decoder.py", "raw_decode"))
+    messages = ["Expecting value: line 1 column 1 (char 0)", "Expecting ',' delimiter: line 1 column 9 (char 8)",
+                "Unterminated string starting at: line 1 column 2 (char 1)"]
+    sig = lambda o: oracle.signature(s, oracle.judge(s, o), o).id  # noqa: E731
+    ids = {sig(Outcome(kind="raised", exception="json.decoder.JSONDecodeError", message=m, frames=frames))
+           for m in messages}
+    assert len(ids) == 1
 
 
 def test_rejection_signatures_tell_rejection_bugs_apart_within_one_format():
