@@ -119,6 +119,12 @@ class CampaignResult(JobResult):
                                   r.entry.text if status == FAILED else ""))
         for f in self.findings:
             cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, _finding_detail(f)))
+        if self.problem:
+            cases.append(TestCase(f"toolfuzz.{self.job}", "campaign", FAILED, f"nothing tested: {self.problem}"))
+        elif not self.findings and self.executions:
+            # a clean run is one passing test, not an empty suite (CI readers show tests="0" as "no tests")
+            cases.append(TestCase(f"toolfuzz.{self.job}", self.tool or "campaign", PASSED,
+                                  f"{self.executions:,} executions, no failures"))
         return cases
 
     def to_report(self) -> dict[str, Any]:
