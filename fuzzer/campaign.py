@@ -119,6 +119,12 @@ class CampaignResult(JobResult):
                                   r.entry.text if status == FAILED else ""))
         for f in self.findings:
             cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, _finding_detail(f)))
+        if self.problem:
+            cases.append(TestCase(f"toolfuzz.{self.job}", "campaign", FAILED, f"nothing tested: {self.problem}"))
+        elif not self.findings and self.executions:
+            # a clean run is one passing test, not an empty suite (CI readers show tests="0" as "no tests")
+            cases.append(TestCase(f"toolfuzz.{self.job}", self.tool or "campaign", PASSED,
+                                  f"{self.executions:,} executions, no failures"))
         return cases
 
     def to_report(self) -> dict[str, Any]:
@@ -542,8 +548,14 @@ class CampaignJob(Job):
             return
         growth = slow.reduce(growth)
         largest = growth.text(growth.counts[-1])
-        outcome, frames = self.pool.sample_stack(largest, after_s=max(0.005, growth.seconds[-1] / 2),
-                                                 deadline=self.budget.deadline)
+        # Filed by where it spends its time: sample the stack early enough that the run is still
+        # going on a loaded machine (without frames it would be keyed by the fragment alone).
+        outcome, frames = None, ()
+        for share in (4, 16):
+            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, growth.seconds[-1] / share),
+                                                     deadline=self.budget.deadline)
+            if frames:
+                break
         signature = slow_signature(frames=frames, fragment_kind=_fragment_kind(growth.fragment))
         found = self.findings.get(signature.id)
         if found is not None:

@@ -24,7 +24,9 @@ class GateDecision:
     * ``passed``: entries that pass; ``unjudged``: entries that could not be run (said why);
     * ``ignored``: failures whose signature is on the ignore list;
     * ``nothing_tested``: why the campaign could test nothing (a parser that accepts nothing
-      has regressed: it blocks).
+      has regressed: it blocks);
+    * ``unreadable``: "FILE: reason" for corpus files that could not be read (a merge conflict
+      left in one, a truncated copy): their regression tests would be lost silently, so they block.
     """
 
     regressions: tuple = ()
@@ -34,10 +36,11 @@ class GateDecision:
     unjudged: tuple = ()
     ignored: tuple = ()
     nothing_tested: Optional[str] = None
+    unreadable: tuple = ()
 
     @property
     def blocked(self) -> bool:
-        return bool(self.regressions or self.new or self.nothing_tested)
+        return bool(self.regressions or self.new or self.nothing_tested or self.unreadable)
 
     # Corpus entries (replayed) and campaign findings, apart: the console's one summary line.
     @property
@@ -62,7 +65,8 @@ class GateDecision:
 
 
 def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping[str, Any], *,
-                ignore: Iterable[str] = (), nothing_tested: Optional[str] = None) -> GateDecision:
+                ignore: Iterable[str] = (), nothing_tested: Optional[str] = None,
+                unreadable: Sequence[str] = ()) -> GateDecision:
     """The gate's decision.
 
     ``replayed``: :class:`fuzzer.harness.Replayed` of every corpus entry; ``findings``: the short
@@ -100,7 +104,8 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
         elif known[sid].status == "fixed" and sid not in regressed_signatures:
             regressions.append(f)
     return GateDecision(regressions=tuple(regressions), new=tuple(new), known=tuple(held), passed=tuple(passed),
-                        unjudged=tuple(unjudged), ignored=tuple(ignored), nothing_tested=nothing_tested)
+                        unjudged=tuple(unjudged), ignored=tuple(ignored), nothing_tested=nothing_tested,
+                        unreadable=tuple(unreadable))
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,

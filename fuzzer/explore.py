@@ -272,11 +272,16 @@ class SlowProbe:
         rnd = self.random
         start = rnd.randrange(len(text))
         if rnd.random() < 0.7:  # runs of one structural character are what backtracking regexes choke on
-            fragment = rnd.choice(SLOW_FRAGMENTS)
+            present = [f for f in SLOW_FRAGMENTS if f in text]  # the ones this format's parser looks for
+            fragment = rnd.choice(present or SLOW_FRAGMENTS)
             prefix, suffix = text[:start], text[start:]
         else:
             fragment = text[start:start + rnd.choice((1, 2, 3, 4, 8))]
             prefix, suffix = text[:start], text[start + len(fragment):]
+        if rnd.random() < 0.5:
+            # cut off after the run, as a model's output is when it hits its token limit: a
+            # backtracking search for a closing bracket is quadratic only when none comes
+            suffix = ""
         count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
         while True:

@@ -53,6 +53,8 @@ class GateResult(JobResult):
             cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", PASSED))
         if d.nothing_tested:
             cases.append(TestCase("toolfuzz.gate.campaign", "campaign", FAILED, f"nothing tested: {d.nothing_tested}"))
+        for problem in d.unreadable:
+            cases.append(TestCase("toolfuzz.gate.corpus", problem.split(": ", 1)[0], FAILED, f"unreadable: {problem}"))
         return cases
 
     def to_report(self) -> dict[str, Any]:
@@ -69,6 +71,7 @@ class GateResult(JobResult):
             "known": [_ident(x) for x in d.known], "passed": len(d.passed),
             "unjudged": [{"signature": r.entry.signature, "why": r.unjudged} for r in d.unjudged],
             "ignored": [_ident(x) for x in d.ignored], "nothing_tested": d.nothing_tested,
+            "unreadable": list(d.unreadable),
             "executions": self.executions, "elapsed_s": round(self.elapsed_s, 3),
             "stop_reason": self.stop_reason.value,
             "replay": self.replay.to_report() if self.replay is not None else None,
@@ -124,7 +127,8 @@ class GateJob(Job):
         # An empty corpus is fine for a gate (the campaign still runs); a dead target is not.
         replay_problem = r.replay.problem if r.replay.replayed else None
         nothing = next((c.problem for c in r.campaigns if c.problem), None) or replay_problem
-        r.decision = decide_gate(r.replay.replayed, findings, known, ignore=self.ignore, nothing_tested=nothing)
+        r.decision = decide_gate(r.replay.replayed, findings, known, ignore=self.ignore, nothing_tested=nothing,
+                                 unreadable=tuple(getattr(self.store, "problems", ())))
         r.findings = findings
         r.executions = sum(c.executions for c in r.campaigns)
         r.elapsed_s = time.monotonic() - self._t0

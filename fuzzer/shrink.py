@@ -78,6 +78,19 @@ def shrink_structured(sample: Sample, observation: Any, *, registry: Any, observ
                 keys.append(None)
         return keys
 
+    # A forced variation (several calls, prose around them) is tried without first: the same
+    # failure on one bare call is the smaller input, and no choice edit could remove the force.
+    for variation in ("multi", "chatter"):
+        if getattr(sample.recipe, variation):
+            try:
+                plain = replay_recipe(dataclasses.replace(sample.recipe, **{variation: False}), registry)
+            except _REPLAY_ERRORS:
+                continue
+            seen = observe([plain])
+            if seen and seen[0] is not None and keeps(plain, seen[0]):
+                sample = plain
+                if size_key(plain) < size_key(best["sample"]):
+                    best["sample"], best["observation"] = plain, seen[0]
     try:
         shrink_choices(tuple(sample.recipe.choices), test, budget_s=budget_s, max_tests=max_tests, status=status)
     except NotInteresting:

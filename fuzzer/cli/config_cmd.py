@@ -86,7 +86,7 @@ def tool_overrides(ctx: click.Context, tool: str) -> dict[str, Any]:
 
 
 def _keys_help() -> str:
-    lines = ["Keys (the option each one is the default of; * also per tool):", ""]
+    lines = ["Keys (the option each one is the default of; * also per tool):", "", "\b"]  # \b: keep the table as is
     for s in SETTINGS.values():
         lines.append(f"  {s.name:<13}{s.option:<15}{'*' if s.per_tool else ' '} {s.expected}")
     return "\n".join(lines)

@@ -40,7 +40,7 @@ def _load_scenario(value: str, registry: Any) -> Any:
 
 @main.command()
 @click.option("--executor", "executor", metavar="M:A",
-              help="The executor under test: a factory make_executor(tools) returning execute(name, arguments), "
+              help="Required. The executor under test: a factory make_executor(tools) returning execute(name, arguments), "
                    "or an object with execute_tool(name, arguments) (async too); `tools` maps each tool name to a "
                    "callable toolfuzz supplies. The current directory is on sys.path.")
 @options.tools_file

@@ -82,16 +82,22 @@ def reproduce(path: str, target: Optional[str]) -> None:
     FILE is a reproducer file (written for long or history-dependent findings; it names the
     target and any earlier inputs that must run first), a corpus entry, or a raw model output
     (then --target is required). Prints the calls returned, or the full traceback.
+
+    Exit status 1 when the input still fails: it raises, or (for a corpus entry whose calls are
+    known) the target rejects a valid output or returns other calls than those written. Without
+    that truth (a raw file, a reproducer), only raising counts; `fuzz replay` judges fully.
     """
     import json
     import traceback
 
     from fuzzer.inputs import InputError, read_sample_file, read_text_exactly
     from fuzzer.target import load_reject_types, load_target, normalize_calls
+    from strategies._internal.sample import json_equal
     from strategies.errors import ToolfuzzError
 
     history: list = []
     reject: list = []
+    expected: Optional[list] = None  # the entry's ground truth, when known
     try:
         text = read_text_exactly(path)
         try:
@@ -108,6 +114,8 @@ def reproduce(path: str, target: Optional[str]) -> None:
             if entry is not None:
                 target = target or entry.target
                 history = list((entry.scenario or {}).get("history") or [])
+                if entry.truth_known and entry.calls is not None:
+                    expected = entry.calls
         if not target:
             raise ConfigError(f"{path}: names no target; give --target M:A")
         function = load_target(target)
@@ -125,12 +133,20 @@ def reproduce(path: str, target: Optional[str]) -> None:
         value = function(text)
     except reject_types as exc:
         click.echo(f"rejected: {type(exc).__name__}: {exc}")
+        if expected:
+            click.echo(f"expected: {json.dumps(expected, ensure_ascii=False)} (still fails: a valid output rejected)")
+            click.get_current_context().exit(1)
         return
     except BaseException:  # noqa: BLE001 - showing it is the point
         click.echo("raised:")
         click.echo(traceback.format_exc().rstrip())
         click.get_current_context().exit(1)
     try:
-        click.echo(f"returned: {json.dumps(normalize_calls(value), ensure_ascii=False)}")
+        calls = normalize_calls(value)
     except Exception as exc:  # noqa: BLE001
         click.echo(f"returned something that is not a call: {exc} ({value!r:.300})")
+        click.get_current_context().exit(1)
+    click.echo(f"returned: {json.dumps(calls, ensure_ascii=False)}")
+    if expected is not None and not json_equal(calls, expected):
+        click.echo(f"expected: {json.dumps(expected, ensure_ascii=False)} (still fails: other calls than written)")
+        click.get_current_context().exit(1)

@@ -136,6 +136,8 @@ def gate_lines(result: Any) -> list[str]:
         lines.append(f"UNJUDGED {x.entry.signature}: {x.unjudged}")
     if d.nothing_tested:
         lines.append(f"NOTHING TESTED: {d.nothing_tested}")
+    for problem in d.unreadable:
+        lines.append(f"UNREADABLE corpus file {problem} (its regression test would be lost; fix or remove it)")
     lines.append(counts_line(result.counts()))
     lines.append("gate: BLOCKED" if d.blocked else "gate: passed")
     return lines

@@ -253,3 +253,18 @@ def test_gate_junit_is_valid_xml_when_inputs_hold_control_characters(tmp_path, b
     assert run.returncode == 1 and f"REGRESSION {bug_signature}" in run.stdout
     suite, cases = _junit(junit)
     assert int(suite.get("failures")) >= 1
+
+
+def test_a_corpus_file_with_a_merge_conflict_blocks_the_gate_naming_it(corpus, tmp_path):
+    """The gate that passes the reference parser blocks once one of its files cannot be read."""
+    conflicted = tmp_path / "conflicted"
+    shutil.copytree(corpus, conflicted)
+    victim = sorted(conflicted.glob("*.json"))[0]
+    victim.write_text("<<<<<<< HEAD\n" + victim.read_text() + "=======\n>>>>>>> branch\n")
+    junit = tmp_path / "gate.xml"
+    run = fuzz("gate", "--corpus", str(conflicted), "--target", REFERENCE, *GATE, "--junit", str(junit), cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "gate: BLOCKED" in run.stdout
+    assert any(line.startswith("UNREADABLE corpus file") and victim.name in line for line in run.stdout.splitlines())
+    suite, cases = _junit(junit)
+    assert suite.get("failures") == "1"

@@ -71,6 +71,14 @@ def test_nothing_tested_blocks_and_unjudged_entries_are_neither_pass_nor_fail():
     assert replay_exit_code([r]) == 1  # nothing judged is not an all-clear
 
 
+def test_an_unreadable_corpus_file_blocks_the_gate():
+    """A merge conflict left in a corpus file would silently drop its regression test."""
+    passing = replayed("crash-a", "fixed", None)
+    assert not decide_gate([passing], [], {"crash-a": entry("crash-a", "fixed")}).blocked
+    d = decide_gate([passing], [], {"crash-a": entry("crash-a", "fixed")}, unreadable=["b.json: not JSON"])
+    assert d.blocked and d.exit_code == 1 and d.unreadable == ("b.json: not JSON",)
+
+
 statuses = st.sampled_from(["open", "fixed"])
 nows = st.sampled_from([None, "crash-a", "crash-b", "crash-new"])
 

@@ -51,3 +51,21 @@ def test_json_lines_are_one_line_and_round_trip(value):
     line = json_line(value)
     assert line.splitlines() == [line] or line == ""
     assert json.loads(line) == value
+
+
+def test_fuzz_reproduce_exits_1_while_a_corpus_entry_still_fails_and_0_once_fixed(tmp_path):
+    """A script that runs `fuzz reproduce` on an entry reads its status: 1 while the bug is there."""
+    from click.testing import CliRunner
+
+    from corpus.store import Entry
+    from fuzzer.cli import main
+
+    calls = [{"name": "get_weather", "arguments": {"city": "a, ]"}}]
+    text = '```json\n{"name": "get_weather", "arguments": {"city": "a, ]"}}\n```'
+    path = tmp_path / "entry.json"
+    path.write_text(Entry(text=text, signature="corruption-000000000001", verdict="corruption", calls=calls,
+                          tool="get_weather", format="fenced").dumps())
+    broken = CliRunner().invoke(main, ["reproduce", str(path), "--target", "fuzzer.targets.naive:parse"])
+    assert broken.exit_code == 1 and "still fails" in broken.output, broken.output
+    fixed = CliRunner().invoke(main, ["reproduce", str(path), "--target", "fuzzer.targets.reference:parse"])
+    assert fixed.exit_code == 0 and "still fails" not in fixed.output, fixed.output
