@@ -114,11 +114,13 @@ def hang_signature(*, frames: Sequence[Sequence[str]]) -> Signature:
 
 
 def unsafe_signature(*, event: str, frames: Sequence[Sequence[str]]) -> Signature:
-    """An unsafe action: the audit event (``exec``, ``os.system``, ``open`` for writing...) and where
-    in the target it was taken."""
-    inner = _inner(frames)
-    where = f" in {inner[-1]}" if inner else ""
-    return _make("unsafe", f"unsafe|{event}|{';'.join(inner)}", f"unsafe: {event}{where}")
+    """An unsafe action: the audit event (``exec``, ``os.system``, ``open`` for writing...) and the
+    function of the target that took it — the innermost frame of a real file (not the ``<string>``
+    code being exec'd), without the callers above it: a recursive resolver that evals at any depth
+    is one bug."""
+    real = [f"{file}:{func}" for file, func in frames if not str(file).startswith("<")]
+    where = f" in {real[-1]}" if real else ""
+    return _make("unsafe", f"unsafe|{event}|{real[-1] if real else ''}", f"unsafe: {event}{where}")
 
 
 def slow_signature(*, frames: Sequence[Sequence[str]], fragment_kind: str) -> Signature:

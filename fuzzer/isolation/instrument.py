@@ -190,9 +190,11 @@ class Instruments:
             frames.append((os.path.basename(frame.f_code.co_filename), frame.f_code.co_name))
             frame = frame.f_back
         frames.reverse()  # innermost last
-        mine = {os.path.basename(__file__), "worker.py"}
-        start = max((i + 1 for i, f in enumerate(frames) if f[0] in mine), default=0)
-        return tuple(frames[start:][-_FRAMES:])
+        # The target's frames are those below the worker loop, without this module's (the coverage
+        # tracer can be caught mid-call anywhere in the stack).
+        start = max((i + 1 for i, f in enumerate(frames) if f[0] == "worker.py"), default=0)
+        own = os.path.basename(__file__)
+        return tuple(f for f in frames[start:] if f[0] != own)[-_FRAMES:]
 
     # -- per input -------------------------------------------------------------------------------
     def begin(self, text: str, trace: Optional[bool] = None) -> None:

@@ -169,6 +169,8 @@ def read_trace(path: str) -> tuple[tuple[str, str], ...]:
         if frame[0] == os.path.basename(__file__):
             break
         inner.append(frame)
+    while inner and inner[0][0] == os.path.basename(_INSTRUMENT):
+        inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
     return tuple(reversed(inner[:TRACE_FRAMES]))
 
 
