@@ -22,6 +22,7 @@ a call).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -339,15 +340,23 @@ def _hang(case: Case) -> Optional[Judgment]:
     return None
 
 
+def _not_a_call_problem(message: Optional[str]) -> str:
+    """Which part of the call is wrong, without the type it had ("name is NoneType" and "name is
+    dict" are one bug; "arguments is list" another) or the detail in parentheses."""
+    problem = normalize_message((message or "").split(" (", 1)[0])
+    return re.sub(r"\bis (?!not\b)[A-Za-z_][\w.]*", "is <type>", problem)
+
+
 @check("not_a_call", signature=_verdict_signature)
 def _not_a_call(case: Case) -> Optional[Judgment]:
     """Returned something the target contract does not allow (a string, a set, a generator...)."""
     if case.outcome.kind == "invalid":
         # keyed by what is wrong with it (a name that is None, arguments that are a list): two
-        # different ways of returning garbage are two bugs
+        # different ways of returning garbage are two bugs; the detail in parentheses (why an
+        # arguments string is not JSON) is the input's, not the bug's
         return _judged("not_a_call", Verdict.CORRUPTION,
                        f"returned something that is not a call: {case.outcome.message}",
-                       key=f"not-a-call:{normalize_message(case.outcome.message)}")
+                       key=f"not-a-call:{_not_a_call_problem(case.outcome.message)}")
     return None
 
 

@@ -201,3 +201,14 @@ def test_corruption_signature_is_the_kind_of_damage_not_the_operator():
 ])
 def test_corruption_key(truth, got, key):
     assert corruption_key(truth, got)[0] == key
+
+
+def test_not_a_call_corruptions_are_keyed_by_the_part_that_is_wrong():
+    oracle = Oracle(REGISTRY)
+    s = sample([CALL])
+    sig = lambda message: oracle.signature(s, oracle.judge(s, Outcome(kind="invalid", message=message)), # noqa: E731
+                                           Outcome(kind="invalid", message=message)).id
+    assert sig("call #0: name is NoneType, not a string") == sig("call #1: name is dict, not a string")
+    assert sig("call #0: name is NoneType, not a string") != sig("call #0: arguments is list, not a mapping")
+    assert sig("call #0: arguments string is not JSON (Expecting value: line 1 column 1 (char 0))") == \
+        sig("call #0: arguments string is not JSON (Extra data: line 1 column 4 (char 3))")

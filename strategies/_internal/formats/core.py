@@ -398,5 +398,6 @@ def one_line_name(name: str) -> bool:
 
 
 def tag_name(name: str) -> bool:
-    """A name that fits in a tag or header: no whitespace, no ``<`` or ``>`` (``<function=NAME>``)."""
-    return bool(name) and not any(c.isspace() or c in "<>" for c in name)
+    """A name that fits in a tag or header: no whitespace, no ``<``, ``>`` or ``|`` (``<function=NAME>``;
+    ``|`` is half of the ``<|...|>`` special tokens around harmony and DeepSeek headers)."""
+    return bool(name) and not any(c.isspace() or c in "<>|" for c in name)
