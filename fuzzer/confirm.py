@@ -35,6 +35,8 @@ class Confirmer:
 
     def __init__(self, run: Callable[..., list]):
         self.run = run
+        #: sequence -> whether it reproduced, for the confirmation under way (each runs once)
+        self._tried: dict[tuple, bool] = {}
 
     def confirm(self, text: str, history: Sequence[Any], same: Callable[[Any], bool],
                 deadline: Optional[float]) -> tuple[str, tuple]:
@@ -47,7 +49,7 @@ class Confirmer:
         earlier = [text_of(item) for item in history]
         if not earlier:
             return FLAKY, ()
-        self._tried: dict[tuple, bool] = {}
+        self._tried = {}
         if not self._reproduces(earlier, text, same, deadline):
             return FLAKY, ()
         return HISTORY, tuple(self._reduce(earlier, text, same, deadline))
@@ -55,7 +57,7 @@ class Confirmer:
     def _reproduces(self, earlier: list[str], text: str, same: Callable[[Any], bool],
                     deadline: Optional[float]) -> bool:
         key = tuple(earlier)
-        if key not in self._tried:  # ddmin proposes the same sequence again after a reduction
+        if key not in self._tried:  # the bisection can come back to a sequence it already ran
             outcomes = self.run(earlier + [text], deadline=deadline, fresh=True)
             self._tried[key] = bool(outcomes) and outcomes[-1] is not None and same(outcomes[-1])
         return self._tried[key]

@@ -43,10 +43,11 @@ def size_key(sample: Sample) -> tuple:
     return shortlex(sample.text)
 
 
-def regenerate(sample: Sample, choices: tuple, registry: Any) -> Optional[Sample]:
-    """The sample ``sample``'s recipe makes from ``choices``, or None when it cannot be built."""
+def regenerate(sample: Sample, registry: Any, **changes: Any) -> Optional[Sample]:
+    """The sample ``sample``'s recipe makes with ``changes`` (``choices=``, a variation), or None
+    when it cannot be built."""
     try:
-        return replay_recipe(dataclasses.replace(sample.recipe, choices=tuple(choices)), registry)
+        return replay_recipe(dataclasses.replace(sample.recipe, **changes), registry)
     except _REPLAY_ERRORS:
         return None
 
@@ -60,16 +61,13 @@ def shrink_structured(sample: Sample, observation: Any, *, registry: Any, observ
     if sample.recipe is None:
         return Shrunk(sample, observation, True)  # a raw input: only the text stage applies
 
-    def test(candidates: list) -> list:
-        built = [regenerate(sample, c, registry) for c in candidates]
+    def kept(built: list) -> list:
+        """The size key of each built sample that still fails (None otherwise); keeps the best."""
         runnable = [s for s in built if s is not None]
         observed = iter(observe(runnable) if runnable else ())
         keys: list = []
         for s in built:
-            if s is None:
-                keys.append(None)
-                continue
-            o = next(observed)
+            o = next(observed) if s is not None else None
             if o is not None and keeps(s, o):
                 keys.append(size_key(s))
                 if size_key(s) < size_key(best["sample"]):
@@ -78,19 +76,16 @@ def shrink_structured(sample: Sample, observation: Any, *, registry: Any, observ
                 keys.append(None)
         return keys
 
+    def test(candidates: list) -> list:
+        return kept([regenerate(sample, registry, choices=tuple(c)) for c in candidates])
+
     # A forced variation (several calls, prose around them) is tried without first: the same
     # failure on one bare call is the smaller input, and no choice edit could remove the force.
     for variation in ("multi", "chatter"):
         if getattr(sample.recipe, variation):
-            try:
-                plain = replay_recipe(dataclasses.replace(sample.recipe, **{variation: False}), registry)
-            except _REPLAY_ERRORS:
-                continue
-            seen = observe([plain])
-            if seen and seen[0] is not None and keeps(plain, seen[0]):
+            plain = regenerate(sample, registry, **{variation: False})
+            if kept([plain])[0] is not None:
                 sample = plain
-                if size_key(plain) < size_key(best["sample"]):
-                    best["sample"], best["observation"] = plain, seen[0]
     try:
         shrink_choices(tuple(sample.recipe.choices), test, budget_s=budget_s, max_tests=max_tests, status=status)
     except NotInteresting:
