@@ -280,8 +280,10 @@ class SlowProbe:
             prefix, suffix = text[:start], text[start + len(fragment):]
         if rnd.random() < 0.5:
             # cut off after the run, as a model's output is when it hits its token limit: a
-            # backtracking search for a closing bracket is quadratic only when none comes
-            suffix = ""
+            # backtracking search for a closing bracket is quadratic only when none comes. One
+            # more character stays (unless it closes something): a `\s+$` is quadratic only when
+            # the run is not at the very end.
+            suffix = suffix[:1] if suffix[:1] not in ("]", "}", ")", "") else ""
         count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
         while True:
