@@ -124,11 +124,13 @@ def unsafe_signature(*, event: str, frames: Sequence[Sequence[str]]) -> Signatur
 
 
 def slow_signature(*, frames: Sequence[Sequence[str]], fragment_kind: str) -> Signature:
-    """Super-linear time: where the target spends it (the stack sampled while the largest input
-    runs), or the kind of fragment whose repetition makes it grow when no stack was caught."""
-    inner = _inner(frames)
+    """Super-linear time: where the target spends it (the innermost frame of the stack sampled
+    while the largest input runs — one frame, since a sample taken at another moment may have its
+    callers or a recursion at another depth), or the kind of fragment whose repetition makes it
+    grow when no stack was caught."""
+    inner = _inner(frames)[-1:]
     if inner:
-        return _make("slow", f"slow|{';'.join(inner)}", f"slow: super-linear time in {inner[-1]}")
+        return _make("slow", f"slow|{inner[0]}", f"slow: super-linear time in {inner[0]}")
     return _make("slow", f"slow|{fragment_kind}", f"slow: super-linear time on repeated {fragment_kind}")
 
 

@@ -549,9 +549,10 @@ class CampaignJob(Job):
         growth = slow.reduce(growth)
         largest = growth.text(growth.counts[-1])
         # Filed by where it spends its time: sample the stack early enough that the run is still
-        # going on a loaded machine (without frames it would be keyed by the fragment alone).
+        # going on a loaded machine, again later if that caught the worker before the target ran
+        # (without frames it would be keyed by the fragment alone).
         outcome, frames = None, ()
-        for share in (4, 16):
+        for share in (4, 2, 16):
             outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, growth.seconds[-1] / share),
                                                      deadline=self.budget.deadline)
             if frames:

@@ -249,7 +249,7 @@ class WorkerPool:
         except BaseException:
             self.close()
             raise
-        frames = read_trace(trace_path(self._zygote.pid, slot.index)) if sampled else ()
+        frames = read_trace(trace_path(self._zygote.pid, slot.index), target_only=True) if sampled else ()
         return results[0], frames
 
     def _abandon(self, slots: list) -> None:

@@ -148,9 +148,10 @@ def _arm_traceback_dump(path: str) -> None:
 TRACE_FRAMES = 64
 
 
-def read_trace(path: str) -> tuple[tuple[str, str], ...]:
+def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str], ...]:
     """The (file name, function) frames of a faulthandler dump, innermost last, without the
-    worker's own frames; () when there is none."""
+    worker's own frames; () when there is none — or, with ``target_only``, when every frame is
+    the standard library's (a sample that caught the worker importing, not the target running)."""
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             text = fh.read(200_000)
@@ -163,15 +164,43 @@ def read_trace(path: str) -> tuple[tuple[str, str], ...]:
             continue
         match = _TRACE_LINE.match(line)
         if match:
-            frames.append((os.path.basename(match.group(1)), match.group(2).strip()))
+            frames.append((match.group(1), match.group(2).strip()))
     inner: list[tuple[str, str]] = []
-    for frame in frames:  # innermost first; stop at the worker loop
-        if frame[0] == os.path.basename(__file__):
+    for path, func in frames:  # innermost first; stop at the worker loop
+        if os.path.basename(path) == os.path.basename(__file__):
             break
-        inner.append(frame)
-    while inner and inner[0][0] == os.path.basename(_INSTRUMENT):
+        inner.append((path, func))
+    while inner and os.path.basename(inner[0][0]) == os.path.basename(_INSTRUMENT):
         inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
-    return tuple(reversed(inner[:TRACE_FRAMES]))
+    # A stack taken at an arbitrary moment lands anywhere inside the library call the target made
+    # (re's search or _compile, json's scanner): the target's frame that made the call is the stable
+    # part, so the standard library's innermost frames go (all of them only if nothing else is left).
+    library = 0
+    while library < len(inner) and _in_stdlib(inner[library][0]):
+        library += 1
+    if library < len(inner):
+        inner = inner[library:]
+    elif target_only:
+        return ()
+    return tuple((os.path.basename(path), func) for path, func in reversed(inner[:TRACE_FRAMES]))
+
+
+def _stdlib_dirs() -> tuple[str, ...]:
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return tuple({os.path.abspath(paths[key]) + os.sep for key in ("stdlib", "platstdlib") if paths.get(key)})
+
+
+_STDLIB_DIRS = _stdlib_dirs()
+
+
+def _in_stdlib(path: str) -> bool:
+    """A file of the standard library (not of a package installed beside it in site-packages)."""
+    if path.startswith("<frozen "):
+        return True  # importlib's bootstrap
+    path = os.path.abspath(path)
+    return path.startswith(_STDLIB_DIRS) and "-packages" + os.sep not in path
 
 
 def _max_fd() -> int:

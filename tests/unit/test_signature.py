@@ -27,3 +27,27 @@ def test_a_hang_stack_never_names_the_coverage_tracer(tmp_path):
         '  File "/app/scanner.py", line 12 in parse\n'
         '  File "/x/fuzzer/isolation/worker.py", line 250 in _serve\n')
     assert read_trace(str(dump)) == (("scanner.py", "parse"), ("scanner.py", "_skip_string"))
+
+
+def test_a_sampled_stack_is_named_by_the_target_frame_that_called_into_the_standard_library(tmp_path):
+    """A stack sampled at any moment of a slow ``re.search`` lands in one of several library
+    frames; what stays the same between samples is the target's frame that made the call."""
+    import re as re_module
+    import json as json_module
+
+    re_file, json_file = re_module.__file__, json_module.decoder.__file__
+    app = tmp_path / "app.py"
+    dump = tmp_path / "trace"
+    expected = (("app.py", "parse"), ("app.py", "_strip"))
+    for library in ([(re_file, "search")], [(re_file, "_compile"), (re_file, "search")], [(json_file, "raw_decode")]):
+        lines = [f'  File "{path}", line 1 in {func}\n' for path, func in library]
+        dump.write_text("Thread 0x00007f (most recent call first):\n" + "".join(lines)
+                        + f'  File "{app}", line 30 in _strip\n  File "{app}", line 12 in parse\n')
+        assert read_trace(str(dump)) == expected
+    # a stack that is library code only is kept whole for a hang (better than nothing), and is no
+    # sample of the target at all for a slow probe (it caught the worker importing)
+    dump.write_text(f'Thread 0x00007f (most recent call first):\n  File "{re_file}", line 1 in search\n'
+                    '  File "<frozen importlib._bootstrap>", line 241 in _call_with_frames_removed\n')
+    assert read_trace(str(dump)) == (("<frozen importlib._bootstrap>", "_call_with_frames_removed"),
+                                     ("__init__.py", "search"))
+    assert read_trace(str(dump), target_only=True) == ()
