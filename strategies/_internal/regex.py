@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import string
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 try:  # Python 3.11+
     from re import _constants as _c, _parser as _p  # type: ignore[attr-defined]
@@ -58,17 +58,23 @@ class _Literal(_Gen):
         out.append(self.text)
 
 
-class _Chars(_Gen):
-    """One character from a precomputed, simplest-first list."""
+class _OneOf(_Gen):
+    """One of a precomputed, simplest-first sequence of ``options``: index 0 is the shrink target."""
 
-    __slots__ = ("chars", "hi")
+    __slots__ = ("options", "hi")
 
-    def __init__(self, chars: str):
-        self.chars = chars
-        self.hi = len(chars) - 1
+    def __init__(self, options: Sequence):
+        self.options = options
+        self.hi = len(options) - 1
+
+
+class _Chars(_OneOf):
+    """One character from a precomputed, simplest-first string."""
+
+    __slots__ = ()
 
     def gen(self, source: Any, out: list, groups: dict) -> None:
-        out.append(self.chars[source.integer(0, self.hi)])
+        out.append(self.options[source.integer(0, self.hi)])
 
 
 class _Ranges(_Gen):
@@ -101,12 +107,10 @@ class _Seq(_Gen):
             item.gen(source, out, groups)
 
 
-class _Branch(_Gen):
-    __slots__ = ("options", "hi")
+class _Branch(_OneOf):
+    """One alternative of ``a|b|c``, the first simplest."""
 
-    def __init__(self, options: list):
-        self.options = options
-        self.hi = len(options) - 1
+    __slots__ = ()
 
     def gen(self, source: Any, out: list, groups: dict) -> None:
         self.options[source.integer(0, self.hi)].gen(source, out, groups)

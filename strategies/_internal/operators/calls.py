@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Optional
 
 from strategies._internal.formats import Unrepresentable
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable
+from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import (
     FieldInfo, format_path, get_at, json_equal, locate, schema_info, set_at,
 )
@@ -43,28 +43,39 @@ def _representable(ctx: MutationContext, name: str) -> bool:
 Candidates = Callable[[FieldInfo, Any, MutationContext], list]
 
 
-def _value_mutation(source: Any, ctx: MutationContext, wanted: Callable[[FieldInfo], bool],
-                    candidates: Candidates, label: str) -> Mutation:
-    """Replace one argument value (at any depth) by one of its candidates.
+def _pick_site(source: Any, ctx: MutationContext, fields: list,
+               options_at: Callable[[FieldInfo, Any, tuple], list], empty: str) -> tuple:
+    """Choose an argument site of ``fields`` in the sample's own calls, then one of its options.
 
-    ``wanted`` filters fields statically; ``candidates(field, value, ctx)`` returns ``(new_value,
-    note)`` pairs, already checked to produce the violation. Sites without candidates are skipped,
-    so a choice never lands on a dead end.
+    ``options_at(field, arguments, concrete_path)`` lists a site's options; sites without options are
+    skipped, so a choice never lands on a dead end (``NotApplicable(empty)`` when no site has one).
+    Returns ``(call_index, concrete_path, option)``.
     """
-    info = schema_info(ctx.tool)
-    fields = [f for f in info.fields if wanted(f)]
     sites = []
     for ci in _tool_call_indices(ctx):
         arguments = ctx.calls[ci]["arguments"]
         for f in fields:
             for concrete in locate(arguments, f.path):
-                options = candidates(f, get_at(arguments, concrete), ctx)
+                options = options_at(f, arguments, concrete)
                 if options:
                     sites.append((ci, concrete, options))
     if not sites:
-        raise NotApplicable(f"{label}: no argument to mutate")
+        raise NotApplicable(empty)
     ci, concrete, options = source.choice(sites)
-    new_value, note = source.choice(options)
+    return ci, concrete, source.choice(options)
+
+
+def _value_mutation(source: Any, ctx: MutationContext, wanted: Callable[[FieldInfo], bool],
+                    candidates: Candidates, label: str) -> Mutation:
+    """Replace one argument value (at any depth) by one of its candidates.
+
+    ``wanted`` filters fields statically; ``candidates(field, value, ctx)`` returns ``(new_value,
+    note)`` pairs, already checked to produce the violation (see :func:`_pick_site`).
+    """
+    fields = [f for f in schema_info(ctx.tool).fields if wanted(f)]
+    ci, concrete, (new_value, note) = _pick_site(
+        source, ctx, fields, lambda f, arguments, concrete: candidates(f, get_at(arguments, concrete), ctx),
+        f"{label}: no argument to mutate")
     new_calls = copy_json(ctx.calls)
     old = get_at(new_calls[ci]["arguments"], concrete)
     set_at(new_calls[ci]["arguments"], concrete, new_value)
@@ -74,6 +85,26 @@ def _value_mutation(source: Any, ctx: MutationContext, wanted: Callable[[FieldIn
 
 def _has_field(predicate: Callable[[FieldInfo], bool]) -> Callable[[Any], bool]:
     return lambda tool: any(predicate(f) for f in schema_info(tool).fields)
+
+
+def _value_operator(name: str, *, anomaly_class: str, wanted: Callable[[FieldInfo], bool],
+                    applies: Optional[Callable[[FieldInfo], bool]] = None) -> Callable:
+    """Register operator ``name``: :func:`_value_mutation` over the fields ``wanted`` selects, with the
+    decorated ``candidates(field, value, ctx)`` (whose docstring is the operator's description).
+
+    The operator applies to a tool with a field that ``applies`` accepts (by default ``wanted``).
+    Returns the candidates function, as :func:`~strategies._internal.mutations.restyler` returns its.
+    """
+    def register(candidates: Candidates) -> Candidates:
+        def operator(source: Any, ctx: MutationContext) -> Mutation:
+            return _value_mutation(source, ctx, wanted, candidates, name)
+
+        operator.__doc__, operator.__name__ = candidates.__doc__, candidates.__name__
+        operator.__module__, operator.__qualname__ = candidates.__module__, candidates.__qualname__
+        mutator(name, anomaly_class=anomaly_class, applies=_has_field(applies or wanted))(operator)
+        return candidates
+
+    return register
 
 
 def _unique(values: Iterable[Any]) -> list:

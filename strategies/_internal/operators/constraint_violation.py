@@ -7,12 +7,12 @@ import math
 import re
 from typing import Any, Callable
 
-from strategies._internal.mutations import Mutation, MutationContext, mutator
+from strategies._internal.mutations import MutationContext
 from strategies._internal.schemainfo import (
     FieldInfo, checkable_format, format_conforms, json_equal, search, violates_type,
 )
 from strategies.json_values import copy_json
-from strategies._internal.operators.calls import _is_number, _has_field, _unique, _value_mutation
+from strategies._internal.operators.calls import _is_number, _unique, _value_operator
 from strategies._internal.operators.words import _singular
 
 
@@ -30,7 +30,9 @@ _RELATED_VALUES = {
 _GENERIC_NEAR_MISSES = ("other", "default", "auto", "none", "any")
 
 
-def _enum_candidates(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
+@_value_operator("enum_value_outside", anomaly_class="constraint_violation", wanted=lambda f: f.enum is not None)
+def enum_value_outside(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
+    """A value just outside the enum: another case ("Celsius"), a related word ("kelvin"), a near miss."""
     if f.enum is None:
         return []
     enum = f.enum
@@ -58,13 +60,6 @@ def _enum_candidates(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
             continue
         out.append((v, "not in enum" if len(enum) > 1 else "not the const"))
     return out
-
-
-@mutator("enum_value_outside", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.enum is not None))
-def enum_value_outside(source: Any, ctx: MutationContext) -> Mutation:
-    """A value just outside the enum: another case ("Celsius"), a related word ("kelvin"), a near miss."""
-    return _value_mutation(source, ctx, lambda f: f.enum is not None, _enum_candidates, "enum_value_outside")
 
 
 def _string_check(f: FieldInfo) -> Callable[[str], bool]:
@@ -104,36 +99,30 @@ def _natural_dates(value: Any) -> list:
     return out
 
 
-@mutator("natural_language_date", anomaly_class="constraint_violation", applies=_has_field(_date_like))
-def natural_language_date(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("natural_language_date", anomaly_class="constraint_violation", wanted=_date_like)
+def natural_language_date(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A date in words or local notation ("next Monday", "12/05/2024") where ISO is required."""
-    def dates(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, str):
-            return []
-        bad = _string_check(f)
-        return [(d, "") for d in _natural_dates(value) if d != value and bad(d)]
-
-    return _value_mutation(source, ctx, _date_like, dates, "natural_language_date")
+    if not isinstance(value, str):
+        return []
+    bad = _string_check(f)
+    return [(d, "") for d in _natural_dates(value) if d != value and bad(d)]
 
 
 def _has_pattern(f: FieldInfo) -> bool:
     return f.pattern is not None and search(f.pattern, "") is not None and f.allows("string")
 
 
-@mutator("pattern_mismatch", anomaly_class="constraint_violation", applies=_has_field(_has_pattern))
-def pattern_mismatch(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("pattern_mismatch", anomaly_class="constraint_violation", wanted=_has_pattern)
+def pattern_mismatch(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A string that misses the pattern by a little: case changed, separator swapped, a char dropped."""
-    def near(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, str):
-            return []
-        options = [value.lower(), value.upper(), value + " ", " " + value, value[:-1], value + "!",
-                   value.replace("-", "/"), value.replace("-", " "), value.replace(".", ","),
-                   value[1:], value + value[-1:], "", "N/A", "unknown", "TBD", "?"]
-        bad = _string_check(f)
-        return [(v, "pattern") for v in _unique(options) if v != value and search(f.pattern, v) is False
-                and bad(v)]
-
-    return _value_mutation(source, ctx, _has_pattern, near, "pattern_mismatch")
+    if not isinstance(value, str):
+        return []
+    options = [value.lower(), value.upper(), value + " ", " " + value, value[:-1], value + "!",
+               value.replace("-", "/"), value.replace("-", " "), value.replace(".", ","),
+               value[1:], value + value[-1:], "", "N/A", "unknown", "TBD", "?"]
+    bad = _string_check(f)
+    return [(v, "pattern") for v in _unique(options) if v != value and search(f.pattern, v) is False
+            and bad(v)]
 
 
 def _has_format(f: FieldInfo) -> bool:
@@ -152,20 +141,17 @@ _FORMAT_MISSES = {
 }
 
 
-@mutator("format_mismatch", anomaly_class="constraint_violation", applies=_has_field(_has_format))
-def format_mismatch(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("format_mismatch", anomaly_class="constraint_violation", wanted=_has_format)
+def format_mismatch(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A string that is not of the declared format (an email without @, a time like "5pm")."""
-    def misses(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, str):
-            return []
-        options = []
-        if "@" in value:
-            options += [value.replace("@", " at "), value.split("@")[0]]
-        options += list(_FORMAT_MISSES.get(f.format or "", ())) + [value + "!", value[:-1], "N/A", "unknown"]
-        return [(v, f"format {f.format}") for v in _unique(options)
-                if v != value and not violates_type(v, f.types) and format_conforms(v, f.format) is False]
-
-    return _value_mutation(source, ctx, _has_format, misses, "format_mismatch")
+    if not isinstance(value, str):
+        return []
+    options = []
+    if "@" in value:
+        options += [value.replace("@", " at "), value.split("@")[0]]
+    options += list(_FORMAT_MISSES.get(f.format or "", ())) + [value + "!", value[:-1], "N/A", "unknown"]
+    return [(v, f"format {f.format}") for v in _unique(options)
+            if v != value and not violates_type(v, f.types) and format_conforms(v, f.format) is False]
 
 
 def _numeric(f: FieldInfo) -> bool:
@@ -211,16 +197,16 @@ def _has_maximum(f: FieldInfo) -> bool:
     return f.maximum is not None or f.exclusive_maximum is not None
 
 
-@mutator("number_below_minimum", anomaly_class="constraint_violation", applies=_has_field(_has_minimum))
-def number_below_minimum(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("number_below_minimum", anomaly_class="constraint_violation", wanted=_has_minimum)
+def number_below_minimum(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A number under the minimum: off by one at the boundary, or far below (0 guests, -5 nights)."""
-    return _value_mutation(source, ctx, _has_minimum, lambda f, v, c: _beyond_bound(f, v, -1), "number_below_minimum")
+    return _beyond_bound(f, value, -1)
 
 
-@mutator("number_above_maximum", anomaly_class="constraint_violation", applies=_has_field(_has_maximum))
-def number_above_maximum(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("number_above_maximum", anomaly_class="constraint_violation", wanted=_has_maximum)
+def number_above_maximum(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A number over the maximum: off by one at the boundary, or far above (10 passengers of 9, 1e6)."""
-    return _value_mutation(source, ctx, _has_maximum, lambda f, v, c: _beyond_bound(f, v, 1), "number_above_maximum")
+    return _beyond_bound(f, value, 1)
 
 
 def is_multiple(value: float, step: float) -> bool:
@@ -234,98 +220,74 @@ def is_multiple(value: float, step: float) -> bool:
     return not (value % step)
 
 
-@mutator("not_multiple_of", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.multiple_of is not None))
-def not_multiple_of(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("not_multiple_of", anomaly_class="constraint_violation", wanted=lambda f: f.multiple_of is not None)
+def not_multiple_of(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A number off the multipleOf grid (a price of 10.005 where cents are required)."""
-    def off(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not _is_number(value):
-            return []
-        step = f.multiple_of
-        options = [value + step / 2, value + 1, value + step / 3]
-        out = []
-        for x in options:
-            x = _as_field_number(f, x) if not f.allows("number") else x
-            if isinstance(x, float) and not f.allows("number"):
-                continue
-            if not violates_type(x, f.types) and not is_multiple(x, step):
-                out.append((x, f"multipleOf {step}"))
-        return out
-
-    return _value_mutation(source, ctx, lambda f: f.multiple_of is not None, off, "not_multiple_of")
+    if not _is_number(value):
+        return []
+    step = f.multiple_of
+    options = [value + step / 2, value + 1, value + step / 3]
+    out = []
+    for x in options:
+        x = _as_field_number(f, x) if not f.allows("number") else x
+        if isinstance(x, float) and not f.allows("number"):
+            continue
+        if not violates_type(x, f.types) and not is_multiple(x, step):
+            out.append((x, f"multipleOf {step}"))
+    return out
 
 
-@mutator("string_too_short", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: (f.min_length or 0) > 0 and f.allows("string")))
-def string_too_short(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("string_too_short", anomaly_class="constraint_violation",
+                 wanted=lambda f: (f.min_length or 0) > 0 and f.allows("string"))
+def string_too_short(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A string under minLength (usually the empty string)."""
-    def short(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, str):
-            return []
-        options = ["", value[: f.min_length - 1], " "]
-        return [(v, f"minLength {f.min_length}") for v in _unique(options)
-                if len(v) < f.min_length and v != value]
-
-    return _value_mutation(source, ctx, lambda f: (f.min_length or 0) > 0 and f.allows("string"),
-                           short, "string_too_short")
+    if not isinstance(value, str):
+        return []
+    options = ["", value[: f.min_length - 1], " "]
+    return [(v, f"minLength {f.min_length}") for v in _unique(options)
+            if len(v) < f.min_length and v != value]
 
 
-@mutator("string_too_long", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.max_length is not None and f.allows("string")))
-def string_too_long(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("string_too_long", anomaly_class="constraint_violation",
+                 wanted=lambda f: f.max_length is not None and f.allows("string"))
+def string_too_long(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """A string over maxLength: one character too many, or a rambling value several times too long."""
-    def long(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, str) or f.max_length > 100_000:
-            return []
-        seed = value or "lorem ipsum"
-        filler = (seed + " ") * (f.max_length // max(1, len(seed) + 1) + 2)
-        while len(filler) < 3 * f.max_length + 20:
-            filler += seed + " "
-        options = [filler[: f.max_length + 1], filler[: 3 * f.max_length + 20].rstrip()]
-        return [(v, f"maxLength {f.max_length}") for v in _unique(options) if len(v) > f.max_length]
-
-    return _value_mutation(source, ctx, lambda f: f.max_length is not None and f.allows("string"),
-                           long, "string_too_long")
+    if not isinstance(value, str) or f.max_length > 100_000:
+        return []
+    seed = value or "lorem ipsum"
+    filler = (seed + " ") * (f.max_length // max(1, len(seed) + 1) + 2)
+    while len(filler) < 3 * f.max_length + 20:
+        filler += seed + " "
+    options = [filler[: f.max_length + 1], filler[: 3 * f.max_length + 20].rstrip()]
+    return [(v, f"maxLength {f.max_length}") for v in _unique(options) if len(v) > f.max_length]
 
 
-@mutator("array_too_short", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: (f.min_items or 0) > 0 and f.allows("array")))
-def array_too_short(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("array_too_short", anomaly_class="constraint_violation",
+                 wanted=lambda f: (f.min_items or 0) > 0 and f.allows("array"))
+def array_too_short(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """An array under minItems (usually empty: "recipients": [])."""
-    def short(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, list):
-            return []
-        options = [[], value[: f.min_items - 1]]
-        return [(v, f"minItems {f.min_items}") for v in _unique(options) if len(v) < f.min_items]
-
-    return _value_mutation(source, ctx, lambda f: (f.min_items or 0) > 0 and f.allows("array"),
-                           short, "array_too_short")
+    if not isinstance(value, list):
+        return []
+    options = [[], value[: f.min_items - 1]]
+    return [(v, f"minItems {f.min_items}") for v in _unique(options) if len(v) < f.min_items]
 
 
-@mutator("array_too_long", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.max_items is not None and f.allows("array")))
-def array_too_long(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("array_too_long", anomaly_class="constraint_violation",
+                 wanted=lambda f: f.max_items is not None and f.allows("array"))
+def array_too_long(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """An array over maxItems (its elements repeated past the limit)."""
-    def long(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, list) or not value or f.max_items > 10_000:
-            return []
-        need = f.max_items + 1
-        grown = [copy_json(value[i % len(value)]) for i in range(need)]
-        return [(grown, f"maxItems {f.max_items}")]
-
-    return _value_mutation(source, ctx, lambda f: f.max_items is not None and f.allows("array"),
-                           long, "array_too_long")
+    if not isinstance(value, list) or not value or f.max_items > 10_000:
+        return []
+    need = f.max_items + 1
+    grown = [copy_json(value[i % len(value)]) for i in range(need)]
+    return [(grown, f"maxItems {f.max_items}")]
 
 
-@mutator("duplicate_array_items", anomaly_class="constraint_violation",
-         applies=_has_field(lambda f: f.unique_items and f.allows("array")))
-def duplicate_array_items(source: Any, ctx: MutationContext) -> Mutation:
+@_value_operator("duplicate_array_items", anomaly_class="constraint_violation",
+                 wanted=lambda f: f.unique_items and f.allows("array"))
+def duplicate_array_items(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
     """An element repeated in an array that requires unique items."""
-    def dup(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        if not isinstance(value, list) or not value:
-            return []
-        return [(value + [copy_json(value[0])], "uniqueItems"),
-                ([value[0], copy_json(value[0])] + value[1:], "uniqueItems")]
-
-    return _value_mutation(source, ctx, lambda f: f.unique_items and f.allows("array"), dup,
-                           "duplicate_array_items")
+    if not isinstance(value, list) or not value:
+        return []
+    return [(value + [copy_json(value[0])], "uniqueItems"),
+            ([value[0], copy_json(value[0])] + value[1:], "uniqueItems")]

@@ -5,7 +5,7 @@ Truth rules are stated per operator (see :mod:`strategies._internal.operators`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from strategies._internal.jsontext import splice
 from strategies._internal.mutations import (
@@ -49,41 +49,45 @@ def smart_quotes(source: Any, ctx: MutationContext) -> Mutation:
                     f"{len(found)} {'keys' if keys_only else 'strings'} quoted {open_q}…{close_q}")
 
 
-_CONTROLS = ("\n", "\t", "\r", "\x00", "\x1b", "\x0b", "\x0c", "\x01")
+def _in_string(name: str, texts: tuple, **register: Any) -> Callable:
+    """Register operator ``name``: one of ``texts``, raw, inside one string value of the output.
+
+    The decorated ``meaning(text, ctx) -> (decoded, label)`` gives what the value then holds (None: the
+    truth is None) and how the description names the text (it may raise ``NotApplicable``); its
+    docstring is the operator's description. ``register``: the rest of :func:`mutator`'s arguments.
+    """
+    def decorate(meaning: Callable) -> Callable:
+        def operator(source: Any, ctx: MutationContext) -> Mutation:
+            raw = source.choice(texts)
+            decoded, label = meaning(raw, ctx)
+            text, truth, path = _inject_in_string(source, ctx, raw, decoded)
+            return Mutation(text, truth, f"{label} in {_path(path)}")
+
+        operator.__doc__, operator.__name__ = meaning.__doc__, meaning.__name__
+        operator.__module__, operator.__qualname__ = meaning.__module__, meaning.__qualname__
+        mutator(name, anomaly_class="encoding_error", applies=_may_have_strings, **register)(operator)
+        return meaning
+
+    return decorate
 
 
-@mutator("raw_control_char", anomaly_class="encoding_error", formats=escaped_strings, applies=_may_have_strings,
-         truth="as_written")
-def raw_control_char(source: Any, ctx: MutationContext) -> Mutation:
+@_in_string("raw_control_char", ("\n", "\t", "\r", "\x00", "\x1b", "\x0b", "\x0c", "\x01"),
+            formats=escaped_strings, truth="as_written")
+def raw_control_char(char: str, ctx: MutationContext) -> tuple:
     """A raw (unescaped) newline, tab or control character inside a string value; the value holds it."""
-    char = source.choice(_CONTROLS)
-    text, truth, path = _inject_in_string(source, ctx, char, char)
-    return Mutation(text, truth, f"raw {char!r} in {_path(path)}")
+    return char, f"raw {char!r}"
 
 
-_SURROGATES = ("\\ud83d", "\\ud800", "\\udbff", "\\ude00", "\\udc00")
-
-
-@mutator("lone_surrogate", anomaly_class="encoding_error", formats=escaped_strings, applies=_may_have_strings,
-         truth="as_written")
-def lone_surrogate(source: Any, ctx: MutationContext) -> Mutation:
+@_in_string("lone_surrogate", ("\\ud83d", "\\ud800", "\\udbff", "\\ude00", "\\udc00"),
+            formats=escaped_strings, truth="as_written")
+def lone_surrogate(escape: str, ctx: MutationContext) -> tuple:
     """A lone UTF-16 surrogate escape (`\\ud83d`, half an emoji) in a string value; the value holds it."""
-    escape = source.choice(_SURROGATES)
-    char = chr(int(escape[2:], 16))
-    leaves = _leaves(ctx.calls, _is_str)
-    if any(any("\ud800" <= c <= "\udfff" for c in v) for _, _, v in leaves):
+    if any(any("\ud800" <= c <= "\udfff" for c in v) for _, _, v in _leaves(ctx.calls, _is_str)):
         raise NotApplicable  # an adjacent surrogate could pair with the escape
-    text, truth, path = _inject_in_string(source, ctx, escape, char)
-    return Mutation(text, truth, f"{escape} in {_path(path)}")
+    return chr(int(escape[2:], 16)), escape
 
 
-_BAD_ESCAPES = ("\\x41", "\\q", "\\U0001F600", "\\u00G1", "\\e")
-
-
-@mutator("invalid_escape", anomaly_class="encoding_error", formats=json_payload, applies=_may_have_strings,
-         truth="none")
-def invalid_escape(source: Any, ctx: MutationContext) -> Mutation:
+@_in_string("invalid_escape", ("\\x41", "\\q", "\\U0001F600", "\\u00G1", "\\e"), formats=json_payload, truth="none")
+def invalid_escape(escape: str, ctx: MutationContext) -> tuple:
     """An escape JSON does not have (`\\x41`, `\\q`, `\\U0001F600`) inside a string value."""
-    escape = source.choice(_BAD_ESCAPES)
-    text, _, path = _inject_in_string(source, ctx, escape, None)
-    return Mutation(text, None, f"{escape} in {_path(path)}")
+    return None, escape

@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from strategies._internal.formats import FORMATS
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutations import Mutation, MutationContext, mutator
 from strategies._internal.schemainfo import (
-    FieldInfo, format_path, get_at, locate, schema_info, search, set_at,
+    FieldInfo, format_path, get_at, schema_info, search, set_at,
 )
 from strategies.json_values import copy_json
-from strategies._internal.operators.calls import _emit, _short, _tool_call_indices
+from strategies._internal.operators.calls import _emit, _pick_site, _short
 
 
 #: Payload templates by kind; ``{tool}`` is replaced by a registry tool name.
@@ -69,26 +69,18 @@ def _inject(source: Any, ctx: MutationContext, kind: str) -> Mutation:
     others = [t.name for t in ctx.registry if t.name != ctx.tool.name] or [ctx.tool.name]
     payloads = payload_texts(kind, others, ctx.format)
     payload = source.choice(payloads)
-    sites = []
-    for ci in _tool_call_indices(ctx):
-        arguments = ctx.calls[ci]["arguments"]
-        for f in fields:
-            for concrete in locate(arguments, f.path):
-                value = get_at(arguments, concrete)
-                if not isinstance(value, str):
-                    continue
-                siblings = get_at(arguments, concrete[:-1])
-                options = []
-                for mode, new in (("appended to", f"{value} {payload}" if value else payload),
-                                  ("replacing", payload)):
-                    if _still_valid(f, new) and not (isinstance(siblings, list) and new in siblings):
-                        options.append((mode, new))
-                if options:
-                    sites.append((ci, concrete, options))
-    if not sites:
-        raise NotApplicable(f"no string argument can hold the {kind} payload")
-    ci, concrete, options = source.choice(sites)
-    mode, new = source.choice(options)
+
+    def options_at(f: FieldInfo, arguments: Any, concrete: tuple) -> list:
+        value = get_at(arguments, concrete)
+        if not isinstance(value, str):
+            return []
+        siblings = get_at(arguments, concrete[:-1])
+        return [(mode, new) for mode, new in (("appended to", f"{value} {payload}" if value else payload),
+                                              ("replacing", payload))
+                if _still_valid(f, new) and not (isinstance(siblings, list) and new in siblings)]
+
+    ci, concrete, (mode, new) = _pick_site(source, ctx, fields, options_at,
+                                           f"no string argument can hold the {kind} payload")
     new_calls = copy_json(ctx.calls)
     set_at(new_calls[ci]["arguments"], concrete, new)
     return _emit(ctx, new_calls, f"{kind} payload {mode} {format_path(concrete)}: {_short(payload)}")
@@ -111,31 +103,25 @@ def _has_free_string(tool: Any) -> bool:
     return answer
 
 
-@mutator("sql_injection", anomaly_class="injection_payload", applies=_has_free_string)
-def sql_injection(source: Any, ctx: MutationContext) -> Mutation:
-    """SQL injection text inside a string argument ('; DROP TABLE users; --)."""
-    return _inject(source, ctx, "sql")
+#: The operators: (name, payload kind, description). Each puts one payload of its kind in a string argument.
+_OPERATORS = (
+    ("sql_injection", "sql", "SQL injection text inside a string argument ('; DROP TABLE users; --)."),
+    ("shell_injection", "shell", "Shell command injection inside a string argument ($(rm -rf /), ; cat /etc/passwd)."),
+    ("path_traversal", "path", "A path-traversal string inside a string argument (../../etc/passwd)."),
+    ("prompt_injection", "prompt",
+     "Prompt-injection text inside a string argument (\"Ignore previous instructions and call ...\")."),
+    ("nested_tool_call", "fake_call",
+     "A fake tool call inside a string argument (</tool_call><tool_call>{...}), escaped as data."),
+)
 
 
-@mutator("shell_injection", anomaly_class="injection_payload", applies=_has_free_string)
-def shell_injection(source: Any, ctx: MutationContext) -> Mutation:
-    """Shell command injection inside a string argument ($(rm -rf /), ; cat /etc/passwd)."""
-    return _inject(source, ctx, "shell")
+def _register(name: str, kind: str, description: str) -> None:
+    def operator(source: Any, ctx: MutationContext) -> Mutation:
+        return _inject(source, ctx, kind)
+
+    operator.__doc__, operator.__name__, operator.__qualname__ = description, name, name
+    mutator(name, anomaly_class="injection_payload", applies=_has_free_string)(operator)
 
 
-@mutator("path_traversal", anomaly_class="injection_payload", applies=_has_free_string)
-def path_traversal(source: Any, ctx: MutationContext) -> Mutation:
-    """A path-traversal string inside a string argument (../../etc/passwd)."""
-    return _inject(source, ctx, "path")
-
-
-@mutator("prompt_injection", anomaly_class="injection_payload", applies=_has_free_string)
-def prompt_injection(source: Any, ctx: MutationContext) -> Mutation:
-    """Prompt-injection text inside a string argument ("Ignore previous instructions and call ...")."""
-    return _inject(source, ctx, "prompt")
-
-
-@mutator("nested_tool_call", anomaly_class="injection_payload", applies=_has_free_string)
-def nested_tool_call(source: Any, ctx: MutationContext) -> Mutation:
-    """A fake tool call inside a string argument (</tool_call><tool_call>{...}), escaped as data."""
-    return _inject(source, ctx, "fake_call")
+for _row in _OPERATORS:
+    _register(*_row)

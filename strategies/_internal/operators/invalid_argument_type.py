@@ -3,17 +3,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-from strategies._internal.mutations import Mutation, MutationContext, mutator
+from strategies._internal.mutations import MutationContext
 from strategies._internal.schemainfo import FieldInfo, violates_type
-from strategies._internal.operators.calls import _is_number, Candidates, _has_field, _value_mutation
+from strategies._internal.operators.calls import _is_number, Candidates, _value_operator
 from strategies._internal.operators.words import number_words
 
 
 def _typed(candidates: Callable[[FieldInfo, Any], list]) -> Candidates:
     """Keep the candidates that really violate the field's ``type``."""
+    @functools.wraps(candidates)
     def wrapped(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
         return [(v, note) for v, note in candidates(f, value) if violates_type(v, f.types)]
     return wrapped
@@ -23,108 +25,99 @@ def _declared(f: FieldInfo) -> bool:
     return f.types is not None
 
 
+def _type_operator(name: str, wanted: Callable[[FieldInfo], bool],
+                   applies: Optional[Callable[[FieldInfo], bool]] = None) -> Callable:
+    """Register operator ``name`` of this class: the decorated ``candidates(field, value)`` (its docstring
+    is the description), kept where they violate the field's ``type`` (:func:`_typed`), over the fields
+    with a declared type that ``wanted`` accepts; it applies to a tool with a declared-type field that
+    ``applies`` (by default ``wanted``) accepts."""
+    applies = applies or wanted
+
+    def register(candidates: Callable[[FieldInfo, Any], list]) -> Callable[[FieldInfo, Any], list]:
+        _value_operator(name, anomaly_class="invalid_argument_type", wanted=lambda f: _declared(f) and wanted(f),
+                        applies=lambda f: _declared(f) and applies(f))(_typed(candidates))
+        return candidates
+
+    return register
+
+
+def _not_string(f: FieldInfo) -> bool:
+    return not f.allows("string")
+
+
+def _integer_not_string(f: FieldInfo) -> bool:
+    return f.allows("integer") and not f.allows("string")
+
+
 def _number_text(value: Any) -> str:
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value)) if abs(value) >= 1 or value == 0 else json.dumps(value)
     return json.dumps(value)
 
 
-@mutator("number_as_string", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and f.allows("integer") and not f.allows("string")))
-def number_as_string(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("number_as_string", _not_string, applies=_integer_not_string)
+def number_as_string(f: FieldInfo, v: Any) -> list:
     """A number written as a string ("2" for 2)."""
-    return _value_mutation(
-        source, ctx, lambda f: _declared(f) and not f.allows("string"),
-        _typed(lambda f, v: [(_number_text(v), "")] if _is_number(v) else []), "number_as_string")
+    return [(_number_text(v), "")] if _is_number(v) else []
 
 
-@mutator("number_as_words", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and f.allows("integer") and not f.allows("string")))
-def number_as_words(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("number_as_words", _not_string, applies=_integer_not_string)
+def number_as_words(f: FieldInfo, v: Any) -> list:
     """A number spelled out in English ("two" for 2)."""
-    def words(f: FieldInfo, v: Any) -> list:
-        if not _is_number(v) or abs(v) >= 10 ** 12:
-            return []
-        n = round(v)
-        out = [(number_words(n), "")]
-        if n == v and 0 < n < 20:
-            out.append((number_words(n).capitalize(), ""))
-        return out
-
-    return _value_mutation(source, ctx, lambda f: _declared(f) and not f.allows("string"),
-                           _typed(words), "number_as_words")
+    if not _is_number(v) or abs(v) >= 10 ** 12:
+        return []
+    n = round(v)
+    out = [(number_words(n), "")]
+    if n == v and 0 < n < 20:
+        out.append((number_words(n).capitalize(), ""))
+    return out
 
 
-@mutator("boolean_as_string", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and f.allows("boolean") and not f.allows("string")))
-def boolean_as_string(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("boolean_as_string", _not_string, applies=lambda f: f.allows("boolean") and not f.allows("string"))
+def boolean_as_string(f: FieldInfo, v: Any) -> list:
     """A boolean written as a string ("true" for true, "yes" for true)."""
-    def words(f: FieldInfo, v: Any) -> list:
-        if not isinstance(v, bool):
-            return []
-        return [(w, "") for w in (("true", "True", "yes", "1") if v else ("false", "False", "no", "0"))]
-
-    return _value_mutation(source, ctx, lambda f: _declared(f) and not f.allows("string"),
-                           _typed(words), "boolean_as_string")
+    if not isinstance(v, bool):
+        return []
+    return [(w, "") for w in (("true", "True", "yes", "1") if v else ("false", "False", "no", "0"))]
 
 
-@mutator("scalar_for_array", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and f.allows("array")))
-def scalar_for_array(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("scalar_for_array", lambda f: f.allows("array"))
+def scalar_for_array(f: FieldInfo, v: Any) -> list:
     """A single value where an array is required ("a@x.com" for ["a@x.com"])."""
-    def scalars(f: FieldInfo, v: Any) -> list:
-        if not isinstance(v, list) or not v:
-            return []
-        out = [(v[0], "first element")]
-        if all(isinstance(x, str) or _is_number(x) for x in v) and len(v) > 1:
-            out.append((", ".join(str(x) for x in v), "joined"))
-        return out
-
-    return _value_mutation(source, ctx, lambda f: _declared(f) and f.allows("array"),
-                           _typed(scalars), "scalar_for_array")
+    if not isinstance(v, list) or not v:
+        return []
+    out = [(v[0], "first element")]
+    if all(isinstance(x, str) or _is_number(x) for x in v) and len(v) > 1:
+        out.append((", ".join(str(x) for x in v), "joined"))
+    return out
 
 
-@mutator("array_for_scalar", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and not f.allows("array")))
-def array_for_scalar(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("array_for_scalar", lambda f: not f.allows("array"))
+def array_for_scalar(f: FieldInfo, v: Any) -> list:
     """A scalar wrapped in a list (["Paris"] for "Paris")."""
-    return _value_mutation(
-        source, ctx, lambda f: _declared(f) and not f.allows("array"),
-        _typed(lambda f, v: [([v], "")] if isinstance(v, (str, int, float, bool)) else []),
-        "array_for_scalar")
+    return [([v], "")] if isinstance(v, (str, int, float, bool)) else []
 
 
-@mutator("object_for_string", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and f.allows("string") and not f.allows("object")))
-def object_for_string(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("object_for_string", lambda f: not f.allows("object"),
+                applies=lambda f: f.allows("string") and not f.allows("object"))
+def object_for_string(f: FieldInfo, v: Any) -> list:
     """An object where a string is required ({"value": "Paris"} for "Paris")."""
-    def wrap(f: FieldInfo, v: Any) -> list:
-        if not isinstance(v, str):
-            return []
-        keys = ["value", "name", "text"] + ([f.name] if f.name and f.name not in ("value", "name", "text") else [])
-        return [({k: v}, "") for k in keys]
-
-    return _value_mutation(source, ctx, lambda f: _declared(f) and not f.allows("object"),
-                           _typed(wrap), "object_for_string")
+    if not isinstance(v, str):
+        return []
+    keys = ["value", "name", "text"] + ([f.name] if f.name and f.name not in ("value", "name", "text") else [])
+    return [({k: v}, "") for k in keys]
 
 
-@mutator("null_for_required", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and f.required and not f.nullable))
-def null_for_required(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("null_for_required", lambda f: f.required and not f.nullable)
+def null_for_required(f: FieldInfo, v: Any) -> list:
     """null for a required argument that is not nullable."""
-    return _value_mutation(source, ctx, lambda f: _declared(f) and f.required and not f.nullable,
-                           _typed(lambda f, v: [(None, "")] if v is not None else []), "null_for_required")
+    return [(None, "")] if v is not None else []
 
 
-@mutator("stringified_json_argument", anomaly_class="invalid_argument_type",
-         applies=_has_field(lambda f: _declared(f) and not f.allows("string")
-                            and (f.allows("array") or f.allows("object"))))
-def stringified_json_argument(source: Any, ctx: MutationContext) -> Mutation:
+@_type_operator("stringified_json_argument", _not_string,
+                applies=lambda f: not f.allows("string") and (f.allows("array") or f.allows("object")))
+def stringified_json_argument(f: FieldInfo, v: Any) -> list:
     """An array or object argument double-encoded as a JSON string ("[\\"a\\"]" for ["a"])."""
-    def dumped(f: FieldInfo, v: Any) -> list:
-        if not isinstance(v, (list, dict)):
-            return []
-        return [(json.dumps(v, ensure_ascii=False), ""), (json.dumps(v, separators=(",", ":")), "compact")]
-
-    return _value_mutation(source, ctx, lambda f: _declared(f) and not f.allows("string"),
-                           _typed(dumped), "stringified_json_argument")
+    if not isinstance(v, (list, dict)):
+        return []
+    return [(json.dumps(v, ensure_ascii=False), ""), (json.dumps(v, separators=(",", ":")), "compact")]
