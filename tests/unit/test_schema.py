@@ -211,8 +211,9 @@ def test_nullable_generates_null_and_loader_makes_it_standard(tmp_path):
 
 
 def test_fallback_pool_is_deterministic_and_simplest_first():
+    # unevaluatedProperties has no native generator, checked or not: the pool is the generator
     schema = {"type": "object", "patternProperties": {"^x_[a-z]+$": {"type": "integer"}},
-              "additionalProperties": False, "minProperties": 1}
+              "additionalProperties": False, "minProperties": 1, "unevaluatedProperties": False}
     node = compile_schema(schema)
     assert isinstance(node, PoolNode)
     values = node.values()
@@ -283,3 +284,45 @@ def test_pattern_strings_come_from_a_cached_plan_of_verified_values():
     assert compile_schema({"type": "string", "pattern": email, "description": "another tool"}).values is node.values
     bounded = compile_schema({"type": "string", "pattern": r"^[a-z]+$", "maxLength": 3})
     assert all(len(v) <= 3 for v in bounded.values) and bounded.values[0] == "a"
+
+
+NARROWING_SCHEMAS = [
+    {"type": "object", "patternProperties": {"^[a-z][a-z0-9_]*$": {"type": "string"}}, "additionalProperties": False},
+    {"type": "object", "patternProperties": {"^x_[a-z]+$": {"type": "integer"}}, "additionalProperties": False,
+     "minProperties": 1},
+    {"type": "number", "not": {"maximum": 0}},
+    {"type": "object", "properties": {"country": {"enum": ["US", "CA", "FR"]}, "value": {"type": "number"}},
+     "required": ["country"], "if": {"properties": {"country": {"not": {"const": "US"}}}},
+     "then": {"required": ["value"]}, "additionalProperties": False},
+    {"type": "object", "properties": {"card": {"type": "string", "pattern": "^[0-9]{16}$"}, "address": {"type": "string"}},
+     "dependentRequired": {"card": ["address"]}, "additionalProperties": False},
+    {"type": "object", "properties": {"a": {"type": "integer"}}, "propertyNames": {"maxLength": 3}},
+]
+
+
+@pytest.mark.parametrize("schema", NARROWING_SCHEMAS, ids=lambda s: ",".join(sorted(set(s) - {"type"})))
+def test_narrowing_keywords_are_generated_natively_and_checked_without_a_hypothesis_pool(schema, monkeypatch):
+    """``not``, ``if``/``then``, ``dependentRequired``, ``patternProperties``, ``propertyNames``: the
+    rest of the subschema is compiled natively and each value checked against the whole, so no
+    hypothesis-jsonschema pool (0.2–2 s each) is drawn for a value the native walk can give."""
+    from strategies._internal.schema import fallback
+
+    def no_pool(*_args):
+        raise AssertionError("a hypothesis-jsonschema pool was drawn")
+
+    monkeypatch.setattr(fallback, "_draw_pool", no_pool)
+    monkeypatch.setattr(fallback, "_POOL_CACHE", {})
+    node = compile_schema(schema)
+    validator = Draft202012Validator(schema)
+    values = [node.generate(RandomSource(seed)) for seed in range(300)]
+    assert all(validator.is_valid(v) for v in values)
+    assert len({json.dumps(v, sort_keys=True) for v in values}) >= 20  # varied, not one safe value
+
+
+# a draw that keeps failing falls back to the pool, which hypothesis-jsonschema draws with @given
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.nested_given])
+@given(schema=st.sampled_from(NARROWING_SCHEMAS), choices=st.lists(st.integers(0, 2**16), max_size=40))
+def test_any_choice_sequence_yields_a_valid_value_for_narrowing_keywords(schema, choices):
+    """Shrinking replays truncated and zeroed choice sequences: whatever they are, the checked node
+    (its retries, then the pool) never gives an invalid value."""
+    assert Draft202012Validator(schema).is_valid(compile_schema(schema).generate(ReplaySource(choices)))

@@ -10,9 +10,12 @@ Natively covered: the subset real tool schemas use (type and type lists, propert
 additionalProperties, enum/const, string lengths/pattern/format, numeric bounds in draft-4 and
 draft-6+ forms, multipleOf, items/prefixItems/draft-4 tuple items, uniqueItems, min/maxProperties,
 anyOf/oneOf/allOf, $ref/$defs/definitions including recursion, OpenAPI ``nullable``, default/examples
-as likely values). Everything else (``not``, ``if``, ``patternProperties``, ``contains`` ...) and
-every native attempt that cannot be verified falls back to hypothesis-jsonschema through
-``source.pool``: a deterministic, simplest-first pool of values drawn once per subschema.
+as likely values). Keywords that narrow the rest of a subschema (``not``, ``if``/``then``/``else``,
+``dependentRequired``, ``propertyNames``, ``contains``; ``patternProperties`` keys from their
+patterns) are compiled as the rest, checked against the whole (:class:`CheckedNode`). Everything
+else (``unevaluatedProperties``, ``$dynamicRef`` ...) and every native attempt that cannot be
+verified falls back to hypothesis-jsonschema through ``source.pool``: a deterministic,
+simplest-first pool of values drawn once per subschema.
 
 Shrinking: choice 0 is always the simplest option (shortest plain string, the integer closest to
 0, the first enum value, optional properties absent, the fewest items), so a zeroed or truncated
@@ -52,7 +55,17 @@ FALLBACK_KEYWORDS = frozenset({
 _STRING_KEYS = {"minLength", "maxLength", "pattern", "format"}
 _NUMBER_KEYS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 _ARRAY_KEYS = {"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems"}
-_OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties"}
+_OBJECT_KEYS = {"properties", "required", "additionalProperties", "minProperties", "maxProperties",
+                "patternProperties"}
+#: Fallback keywords that only narrow what the rest of the subschema allows: the rest is compiled
+#: natively and its values are checked against the whole subschema (retried, then the pool).
+#: ``patternProperties`` is generated natively (keys from its patterns), checked the same way.
+CHECKED_KEYWORDS = frozenset({
+    "not", "if", "then", "else", "propertyNames", "dependentRequired", "dependentSchemas", "dependencies",
+    "contains", "minContains", "maxContains", "patternProperties",
+})
+#: Share of random draws of the native part that must satisfy the whole subschema at compile time.
+CHECKED_MIN_VALID = 12
 
 
 class _Compiler(RefsMixin, CombinatorsMixin):
@@ -64,6 +77,7 @@ class _Compiler(RefsMixin, CombinatorsMixin):
         self.used_back: set[str] = set()
         self.memo: dict[str, tuple[Node, bool]] = {}
         self.back_edges = 0
+        self.checking: set[int] = set()
         defs = {}
         if isinstance(root, Mapping):
             for key in ("$defs", "definitions"):
@@ -115,8 +129,8 @@ class _Compiler(RefsMixin, CombinatorsMixin):
         if "$ref" in schema:
             return self.compile_ref(schema, pointer)
         keys = set(schema)
-        if keys & FALLBACK_KEYWORDS:
-            return self.pool(schema, pointer, eager=True)
+        if keys & FALLBACK_KEYWORDS and id(schema) not in self.checking:
+            return self.compile_checked(schema, pointer)
         if "allOf" in schema:
             return self.compile_all_of(schema, pointer)
         if "anyOf" in schema or "oneOf" in schema:
@@ -133,6 +147,30 @@ class _Compiler(RefsMixin, CombinatorsMixin):
             if likely:
                 node = LikelyNode(node, likely)
         return node
+
+    def compile_checked(self, schema: Mapping, pointer: str) -> Node:
+        """A subschema with keywords the native walk cannot build by construction (``not``,
+        ``if``/``then``, ``dependentRequired``, ``patternProperties`` ...): generate from the rest of
+        it natively and keep values the whole subschema accepts. Drawing a hypothesis-jsonschema
+        pool costs 0.2–2 s per subschema (most of a short campaign on a tools file that uses them);
+        it is drawn only when the native part rarely satisfies the whole (probed here, as for
+        patterns) or a draw keeps failing."""
+        if set(schema) & (FALLBACK_KEYWORDS - CHECKED_KEYWORDS):
+            return self.pool(schema, pointer, eager=True)
+        rest = {k: v for k, v in schema.items() if k not in CHECKED_KEYWORDS or k == "patternProperties"}
+        self.checking.add(id(rest))  # its patternProperties are the native walk's, not a way back here
+        try:
+            inner = self.compile(rest, pointer)
+        except Unsat:
+            raise  # the rest admits nothing: neither does the whole
+        except Problem:
+            return self.pool(schema, pointer, eager=True)
+        finally:
+            self.checking.discard(id(rest))
+        check = self.validator(schema)
+        if sum(check(inner.generate(RandomSource(seed))) for seed in range(24)) < CHECKED_MIN_VALID:
+            return self.pool(schema, pointer, eager=True)
+        return CheckedNode(inner.generate, check, self.pool(schema, pointer, eager=False))
 
     def compile_plain(self, schema: Mapping, pointer: str) -> Node:
         schema = normalize_local(schema)
@@ -356,11 +394,30 @@ class _Compiler(RefsMixin, CombinatorsMixin):
         elif additional_node is not None:
             extra = additional_node
         names = [n for n in (_FREE_KEYS if free else _EXTRA_KEYS) if n not in props] or ["extra_key"]
-        if extra is None and lo > len(req_nodes) + len(opt_nodes):
+        patterned = self._pattern_properties(schema, pointer)
+        if extra is None and not patterned and lo > len(req_nodes) + len(opt_nodes):
             raise Unsat("minProperties cannot be reached", pointer)
-        node = ObjectNode(req_nodes, opt_nodes, extra, names, free, lo, hi)
+        node = ObjectNode(req_nodes, opt_nodes, extra, names, free, lo, hi, patterned)
         node.declared = frozenset(props) | frozenset(required)
         return node
+
+
+    def _pattern_properties(self, schema: Mapping, pointer: str) -> tuple:
+        """(key generator, value node) per ``patternProperties`` entry. Only reached through
+        :meth:`compile_checked`, whose check catches a key that two patterns (or a declared
+        property's schema) also govern."""
+        out = []
+        for pattern, sub in (schema.get("patternProperties") or {}).items():
+            try:
+                keys = compile_pattern(pattern, max_length=40)
+            except UnsupportedPattern:
+                raise Problem(f"patternProperties pattern {pattern!r} cannot be generated", pointer) from None
+            try:
+                node, _ = self.child(sub, f"{pointer}/patternProperties/{escape_pointer_token(pattern)}")
+            except Unsat:
+                continue  # no key matching it can be present
+            out.append((keys, node))
+        return tuple(out)
 
 
 def _is_json(value: Any) -> bool:

@@ -333,12 +333,14 @@ class ArrayNode(Node):
 
 
 class ObjectNode(Node):
-    __slots__ = ("required", "optional", "extra", "extra_names", "free", "lo", "hi", "declared")
+    __slots__ = ("required", "optional", "extra", "extra_names", "free", "lo", "hi", "declared", "patterned")
 
     def __init__(self, required: list, optional: list, extra: Optional[Node], extra_names: list, free: bool,
-                 lo: int, hi: Optional[int]):
+                 lo: int, hi: Optional[int], patterned: tuple = ()):
         self.required, self.optional = required, optional  # [(key, node)], [(key, node, recursive)]
         self.extra, self.extra_names, self.free, self.lo, self.hi = extra, extra_names, free, lo, hi
+        # patternProperties: (key generator with .generate(source), value node); keys a pattern makes
+        self.patterned = patterned
         # extra keys must never collide with a declared property (its own schema would apply)
         self.declared = frozenset(k for k, _ in required) | frozenset(k for k, _, _ in optional)
 
@@ -358,6 +360,18 @@ class ObjectNode(Node):
                 if len(out) >= self.lo:
                     break
                 if key not in out:
+                    out[key] = node.generate(source)
+        patterned = self.patterned
+        if patterned:
+            count = source.integer(0, 2)
+            if self.extra is None:  # nothing else can reach minProperties
+                count = max(count, self.lo - len(out))
+            if hi is not None:
+                count = min(count, hi - len(out))
+            for _ in range(count):
+                keys, node = patterned[source.integer(0, len(patterned) - 1)]
+                key = keys.generate(source)
+                if key not in out and key not in self.declared:
                     out[key] = node.generate(source)
         extra = self.extra
         if extra is not None:
