@@ -63,35 +63,19 @@ def _message_varies_with_input(exception: str) -> bool:
         exception.rsplit(".", 1)[-1] in DECODER_ERRORS
 
 
-#: Where a decoder says it stopped (values already replaced): json's "line <n> column <n> (char <n>)",
-#: yaml's and toml's "line <n>, column <n>", ast's "(<unknown>, line <n>)", "at position <n>".
-_DECODER_POSITION = re.compile(r"line <n>,? column <n>|\(char <n>\)|, line <n>\)|at position <n>|line <n>, pos <n>")
-DECODER_DETAIL = "<decoder error>"
-
-
-def _without_decoder_detail(text: str) -> str:
-    """``could not parse tool call: Expecting value: line <n> column <n> (char <n>)`` -> ``could not
-    parse tool call: <decoder error>``. A parser that wraps its decoder's error in its own message
-    (``raise ValueError(f"could not parse tool call: {exc}")``) passes on what the input got wrong
-    (``Expecting value``, ``Expecting ',' delimiter``, ``Unterminated string``): one wrap is one
-    bug, whatever the input was. The decoder's part starts at the clause before its position (json
-    writes ``<what>: line …``); the wrapper's own words before it stay, telling wraps apart."""
-    match = _DECODER_POSITION.search(text)
-    if match is None:
-        return text
-    cut = text.rfind(": ", 0, match.start())
-    if cut >= 0 and cut + 2 == match.start():  # "<what>: line <n> …": <what> is the decoder's too
-        cut = text.rfind(": ", 0, cut)
-    return (text[:cut + 2] if cut >= 0 else "") + DECODER_DETAIL
-
-
 def normalize_message(message: Optional[str]) -> str:
-    """The stable part of an exception message: its first line with values replaced by placeholders
-    and a decoder's own account of where the input broke replaced by one placeholder."""
+    """The stable part of an exception message: its first line with values replaced by placeholders.
+
+    A decoder's error wrapped in the parser's own message keeps the decoder's words ("Expecting
+    value", "Expecting <str> delimiter"): they are how two rejection bugs raised through one wrap
+    differ (an extraction that hands the decoder prose fails at "Expecting value"; a rewrite that
+    breaks an apostrophe fails later, at a delimiter). Normalizing them away merged such bugs, and
+    a gate then called the unfixed one a regression of the fixed one; one bug split by decoder
+    words is the lesser harm (more findings, each true)."""
     text = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
     for pattern, placeholder in _VALUES:
         text = pattern.sub(placeholder, text)
-    return _without_decoder_detail(text.strip())[:_MESSAGE_KEY_LIMIT]
+    return text.strip()[:_MESSAGE_KEY_LIMIT]
 
 
 def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]] = (),
@@ -123,7 +107,7 @@ def rejection_signature(*, format: Optional[str], exception: Optional[str], mess
     if exception is None:
         return _make("false_reject", f"false_reject|{fmt}|no-call", f"false_reject: no call returned for a valid {fmt} output")
     inner = _inner(frames)
-    shape = "" if _message_varies_with_input(exception) else normalize_message(message)
+    shape = normalize_message(message)  # a decoder's words too: see normalize_message
     where = f" in {inner[-1]}" if inner else ""
     return _make("false_reject", f"false_reject|{fmt}|{exception}|{shape}|{';'.join(inner)}",
                  f"false_reject: valid {fmt} rejected with {exception}{where}" + (f" ({shape})" if shape else ""))

@@ -53,40 +53,24 @@ def test_a_sampled_stack_is_named_by_the_target_frame_that_called_into_the_stand
     assert read_trace(str(dump), target_only=True) == ()
 
 
-_JSON_TEXTS = st.text(alphabet='{}[]",:a1 \\tn\'', max_size=30)
-
-
-@given(texts=st.lists(_JSON_TEXTS, min_size=1, max_size=8))
-def test_a_decoder_error_wrapped_in_the_parsers_own_message_is_one_rejection_bug(texts):
-    """``raise ValueError(f"could not parse tool call: {exc}")`` around ``json.loads``: whatever the
-    input got wrong, one wrap in one place is one signature; another wrap keeps its own."""
+def test_two_rejection_bugs_behind_one_wrap_of_the_decoder_stay_two():
+    """A parser that wraps json's error in its own message: handing the decoder prose (an
+    extraction bug) and breaking an apostrophe (a rewrite bug) fail with other decoder words, and
+    are two signatures — merging them let a gate call the unfixed one a regression of the fixed."""
     import json
 
     from corpus.signature import rejection_signature
 
-    frames = (("p.py", "parse"),)
-    ids, titles = set(), set()
-    for text in texts:
+    def wrapped(text):
         try:
             json.loads(text)
         except json.JSONDecodeError as exc:
-            sig = rejection_signature(format="json", exception="ValueError", frames=frames,
-                                      message=f"could not parse tool call: {exc}")
-            ids.add(sig.id)
-            titles.add(sig.title)
-    assert len(ids) <= 1 and len(titles) <= 1
-    other = rejection_signature(format="json", exception="ValueError", frames=frames,
-                                message="no tool call found: Expecting value: line 1 column 1 (char 0)")
-    assert other.id not in ids
-    # a message with no decoder position in it keeps its words
-    assert rejection_signature(format="json", exception="ValueError", frames=frames, message="bad quote").id != \
-        rejection_signature(format="json", exception="ValueError", frames=frames, message="unclosed tag").id
+            return rejection_signature(format="fenced", exception="ValueError", frames=(("p.py", "parse"),),
+                                       message=f"could not parse tool call: {exc}")
+        raise AssertionError(text)
 
-
-def test_decoder_positions_of_several_decoders_are_normalized():
-    from corpus.signature import DECODER_DETAIL, normalize_message
-
-    assert normalize_message("Expecting ',' delimiter: line 1 column 9 (char 8)") == DECODER_DETAIL
-    assert normalize_message("bad call: invalid syntax (<unknown>, line 3)") == f"bad call: {DECODER_DETAIL}"
-    assert normalize_message("toml: Invalid value (at line 2, column 7)") == f"toml: {DECODER_DETAIL}"
-    assert normalize_message("KeyError: 'city'") == "KeyError: <str>"  # nothing of a decoder: untouched
+    extraction = wrapped('```JSON\n{"name": "get_weather"}\n```')
+    rewrite = wrapped('{"name": "get_weather", "arguments": {"city": "O"Brien"}}')
+    assert extraction.id != rewrite.id
+    # the same bug with other positions in the message is one
+    assert wrapped('Sure! {"name": "x"}').id == extraction.id
