@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
+from fuzzer.datafiles import read_json
 from fuzzer.events import ExitCode, JobStarted, Phase, PhaseStarted, Progress
 from fuzzer.pipeline import Job, interrupted_exit
 from fuzzer.records.recorder import REPLAYING_ENV
@@ -352,13 +353,7 @@ def records_replay_exit_code(result: RecordsReplayResult, *, interrupted: bool) 
 
 def read_baseline(path: str) -> dict[str, Any]:
     """The per-record results of a saved baseline; RecordsError (one line) when it is not one."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise RecordsError(f"{path}: cannot read the baseline ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise RecordsError(f"{path}: not a baseline file (not JSON: {exc})") from None
+    data = read_json(path, lambda reason: RecordsError(f"{path}: not a baseline file: {reason}"))
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise RecordsError(f"{path}: not a toolfuzz records baseline (no \"format\": \"{BASELINE_FORMAT}\")")
     if data.get("version") != BASELINE_VERSION:
