@@ -191,7 +191,8 @@ class EpisodeRunner:
         cwd = cwd or os.getcwd()
         self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json()).line()
         self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=cwd, timeout=timeout,
-                                          memory_limit_mb=memory_limit_mb), workers=workers)
+                                          memory_limit_mb=memory_limit_mb), workers=workers,
+                               environ={PRELOAD_ENV: self.line})
         self.notes: list[str] = []
 
     def __enter__(self) -> "EpisodeRunner":
@@ -202,15 +203,7 @@ class EpisodeRunner:
         self.close()
 
     def start(self) -> None:
-        before = os.environ.get(PRELOAD_ENV)
-        os.environ[PRELOAD_ENV] = self.line
-        try:
-            self.pool.start()
-        finally:
-            if before is None:
-                os.environ.pop(PRELOAD_ENV, None)
-            else:
-                os.environ[PRELOAD_ENV] = before
+        self.pool.start()
         try:
             self._probe()
         except BaseException:

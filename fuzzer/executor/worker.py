@@ -352,21 +352,15 @@ class ExecutorPool:
         fd, error_file = tempfile.mkstemp(prefix="toolfuzz-executor-", suffix=".err")
         os.close(fd)
         self.config.error_file = error_file
-        previous = os.environ.get(ENV)
-        os.environ[ENV] = self.config.to_env()
         try:
             spec = TargetSpec(target=RUNNER, cwd=self.config.cwd, timeout=self.timeout,
                               memory_limit_mb=self.memory_limit_mb)
-            pool = WorkerPool(spec, workers=self.workers)
+            pool = WorkerPool(spec, workers=self.workers, environ={ENV: self.config.to_env()})
             try:
                 pool.start()
             except TargetError as exc:
                 raise TargetError(_read(error_file) or str(exc)) from None
         finally:
-            if previous is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = previous
             try:
                 os.unlink(error_file)
             except OSError:

@@ -413,20 +413,8 @@ class ReplaySettings:
     target_version: Optional[str] = None  # a label for the replayed version (default: its file hash)
 
 
-def _started(pool: Any) -> Any:
-    """``pool`` started with ``TOOLFUZZ_REPLAYING=1`` in the environment its processes inherit
-    (a recorder imported by the target stays off), ours restored afterwards. The pool is still
-    a context manager (starting it again does nothing; leaving the block closes it)."""
-    before = os.environ.get(REPLAYING_ENV)
-    os.environ[REPLAYING_ENV] = "1"
-    try:
-        pool.start()
-    finally:
-        if before is None:
-            os.environ.pop(REPLAYING_ENV, None)
-        else:
-            os.environ[REPLAYING_ENV] = before
-    return pool
+#: What the replay's worker processes inherit: a recorder imported by the target stays off.
+_REPLAYING = {REPLAYING_ENV: "1"}
 
 
 class RecordsReplayJob(Job):
@@ -505,7 +493,7 @@ class RecordsReplayJob(Job):
         from fuzzer.isolation import WorkerPool
 
         s, result = self.settings, self._result
-        with _started(WorkerPool(self._spec(s.target), workers=s.workers)) as pool:
+        with WorkerPool(self._spec(s.target), workers=s.workers, environ=_REPLAYING) as pool:
             for start in range(0, len(texts), CHUNK):
                 chunk = texts[start:start + CHUNK]
                 for text, outcome in zip(chunk, pool.run(chunk)):
@@ -525,7 +513,8 @@ class RecordsReplayJob(Job):
         from fuzzer.isolation import WorkerPool
 
         s = self.settings
-        pool = _started(WorkerPool(self._spec(BRIDGE), workers=s.workers))
+        pool = WorkerPool(self._spec(BRIDGE), workers=s.workers, environ=_REPLAYING)
+        pool.start()
         try:
             probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
         except BaseException:
