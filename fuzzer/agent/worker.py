@@ -30,6 +30,7 @@ from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.script import Script
 from fuzzer.agent.tools import ToolBehaviour, ToolBox
 from fuzzer.agent.trace import Caps, EpisodeAborted, Recorder
+from fuzzer.isolation.pool import Started
 from strategies.errors import TargetError
 
 #: The pool target (``fuzzer.isolation.TargetSpec.target``).
@@ -173,7 +174,7 @@ _preload()
 # Engine side
 
 
-class EpisodeRunner:
+class EpisodeRunner(Started):
     """Episodes of one agent in a worker pool: ``run(scripts) -> [(trace, violations, outcome)]``.
 
     ``start()`` launches the pool with the agent preloaded in its zygote and plays a probe, so a
@@ -194,13 +195,6 @@ class EpisodeRunner:
                                           memory_limit_mb=memory_limit_mb), workers=workers,
                                environ={PRELOAD_ENV: self.line})
         self.notes: list[str] = []
-
-    def __enter__(self) -> "EpisodeRunner":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def start(self) -> None:
         self.pool.start()

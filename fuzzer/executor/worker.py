@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
+from fuzzer.isolation.pool import Started
 from strategies.errors import TargetError, ToolfuzzError
 
 ENV = "TOOLFUZZ_EXECUTOR_WORKER"
@@ -325,7 +326,7 @@ class Trace:
         return self.data.get("steps", [])
 
 
-class ExecutorPool:
+class ExecutorPool(Started):
     """Workers running scenarios against one executor (a context manager)."""
 
     def __init__(self, config: WorkerConfig, *, timeout: float = 2.0, memory_limit_mb: Optional[int] = 4096,
@@ -336,13 +337,6 @@ class ExecutorPool:
         self.workers = workers
         self._pool: Any = None
         self.info: dict = {}
-
-    def __enter__(self) -> "ExecutorPool":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def start(self) -> None:
         if self._pool is not None:

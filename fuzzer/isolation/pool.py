@@ -14,7 +14,7 @@ import weakref
 from collections import deque
 from multiprocessing import connection as mpc
 from multiprocessing import get_context, reduction
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, TypeVar
 
 from fuzzer.isolation.outcome import (BLAMELESS_RETRIES, DEPTH, POLL, PROTOCOL, STRIDE, BATCH_SIZE,
                                       LOAD_TIMEOUT, Outcome, TargetSpec)
@@ -53,6 +53,9 @@ def _close_all() -> None:
         pool.close()
 
 
+_S = TypeVar("_S", bound="Started")
+
+
 @contextlib.contextmanager
 def _environ_set(values: Mapping[str, str]) -> Iterator[None]:
     """``values`` in ``os.environ`` for the block; each variable as it was before afterwards."""
@@ -68,7 +71,25 @@ def _environ_set(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[name] = value
 
 
-class WorkerPool:
+class Started:
+    """A context manager over ``start()`` and ``close()``: the block runs with it started and it is
+    closed however the block ends. The pool and the harnesses' runners built on it share this."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _S) -> _S:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class WorkerPool(Started):
     """Workers that run ``spec.target`` on texts and report one :class:`Outcome` per text.
 
     Use as a context manager (or call :meth:`start` / :meth:`close`). ``run(texts)`` preserves
@@ -100,14 +121,7 @@ class WorkerPool:
         self._slots: list[_Slot] = []
         self._seq: Any = None
 
-    # -- lifecycle
-
-    def __enter__(self) -> "WorkerPool":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    # -- lifecycle (a context manager: Started)
 
     @property
     def started(self) -> bool:
