@@ -116,6 +116,7 @@ _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 _LITERALS = ("true", "false", "null", "NaN", "Infinity", "-Infinity")
 _STRING_UNIT = re.compile(r"\\u[0-9a-fA-F]{4}|\\.|.", re.DOTALL)
 _WS = " \t\n\r"
+_WS_RUN = re.compile(f"[{_WS}]*")
 #: raw_decode attempts that fail before the structure stage gives up looking for documents
 _MAX_DECODE_ATTEMPTS = 2000
 _MAX_DEPTH = 400
@@ -146,10 +147,8 @@ class _SpanError(Exception):
 
 
 def _skip(s: str, i: int) -> int:
-    n = len(s)
-    while i < n and s[i] in _WS:
-        i += 1
-    return i
+    """The offset of the first non-whitespace character at or after ``i`` (``i`` past the end)."""
+    return _WS_RUN.match(s, i).end() if i < len(s) else i
 
 
 def _parse_string(s: str, i: int) -> _Node:

@@ -36,18 +36,13 @@ from __future__ import annotations
 import difflib
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from fuzzer.datafiles import read_toml
 from strategies.errors import ToolfuzzError
 from strategies.registry import Registry
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 CONFIG_FILE = "toolfuzz.toml"
 PYPROJECT = "pyproject.toml"
@@ -273,13 +268,7 @@ def _has_toolfuzz_table(path: Path) -> bool:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except OSError as exc:
-        raise ConfigFileError(f"{_shown(path)}: cannot read ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigFileError(f"{_shown(path)}: not valid TOML ({exc})") from None
+    return read_toml(path, lambda reason: ConfigFileError(f"{_shown(path)}: {reason}"))
 
 
 def load_config(path: Optional[str | os.PathLike[str]] = None, *, start: Optional[Path] = None) -> Config:

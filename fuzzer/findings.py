@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from corpus.signature import Signature, retitled_path
+from corpus.signature import retitled_path
 from fuzzer.isolation.outcome import describe_outcome
-from fuzzer.oracle import Verdict
 from fuzzer.reproduce import command_for, needs_file, reproducer_document
+from fuzzer.results import ShrunkFinding, shown
 
 
 def jsonable(value: Any, depth: int = 0) -> Any:
@@ -32,18 +32,14 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 
 
 @dataclass
-class Finding:
-    signature: Signature
-    verdict: Verdict
-    reason: str
-    sample: Any  # the first failing Sample
+class Finding(ShrunkFinding):
+    first_input = "sample"
+
+    sample: Any  # the first failing Sample (minimized: the shrunk one); verdict: a Verdict
     outcome: Any  # its Outcome
-    minimized: Any = None  # the minimized Sample (same signature), or None before shrinking
     minimized_outcome: Any = None
-    count: int = 1
     #: True only when shrinking ran to a local minimum (not stopped by its budget).
     shrink_complete: bool = False
-    shrink_note: str = ""  # e.g. "not minimized: the budget ran out"
     candidate: Any = None  # (sample, outcome): a smaller input with the same signature, to shrink
     found_at_s: float = 0.0  # seconds into the job when it was first seen
     #: Inputs that must run before this one, in a fresh worker, for it to fail (history-dependent).
@@ -66,14 +62,8 @@ class Finding:
         """The signature id an input must get from the oracle to show this finding."""
         return self.match_id or self.signature.id
 
-    # -- what the finding shows ------------------------------------------------------------------
-    @property
-    def best(self) -> Any:
-        return self.minimized if self.minimized is not None else self.sample
-
-    @property
-    def best_outcome(self) -> Any:
-        return self.minimized_outcome if self.minimized_outcome is not None else self.outcome
+    # -- what the finding shows (best: ShrunkFinding) ---------------------------------------------
+    best_outcome = shown("outcome")
 
     @property
     def exception(self) -> Optional[str]:
@@ -84,11 +74,8 @@ class Finding:
         return self.signature.title
 
     @property
-    def verdict_name(self) -> str:
-        return self.verdict.value
-
-    @property
     def is_minimized(self) -> bool:
+        """Shrunk to a local minimum, not merely shrunk: a search its budget stopped is "not minimized"."""
         return self.shrink_complete
 
     @property

@@ -29,6 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 from corpus.signature import (Signature, crash_signature, normalize_message, hang_signature, rejection_signature,
                               unsafe_signature, verdict_signature)
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
+from strategies.json_values import json_kind
 from fuzzer.events import Word
 from strategies.registry import Registry
 
@@ -69,22 +70,6 @@ class Judgment:
 PASS = Judgment(Verdict.PASS)
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "other"
-
-
 def _chars(text: str) -> str:
     """The distinct visible characters of an edit (whitespace ignored unless it is all there is),
     bounded: a regex that eats ", }" and one that eats ",}" are the same bug."""
@@ -114,7 +99,7 @@ def _string_edit(expected: str, got: str) -> tuple[str, str]:
 
 def _value_difference(expected: Any, got: Any, depth: int = 0) -> tuple[str, str]:
     """(key, words) for the first difference between two JSON values."""
-    te, tg = _json_type(expected), _json_type(got)
+    te, tg = json_kind(expected), json_kind(got)
     if te != tg:
         return f"type:{te}>{tg}", f"a {te} argument came back as a {tg}"
     if depth > 50:

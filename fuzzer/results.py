@@ -12,7 +12,7 @@ happened (for SARIF).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any, ClassVar, Optional, Protocol, runtime_checkable
 
 from fuzzer.events import StopReason
@@ -59,17 +59,41 @@ class Reportable(Protocol):
         ...
 
 
+class shown:
+    """A finding's attribute for the input it shows: ``minimized_<name>`` once the finding was
+    shrunk (``minimized`` is set), else ``<name>`` of the first input. ``best_trace =
+    shown("trace")``: each harness's finding keeps both and reports the one it shows."""
+
+    def __init__(self, name: str):
+        self.first, self.shrunk = name, f"minimized_{name}"
+
+    def __get__(self, finding: Any, owner: Optional[type] = None) -> Any:
+        if finding is None:
+            return self
+        return getattr(finding, self.shrunk if finding.minimized is not None else self.first)
+
+
+@dataclass
 class ShrunkFinding:
-    """What every harness's finding says alike about the input it shows: the first one that
-    showed the failure (the attribute ``first_input`` names), or its shrunk form when there is one."""
+    """What every harness's finding has and says alike: the signature, verdict and reason of one
+    distinct failure, how many inputs showed it, and the input it shows — the first one that
+    showed the failure (the attribute ``first_input`` names), or its shrunk form when there is one.
+    Each harness's finding (a dataclass too) adds its first input and what running it gave; the
+    fields here with defaults are keyword-only, so a subclass's own fields may follow them."""
 
     first_input: ClassVar[str]
-    verdict: Any
-    minimized: Any
+    signature: Any  # corpus.signature.Signature
+    verdict: Any  # a fuzzer.oracle.Verdict (parser harness) or the verdict's word (executor, agent)
+    reason: str
+    _: KW_ONLY
+    minimized: Any = None  # the shrunk input (same signature), or None
+    count: int = 1  # inputs that showed this signature
+    shrink_note: str = ""  # e.g. "not minimized: the budget ran out"
 
     @property
     def verdict_name(self) -> str:
-        return self.verdict
+        """The verdict's word, whether the harness keeps it as a :class:`~fuzzer.events.Word` or a string."""
+        return getattr(self.verdict, "value", self.verdict)
 
     @property
     def is_minimized(self) -> bool:
@@ -130,4 +154,4 @@ def _detail(finding: Any) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase"]
+__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase", "shown"]

@@ -10,6 +10,9 @@ is the only place that knows the contract (DESIGN.md, "Target contract"):
   ``{"name": str, "arguments": dict}`` values built only from JSON types. It runs inside the
   worker process, so the engine only ever receives plain data: it never unpickles (hence never
   imports) user classes, and oracles compare calls as JSON values.
+* :func:`exception_name` / :func:`exception_message` turn what a target raised into plain text,
+  one way for the worker's outcomes, the recorder's records and the executor's traces, so the
+  same exception reads the same in each.
 
 The engine itself must not import user code; these loaders run in worker processes
 (:mod:`fuzzer.isolation`).
@@ -208,6 +211,24 @@ def _one_line(exc: BaseException) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Normalizing returns
+
+
+def exception_name(cls: type) -> str:
+    """``module.QualName`` of an exception type (bare for builtins and ``__main__``)."""
+    module = getattr(cls, "__module__", None)
+    return cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
+
+
+def exception_message(exc: BaseException, limit: int) -> str:
+    """``str(exc)`` cut to ``limit`` characters (ending in ``...``). Never raises: the exception's
+    ``__str__`` is the target's code and may itself fail."""
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001
+        message = "<str() of the exception failed>"
+    if len(message) > limit:
+        message = message[:limit - 3] + "..."
+    return message
 
 
 class InvalidReturn(ValueError):

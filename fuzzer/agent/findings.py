@@ -15,8 +15,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from corpus.signature import Signature
-from fuzzer.results import ShrunkFinding
+from fuzzer.results import ShrunkFinding, shown
 from corpus.store import Entry
 from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.reproduce import describe_trace
@@ -31,33 +30,22 @@ SCENARIO_VERSION = 1
 class AgentFinding(ShrunkFinding):
     first_input = "script"
 
-    signature: Signature
-    verdict: str
-    reason: str
-    script: Script  # the first script that showed it
+    script: Script  # the first script that showed it (minimized: the shrunk one)
     choices: tuple
     trace: Optional[dict]  # None for a hang or a death
     agent: str
     policy: AgentPolicy
     tools: Optional[str] = None
-    minimized: Optional[Script] = None
     minimized_choices: tuple = ()
     minimized_trace: Optional[dict] = None
     minimized_reason: str = ""
     detail: Optional[str] = None  # how a hung / dead worker ended
-    count: int = 1
-    shrink_note: str = ""
     reproducible: bool = True
     announced: bool = field(default=False, compare=False)
 
     # -- Reportable ------------------------------------------------------------------------------
-    @property
-    def best_trace(self) -> Optional[dict]:
-        return self.minimized_trace if self.minimized is not None else self.trace
-
-    @property
-    def best_reason(self) -> str:
-        return self.minimized_reason if self.minimized is not None else self.reason
+    best_trace = shown("trace")
+    best_reason = shown("reason")
 
     @property
     def exception(self) -> Optional[str]:

@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Callable, Optional
 
 from fuzzer.agent.trace import Caps
+from fuzzer.datafiles import read_toml
 from strategies.errors import ToolfuzzError
 
 TABLE = "[tool.toolfuzz.agent]"
@@ -120,24 +121,7 @@ def _build(table: dict, source: str, where: str) -> AgentPolicy:
 
 
 def _read_toml(path: str) -> dict:
-    try:
-        import tomllib  # Python 3.11+
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            raise PolicyError(f"{path}: reading TOML on Python 3.10 needs the 'tomli' package") from None
-    try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        raise PolicyError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise PolicyError(f"{path}: is a directory, not a TOML file") from None
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read it ({exc.strerror or exc})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise PolicyError(f"{path}: not valid TOML ({exc})") from None
+    return read_toml(path, lambda reason: PolicyError(f"{path}: {reason}"))
 
 
 def load_policy(path: Optional[str] = None, *, cwd: Optional[str] = None) -> AgentPolicy:

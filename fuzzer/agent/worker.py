@@ -30,6 +30,7 @@ from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.script import Script
 from fuzzer.agent.tools import ToolBehaviour, ToolBox
 from fuzzer.agent.trace import Caps, EpisodeAborted, Recorder
+from fuzzer.isolation.pool import Started
 from strategies.errors import TargetError
 
 #: The pool target (``fuzzer.isolation.TargetSpec.target``).
@@ -173,7 +174,7 @@ _preload()
 # Engine side
 
 
-class EpisodeRunner:
+class EpisodeRunner(Started):
     """Episodes of one agent in a worker pool: ``run(scripts) -> [(trace, violations, outcome)]``.
 
     ``start()`` launches the pool with the agent preloaded in its zygote and plays a probe, so a
@@ -191,26 +192,12 @@ class EpisodeRunner:
         cwd = cwd or os.getcwd()
         self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json()).line()
         self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=cwd, timeout=timeout,
-                                          memory_limit_mb=memory_limit_mb), workers=workers)
+                                          memory_limit_mb=memory_limit_mb), workers=workers,
+                               environ={PRELOAD_ENV: self.line})
         self.notes: list[str] = []
 
-    def __enter__(self) -> "EpisodeRunner":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def start(self) -> None:
-        before = os.environ.get(PRELOAD_ENV)
-        os.environ[PRELOAD_ENV] = self.line
-        try:
-            self.pool.start()
-        finally:
-            if before is None:
-                os.environ.pop(PRELOAD_ENV, None)
-            else:
-                os.environ[PRELOAD_ENV] = before
+        self.pool.start()
         try:
             self._probe()
         except BaseException:

@@ -54,18 +54,11 @@ def summary_lines(result: Any) -> list[str]:
               help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, "
                    "must_notice_chain_break, errors): a TOML file, its [tool.toolfuzz.agent] table or top-level "
                    "keys. Default: ./pyproject.toml's [tool.toolfuzz.agent], else the defaults (see --explain).")
-@options.budget(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
-                      "--max-examples.")
-@options.max_examples
-@options.seed
-@options.timeout
-@options.workers
-@options.memory
+@options.run_limits(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
+                          "--max-examples.")
 @options.reports
-@click.option("--corpus", "corpus_dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
-@click.option("--shrink/--no-shrink", default=True, show_default=True,
-              help="Shrink each failure to the shortest script that shows it.")
+@options.optional_corpus("Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
+@options.shrink("Shrink each failure to the shortest script that shows it.")
 @click.option("--explain", is_flag=True, help="Print the policy in effect and what each verdict means, then exit.")
 @options.quiet
 @translate_errors

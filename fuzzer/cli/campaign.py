@@ -135,27 +135,20 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @options.level
 @options.formats
 @options.anomalies
-@options.budget(None, "Seconds to run, shrinking included (a limit). Default: 60, or no time limit with "
-                      "--max-examples.")
-@options.max_examples
-@options.seed
-@options.workers
-@options.timeout
-@options.memory
+@options.run_limits(None, "Seconds to run, shrinking included (a limit). Default: 60, or no time limit with "
+                          "--max-examples.")
 @options.reports
-@click.option("--corpus", "corpus_dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Regression corpus: replayed first; new failures are added, minimized.")
-@click.option("--shrink/--no-shrink", default=True, show_default=True,
-              help="Minimize the first input of each signature before reporting it.")
+@options.optional_corpus("Regression corpus: replayed first; new failures are added, minimized.")
+@options.shrink("Minimize the first input of each signature before reporting it.")
 @click.option("--coverage/--no-coverage", default=True, show_default=True,
               help="Trace which lines of the target's code each input reaches and explore from the inputs "
                    "that reach new ones (havoc on a seed pool); report the lines reached.")
-@click.option("--seeds-from", "seeds_from", metavar="DB", type=click.Path(dir_okay=False),
-              help="A records database (fuzz records): run what models really sent first, judged with the recorded "
-                   "calls where the record says the parse was right, and explore from it.")
-@click.option("--weights-from", "weights_from", metavar="DB", type=click.Path(dir_okay=False),
-              help="A records database: draw anomaly classes as often as production showed them (every class "
-                   "still gets a floor share).")
+@options.records_db("--seeds-from", "seeds_from",
+                    "A records database (fuzz records): run what models really sent first, judged with the recorded "
+                    "calls where the record says the parse was right, and explore from it.")
+@options.records_db("--weights-from", "weights_from",
+                    "A records database: draw anomaly classes as often as production showed them (every class "
+                    "still gets a floor share).")
 @options.max_failures
 @options.exitfirst
 @options.ignore

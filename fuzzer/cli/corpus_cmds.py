@@ -51,7 +51,7 @@ def corpus_show(corpus_dir: str, signature: str) -> None:
 @corpus.command("add")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @options.replay_options
-@click.option("--shrink/--no-shrink", default=True, show_default=True, help="Minimize each failing input first.")
+@options.shrink("Minimize each failing input first.")
 @translate_errors
 def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[str],
                level: str, timeout: float, memory_limit_mb: int, shrink: bool) -> None:

@@ -76,15 +76,12 @@ def diff_lines(result: Any) -> list[str]:
 @options.tools_file
 @options.level
 @options.anomalies
-@click.option("--corpus", "corpus_dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Also run every parser entry of this corpus (first).")
+@options.optional_corpus("Also run every parser entry of this corpus (first).")
 @options.budget(30.0, "Seconds of fresh samples, shrinking included (a limit).")
 @click.option("--max-examples", type=click.IntRange(min=1), default=None,
               help="Fresh samples to run instead of a time budget (deterministic with --seed).")
 @options.seed
-@options.workers
-@options.timeout
-@options.memory
+@options.worker_limits
 @options.reports
 @translate_errors
 def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_file: Optional[str], level: str,

@@ -56,8 +56,7 @@ def _load_scenario(value: str, registry: Any) -> Any:
               help="Real seconds one scenario may run before it counts as a hang (time inside is virtual).")
 @options.memory
 @options.reports
-@click.option("--corpus", "corpus_dir", metavar="DIR", type=click.Path(file_okay=False),
-              help="Add each violation's minimal scenario to this corpus (entry kind 'executor').")
+@options.optional_corpus("Add each violation's minimal scenario to this corpus (entry kind 'executor').")
 @click.option("--explain", is_flag=True, help="Print the policy in effect (and where it came from), then exit.")
 @click.option("--http", is_flag=True,
               help="HTTP mode: run the real tool functions (--implementations) with requests/httpx transports "
@@ -67,9 +66,8 @@ def _load_scenario(value: str, registry: Any) -> Any:
                    "executor's module.")
 @click.option("--replay-scenario", "replay_scenario", metavar="FILE|JSON",
               help="Run one scenario (a file, a corpus entry, or its JSON) and print its trace and verdicts.")
-@click.option("--shrink/--no-shrink", default=True, show_default=True,
-              help="Shrink each violation to the shortest call sequence and smallest schedule.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress lines; only the summary.")
+@options.shrink("Shrink each violation to the shortest call sequence and smallest schedule.")
+@options.quiet
 @translate_errors
 def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Optional[str], budget_s: Optional[float],
              max_examples: Optional[int], seed: int, timeout: float, memory_limit_mb: int,

@@ -17,12 +17,7 @@ from fuzzer.cli import main, options, translate_errors
               help="Tools for the short campaign (repeatable). Default: every tool.")
 @options.level
 @options.formats
-@options.budget(30.0, "Seconds for the short campaign after the replay (a limit, shrinking included).")
-@options.max_examples
-@options.seed
-@options.workers
-@options.timeout
-@options.memory
+@options.run_limits(30.0, "Seconds for the short campaign after the replay (a limit, shrinking included).")
 @options.ignore
 @options.reports
 @translate_errors

@@ -117,9 +117,48 @@ ignore = click.option("--ignore", "ignore", multiple=True, metavar="SIGNATURE|FI
                            "ignored failures are not reported and do not block the gate.")
 
 
+def group(*decorators: Callable) -> Callable:
+    """One decorator applying ``decorators`` to a command, listed in ``--help`` in the order given:
+    an option set that several commands share is defined once, here."""
+
+    def apply(command: Callable) -> Callable:
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+
+    return apply
+
+
 def budget(default: Any, what: str) -> Callable:
     return click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=default,
                         show_default=default is not None, help=what)
+
+
+def shrink(what: str) -> Callable:
+    """``--shrink/--no-shrink``, on by default; ``what`` says what shrinking means for the command."""
+    return click.option("--shrink/--no-shrink", default=True, show_default=True, help=what)
+
+
+def optional_corpus(what: str) -> Callable:
+    """An optional ``--corpus DIR`` (``corpus_dir``, None when not given); ``what`` says what the
+    command does with it (replays it, adds its findings to it)."""
+    return click.option("--corpus", "corpus_dir", default=None, metavar="DIR", type=click.Path(file_okay=False),
+                        help=what)
+
+
+def records_db(flag: str, dest: str, what: str) -> Callable:
+    """An option naming a records database (``fuzz records``): a file, never a directory."""
+    return click.option(flag, dest, metavar="DB", type=click.Path(dir_okay=False), help=what)
+
+
+#: How each input runs: the worker processes, the per-input timeout, each worker's memory.
+worker_limits = group(workers, timeout, memory)
+
+
+def run_limits(budget_default: Any, budget_help: str) -> Callable:
+    """What bounds a run that generates inputs (campaign, gate, agent): ``--budget`` (its default
+    and help per command), ``--max-examples``, ``--seed`` and the :data:`worker_limits`."""
+    return group(budget(budget_default, budget_help), max_examples, seed, worker_limits)
 
 
 def _report_options() -> list:
@@ -142,9 +181,7 @@ def _report_options() -> list:
 
 def reports(command: Callable) -> Callable:
     """``--report``, ``--junit`` and every other registered report writer's option."""
-    for option in reversed(_report_options()):
-        command = option(command)
-    return command
+    return group(*_report_options())(command)
 
 
 def report_paths(kwargs: dict) -> dict:
@@ -171,12 +208,8 @@ def references(target: Any, executor_ref: Any, agent_ref: Any) -> dict:
 def corpus_references(command: Callable, *, corpus_required: bool = True) -> Callable:
     """``--corpus`` and the reference of every entry kind (``--target``, ``--executor``, ``--agent``),
     plus ``--reject-on`` and ``--tools``: what replay and gate share."""
-    corpus = corpus_dir if corpus_required else click.option(
-        "--corpus", "corpus_dir", default=None, metavar="DIR", type=click.Path(file_okay=False),
-        help="The corpus directory to replay (or --records DB).")
-    for option in reversed((corpus, target_for_corpus, executor, agent, reject_on, tools_file)):
-        command = option(command)
-    return command
+    corpus = corpus_dir if corpus_required else optional_corpus("The corpus directory to replay (or --records DB).")
+    return group(corpus, target_for_corpus, executor, agent, reject_on, tools_file)(command)
 
 
 executor_policy = click.option("--executor-policy", "executor_policy", metavar="FILE", type=click.Path(dir_okay=False),
@@ -192,11 +225,8 @@ model_shape = click.option("--model-shape", "model_shape", type=click.Choice(["o
                            help="Agent entries: the model client shape the loop is given.")
 
 
-def harness_options(command: Callable) -> Callable:
-    """What the executor and agent harnesses need to replay their entries (replay, gate)."""
-    for option in reversed((executor_policy, agent_policy, http, model_shape)):
-        command = option(command)
-    return command
+#: What the executor and agent harnesses need to replay their entries (replay, gate).
+harness_options = group(executor_policy, agent_policy, http, model_shape)
 
 
 def harness_extra(kwargs: dict) -> dict:
@@ -205,11 +235,9 @@ def harness_extra(kwargs: dict) -> dict:
             if key in kwargs}
 
 
-def replay_options(command: Callable) -> Callable:
-    """The options of every command that re-runs corpus entries or captured inputs on a target."""
-    for option in reversed((corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)):
-        command = option(command)
-    return command
+#: The options of every command that re-runs corpus entries or captured inputs on a target.
+replay_options = group(corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)
 
 
-__all__ = ["AnomalyChoice", "TargetRef", "Workers", "reports", "replay_options"]
+__all__ = ["AnomalyChoice", "TargetRef", "Workers", "group", "optional_corpus", "records_db", "reports", "replay_options",
+           "run_limits", "shrink", "worker_limits"]

@@ -441,9 +441,7 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
 @click.option("--update-baseline", is_flag=True, help="Overwrite --baseline with this run's result.")
 @click.option("--as-version", metavar="LABEL", help="Name of the replayed parser version in the table "
                                                     "(default: a hash of its source file).")
-@options.workers
-@options.timeout
-@options.memory
+@options.worker_limits
 @options.reports
 @options.quiet
 @translate_errors
@@ -489,8 +487,7 @@ def _recorded_registry(store: Any) -> Any:
 @options.tools_file
 @options.entry_level
 @_filters
-@click.option("--shrink/--no-shrink", default=True, show_default=True,
-              help="Shrink crashes and hangs as text (other failures keep the recorded output).")
+@options.shrink("Shrink crashes and hangs as text (other failures keep the recorded output).")
 @options.timeout
 @options.memory
 @translate_errors

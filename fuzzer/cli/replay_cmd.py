@@ -32,14 +32,12 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 
 @main.command()
 @functools.partial(options.corpus_references, corpus_required=False)
-@click.option("--records", "records_db", metavar="DB", type=click.Path(dir_okay=False),
-              help="Replay recorded production tool calls instead of a corpus (see `fuzz records replay`: "
-                   "--baseline and the filters are there).")
+@options.records_db("--records", "records_db",
+                    "Replay recorded production tool calls instead of a corpus (see `fuzz records replay`: "
+                    "--baseline and the filters are there).")
 @options.harness_options
 @options.entry_level
-@options.timeout
-@options.memory
-@options.workers
+@options.worker_limits
 @click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
                                              "fail again as open); each change is printed.")
 @options.reports

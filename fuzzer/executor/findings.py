@@ -16,35 +16,23 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from corpus.signature import Signature
-from fuzzer.results import ShrunkFinding
+from fuzzer.results import ShrunkFinding, shown
 
 
 @dataclass
 class ExecutorFinding(ShrunkFinding):
     first_input = "scenario"
 
-    signature: Signature
-    verdict: str
-    reason: str
-    scenario: Any  # the first failing Scenario
+    scenario: Any  # the first failing Scenario (minimized: the shrunk one)
     trace: Any  # its Trace
     violation: Any  # its checks.Violation
-    minimized: Any = None  # the shrunk Scenario (same signature), or None
     minimized_trace: Any = None
     minimized_violation: Any = None
-    count: int = 1
-    shrink_note: str = ""
     command: tuple = ()  # the fuzz command line prefix that replays a scenario (see reproduce)
 
     # -- Reportable --------------------------------------------------------------------------------
-    @property
-    def best_trace(self) -> Any:
-        return self.minimized_trace if self.minimized_trace is not None else self.trace
-
-    @property
-    def best_violation(self) -> Any:
-        return self.minimized_violation if self.minimized_violation is not None else self.violation
+    best_trace = shown("trace")  # the shrunk scenario's trace and violation come with it
+    best_violation = shown("violation")
 
     def failing_step(self) -> Optional[Any]:
         index = self.best_violation.step

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field, fields
 from collections.abc import Mapping
 from typing import Any, Iterable, Optional
 
+from fuzzer.datafiles import read_json, read_toml
 from fuzzer.executor.faults import FAULTS, FLAVORS, safe_kinds, transient_kinds
 from strategies.errors import ToolfuzzError
 
@@ -190,19 +191,7 @@ def load_policy(path: Optional[str] = None, *, cwd: Optional[str] = None) -> Pol
 
 
 def _read_toml(path: str) -> dict:
-    try:
-        import tomllib  # type: ignore[import-not-found]
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except OSError as exc:
-        raise PolicyError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise PolicyError(f"{path}: not valid TOML ({exc})") from None
-    except UnicodeDecodeError:
-        raise PolicyError(f"{path}: not UTF-8 text") from None
+    return read_toml(path, lambda reason: PolicyError(f"{path}: {reason}"))
 
 
 def _dig(data: Mapping, dotted: str) -> Optional[Mapping]:
@@ -347,13 +336,7 @@ def _fallback_schema(table: Mapping, top: _Reader, base_dir: Optional[str]) -> A
     value = table["fallback_schema"]
     if isinstance(value, str):
         path = value if os.path.isabs(value) else os.path.join(base_dir or os.getcwd(), value)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                value = json.load(handle)
-        except OSError as exc:
-            raise PolicyError(f"{top.source}: fallback_schema: cannot read {path} ({exc.strerror or exc})") from None
-        except ValueError as exc:
-            raise PolicyError(f"{top.source}: fallback_schema: {path} is not JSON ({exc})") from None
+        value = read_json(path, lambda reason: PolicyError(f"{top.source}: fallback_schema: {path}: {reason}"))
     if not isinstance(value, (Mapping, bool)):
         raise top.fail("fallback_schema", "a JSON Schema (a table) or the path of a JSON file", value)
     from jsonschema.exceptions import SchemaError

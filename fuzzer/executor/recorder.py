@@ -31,6 +31,7 @@ from typing import Any, Iterator, Optional
 
 from fuzzer.executor.faults import OK, Fault, bad_result, failure_for, latency_of, ok_result, retry_after_header
 from fuzzer.executor.http import CURRENT
+from fuzzer.target import exception_name as qualified
 
 _MESSAGE_LIMIT = 300
 _FRAME_LIMIT = 8
@@ -409,11 +410,6 @@ def same_json(a: Any, b: Any) -> bool:
     if ta is list:
         return len(a) == len(b) and all(map(same_json, a, b))
     return a == b
-
-
-def qualified(cls: type) -> str:
-    module = getattr(cls, "__module__", None)
-    return cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
 def user_frames(exc: BaseException) -> list:

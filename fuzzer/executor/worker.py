@@ -28,6 +28,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
+from fuzzer.isolation.pool import Started
 from strategies.errors import TargetError, ToolfuzzError
 
 ENV = "TOOLFUZZ_EXECUTOR_WORKER"
@@ -325,7 +326,7 @@ class Trace:
         return self.data.get("steps", [])
 
 
-class ExecutorPool:
+class ExecutorPool(Started):
     """Workers running scenarios against one executor (a context manager)."""
 
     def __init__(self, config: WorkerConfig, *, timeout: float = 2.0, memory_limit_mb: Optional[int] = 4096,
@@ -337,13 +338,6 @@ class ExecutorPool:
         self._pool: Any = None
         self.info: dict = {}
 
-    def __enter__(self) -> "ExecutorPool":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def start(self) -> None:
         if self._pool is not None:
             return
@@ -352,21 +346,15 @@ class ExecutorPool:
         fd, error_file = tempfile.mkstemp(prefix="toolfuzz-executor-", suffix=".err")
         os.close(fd)
         self.config.error_file = error_file
-        previous = os.environ.get(ENV)
-        os.environ[ENV] = self.config.to_env()
         try:
             spec = TargetSpec(target=RUNNER, cwd=self.config.cwd, timeout=self.timeout,
                               memory_limit_mb=self.memory_limit_mb)
-            pool = WorkerPool(spec, workers=self.workers)
+            pool = WorkerPool(spec, workers=self.workers, environ={ENV: self.config.to_env()})
             try:
                 pool.start()
             except TargetError as exc:
                 raise TargetError(_read(error_file) or str(exc)) from None
         finally:
-            if previous is None:
-                os.environ.pop(ENV, None)
-            else:
-                os.environ[ENV] = previous
             try:
                 os.unlink(error_file)
             except OSError:

@@ -4,6 +4,7 @@ hangs and deaths, pins them on the exact input, restarts and requeues (see :mod:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pickle
 import signal
@@ -13,7 +14,7 @@ import weakref
 from collections import deque
 from multiprocessing import connection as mpc
 from multiprocessing import get_context, reduction
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator, Mapping, TypeVar
 
 from fuzzer.isolation.outcome import (BLAMELESS_RETRIES, DEPTH, POLL, PROTOCOL, STRIDE, BATCH_SIZE,
                                       LOAD_TIMEOUT, Outcome, TargetSpec)
@@ -52,7 +53,43 @@ def _close_all() -> None:
         pool.close()
 
 
-class WorkerPool:
+_S = TypeVar("_S", bound="Started")
+
+
+@contextlib.contextmanager
+def _environ_set(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` in ``os.environ`` for the block; each variable as it was before afterwards."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+class Started:
+    """A context manager over ``start()`` and ``close()``: the block runs with it started and it is
+    closed however the block ends. The pool and the harnesses' runners built on it share this."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _S) -> _S:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class WorkerPool(Started):
     """Workers that run ``spec.target`` on texts and report one :class:`Outcome` per text.
 
     Use as a context manager (or call :meth:`start` / :meth:`close`). ``run(texts)`` preserves
@@ -61,14 +98,17 @@ class WorkerPool:
     the engine has imported no user code), ``spawn`` elsewhere; workers are always forked from it.
     A fork is as cheap as the zygote is small, so ``spawn`` pays ~0.2 s once to make restarts
     cheaper when the engine process is already large. Not thread-safe: one caller at a time.
+    ``environ``: variables the zygote, hence every worker, inherits (how a harness hands its
+    workers their configuration); they are set in this process only while the zygote starts.
     """
 
     def __init__(self, spec: TargetSpec, workers: int = 1, *, batch_size: int = BATCH_SIZE,
-                 start_method: str | None = None):
+                 start_method: str | None = None, environ: Mapping[str, str] | None = None):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.workers, self.batch_size = spec, int(workers), max(1, int(batch_size))
         self.start_method = start_method or ("fork" if sys.platform.startswith("linux") else "spawn")
+        self.environ = dict(environ or {})
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
         self.restarts = 0
@@ -81,14 +121,7 @@ class WorkerPool:
         self._slots: list[_Slot] = []
         self._seq: Any = None
 
-    # -- lifecycle
-
-    def __enter__(self) -> "WorkerPool":
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+    # -- lifecycle (a context manager: Started)
 
     @property
     def started(self) -> bool:
@@ -105,6 +138,10 @@ class WorkerPool:
         """Fork the zygote, let it import the target, then fork the workers."""
         if self._zygote is not None:
             return
+        with _environ_set(self.environ):
+            self._start()
+
+    def _start(self) -> None:
         if not hasattr(os, "fork"):
             raise TargetError("process isolation needs os.fork (POSIX); this platform has none")
         ctx = get_context(self.start_method)

@@ -17,7 +17,8 @@ from multiprocessing import reduction
 from typing import Any
 
 from fuzzer.isolation.outcome import FRAME_LIMIT, MESSAGE_LIMIT, PROTOCOL, STRIDE, TargetSpec
-from fuzzer.target import InvalidReturn, load_reject_types, load_target, normalize_calls
+from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
+                           normalize_calls)
 from strategies.errors import TargetError
 
 
@@ -300,15 +301,7 @@ _INSTRUMENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "instrume
 
 def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     """(qualified type name, truncated message, innermost frames) — plain data for the engine."""
-    cls = type(exc)
-    module = getattr(cls, "__module__", None)
-    name = cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
-    try:
-        message = str(exc)
-    except BaseException:  # noqa: BLE001
-        message = "<str() of the exception failed>"
-    if len(message) > MESSAGE_LIMIT:
-        message = message[:MESSAGE_LIMIT - 3] + "..."
+    name, message = exception_name(type(exc)), exception_message(exc, MESSAGE_LIMIT)
     frames: deque = deque(maxlen=FRAME_LIMIT)
     tb = exc.__traceback__
     tb = tb.tb_next if tb is not None else None  # skip the worker loop's own frame

@@ -5,7 +5,9 @@ to be read. Each :class:`Detector` looks at one kind of evidence and, when it fi
 record with a class of :data:`strategies._internal.sample.ANOMALY_CLASSES` (a detector named
 after an operator — ``trailing_comma``, ``single_quotes``, ``unclosed_tag`` — detects what that
 operator makes). Detectors are registered in :data:`DETECTORS`, a
-:class:`strategies.registry.Registry`; their names are the words of ``fuzz records``.
+:class:`strategies.registry.Registry`; their names are the words of ``fuzz records``. Detectors
+that only name what one shared pass found (an offset list of the scan, a class of schema error,
+a misspelled envelope token) are rows of small tables; the others are decorated functions.
 
 The evidence (:class:`Evidence`):
 
@@ -67,16 +69,28 @@ DETECTORS: Registry[Detector] = Registry("detector")
 STAGES = ("always", "text", "calls", "execution")
 
 
-def detector(name: str, anomaly_class: str, stage: str) -> Callable:
-    """Register a detector function (its docstring is its description)."""
+def _check_kind(name: str, anomaly_class: str, stage: str) -> None:
     if anomaly_class not in ANOMALY_CLASSES:
         raise ValueError(f"detector {name!r}: {anomaly_class!r} is not an anomaly class")
     if stage not in STAGES:
         raise ValueError(f"detector {name!r}: unknown stage {stage!r}")
 
+
+def register_detector(name: str, anomaly_class: str, stage: str, description: str,
+                      check: Callable[["Evidence"], Optional[str]], *, module: str = __name__) -> Detector:
+    """Register one detector; the declarative families below (scan offsets, schema errors,
+    misspelled envelope tokens) build their ``check`` and call this."""
+    _check_kind(name, anomaly_class, stage)
+    description = " ".join(description.split())
+    return DETECTORS.register(name, Detector(name, anomaly_class, stage, description, check), module=module)
+
+
+def detector(name: str, anomaly_class: str, stage: str) -> Callable:
+    """Register a detector function (its docstring is its description)."""
+    _check_kind(name, anomaly_class, stage)
+
     def register(fn: Callable) -> Callable:
-        doc = " ".join((fn.__doc__ or "").split())
-        DETECTORS.register(name, Detector(name, anomaly_class, stage, doc, fn), module=fn.__module__)
+        register_detector(name, anomaly_class, stage, fn.__doc__ or "", fn, module=fn.__module__)
         return fn
 
     return register
@@ -91,22 +105,19 @@ def detectors_version() -> int:
 # The text scan
 
 
+#: What the scan notes by offset; each kind is the evidence of one detector below. Invalid escapes,
+#: raw controls and lone surrogates are seen inside string literals, the others outside them.
+OFFSET_KINDS = ("trailing_commas", "single_quotes", "python_literals", "unquoted_keys", "comments", "nan_values",
+                "invalid_escapes", "raw_controls", "lone_surrogates", "smart_quotes", "extra_closers",
+                "huge_numbers")
+
+
 @dataclass
 class Scan:
     """What one pass over the JSON-like regions of a text found (positions are offsets)."""
 
-    trailing_commas: list = field(default_factory=list)
-    single_quotes: list = field(default_factory=list)
-    python_literals: list = field(default_factory=list)
-    unquoted_keys: list = field(default_factory=list)
-    comments: list = field(default_factory=list)
-    nan_values: list = field(default_factory=list)
-    invalid_escapes: list = field(default_factory=list)
-    raw_controls: list = field(default_factory=list)
-    lone_surrogates: list = field(default_factory=list)
-    smart_quotes: list = field(default_factory=list)
-    extra_closers: list = field(default_factory=list)
-    huge_numbers: list = field(default_factory=list)
+    #: Where each of :data:`OFFSET_KINDS` was seen, in text order.
+    offsets: dict[str, list[int]] = field(default_factory=lambda: {kind: [] for kind in OFFSET_KINDS})
     max_depth: int = 0
     open_at_end: str = ""  # the brackets still open when the text ends
     in_string_at_end: bool = False
@@ -147,7 +158,7 @@ def scan(text: str) -> Scan:
                 out.max_depth = max(out.max_depth, 1)
                 last = ch
             elif ch in "}]" and last in "}]":
-                out.extra_closers.append(i)
+                out.offsets["extra_closers"].append(i)
             i += 1
             continue
         if ch in " \t\r\n":
@@ -155,7 +166,7 @@ def scan(text: str) -> Scan:
             continue
         if ch == '"' or ch in _SMART:
             if ch in _SMART:
-                out.smart_quotes.append(i)
+                out.offsets["smart_quotes"].append(i)
             i, closed = _dq_string(text, i + 1, out, smart=ch in _SMART)
             last = '"'
             if not closed:
@@ -164,7 +175,7 @@ def scan(text: str) -> Scan:
             continue
         if ch == "'":
             if last in "{[,:(" or last == "":
-                out.single_quotes.append(i)
+                out.offsets["single_quotes"].append(i)
             end = _sq_end(text, i + 1)
             if end < 0:
                 out.in_string_at_end = True
@@ -180,7 +191,7 @@ def scan(text: str) -> Scan:
             continue
         if ch in _CLOSERS:
             if last == ",":
-                out.trailing_commas.append(i)
+                out.offsets["trailing_commas"].append(i)
             stack.pop()
             last = ch
             i += 1
@@ -190,12 +201,12 @@ def scan(text: str) -> Scan:
             i += 1
             continue
         if ch == "/" and text.startswith(("//", "/*"), i):
-            out.comments.append(i)
+            out.offsets["comments"].append(i)
             end = text.find("\n", i) if text[i + 1] == "/" else text.find("*/", i + 2)
             i = n if end < 0 else end + (1 if text[i + 1] == "/" else 2)
             continue
         if ch == "#" and not out.pythonic:
-            out.comments.append(i)
+            out.offsets["comments"].append(i)
             end = text.find("\n", i)
             i = n if end < 0 else end + 1
             continue
@@ -204,13 +215,13 @@ def scan(text: str) -> Scan:
             token = word.group(0)
             end = word.end()
             if token in _PYTHON and not out.pythonic:
-                out.python_literals.append(i)
+                out.offsets["python_literals"].append(i)
             elif token in _NANS:
-                out.nan_values.append(i)
+                out.offsets["nan_values"].append(i)
             elif token not in _LITERALS and last in "{," and stack and stack[-1] == "{":
                 rest = text[end:end + 40].lstrip()
                 if rest.startswith(":"):
-                    out.unquoted_keys.append(i)
+                    out.offsets["unquoted_keys"].append(i)
             if end == n and any(lit.startswith(token) and lit != token for lit in _LITERALS | _PYTHON):
                 out.incomplete_token = True
             last, i = "w", end
@@ -221,7 +232,7 @@ def scan(text: str) -> Scan:
             digits = len(token.lstrip("-").split("e")[0].split("E")[0])
             exponent = re.search(r"[eE]([+-]?\d+)$", token)
             if digits > 300 or (exponent and abs(int(exponent.group(1))) > 308):
-                out.huge_numbers.append(i)
+                out.offsets["huge_numbers"].append(i)
             if number.end() == n and (token[-1] in ".eE+-"):
                 out.incomplete_token = True
             last, i = "0", number.end()
@@ -246,28 +257,28 @@ def _dq_string(text: str, i: int, out: Scan, *, smart: bool) -> tuple[int, bool]
             if not nxt:
                 return n, False
             if nxt not in _VALID_ESCAPES:
-                out.invalid_escapes.append(i)
+                out.offsets["invalid_escapes"].append(i)
             elif nxt == "u":
                 hexa = _HEX4.match(text, i + 2)
                 if hexa is None:
-                    out.invalid_escapes.append(i)
+                    out.offsets["invalid_escapes"].append(i)
                 else:
                     code = int(hexa.group(0), 16)
                     if 0xD800 <= code <= 0xDBFF:
                         low = re.match(r"\\u([dD][c-fC-F][0-9a-fA-F]{2})", text[i + 6:i + 12])
                         if low is None:
-                            out.lone_surrogates.append(i)
+                            out.offsets["lone_surrogates"].append(i)
                     elif 0xDC00 <= code <= 0xDFFF:
                         before = text[max(0, i - 6):i]
                         if not re.match(r"\\u[dD][89abAB][0-9a-fA-F]{2}$", before):
-                            out.lone_surrogates.append(i)
+                            out.offsets["lone_surrogates"].append(i)
                     i += 4
             i += 2
             continue
         if ch < " ":
-            out.raw_controls.append(i)
+            out.offsets["raw_controls"].append(i)
         elif "\ud800" <= ch <= "\udfff":
-            out.lone_surrogates.append(i)
+            out.offsets["lone_surrogates"].append(i)
         i += 1
     return n, False
 
@@ -448,6 +459,34 @@ def _at(positions: list, what: str) -> Optional[str]:
     return f"{what} at offset {positions[0]}{more}"
 
 
+def _scan_offsets_detectors(anomaly_class: str, rows: Iterable[tuple[str, str, str, str, str]]) -> None:
+    """Register detectors that fire on one offset list of the :class:`Scan` each.
+
+    ``rows`` are ``(name, stage, offset kind, what, description)``: the detector reports "<what> at
+    offset N (and K more)". The scan does the finding once; these detectors only name what it
+    noted, so they are rows of a table rather than functions."""
+    for name, stage, kind, what, description in rows:
+        def check(ev: Evidence, kind: str = kind, what: str = what) -> Optional[str]:
+            return _at(ev.scan.offsets[kind], what)
+
+        register_detector(name, anomaly_class, stage, description, check)
+
+
+def _token_variant_detector(name: str, pattern: re.Pattern, canonical: tuple[str, ...], description: str,
+                           *, label: str = "") -> None:
+    """Register an envelope detector: ``pattern`` matches a token and its near misses; the first
+    match (stripped) that is not one of the ``canonical`` spellings is reported with its offset."""
+
+    def check(ev: Evidence) -> Optional[str]:
+        for match in pattern.finditer(ev.text):
+            word = match.group(0).strip()
+            if word not in canonical:
+                return f"{label}{word!r} at offset {match.start()}"
+        return None
+
+    register_detector(name, "envelope_error", "text", description, check)
+
+
 # --------------------------------------------------------------------------------------------
 # Detectors: always run (what a parseable output can show too)
 
@@ -465,11 +504,10 @@ def _deep_nesting(ev: Evidence) -> Optional[str]:
     return f"nested {depth} levels deep" if depth > DEEP_NESTING else None
 
 
-@detector("number_out_of_range", "oversized_input", "always")
-def _number_out_of_range(ev: Evidence) -> Optional[str]:
-    """A number beyond double range (an exponent past 308, or 300+ digits)."""
-    return _at(ev.scan.huge_numbers, "a number beyond double range")
-
+_scan_offsets_detectors("oversized_input", [
+    ("number_out_of_range", "always", "huge_numbers", "a number beyond double range",
+     "A number beyond double range (an exponent past 308, or 300+ digits)."),
+])
 
 _RUN = re.compile(r"([{}\[\]`<>])\1{%d,}|(<tool_call>|\[TOOL_CALLS\]|Action:|```)(?:\s*\2){%d,}"
                   % (FRAGMENT_RUN - 1, FRAGMENT_RUN // 10))
@@ -495,32 +533,18 @@ def _utf8_bom(ev: Evidence) -> Optional[str]:
     return f"byte order mark at offset {i}" if i >= 0 else None
 
 
-@detector("smart_quotes", "encoding_error", "text")
-def _smart_quotes(ev: Evidence) -> Optional[str]:
-    """Typographic quotes where the JSON's double quotes belong."""
-    return _at(ev.scan.smart_quotes, "a typographic quote as a string delimiter")
-
-
-@detector("raw_control_char", "encoding_error", "text")
-def _raw_control(ev: Evidence) -> Optional[str]:
-    """A raw control character (a newline, a tab...) inside a string literal."""
-    return _at(ev.scan.raw_controls, "a raw control character in a string")
-
-
-@detector("lone_surrogate", "encoding_error", "always")
-def _lone_surrogate(ev: Evidence) -> Optional[str]:
-    """Half of a UTF-16 surrogate pair (``\\ud83d`` alone)."""
-    return _at(ev.scan.lone_surrogates, "a lone surrogate")
-
-
-@detector("invalid_escape", "encoding_error", "text")
-def _invalid_escape(ev: Evidence) -> Optional[str]:
-    """An escape JSON does not have (``\\x41``, ``\\q``)."""
-    return _at(ev.scan.invalid_escapes, "an invalid escape")
-
+_scan_offsets_detectors("encoding_error", [
+    ("smart_quotes", "text", "smart_quotes", "a typographic quote as a string delimiter",
+     "Typographic quotes where the JSON's double quotes belong."),
+    ("raw_control_char", "text", "raw_controls", "a raw control character in a string",
+     "A raw control character (a newline, a tab...) inside a string literal."),
+    ("lone_surrogate", "always", "lone_surrogates", "a lone surrogate",
+     "Half of a UTF-16 surrogate pair (``\\ud83d`` alone)."),
+    ("invalid_escape", "text", "invalid_escapes", "an invalid escape",
+     "An escape JSON does not have (``\\x41``, ``\\q``)."),
+])
 
 _TAG_OPEN, _TAG_CLOSE = "<tool_call>", "</tool_call>"
-_MISSPELLED_TAG = re.compile(r"</?\s*(?:tool[\s_-]*calls?|toolcall|function[\s_-]*calls?|tool)\s*>", re.I)
 
 
 @detector("unclosed_tag", "envelope_error", "text")
@@ -530,13 +554,11 @@ def _unclosed_tag(ev: Evidence) -> Optional[str]:
     return f"{opened} <tool_call> tags, {closed} closed" if opened > closed else None
 
 
-@detector("misspelled_tag", "envelope_error", "text")
-def _misspelled_tag(ev: Evidence) -> Optional[str]:
-    """A tag that is not quite ``<tool_call>`` (``<toolcall>``, ``<tool-call>``, ``<function_call>``)."""
-    for match in _MISSPELLED_TAG.finditer(ev.text):
-        if match.group(0) not in (_TAG_OPEN, _TAG_CLOSE):
-            return f"tag {match.group(0)!r} at offset {match.start()}"
-    return None
+_token_variant_detector(
+    "misspelled_tag",
+    re.compile(r"</?\s*(?:tool[\s_-]*calls?|toolcall|function[\s_-]*calls?|tool)\s*>", re.I),
+    (_TAG_OPEN, _TAG_CLOSE), label="tag ",
+    description="A tag that is not quite ``<tool_call>`` (``<toolcall>``, ``<tool-call>``, ``<function_call>``).")
 
 
 @detector("unclosed_fence", "envelope_error", "text")
@@ -546,40 +568,19 @@ def _unclosed_fence(ev: Evidence) -> Optional[str]:
     return "a ``` fence is never closed" if count % 2 else None
 
 
-_MISTRAL = re.compile(r"\[TOOL_CALLS\]\s*\[TOOL_CALLS\]|\[\s*TOOL[_ ]?CALLS?\s*\]", re.I)
-_LLAMA = re.compile(r"<\|python_tag\|>\s*<\|python_tag\|>|<\|?\s*python[_ ]?tag\s*\|?>", re.I)
-
-
-@detector("mistral_tag_error", "envelope_error", "text")
-def _mistral_tag(ev: Evidence) -> Optional[str]:
-    """``[TOOL_CALLS]`` misspelled or doubled."""
-    for match in _MISTRAL.finditer(ev.text):
-        if match.group(0) != "[TOOL_CALLS]":
-            return f"{match.group(0)!r} at offset {match.start()}"
-    return None
-
-
-@detector("llama3_tag_error", "envelope_error", "text")
-def _llama_tag(ev: Evidence) -> Optional[str]:
-    """``<|python_tag|>`` misspelled or doubled."""
-    for match in _LLAMA.finditer(ev.text):
-        if match.group(0) != "<|python_tag|>":
-            return f"{match.group(0)!r} at offset {match.start()}"
-    return None
-
-
-_REACT_VARIANT = re.compile(r"^\s*(?:\*\*\s*)?(action(?:\s*input)?)\s*(?:\*\*)?\s*:", re.I | re.M)
-
-
-@detector("react_keyword_variant", "envelope_error", "text")
-def _react_variant(ev: Evidence) -> Optional[str]:
-    """``Action:`` / ``Action Input:`` in another case, spacing or Markdown bold."""
-    for match in _REACT_VARIANT.finditer(ev.text):
-        word = match.group(0).strip()
-        if word not in ("Action:", "Action Input:"):
-            return f"{word!r} at offset {match.start()}"
-    return None
-
+_token_variant_detector(
+    "mistral_tag_error",
+    re.compile(r"\[TOOL_CALLS\]\s*\[TOOL_CALLS\]|\[\s*TOOL[_ ]?CALLS?\s*\]", re.I),
+    ("[TOOL_CALLS]",), description="``[TOOL_CALLS]`` misspelled or doubled.")
+_token_variant_detector(
+    "llama3_tag_error",
+    re.compile(r"<\|python_tag\|>\s*<\|python_tag\|>|<\|?\s*python[_ ]?tag\s*\|?>", re.I),
+    ("<|python_tag|>",), description="``<|python_tag|>`` misspelled or doubled.")
+_token_variant_detector(
+    "react_keyword_variant",
+    re.compile(r"^\s*(?:\*\*\s*)?(action(?:\s*input)?)\s*(?:\*\*)?\s*:", re.I | re.M),
+    ("Action:", "Action Input:"),
+    description="``Action:`` / ``Action Input:`` in another case, spacing or Markdown bold.")
 
 _DOUBLE_ENCODED = re.compile(r'"(?:arguments|parameters|args)"\s*:\s*"\s*\{')
 
@@ -618,48 +619,28 @@ def _missing_close(ev: Evidence) -> Optional[str]:
     return None
 
 
-@detector("trailing_comma", "malformed_json", "text")
-def _trailing_comma(ev: Evidence) -> Optional[str]:
-    """A comma right before a closing bracket."""
-    return _at(ev.scan.trailing_commas, "a trailing comma")
+_scan_offsets_detectors("malformed_json", [
+    ("trailing_comma", "text", "trailing_commas", "a trailing comma", "A comma right before a closing bracket."),
+])
 
 
 @detector("single_quotes", "malformed_json", "text")
 def _single_quotes(ev: Evidence) -> Optional[str]:
     """Single-quoted strings (a Python dict printed as JSON)."""
-    if ev.scan.pythonic:
+    if ev.scan.pythonic:  # a Pythonic call list quotes its strings with ' legitimately
         return None
-    return _at(ev.scan.single_quotes, "a single-quoted string")
+    return _at(ev.scan.offsets["single_quotes"], "a single-quoted string")
 
 
-@detector("python_literals", "malformed_json", "text")
-def _python_literals(ev: Evidence) -> Optional[str]:
-    """``True`` / ``False`` / ``None`` where JSON has ``true`` / ``false`` / ``null``."""
-    return _at(ev.scan.python_literals, "a Python literal")
-
-
-@detector("unquoted_keys", "malformed_json", "text")
-def _unquoted_keys(ev: Evidence) -> Optional[str]:
-    """Object keys without quotes."""
-    return _at(ev.scan.unquoted_keys, "an unquoted key")
-
-
-@detector("json_comments", "malformed_json", "text")
-def _comments(ev: Evidence) -> Optional[str]:
-    """``//``, ``/* */`` or ``#`` comments inside the JSON."""
-    return _at(ev.scan.comments, "a comment")
-
-
-@detector("nan_value", "malformed_json", "text")
-def _nan(ev: Evidence) -> Optional[str]:
-    """``NaN`` or ``Infinity`` as a value."""
-    return _at(ev.scan.nan_values, "NaN or Infinity")
-
-
-@detector("trailing_garbage", "malformed_json", "text")
-def _garbage(ev: Evidence) -> Optional[str]:
-    """Closing brackets after the complete JSON value."""
-    return _at(ev.scan.extra_closers, "an extra closing bracket")
+_scan_offsets_detectors("malformed_json", [
+    ("python_literals", "text", "python_literals", "a Python literal",
+     "``True`` / ``False`` / ``None`` where JSON has ``true`` / ``false`` / ``null``."),
+    ("unquoted_keys", "text", "unquoted_keys", "an unquoted key", "Object keys without quotes."),
+    ("json_comments", "text", "comments", "a comment", "``//``, ``/* */`` or ``#`` comments inside the JSON."),
+    ("nan_value", "text", "nan_values", "NaN or Infinity", "``NaN`` or ``Infinity`` as a value."),
+    ("trailing_garbage", "text", "extra_closers", "an extra closing bracket",
+     "Closing brackets after the complete JSON value."),
+])
 
 
 @detector("duplicate_key", "malformed_json", "text")
@@ -720,41 +701,26 @@ def _where(error: Any) -> str:
     return f"argument {path!r}: " if path else ""
 
 
-def _first(ev: Evidence, cls: str) -> Optional[str]:
-    for found_cls, words in _schema_errors(ev):
-        if found_cls == cls:
-            return words
-    return None
+def _schema_error_detectors(rows: Iterable[tuple[str, str, str]]) -> None:
+    """Register detectors that report the first schema problem of one class each.
+
+    ``rows`` are ``(name, anomaly class, description)``. :func:`_schema_errors` validates every
+    call once and classifies each problem (:data:`_KEYWORD_CLASS`); these detectors only pick
+    their class out of that list."""
+    for name, anomaly_class, description in rows:
+        def check(ev: Evidence, anomaly_class: str = anomaly_class) -> Optional[str]:
+            return next((words for cls, words in _schema_errors(ev) if cls == anomaly_class), None)
+
+        register_detector(name, anomaly_class, "calls", description, check)
 
 
-@detector("unknown_function", "unknown_function", "calls")
-def _unknown_function(ev: Evidence) -> Optional[str]:
-    """A call to a function the recorded tools do not have."""
-    return _first(ev, "unknown_function")
-
-
-@detector("wrong_argument_type", "invalid_argument_type", "calls")
-def _wrong_type(ev: Evidence) -> Optional[str]:
-    """An argument of the wrong JSON type (``"2"`` for 2)."""
-    return _first(ev, "invalid_argument_type")
-
-
-@detector("missing_argument", "missing_argument", "calls")
-def _missing(ev: Evidence) -> Optional[str]:
-    """A required argument absent."""
-    return _first(ev, "missing_argument")
-
-
-@detector("unexpected_argument", "unexpected_argument", "calls")
-def _unexpected(ev: Evidence) -> Optional[str]:
-    """An argument the schema does not allow."""
-    return _first(ev, "unexpected_argument")
-
-
-@detector("constraint_violation", "constraint_violation", "calls")
-def _constraint(ev: Evidence) -> Optional[str]:
-    """Right type, wrong value: enum, pattern, format, range, length."""
-    return _first(ev, "constraint_violation")
+_schema_error_detectors([
+    ("unknown_function", "unknown_function", "A call to a function the recorded tools do not have."),
+    ("wrong_argument_type", "invalid_argument_type", 'An argument of the wrong JSON type (``"2"`` for 2).'),
+    ("missing_argument", "missing_argument", "A required argument absent."),
+    ("unexpected_argument", "unexpected_argument", "An argument the schema does not allow."),
+    ("constraint_violation", "constraint_violation", "Right type, wrong value: enum, pattern, format, range, length."),
+])
 
 
 @detector("duplicate_call", "duplicate_call", "calls")
@@ -812,6 +778,11 @@ def _errors(record: Record) -> list[str]:
     return [str(e) for e in out]
 
 
+def _first_error_match(record: Record, pattern: re.Pattern) -> Optional[re.Match]:
+    """The first match of ``pattern`` in the record's executor and tool errors, in their order."""
+    return next((m for m in map(pattern.search, _errors(record)) if m), None)
+
+
 _UNEXPECTED_KW = re.compile(r"TypeError: .*(?:got an unexpected keyword argument|unexpected keyword) '?(\w+)")
 _MISSING_ARG = re.compile(r"TypeError: .*missing \d+ required (?:positional |keyword-only )?arguments?: (.+)")
 _UNKNOWN_TOOL = re.compile(r"(?i)(?:unknown|no such|unsupported|invalid) (?:tool|function)|KeyError: '?([\w.-]+)'?$")
@@ -820,21 +791,15 @@ _UNKNOWN_TOOL = re.compile(r"(?i)(?:unknown|no such|unsupported|invalid) (?:tool
 @detector("unexpected_keyword_error", "unexpected_argument", "execution")
 def _unexpected_kw(ev: Evidence) -> Optional[str]:
     """The tool raised TypeError for an unexpected keyword argument."""
-    for error in _errors(ev.record):
-        match = _UNEXPECTED_KW.search(error)
-        if match:
-            return f"the tool rejected argument {match.group(1)!r}"
-    return None
+    match = _first_error_match(ev.record, _UNEXPECTED_KW)
+    return f"the tool rejected argument {match.group(1)!r}" if match else None
 
 
 @detector("missing_argument_error", "missing_argument", "execution")
 def _missing_arg_error(ev: Evidence) -> Optional[str]:
     """The tool raised TypeError for a missing required argument."""
-    for error in _errors(ev.record):
-        match = _MISSING_ARG.search(error)
-        if match:
-            return f"the tool is missing {match.group(1)[:60]}"
-    return None
+    match = _first_error_match(ev.record, _MISSING_ARG)
+    return f"the tool is missing {match.group(1)[:60]}" if match else None
 
 
 @detector("unknown_tool_error", "unknown_function", "execution")
@@ -990,4 +955,4 @@ def pool(store: RecordStore, flt: Optional[RecordFilter] = None, *, include_labe
 
 __all__ = ["Classifier", "DETECTORS", "Detector", "Evidence", "Scan", "check_label", "class_distribution",
            "classify", "detector", "detectors_version", "in_pool", "needs_review", "pool", "primary_class",
-           "record_classes", "repair", "scan", "strict_parse"]
+           "record_classes", "register_detector", "repair", "scan", "strict_parse"]

@@ -63,7 +63,7 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
 from fuzzer.records.redact import Redactor
 from fuzzer.records.store import BackgroundWriter, EncodedJSON, _orjson, new_record_id, short_repr, storable
-from fuzzer.target import InvalidReturn, normalize_calls
+from fuzzer.target import InvalidReturn, exception_message, exception_name, normalize_calls
 
 __all__ = ["Playback", "Recorder", "Turn", "UnrecordedToolCall", "default_recorder", "error_text", "executor",
            "handler", "parser", "playback", "rebuild_exception", "tool", "turn"]
@@ -80,15 +80,7 @@ _ON_WORDS = ("1", "true", "yes", "on")
 
 def error_text(exc: BaseException) -> str:
     """``qualified.TypeName: message`` (message cut at 500 characters); never raises."""
-    cls = type(exc)
-    module = getattr(cls, "__module__", None)
-    name = cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
-    try:
-        message = str(exc)
-    except Exception:  # noqa: BLE001
-        message = "<str() of the exception failed>"
-    if len(message) > _ERROR_LIMIT:
-        message = message[:_ERROR_LIMIT - 3] + "..."
+    name, message = exception_name(type(exc)), exception_message(exc, _ERROR_LIMIT)
     return f"{name}: {message}" if message else name
 
 
@@ -158,6 +150,33 @@ class _Pending:
                 self.final_reply, self.anomaly_type, "recorder" if self.anomaly_type else None, self.parser_version,
                 self.tools_hash, self.parse_ms, self.exec_ms, dict(self.metadata) if self.metadata else None,
                 "recorder")
+
+
+class _Capture:
+    """One wrapped call being recorded, as a context manager around it: on entry it joins an
+    executor's record (``enter``, when given) and starts the clock; on exit it leaves that record
+    and hands the call's value or exception, and the time it took, to ``record``. It never
+    suppresses the exception. The record is built here, once, for sync and async wrappers alike."""
+
+    __slots__ = ("record", "enter", "args", "kwargs", "pending", "start", "value")
+
+    def __init__(self, record: Callable, enter: Optional[Callable[[], Optional[_Pending]]], args: tuple,
+                 kwargs: dict):
+        self.record, self.enter, self.args, self.kwargs = record, enter, args, kwargs
+        self.pending: Optional[_Pending] = None
+        self.value: Any = None
+
+    def __enter__(self) -> "_Capture":
+        self.pending = self.enter() if self.enter is not None else None
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> bool:
+        if self.pending is not None:
+            self.pending.in_executor -= 1
+        self.record(self.args, self.kwargs, None if exc is not None else self.value, exc,
+                    time.perf_counter() - self.start)
+        return False
 
 
 def _raw_text(args: tuple, kwargs: dict, text_arg: Union[int, str, None]) -> Any:
@@ -535,57 +554,39 @@ class Recorder:
     def _wrap(self, fn: Callable, record: Callable, *, executor: bool = False,
               tool_name: Optional[str] = None) -> Callable:
         """The one wrapper of every decorator, sync or async: off, a single attribute check; on,
-        time the call, let its value or exception through unchanged, and hand both to
-        ``record(args, kwargs, value, exc, elapsed)`` (which never raises). A tool answers from
-        the record instead while a :func:`playback` is active; an executor's tool calls join its
-        record."""
-        clock = time.perf_counter
+        the call runs inside a :class:`_Capture`, which times it, lets its value or exception
+        through unchanged and hands both to ``record(args, kwargs, value, exc, elapsed)`` (which
+        never raises). A tool answers from the record instead while a :func:`playback` is
+        active; an executor's tool calls join its record. The two wrappers differ only by
+        ``await``."""
         answering = _PLAYBACK.get if tool_name is not None else None
         enter = self._enter_executor if executor else None
-        leave = self._leave_executor
+
+        def capture(args: tuple, kwargs: dict) -> _Capture:
+            return _Capture(record, enter, args, kwargs)
 
         if _is_coroutine_function(fn):
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
-                if answering is not None:
-                    player = answering()
-                    if player is not None:
-                        return player.answer(tool_name, args, kwargs)
+                if answering is not None and (player := answering()) is not None:
+                    return player.answer(tool_name, args, kwargs)
                 if not self._on:
                     return await fn(*args, **kwargs)
-                pending = enter() if enter is not None else None
-                start = clock()
-                try:
-                    value = await fn(*args, **kwargs)
-                except BaseException as exc:
-                    leave(pending)
-                    record(args, kwargs, None, exc, clock() - start)
-                    raise
-                leave(pending)
-                record(args, kwargs, value, None, clock() - start)
-                return value
+                with capture(args, kwargs) as call:
+                    call.value = await fn(*args, **kwargs)
+                return call.value
 
             return async_wrapper
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            if answering is not None:
-                player = answering()
-                if player is not None:
-                    return player.answer(tool_name, args, kwargs)
+            if answering is not None and (player := answering()) is not None:
+                return player.answer(tool_name, args, kwargs)
             if not self._on:
                 return fn(*args, **kwargs)
-            pending = enter() if enter is not None else None
-            start = clock()
-            try:
-                value = fn(*args, **kwargs)
-            except BaseException as exc:
-                leave(pending)
-                record(args, kwargs, None, exc, clock() - start)
-                raise
-            leave(pending)
-            record(args, kwargs, value, None, clock() - start)
-            return value
+            with capture(args, kwargs) as call:
+                call.value = fn(*args, **kwargs)
+            return call.value
 
         return wrapper
 
@@ -612,11 +613,6 @@ class Recorder:
         except Exception as failure:  # noqa: BLE001
             self._failed("capture", failure)
             return None
-
-    @staticmethod
-    def _leave_executor(pending: Optional[_Pending]) -> None:
-        if pending is not None:
-            pending.in_executor -= 1
 
     def tool(self, fn: Optional[Callable] = None, *, name: Optional[str] = None) -> Any:
         """Wrap one tool: its calls and results are recorded, and replay answers it from them."""
@@ -690,6 +686,30 @@ class Recorder:
             return None
 
 
+class _TurnField:
+    """A :class:`Turn` attribute that reads and writes one field of the record the turn is
+    building now (after a second parse, the new record), or reads None and ignores writes when
+    the turn records nothing. ``convert`` turns a value set into the stored one."""
+
+    def __init__(self, convert: Callable[[Any], Any] = lambda value: value):
+        self.convert = convert
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, turn: Optional["Turn"], owner: Optional[type] = None) -> Any:
+        if turn is None:
+            return self
+        pending = turn._current()
+        return getattr(pending, self.name) if pending is not None else None
+
+    def __set__(self, turn: "Turn", value: Any) -> None:
+        pending = turn._current()
+        if pending is not None:
+            setattr(pending, self.name, self.convert(value))
+
+
 class Turn:
     """One model output's whole chain as one record: the parse, the executor's invocations, the
     tools they called, and the final reply (set ``turn.final_reply``). Also settable:
@@ -743,27 +763,8 @@ class Turn:
         pending = self._current()
         return pending.record_id if pending is not None else None
 
-    @property
-    def final_reply(self) -> Optional[str]:
-        pending = self._current()
-        return pending.final_reply if pending is not None else None
-
-    @final_reply.setter
-    def final_reply(self, value: Optional[str]) -> None:
-        pending = self._current()
-        if pending is not None:
-            pending.final_reply = None if value is None else str(value)
-
-    @property
-    def anomaly_type(self) -> Optional[str]:
-        pending = self._current()
-        return pending.anomaly_type if pending is not None else None
-
-    @anomaly_type.setter
-    def anomaly_type(self, value: Optional[str]) -> None:
-        pending = self._current()
-        if pending is not None:
-            pending.anomaly_type = value
+    final_reply = _TurnField(lambda value: None if value is None else str(value))
+    anomaly_type = _TurnField()
 
     def annotate(self, **metadata: Any) -> None:
         """Add JSON-able metadata to the record (e.g. the model name, the finish reason)."""

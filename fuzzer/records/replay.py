@@ -31,6 +31,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
+from fuzzer.datafiles import read_json
 from fuzzer.events import ExitCode, JobStarted, Phase, PhaseStarted, Progress
 from fuzzer.pipeline import Job, interrupted_exit
 from fuzzer.records.recorder import REPLAYING_ENV
@@ -352,13 +353,7 @@ def records_replay_exit_code(result: RecordsReplayResult, *, interrupted: bool) 
 
 def read_baseline(path: str) -> dict[str, Any]:
     """The per-record results of a saved baseline; RecordsError (one line) when it is not one."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-    except OSError as exc:
-        raise RecordsError(f"{path}: cannot read the baseline ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise RecordsError(f"{path}: not a baseline file (not JSON: {exc})") from None
+    data = read_json(path, lambda reason: RecordsError(f"{path}: not a baseline file: {reason}"))
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise RecordsError(f"{path}: not a toolfuzz records baseline (no \"format\": \"{BASELINE_FORMAT}\")")
     if data.get("version") != BASELINE_VERSION:
@@ -418,20 +413,8 @@ class ReplaySettings:
     target_version: Optional[str] = None  # a label for the replayed version (default: its file hash)
 
 
-def _started(pool: Any) -> Any:
-    """``pool`` started with ``TOOLFUZZ_REPLAYING=1`` in the environment its processes inherit
-    (a recorder imported by the target stays off), ours restored afterwards. The pool is still
-    a context manager (starting it again does nothing; leaving the block closes it)."""
-    before = os.environ.get(REPLAYING_ENV)
-    os.environ[REPLAYING_ENV] = "1"
-    try:
-        pool.start()
-    finally:
-        if before is None:
-            os.environ.pop(REPLAYING_ENV, None)
-        else:
-            os.environ[REPLAYING_ENV] = before
-    return pool
+#: What the replay's worker processes inherit: a recorder imported by the target stays off.
+_REPLAYING = {REPLAYING_ENV: "1"}
 
 
 class RecordsReplayJob(Job):
@@ -510,7 +493,7 @@ class RecordsReplayJob(Job):
         from fuzzer.isolation import WorkerPool
 
         s, result = self.settings, self._result
-        with _started(WorkerPool(self._spec(s.target), workers=s.workers)) as pool:
+        with WorkerPool(self._spec(s.target), workers=s.workers, environ=_REPLAYING) as pool:
             for start in range(0, len(texts), CHUNK):
                 chunk = texts[start:start + CHUNK]
                 for text, outcome in zip(chunk, pool.run(chunk)):
@@ -530,7 +513,8 @@ class RecordsReplayJob(Job):
         from fuzzer.isolation import WorkerPool
 
         s = self.settings
-        pool = _started(WorkerPool(self._spec(BRIDGE), workers=s.workers))
+        pool = WorkerPool(self._spec(BRIDGE), workers=s.workers, environ=_REPLAYING)
+        pool.start()
         try:
             probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
         except BaseException:

@@ -90,15 +90,24 @@ def _values(value: Any) -> list:
 # The three model shapes
 
 
-class OpenAIShape:
-    def __init__(self, client: Any, tools: Any):
-        self.client, self.tools = client, tools
+class _Shape:
+    """What every model shape does alike: it keeps the model (an SDK client, or a text model) and
+    the tools; the conversation starts with the user's input; a nudge is one more user message.
+    Each shape says how to ask, read the answer, record it and feed the tool results back."""
+
+    def __init__(self, model: Any, tools: Any):
+        self.model, self.tools = model, tools
 
     def start(self, user_input: str) -> list:
         return [{"role": "user", "content": user_input}]
 
+    def say(self, history: list, text: str) -> None:
+        history.append({"role": "user", "content": text})
+
+
+class OpenAIShape(_Shape):
     def ask(self, history: list) -> Any:
-        return self.client.chat.completions.create(model=MODEL, messages=history, tools=self.tools.openai())
+        return self.model.chat.completions.create(model=MODEL, messages=history, tools=self.tools.openai())
 
     def read(self, response: Any) -> Decision:
         choice = response.choices[0]
@@ -126,19 +135,10 @@ class OpenAIShape:
         for call, content, _is_error in outcomes:
             history.append({"role": "tool", "tool_call_id": call.id, "content": content})
 
-    def say(self, history: list, text: str) -> None:
-        history.append({"role": "user", "content": text})
 
-
-class AnthropicShape:
-    def __init__(self, client: Any, tools: Any):
-        self.client, self.tools = client, tools
-
-    def start(self, user_input: str) -> list:
-        return [{"role": "user", "content": user_input}]
-
+class AnthropicShape(_Shape):
     def ask(self, history: list) -> Any:
-        return self.client.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=history,
+        return self.model.messages.create(model="claude-sonnet-4-5", max_tokens=1024, messages=history,
                                            tools=self.tools.anthropic())
 
     def read(self, response: Any) -> Decision:
@@ -164,15 +164,9 @@ class AnthropicShape:
             {"type": "tool_result", "tool_use_id": call.id, "content": content, "is_error": is_error}
             for call, content, is_error in outcomes]})
 
-    def say(self, history: list, text: str) -> None:
-        history.append({"role": "user", "content": text})
 
-
-class TextShape:
+class TextShape(_Shape):
     """A text protocol: the model writes a JSON call (or a list of them) to call tools."""
-
-    def __init__(self, model: Any, tools: Any):
-        self.model, self.tools = model, tools
 
     def start(self, user_input: str) -> list:
         catalog = json.dumps(self.tools.specs(), ensure_ascii=False)
@@ -209,9 +203,6 @@ class TextShape:
     def feed(self, history: list, outcomes: list) -> None:
         for call, content, _is_error in outcomes:
             history.append({"role": "tool", "name": call.name, "content": content})
-
-    def say(self, history: list, text: str) -> None:
-        history.append({"role": "user", "content": text})
 
 
 def shape_of(model: Any, tools: Any) -> Any:
