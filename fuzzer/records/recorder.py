@@ -74,7 +74,7 @@ DEFAULT_DB = "toolfuzz-records.db"
 #: Set by the replay job for its workers (fuzzer.records.replay): recorders there stay off.
 REPLAYING_ENV = "TOOLFUZZ_REPLAYING"
 _ERROR_LIMIT = 500
-_CO_COROUTINE = 0x100
+_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE (0x100 is CO_ITERABLE_COROUTINE)
 _ON_WORDS = ("1", "true", "yes", "on")
 
 

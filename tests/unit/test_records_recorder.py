@@ -160,6 +160,34 @@ def test_async_functions_pass_through_too(live_recorder):
     assert info.value is error
 
 
+def test_an_async_parser_and_executor_are_recorded_as_what_they_return(tmp_path: Path, clean_env: None):
+    """An ``async def`` parser is awaited by its wrapper: the record holds the calls it returned
+    (not "invalid: a coroutine object"), and the async executor's result joins that record."""
+    recorder = Recorder(db=tmp_path / "a.db", enabled=True)
+
+    @recorder.parser
+    async def parse(text):
+        await asyncio.sleep(0)
+        return [{"name": "get_weather", "arguments": {"city": text}}]
+
+    @recorder.executor
+    async def execute(call):
+        await asyncio.sleep(0)
+        return {"temperature": 20}
+
+    async def turn():
+        for call in await parse("Paris"):
+            await execute(call)
+
+    asyncio.run(turn())
+    recorder.flush()
+    (record,) = _records(tmp_path / "a.db")
+    assert record.parse_status == "ok", record.parse_error
+    assert record.parsed_calls == [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    assert [e["status"] for e in record.execution_result] == ["ok"]
+    recorder.close()
+
+
 class _nothing:
     def __enter__(self):
         return self
