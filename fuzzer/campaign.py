@@ -112,8 +112,11 @@ class CampaignResult(JobResult):
 
     def test_cases(self) -> list[TestCase]:
         cases = []
+        found = {f.signature.id for f in self.findings}
         for r in self.replayed:
             status = {"pass": PASSED, "unjudged": SKIPPED}.get(r.status, FAILED)
+            if status == FAILED and (r.signature or r.entry.signature) in found:
+                continue  # failing again and re-found by this campaign: one bug, one test case (the finding's)
             cases.append(TestCase("toolfuzz.corpus", f"{r.entry.signature} ({r.entry.status})", status,
                                   r.unjudged or (f"{r.status}: {r.entry.title}" if status == FAILED else ""),
                                   r.entry.text if status == FAILED else ""))
@@ -281,14 +284,19 @@ class CampaignJob(Job):
         elif finding.verdict is Verdict.CORRUPTION:  # it fails alone: file it by where it happens
             self._key_by_path(finding)
 
-    def _key_by_path(self, finding: Finding) -> None:
-        """Re-key a corruption by the kind of damage and the target functions its input runs."""
+    def _key_by_path(self, finding: Finding, *, minimized: bool = False) -> None:
+        """Re-key a corruption by the kind of damage and the target functions its input runs (the
+        input found, or with ``minimized`` the one shown)."""
         from fuzzer.parser_harness import keyed_signature
 
         oracle = self.oracles[finding.level]
-        judgment = oracle.judge(finding.sample, finding.outcome)
-        self._rekey(finding, keyed_signature(oracle, finding.sample, judgment, finding.outcome, self.pool.run,
-                                             deadline=self.budget.deadline))
+        sample, outcome = (finding.minimized, finding.minimized_outcome) if minimized else \
+            (finding.sample, finding.outcome)
+        judgment = oracle.judge(sample, outcome)
+        signature = keyed_signature(oracle, sample, judgment, outcome, self.pool.run, deadline=self.budget.deadline)
+        if minimized and "|path|" not in signature.key:
+            return  # not traced in time (or no longer a corruption): keep the key it has
+        self._rekey(finding, signature)
 
     def _rekey(self, finding: Finding, signature: Any) -> None:
         """File ``finding`` under ``signature``; merge it into the finding already there."""
@@ -346,7 +354,13 @@ class CampaignJob(Job):
             self._confirm(finding)
             if finding.merged_into is not None:
                 continue  # the same bug as a finding already announced: counted there
-            self._shrink(finding)
+            if self._shrink(finding) and "|path|" in finding.signature.key:
+                # Filed by the functions its minimized input runs: the input the corpus stores,
+                # which replay and `corpus add` trace, and which another run (a gate's) shrinks
+                # the same bug to — the input found first runs whatever else it happened to hold.
+                self._key_by_path(finding, minimized=True)
+                if finding.merged_into is not None:
+                    continue
             yield self._announce(finding)
         for finding in list(self.improve):
             if self.budget.time_up() or self.budget.shrink_window() <= 0:

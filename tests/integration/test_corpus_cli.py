@@ -465,3 +465,29 @@ def test_corpus_add_stores_captured_text_exactly(tmp_path_factory, trailer):
     run = _add(home / "corpus", path, shrink=False)
     assert run.returncode == 0, run.stderr
     assert [e.text for e in read_entries(home / "corpus").values()] == [text]
+
+
+def test_a_known_bug_found_again_is_one_junit_test_case_not_two(tmp_path):
+    """A campaign over an existing corpus replays its entries and fuzzes on: an entry that fails
+    again and is re-found is one bug — one test case (the finding), counted once everywhere."""
+    import xml.etree.ElementTree as ET
+
+    corpus = tmp_path / "corpus"
+    first = fuzz("campaign", "--tool", "get_weather", "--target", NAIVE, "--max-examples", "3000", "--seed", "3",
+                 "--corpus", str(corpus), "-q", cwd=tmp_path)
+    assert first.returncode == 1, first.stderr
+    run = fuzz("campaign", "--tool", "get_weather", "--target", NAIVE, "--max-examples", "3000", "--seed", "3",
+               "--corpus", str(corpus), "--junit", "j.xml", "--report", "r.json", "-q", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    report = read_json(tmp_path / "r.json")
+    found = {f["signature"] for f in report["failures"]}
+    refound = [c for c in report["corpus"] if c["status"] != "pass" and (c["now"] or c["signature"]) in found]
+    assert refound, "the second campaign re-finds some of the first one's bugs"
+    names = [case.get("name") for case in ET.parse(tmp_path / "j.xml").getroot().iter("testcase")]
+    assert all(names.count(sig) == 1 for sig in found)
+    assert not any(c["signature"] in n for c in refound for n in names if n not in found)
+    suite = ET.parse(tmp_path / "j.xml").getroot()
+    suite = suite if suite.tag == "testsuite" else next(suite.iter("testsuite"))
+    counts = report["counts"]
+    assert int(suite.get("tests")) == len(names) == sum(counts.values())
+    assert int(suite.get("failures")) == counts["failed"]
