@@ -40,6 +40,12 @@ EMPTY_BATCHES = 3
 RERUNS_PER_BATCH = 8
 
 
+#: Failures of each path-keyed corruption traced before they count towards it (each smaller one
+#: is too): enough to tell apart the paths one kind of damage takes, cheap (one traced run each).
+PATH_CHECKS = 8
+MAX_SUSPECTS = 64
+
+
 @dataclass
 class CampaignSettings:
     tools: list
@@ -209,6 +215,9 @@ class CampaignJob(Job):
         self._histories: dict[str, tuple] = {}
         #: oracle signature id -> the finding's id after re-keying (path, history)
         self._alias: dict[str, str] = {}
+        #: failures counted towards a path-keyed corruption by their oracle signature, to trace
+        self._suspects: list[tuple] = []
+        self._path_checks: dict[str, int] = {}
         self._last_progress = 0.0
 
     # -- time ------------------------------------------------------------------------------------
@@ -229,14 +238,10 @@ class CampaignJob(Job):
         signature = self.oracles[level].signature(sample, judgment, outcome)
         found = self.findings.get(self._alias.get(signature.id, signature.id))
         if found is not None:
-            found.count += 1
-            # The same bug shown by a smaller input (another operator, simpler calls): shrink that
-            # one too, later, and keep whichever result is smaller.
-            if len(sample.text) < len(found.best.text) and not found.history and \
-                    (found.candidate is None or len(sample.text) < len(found.candidate[0].text)):
-                if not any(f is found for f in self.improve):
-                    self.improve.append(found)
-                found.candidate = (sample, outcome)
+            if found.signature.id != signature.id and "|path|" in found.signature.key and \
+                    self._suspect(found, failure, level):
+                return  # traced before it is counted: the same damage on another path is another bug
+            self._count_into(found, sample, outcome)
             return
         if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
             self.result_.ignored += 1
@@ -248,6 +253,55 @@ class CampaignJob(Job):
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)
+
+    def _count_into(self, found: Finding, sample: Any, outcome: Any) -> None:
+        found.count += 1
+        # The same bug shown by a smaller input (another operator, simpler calls): shrink that
+        # one too, later, and keep whichever result is smaller.
+        if len(sample.text) < len(found.best.text) and not found.history and \
+                (found.candidate is None or len(sample.text) < len(found.candidate[0].text)):
+            if not any(f is found for f in self.improve):
+                self.improve.append(found)
+            found.candidate = (sample, outcome)
+
+    def _suspect(self, found: Finding, failure: Failure, level: str) -> bool:
+        """A failure whose damage the oracle files under a corruption keyed by path: the path is
+        the bug, so it is traced (in :meth:`_settle`, the pool is busy now) before it counts there
+        or becomes its shown input. The first few of each finding, and every smaller one, are."""
+        checks = self._path_checks.get(found.signature.id, 0)
+        smaller = len(failure.sample.text) < len(found.best.text) and not found.history
+        if not (smaller or checks < PATH_CHECKS) or len(self._suspects) >= MAX_SUSPECTS:
+            return False
+        self._path_checks[found.signature.id] = checks + 1
+        self._suspects.append((found, failure, level))
+        return True
+
+    def _trace_suspects(self) -> None:
+        """File each suspect where its path says: the finding it was counted towards, another
+        one, or a new finding (then confirmed and shrunk like any other)."""
+        from fuzzer.parser_harness import keyed_signature
+
+        while self._suspects and not self.budget.time_up():
+            found, failure, level = self._suspects.pop(0)
+            sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
+            oracle = self.oracles[level]
+            keyed = keyed_signature(oracle, sample, judgment, outcome, self.pool.run, deadline=self.budget.deadline)
+            home = self.findings.get(keyed.id, found) if "|path|" in keyed.key else found
+            while home.merged_into is not None:
+                home = home.merged_into
+            if home is not found or keyed.id == found.signature.id or "|path|" not in keyed.key:
+                self._count_into(home, sample, outcome)
+                continue
+            if keyed.id in self.settings.ignore or keyed.id in self.settings.of(sample.tool, "ignore"):
+                self.result_.ignored += 1
+                continue
+            finding = Finding(signature=keyed, verdict=judgment.verdict, reason=judgment.reason, sample=sample,
+                              outcome=outcome, found_at_s=self.elapsed(), target=self.settings.target, level=level,
+                              reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir)
+            finding.match_id = oracle.signature(sample, judgment, outcome).id
+            self.findings[keyed.id] = finding
+            self._histories[keyed.id] = failure.history()
+            self.pending.append(finding)
 
     def _same(self, finding: Finding, sample: Any) -> Any:
         oracle = self.oracles[finding.level]
@@ -349,6 +403,7 @@ class CampaignJob(Job):
 
     def _settle(self) -> Iterator[FindingRecorded]:
         """Confirm, shrink and announce the findings discovered since the last call (within budget)."""
+        self._trace_suspects()
         while self.pending and not self.budget.time_up():
             finding = self.pending.pop(0)
             self._confirm(finding)

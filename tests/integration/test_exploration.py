@@ -63,3 +63,19 @@ def test_a_token_of_the_targets_own_vocabulary_is_found_only_by_exploration(cli,
         assert "exploration" in report["by_class"]
     else:
         assert report["coverage"] is None and "exploration" not in report["by_class"]
+
+
+def test_one_kind_of_damage_on_two_paths_is_two_findings_whichever_comes_first(cli):
+    """Losing every argument to an unread ``parameters`` envelope and dropping empty values in a
+    helper both look like "argument(s) dropped" to the oracle; the paths tell the bugs apart.
+    Neither may hide behind the other, whichever a run happens to find first (a gate holding one
+    would otherwise block on the other as new, or let it pass unseen)."""
+    for seed in ("1", "2"):
+        result = cli("campaign", "--tool", "get_weather", "--target", "tests.integration.targets.buggy:two_drop_paths",
+                     "--max-examples", "4000", "--seed", seed, "--report", "r.json", "-q")
+        assert result.code == 1, result
+        dropped = [f for f in result.report()["failures"] if "dropped" in f["title"]]
+        envelope = [f for f in dropped if '"parameters"' in f["minimized_input"]]
+        helper = [f for f in dropped if "_without_empty" in f["title"]]
+        assert len(envelope) == 1 and len(helper) == 1, [(f["title"], f["minimized_input"]) for f in dropped]
+        assert '"parameters"' not in helper[0]["minimized_input"]

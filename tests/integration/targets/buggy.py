@@ -63,3 +63,16 @@ def flaky(text):
     if _COUNTER[0] % 3 == 0:
         return []
     return _reference(text)
+
+
+def _without_empty(arguments):
+    return {k: v for k, v in arguments.items() if v not in ([], None, "")}
+
+
+def two_drop_paths(text):
+    """Two bugs that lose arguments, on two paths: the ``parameters`` envelope spelling is not
+    read (every argument is lost), and empty strings and lists are dropped by a helper."""
+    calls = _reference(text)
+    if '"parameters"' in text:
+        return [{"name": c["name"], "arguments": {}} for c in calls]
+    return [{"name": c["name"], "arguments": _without_empty(c["arguments"])} for c in calls]
