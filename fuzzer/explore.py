@@ -249,6 +249,13 @@ SLOW_EXPONENT = 1.6
 SLOW_MIN_S = 0.03
 
 
+def still_super_linear(growth: Optional[Growth]) -> bool:
+    """Whether a stored slow entry's re-measured growth still counts as slow: the test of replay
+    and reproduce, with a little slack (the entry was found slow; a loaded machine blurs timings
+    both ways)."""
+    return growth is not None and growth.seconds[-1] >= SLOW_MIN_S / 2 and growth.exponent >= SLOW_EXPONENT * 0.8
+
+
 class SlowProbe:
     """Times repetitions of fragments of seeds; ``run(texts) -> outcomes`` runs them isolated."""
 
@@ -372,4 +379,4 @@ class SlowProbe:
         return best
 
 
-__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "source_tokens"]
+__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "source_tokens", "still_super_linear"]

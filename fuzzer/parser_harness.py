@@ -222,7 +222,7 @@ def target_spec(reference: str, context: ReplayContext, *, sampling: bool = Fals
 def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
     """A slow entry passes when its fragment's repetition no longer grows super-linearly."""
     from corpus.signature import slow_signature
-    from fuzzer.explore import SLOW_EXPONENT, SLOW_MIN_S, SlowProbe
+    from fuzzer.explore import SlowProbe, still_super_linear
 
     path, entry = item
     g = entry.scenario["growth"]
@@ -231,9 +231,7 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
     def still_slow() -> Any:
         growth = probe.measure(g.get("prefix", ""), g.get("fragment", ""), g.get("suffix", ""),
                                int(g.get("count", 1)))
-        # a little slack: the entry was found slow; a loaded machine blurs timings both ways
-        ok = growth is not None and growth.seconds[-1] >= SLOW_MIN_S / 2 and growth.exponent >= SLOW_EXPONENT * 0.8
-        return growth if ok else None
+        return growth if still_super_linear(growth) else None
 
     growth = still_slow() or still_slow()  # passing means: not slow twice in a row
     if growth is None:

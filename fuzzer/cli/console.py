@@ -26,8 +26,9 @@ class Summary(EventHandler):
     """Prints ``render(result)`` lines on stdout when the job finishes; a result that tested
     nothing is one ``Error:`` line on stderr instead."""
 
-    def __init__(self, render: Callable[[Any], list], *, footer: Callable[[Any], list] = lambda r: []):
-        self.render, self.footer = render, footer
+    def __init__(self, render: Callable[[Any], list], *, footer: Callable[[Any], list] = lambda r: [],
+                 problem_line: bool = True):
+        self.render, self.footer, self.problem_line = render, footer, problem_line
 
     def handle_event(self, event: Event) -> None:
         if not isinstance(event, JobFinished):
@@ -38,7 +39,7 @@ class Summary(EventHandler):
             return
         for line in self.render(result):
             click.echo(line)
-        if getattr(result, "problem", None):
+        if getattr(result, "problem", None) and self.problem_line:  # unless render said it already
             click.echo(f"Error: {result.problem}", err=True)
         for line in self.footer(result):
             click.echo(line)

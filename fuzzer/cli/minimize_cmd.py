@@ -43,6 +43,9 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     from fuzzer.isolation import WorkerPool
 
     sample, entry = read_sample_file(sample_path)
+    if entry is not None and entry.verdict == "slow":
+        raise ConfigError(f"{sample_path}: a slow entry was minimized when it was found (the repeated fragment "
+                          f"and the text around it); `fuzz reproduce {sample_path}` times it again")
     if output:
         check_writable_file(output, "--output")
     registry = load_registry(tools_file)
@@ -53,7 +56,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     def lines(result: Any) -> list[str]:
         f = result.finding
         if f is None:
-            return [f"{sample_path}: {result.problem}"]
+            return [f"{sample_path}: {result.problem}"]  # the one line (not an error: an answer)
         note = f" ({f.shrink_note})" if f.shrink_note else ""
         out = [f"signature: {f.signature.id} ({f.title})",
                f"size: {len(f.sample.text):,} -> {len(f.best.text):,} characters{note}",
@@ -69,7 +72,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     with closing(pool):
         job = MinimizeJob(sample, pool, registry, level=level, target=target, budget_s=budget_s,
                           reject_on=tuple(reject_on), reproduce_dir=reproduce_dir(None))
-        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(lines)])
+        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(lines, problem_line=False)])
 
 
 @main.command()
@@ -98,6 +101,7 @@ def reproduce(path: str, target: Optional[str]) -> None:
     history: list = []
     reject: list = []
     expected: Optional[list] = None  # the entry's ground truth, when known
+    entry = None
     try:
         text = read_text_exactly(path)
         try:
@@ -122,6 +126,10 @@ def reproduce(path: str, target: Optional[str]) -> None:
         reject_types = load_reject_types(reject)
     except (ToolfuzzError, InputError) as exc:
         raise ConfigError(str(exc)) from None
+    growth = (entry.scenario or {}).get("growth") if entry is not None and entry.verdict == "slow" else None
+    if growth:
+        _reproduce_slow(target, function, growth)
+        return
     for earlier in history:
         try:
             function(earlier)
@@ -150,3 +158,32 @@ def reproduce(path: str, target: Optional[str]) -> None:
     if expected is not None and not json_equal(calls, expected):
         click.echo(f"expected: {json.dumps(expected, ensure_ascii=False)} (still fails: other calls than written)")
         click.get_current_context().exit(1)
+
+
+def _reproduce_slow(target: str, function: Any, growth: dict) -> None:
+    """A slow entry: time its fragment's repetitions in this process, as replay judges them."""
+    import time
+    from types import SimpleNamespace
+
+    from fuzzer.explore import SlowProbe, still_super_linear
+
+    def timed(texts: list) -> list:
+        out = []
+        for text in texts:
+            started = time.perf_counter()
+            try:
+                function(text)
+            except Exception:  # noqa: BLE001 - how long it takes is the question, not how it ends
+                pass
+            out.append(SimpleNamespace(kind="returned", elapsed=time.perf_counter() - started))
+        return out
+
+    measured = SlowProbe(seed=0, run=timed, timeout=float("inf")).measure(
+        growth.get("prefix", ""), growth.get("fragment", ""), growth.get("suffix", ""), int(growth.get("count", 1)))
+    click.echo(f"target: {target}")
+    click.echo(f"input:  {preview(measured.text(measured.counts[0]), 400)}")
+    click.echo(measured.describe())
+    if still_super_linear(measured):
+        click.echo("still slow: the time grows super-linearly with the repetitions")
+        click.get_current_context().exit(1)
+    click.echo("not slow any more: the time grows about linearly")

@@ -147,7 +147,8 @@ def test_minimize_exits_1_when_the_sample_does_not_fail(tmp_path):
     sample.write_text('{"name": "get_weather", "arguments": {"city": "Paris"}}', encoding="utf-8")
     run = fuzz("minimize", str(sample), "--target", NAIVE, cwd=tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
-    assert "does not fail" in run.stdout
+    assert "does not fail" in run.stdout and str(sample) in run.stdout
+    assert "does not fail" not in run.stderr  # said once
     assert "Traceback" not in run.stderr
 
 

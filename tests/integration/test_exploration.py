@@ -38,7 +38,7 @@ def test_a_parser_that_runs_a_command_is_blocked_and_reported(cli, tmp_path):
 
 def test_a_quadratic_regex_is_reported_slow_with_its_exponent_before_any_hang(cli):
     result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "quadratic_cleanup", "--budget", "15",
-                 "--report", "r.json", "-q")
+                 "--corpus", "c", "--report", "r.json", "-q")
     assert result.code == 1, result
     failures = result.report()["failures"]
     slow = [f for f in failures if f["verdict"] == "slow"]
@@ -48,6 +48,15 @@ def test_a_quadratic_regex_is_reported_slow_with_its_exponent_before_any_hang(cl
     assert "quadratic_cleanup" in slow[0]["title"]  # where the time goes: the stack sampled mid-run
     hangs = [f for f in failures if f["verdict"] == "hang"]
     assert all(h["found_at_s"] > slow[0]["found_at_s"] for h in hangs)
+    # its corpus entry is timed again by reproduce (still slow: exit 1), as replay judges it;
+    # minimize says in one line that there is nothing left to shrink
+    import json
+
+    (entry,) = [p for p in (result.cwd / "c").glob("*.json") if json.loads(p.read_text())["verdict"] == "slow"]
+    again = cli("reproduce", str(entry))
+    assert again.code == 1 and "still slow" in again.stdout and "repeating" in again.stdout, again
+    refused = cli("minimize", str(entry), "--target", EXPLORE + "quadratic_cleanup")
+    assert refused.code == 2 and len(refused.stderr.strip().splitlines()) == 1, refused
 
 
 @pytest.mark.parametrize("coverage, found", [("--coverage", True), ("--no-coverage", False)])
