@@ -19,12 +19,13 @@ from fuzzer.cli import main, options, translate_errors
 @options.formats
 @options.run_limits(30.0, "Seconds for the short campaign after the replay (a limit, shrinking included).")
 @options.ignore
+@options.quiet
 @options.reports
 @translate_errors
 def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
          tools_file: Optional[str], tool_names: tuple, level: str, formats: tuple, budget_s: float,
          max_examples: Optional[int], seed: int, workers: int, timeout: float, memory_limit_mb: int, ignore: tuple,
-         **report_paths: Any) -> None:
+         quiet: bool, **report_paths: Any) -> None:
     """CI gate: replay the corpus, then run a short campaign.
 
     Exit 1 if a fixed entry fails again, if a failure appears whose signature the corpus does not
@@ -76,9 +77,14 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             store_cmd += ["--tools", tools_file]
         for name in tool_names:
             store_cmd += ["--tool", name]
-        return ["reproduce locally: " + " ".join(shlex.quote(c) for c in cmd),
-                "after fixing, or to accept the new failures as known: "
-                + " ".join(shlex.quote(c) for c in store_cmd)]
+        lines = ["reproduce locally: " + " ".join(shlex.quote(c) for c in cmd)]
+        decision = final.result.decision
+        if decision.new:
+            lines.append("after fixing, or to accept the new failures as known: "
+                         + " ".join(shlex.quote(c) for c in store_cmd))
+        elif decision.regressions:
+            lines.append("an entry marked fixed fails again: fix the target (the command above checks it)")
+        return lines
 
-    run_command(GateJob(store, refs, context, ignore=ignored), [progress(), Summary(gate_lines)],
+    run_command(GateJob(store, refs, context, ignore=ignored), [progress(quiet=quiet), Summary(gate_lines)],
                 reports=reports, after=advice)

@@ -114,8 +114,10 @@ def replay_lines(result: Any) -> list[str]:
 
 def gate_lines(result: Any) -> list[str]:
     d = result.decision
+    regressions = len(d.corpus_regressions)
     lines = [f"replayed {len(result.replay.replayed)} corpus entries: {len(d.passed)} pass, {len(d.known)} known "
-             f"open failures, {len(d.corpus_regressions)} regressions, {len(d.corpus_new)} now failing differently, "
+             f"open failures, {regressions} regression{'' if regressions == 1 else 's'}, "
+             f"{len(d.corpus_new)} now failing differently, "
              f"{len(d.unjudged)} unjudged, {len(d.corpus_ignored)} ignored"]
     lines.append(f"campaign: {result.executions:,} executions, {len(result.findings)} signatures, "
                  f"{len(d.campaign_new)} new")
