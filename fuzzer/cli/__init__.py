@@ -82,7 +82,8 @@ def main(ctx: click.Context, config_path: str | None) -> None:
     """toolfuzz: property-based fuzzing for the code that parses LLM tool calls.
 
     Typical use: `fuzz campaign --tool get_weather --target mypkg.parsing:parse_tool_calls`.
-    Exit status: 0 nothing wrong, 1 failures found, 2 usage or configuration error.
+    Exit status: 0 something was tested and nothing failed, 1 failures found, 2 usage or configuration
+    error (or nothing could be tested), 130 interrupted (Ctrl-C) before anything was found.
     """
     from fuzzer.cli.config_cmd import apply_config
 
