@@ -243,13 +243,19 @@ class CampaignJob(Job):
                 return  # traced before it is counted: the same damage on another path is another bug
             self._count_into(found, sample, outcome)
             return
+        self._open(signature, failure, level)
+
+    def _open(self, signature: Any, failure: Failure, level: str, match_id: Optional[str] = None) -> None:
+        """A new finding under ``signature`` (unless it is ignored), to confirm, shrink, announce."""
+        sample, judgment = failure.sample, failure.judgment
         if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
             self.result_.ignored += 1
             return
         finding = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason, sample=sample,
-                          outcome=outcome, found_at_s=self.elapsed(), target=self.settings.target,
-                          level=level,
-                          reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir)
+                          outcome=failure.outcome, found_at_s=self.elapsed(), target=self.settings.target,
+                          level=level, reject_on=tuple(self.settings.reject_on),
+                          reproduce_dir=self.settings.reproduce_dir)
+        finding.match_id = match_id
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)
@@ -292,16 +298,7 @@ class CampaignJob(Job):
             if home is not found or keyed.id == found.signature.id or "|path|" not in keyed.key:
                 self._count_into(home, sample, outcome)
                 continue
-            if keyed.id in self.settings.ignore or keyed.id in self.settings.of(sample.tool, "ignore"):
-                self.result_.ignored += 1
-                continue
-            finding = Finding(signature=keyed, verdict=judgment.verdict, reason=judgment.reason, sample=sample,
-                              outcome=outcome, found_at_s=self.elapsed(), target=self.settings.target, level=level,
-                              reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir)
-            finding.match_id = oracle.signature(sample, judgment, outcome).id
-            self.findings[keyed.id] = finding
-            self._histories[keyed.id] = failure.history()
-            self.pending.append(finding)
+            self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
 
     def _same(self, finding: Finding, sample: Any) -> Any:
         oracle = self.oracles[finding.level]

@@ -25,7 +25,7 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from fuzzer.oracle import RAW_FORMAT
 from strategies._internal.formats import FORMATS
@@ -250,10 +250,31 @@ SLOW_MIN_S = 0.03
 
 
 def still_super_linear(growth: Optional[Growth]) -> bool:
-    """Whether a stored slow entry's re-measured growth still counts as slow: the test of replay
-    and reproduce, with a little slack (the entry was found slow; a loaded machine blurs timings
-    both ways)."""
+    """Whether a stored slow entry's re-measured growth still counts as slow, with a little slack
+    (the entry was found slow; a loaded machine blurs timings both ways)."""
     return growth is not None and growth.seconds[-1] >= SLOW_MIN_S / 2 and growth.exponent >= SLOW_EXPONENT * 0.8
+
+
+def remeasure(measure: Callable[[str, str, str, int], Optional[Growth]], stored: Any) -> tuple[Optional[Growth], bool]:
+    """Time a stored slow entry again — the one test of replay and reproduce: (the growth
+    measured, whether it is still super-linear). Where the stored sizes now run too fast to time
+    (another process, a faster machine), the repetitions grow as the probe grew them; a growth
+    that does not look slow is measured once more before the entry counts as fixed."""
+    prefix, fragment, suffix = stored.get("prefix", ""), stored.get("fragment", ""), stored.get("suffix", "")
+    last: Optional[Growth] = None
+    for _attempt in range(2):
+        count = max(1, int(stored.get("count", 1)))
+        for _size in range(3):
+            growth = measure(prefix, fragment, suffix, count)
+            if growth is None:
+                break
+            last = growth
+            if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > 4 * MAX_PROBE_CHARS:
+                break
+            count *= 4
+        if still_super_linear(last):
+            return last, True
+    return last, False
 
 
 class SlowProbe:
@@ -379,4 +400,4 @@ class SlowProbe:
         return best
 
 
-__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "source_tokens", "still_super_linear"]
+__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "remeasure", "source_tokens", "still_super_linear"]

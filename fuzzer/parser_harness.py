@@ -222,19 +222,12 @@ def target_spec(reference: str, context: ReplayContext, *, sampling: bool = Fals
 def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
     """A slow entry passes when its fragment's repetition no longer grows super-linearly."""
     from corpus.signature import slow_signature
-    from fuzzer.explore import SlowProbe, still_super_linear
+    from fuzzer.explore import SlowProbe, remeasure
 
     path, entry = item
-    g = entry.scenario["growth"]
     probe = SlowProbe(seed=0, run=lambda texts: run(texts), timeout=float("inf"))
-
-    def still_slow() -> Any:
-        growth = probe.measure(g.get("prefix", ""), g.get("fragment", ""), g.get("suffix", ""),
-                               int(g.get("count", 1)))
-        return growth if still_super_linear(growth) else None
-
-    growth = still_slow() or still_slow()  # passing means: not slow twice in a row
-    if growth is None:
+    growth, slow = remeasure(probe.measure, entry.scenario["growth"])
+    if not slow:
         return Replayed(path, entry, "pass", None)
     pool = getattr(run, "__self__", None)
     signature = entry.signature

@@ -165,7 +165,7 @@ def _reproduce_slow(target: str, function: Any, growth: dict) -> None:
     import time
     from types import SimpleNamespace
 
-    from fuzzer.explore import SlowProbe, still_super_linear
+    from fuzzer.explore import SlowProbe, remeasure
 
     def timed(texts: list) -> list:
         out = []
@@ -178,12 +178,11 @@ def _reproduce_slow(target: str, function: Any, growth: dict) -> None:
             out.append(SimpleNamespace(kind="returned", elapsed=time.perf_counter() - started))
         return out
 
-    measured = SlowProbe(seed=0, run=timed, timeout=float("inf")).measure(
-        growth.get("prefix", ""), growth.get("fragment", ""), growth.get("suffix", ""), int(growth.get("count", 1)))
+    measured, slow = remeasure(SlowProbe(seed=0, run=timed, timeout=float("inf")).measure, growth)
     click.echo(f"target: {target}")
     click.echo(f"input:  {preview(measured.text(measured.counts[0]), 400)}")
     click.echo(measured.describe())
-    if still_super_linear(measured):
+    if slow:
         click.echo("still slow: the time grows super-linearly with the repetitions")
         click.get_current_context().exit(1)
     click.echo("not slow any more: the time grows about linearly")

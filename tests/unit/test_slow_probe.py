@@ -49,3 +49,17 @@ def test_a_fragment_longer_than_needed_is_cut_to_the_piece_that_grows():
     probe = SlowProbe(seed=0, run=simulated_run, timeout=10.0)
     found = probe.measure('x"', "  ", "", 64)
     assert probe.reduce(found).fragment == " "
+
+
+def test_a_stored_slow_entry_still_slow_is_judged_slow_even_where_its_sizes_now_run_fast():
+    """Replay and reproduce re-time a stored entry; sizes that run too fast to time on this
+    machine are grown (a quadratic stays quadratic), and a linear target passes."""
+    from fuzzer.explore import remeasure
+
+    probe = SlowProbe(seed=0, run=simulated_run, timeout=10.0)
+    stored = {"prefix": OPENER, "fragment": " ", "suffix": "", "count": 8}  # 64 spaces: microseconds
+    growth, slow = remeasure(probe.measure, stored)
+    assert slow and growth.counts[0] > 8
+    linear = SlowProbe(seed=0, run=lambda texts: [SimpleNamespace(kind="returned", elapsed=1e-6 * len(t))
+                                                  for t in texts], timeout=10.0)
+    assert remeasure(linear.measure, stored)[1] is False
