@@ -36,6 +36,16 @@ def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, bu
     finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note)
 
 
+def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:
+    """A corruption is filed by the functions its shown (minimized) input runs, as the campaign
+    files it, so `corpus add` and `minimize` name the signature a corpus entry of it has."""
+    keyed = keyed_signature(oracle, finding.best, oracle.judge(finding.best, finding.best_outcome),
+                            finding.best_outcome, run)
+    if "|path|" in keyed.key and keyed.id != finding.signature.id:
+        finding.match_id = finding.match_id or finding.signature.id  # the oracle's: what shrinking kept
+        finding.signature = keyed
+
+
 # -- corpus add ------------------------------------------------------------------------------------
 
 
@@ -94,14 +104,12 @@ class CorpusAddJob(Job):
                 continue
             finding = _finding(self.oracle, sample, outcome, judgment, target=self.target, level=self.level,
                                reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
-            keyed = keyed_signature(self.oracle, sample, judgment, outcome, self.pool.run)
-            if keyed.id != finding.signature.id:  # filed as the campaign files it
-                finding.match_id, finding.signature = finding.signature.id, keyed
             if self.shrink:
                 yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
                 _shrink_into(finding, shrinker, self.oracle, ADD_SHRINK_S)
             else:
                 finding.shrink_note = "not minimized: --no-shrink"
+            _file_as_campaign_does(finding, self.oracle, self.pool.run)
             what = self.store.put(finding.to_entry(target=self.target, version=self.version))
             self.result_.stored.append((what, finding))
             yield FindingRecorded(finding)
@@ -166,6 +174,7 @@ class MinimizeJob(Job):
         yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
         _shrink_into(finding, FindingShrinker(self.pool.run, self.oracle, self.registry), self.oracle,
                      budget.remaining() or 0.0, max_tests=100_000)
+        _file_as_campaign_does(finding, self.oracle, self.pool.run)
         yield FindingRecorded(finding)
 
     def result(self) -> MinimizeResult:

@@ -492,3 +492,18 @@ def test_a_known_bug_found_again_is_one_junit_test_case_not_two(tmp_path):
     counts = report["counts"]
     assert int(suite.get("tests")) == len(names) == sum(counts.values())
     assert int(suite.get("failures")) == counts["failed"]
+
+
+def test_minimize_names_a_corruption_entry_by_the_signature_the_campaign_filed(tmp_path):
+    """A corruption is filed by the functions its minimized input runs: minimizing its corpus entry
+    again names the entry's own signature (not the oracle's)."""
+    corpus = tmp_path / "corpus"
+    run = fuzz("campaign", "--tool", "get_weather", "--target", NAIVE, "--max-examples", "3000", "--seed", "5",
+               "--corpus", str(corpus), "-q", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    corruptions = {name: e for name, e in read_entries(corpus).items()
+                   if e.verdict == "corruption" and " (via " in e.title and e.minimized}
+    assert corruptions
+    for name, entry in list(corruptions.items())[:3]:
+        again = fuzz("minimize", str(corpus / name), "--target", NAIVE, "--budget", "10", cwd=tmp_path)
+        assert f"signature: {entry.signature}" in again.stdout, (entry.title, again.stdout)
