@@ -18,6 +18,7 @@ class CorpusWriter(EventHandler):
         self.store, self.target, self.version = store, target, version
         self.changes: dict[str, int] = {}  # added / replaced / kept -> count
         self.reopened: list[str] = []  # signatures of fixed entries found failing again
+        self._added: set[str] = set()  # signatures this run added
 
     def handle_event(self, event: Event) -> None:
         if not isinstance(event, FindingRecorded):
@@ -27,6 +28,10 @@ class CorpusWriter(EventHandler):
         if known is not None and known.status == "fixed" and entry.signature not in self.reopened:
             self.reopened.append(entry.signature)
         what = self.store.put(entry)
+        if entry.signature in self._added:
+            return  # added by this run: a smaller input replacing it later is still one entry added
+        if what == "added":
+            self._added.add(entry.signature)
         if not event.improved or what != "kept":
             self.changes[what] = self.changes.get(what, 0) + 1
 

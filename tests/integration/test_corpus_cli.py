@@ -507,3 +507,13 @@ def test_minimize_names_a_corruption_entry_by_the_signature_the_campaign_filed(t
     for name, entry in list(corruptions.items())[:3]:
         again = fuzz("minimize", str(corpus / name), "--target", NAIVE, "--budget", "10", cwd=tmp_path)
         assert f"signature: {entry.signature}" in again.stdout, (entry.title, again.stdout)
+
+
+def test_a_campaign_into_a_new_corpus_says_it_added_every_entry_and_replaced_none(tmp_path):
+    corpus = tmp_path / "new-corpus"
+    run = fuzz("campaign", "--tool", "get_weather", "--target", NAIVE, "--max-examples", "3000", "--seed", "2",
+               "--corpus", str(corpus), cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    entries = read_entries(corpus)
+    (line,) = [line for line in run.stdout.splitlines() if line.startswith(f"corpus {corpus}")]
+    assert f"{len(entries)} added" in line and "replaced" not in line, line
