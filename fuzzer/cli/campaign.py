@@ -64,7 +64,10 @@ def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> list[str
         warnings.append(f"{name}: skipped, cannot generate its arguments: {broken[name]}")
         names.remove(name)
     if not names:
-        raise ConfigError("no tool left to fuzz: every selected tool's schema is unsupported")
+        reasons = [broken[n] for n in list(tool_names) or registry.names() if n in broken]
+        more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+        raise ConfigError("no tool left to fuzz: every selected tool's schema is unsupported"
+                          + (f": {reasons[0]}{more}" if reasons else ""))
     operators = resolve_operators(list(anomalies))
     with_valid = includes_valid(list(anomalies))
     inapplicable = [n for n in names if not applicable_somewhere(registry[n], operators, with_valid)]

@@ -544,3 +544,12 @@ def test_a_wrong_answer_on_a_probe_is_a_finding_not_unsupported(cli):
     assert any(f["verdict"] == "corruption" and f["format"] == "json"
                and f["returned"] == [{"name": "get_weather", "arguments": {}}]
                for f in report["failures"]), report["failures"]
+
+
+def test_a_tools_file_whose_every_schema_is_unsatisfiable_is_one_line_naming_the_tool_and_field(cli, tmp_path):
+    (tmp_path / "t.json").write_text(json.dumps({"impossible": {
+        "type": "object", "required": ["a"], "properties": {"a": {"type": "integer", "minimum": 5, "maximum": 1}}}}))
+    result = cli("campaign", "--tools", "t.json", "--target", NAIVE, "--budget", "2")
+    assert result.code == 2, result
+    (line,) = result.stderr.strip().splitlines()
+    assert "no tool left to fuzz" in line and "'impossible'" in line and "/properties/a" in line, line
