@@ -8,6 +8,7 @@ draws from the real strategy. Hypothesis is imported only when a pool is first d
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any, Callable
 
 from strategies._internal.schema.nodes import Node, _copy
@@ -36,7 +37,12 @@ class PoolNode(Node):
     def values(self) -> list:
         cached = _POOL_CACHE.get(self.key)
         if cached is None:
-            cached = _POOL_CACHE[self.key] = _draw_pool(self.schema, self.validate)
+            # A pool may be drawn lazily (a checked node's draws kept failing) by the generator
+            # thread while the engine's thread shrinks: Hypothesis runs one @given at a time.
+            with _POOL_LOCK:
+                cached = _POOL_CACHE.get(self.key)
+                if cached is None:
+                    cached = _POOL_CACHE[self.key] = _draw_pool(self.schema, self.validate)
         return cached
 
     def strategy(self) -> Any:
@@ -57,6 +63,7 @@ class PoolNode(Node):
 
 
 _POOL_CACHE: dict[Any, list] = {}
+_POOL_LOCK = threading.RLock()
 
 
 def _draw_pool(schema: Any, validate: Callable[[Any], bool]) -> list:
