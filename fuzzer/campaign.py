@@ -262,6 +262,9 @@ class CampaignJob(Job):
 
     def _count_into(self, found: Finding, sample: Any, outcome: Any) -> None:
         found.count += 1
+        self._offer(found, sample, outcome)
+
+    def _offer(self, found: Finding, sample: Any, outcome: Any) -> None:
         # The same bug shown by a smaller input (another operator, simpler calls): shrink that
         # one too, later, and keep whichever result is smaller.
         if len(sample.text) < len(found.best.text) and not found.history and \
@@ -279,6 +282,7 @@ class CampaignJob(Job):
         if not (smaller or checks < PATH_CHECKS) or len(self._suspects) >= MAX_SUSPECTS:
             return False
         self._path_checks[found.signature.id] = checks + 1
+        found.count += 1  # counted there until its path says otherwise (and if it is never traced)
         self._suspects.append((found, failure, level))
         return True
 
@@ -292,13 +296,17 @@ class CampaignJob(Job):
             sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
             oracle = self.oracles[level]
             keyed = keyed_signature(oracle, sample, judgment, outcome, self.pool.run, deadline=self.budget.deadline)
-            home = self.findings.get(keyed.id, found) if "|path|" in keyed.key else found
-            while home.merged_into is not None:
-                home = home.merged_into
-            if home is not found or keyed.id == found.signature.id or "|path|" not in keyed.key:
-                self._count_into(home, sample, outcome)
+            other = self.findings.get(keyed.id) if "|path|" in keyed.key else None
+            while other is not None and other.merged_into is not None:
+                other = other.merged_into
+            if "|path|" not in keyed.key or keyed.id == found.signature.id or other is found:
+                self._offer(found, sample, outcome)  # it is this finding's (and counted there already)
                 continue
-            self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
+            found.count -= 1  # it belongs elsewhere
+            if other is not None:
+                self._count_into(other, sample, outcome)
+            else:
+                self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
 
     def _same(self, finding: Finding, sample: Any) -> Any:
         oracle = self.oracles[finding.level]

@@ -87,7 +87,9 @@ class Finding(ShrunkFinding):
         self.minimized, self.minimized_outcome = sample, outcome
         self.shrink_complete, self.shrink_note = complete, note
         judgment = oracle.judge(sample, outcome)
-        if judgment.failed:
+        # A nondeterminism finding's words are about two runs, not the one outcome kept here (the
+        # oracle would call "no call" a false_reject): only a judgment of its own verdict re-words it.
+        if judgment.failed and judgment.verdict is self.verdict:
             self.reason = judgment.reason
             fresh = oracle.signature(sample, judgment, outcome)
             if fresh.id == self.signature.id:
