@@ -343,19 +343,14 @@ class CampaignJob(Job):
         elif finding.verdict is Verdict.CORRUPTION:  # it fails alone: file it by where it happens
             self._key_by_path(finding)
 
-    def _key_by_path(self, finding: Finding, *, minimized: bool = False) -> None:
-        """Re-key a corruption by the kind of damage and the target functions its input runs (the
-        input found, or with ``minimized`` the one shown)."""
+    def _key_by_path(self, finding: Finding) -> None:
+        """Re-key a corruption by the kind of damage and the target functions its input runs."""
         from fuzzer.parser_harness import keyed_signature
 
         oracle = self.oracles[finding.level]
-        sample, outcome = (finding.minimized, finding.minimized_outcome) if minimized else \
-            (finding.sample, finding.outcome)
-        judgment = oracle.judge(sample, outcome)
-        signature = keyed_signature(oracle, sample, judgment, outcome, self.pool.run, deadline=self.budget.deadline)
-        if minimized and "|path|" not in signature.key:
-            return  # not traced in time (or no longer a corruption): keep the key it has
-        self._rekey(finding, signature)
+        judgment = oracle.judge(finding.sample, finding.outcome)
+        self._rekey(finding, keyed_signature(oracle, finding.sample, judgment, finding.outcome, self.pool.run,
+                                             deadline=self.budget.deadline))
 
     def _rekey(self, finding: Finding, signature: Any) -> None:
         """File ``finding`` under ``signature``; merge it into the finding already there."""
@@ -418,7 +413,12 @@ class CampaignJob(Job):
                 # Filed by the functions its minimized input runs: the input the corpus stores,
                 # which replay and `corpus add` trace, and which another run (a gate's) shrinks
                 # the same bug to — the input found first runs whatever else it happened to hold.
-                self._key_by_path(finding, minimized=True)
+                from fuzzer.parser_harness import shown_path_signature
+
+                keyed = shown_path_signature(self.oracles[finding.level], finding, self.pool.run,
+                                             deadline=self.budget.deadline)
+                if keyed is not None:  # else not traced in time: it keeps the key it has
+                    self._rekey(finding, keyed)
                 if finding.merged_into is not None:
                     continue
             yield self._announce(finding)

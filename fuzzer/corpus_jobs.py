@@ -15,7 +15,7 @@ from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle
 from fuzzer.pipeline import Job, interrupted_exit
 from fuzzer.results import FAILED, PASSED, JobResult, TestCase
-from fuzzer.parser_harness import keyed_signature
+from fuzzer.parser_harness import shown_path_signature
 from fuzzer.shrink import FindingShrinker
 
 #: Seconds ``corpus add`` spends shrinking one input at most.
@@ -39,9 +39,8 @@ def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, bu
 def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:
     """A corruption is filed by the functions its shown (minimized) input runs, as the campaign
     files it, so `corpus add` and `minimize` name the signature a corpus entry of it has."""
-    keyed = keyed_signature(oracle, finding.best, oracle.judge(finding.best, finding.best_outcome),
-                            finding.best_outcome, run)
-    if "|path|" in keyed.key and keyed.id != finding.signature.id:
+    keyed = shown_path_signature(oracle, finding, run)
+    if keyed is not None and keyed.id != finding.signature.id:
         finding.match_id = finding.match_id or finding.signature.id  # the oracle's: what shrinking kept
         finding.signature = keyed
 

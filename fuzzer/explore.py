@@ -249,10 +249,12 @@ SLOW_EXPONENT = 1.6
 SLOW_MIN_S = 0.03
 
 
-def still_super_linear(growth: Optional[Growth]) -> bool:
-    """Whether a stored slow entry's re-measured growth still counts as slow, with a little slack
-    (the entry was found slow; a loaded machine blurs timings both ways)."""
-    return growth is not None and growth.seconds[-1] >= SLOW_MIN_S / 2 and growth.exponent >= SLOW_EXPONENT * 0.8
+def grows_super_linearly(growth: Optional[Growth], *, slack: bool = False) -> bool:
+    """The largest input took long enough to time and the time grew faster than SLOW_EXPONENT.
+    ``slack``: the test of an entry already found slow, measured again (a loaded machine blurs
+    timings both ways)."""
+    time_s, exponent = (SLOW_MIN_S / 2, SLOW_EXPONENT * 0.8) if slack else (SLOW_MIN_S, SLOW_EXPONENT)
+    return growth is not None and growth.seconds[-1] >= time_s and growth.exponent >= exponent
 
 
 def remeasure(measure: Callable[[str, str, str, int], Optional[Growth]], stored: Any) -> tuple[Optional[Growth], bool]:
@@ -272,7 +274,7 @@ def remeasure(measure: Callable[[str, str, str, int], Optional[Growth]], stored:
             if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > 4 * MAX_PROBE_CHARS:
                 break
             count *= 4
-        if still_super_linear(last):
+        if grows_super_linearly(last, slack=True):
             return last, True
     return last, False
 
@@ -333,8 +335,8 @@ class SlowProbe:
 
     @staticmethod
     def _super_linear(growth: Growth) -> bool:
-        return (growth.seconds[-1] >= SLOW_MIN_S and growth.seconds[-2] >= SLOW_MIN_S / 10
-                and growth.exponent >= SLOW_EXPONENT)
+        """A first finding also needs the second largest input timed (a tenth of the minimum)."""
+        return growth.seconds[-2] >= SLOW_MIN_S / 10 and grows_super_linearly(growth)
 
     def _keeps_growing(self, growth: Growth) -> bool:
         """One size further (16x), the time must still grow super-linearly — unless that run
@@ -353,10 +355,6 @@ class SlowProbe:
     #: runs four inputs).
     CONTEXT_TRIES = 24
 
-    @staticmethod
-    def _still_slow(tried: Optional[Growth]) -> bool:
-        return tried is not None and tried.seconds[-1] >= SLOW_MIN_S and tried.exponent >= SLOW_EXPONENT
-
     def reduce(self, growth: Growth) -> Growth:
         """The shortest fragment (a piece of the one found) whose repetition still grows as fast,
         then the least of the seed around the run that keeps it growing."""
@@ -368,7 +366,7 @@ class SlowProbe:
                 piece = growth.fragment[start:start + size]
                 count = growth.counts[0] * len(growth.fragment) // len(piece)
                 tried = self.measure(growth.prefix, piece, growth.suffix, max(1, count))
-                if self._still_slow(tried):
+                if grows_super_linearly(tried):
                     return tried
         return growth
 
@@ -389,7 +387,7 @@ class SlowProbe:
                     rest = part[:i * size] + part[(i + 1) * size:]
                     prefix, suffix = (rest, best.suffix) if side == "prefix" else (best.prefix, rest)
                     tried = self.measure(prefix, best.fragment, suffix, best.counts[0])
-                    if self._still_slow(tried):
+                    if grows_super_linearly(tried):
                         best = tried
                         chunks = max(1, chunks - 1)
                         break
@@ -400,4 +398,4 @@ class SlowProbe:
         return best
 
 
-__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "remeasure", "source_tokens", "still_super_linear"]
+__all__ = ["EXPLORATION", "Explorer", "Growth", "SlowProbe", "format_tokens", "grows_super_linearly", "remeasure", "source_tokens"]

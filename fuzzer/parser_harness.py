@@ -208,6 +208,15 @@ def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ru
     return path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions)
 
 
+def shown_path_signature(oracle: Oracle, finding: Any, run: Callable, deadline: Optional[float] = None) -> Any:
+    """The path signature of the input a corruption finding shows (its minimized one): how the
+    campaign, `corpus add` and `minimize` file it once shrunk, so each names the signature its
+    corpus entry has. None when it is no corruption keyed by path (or it was not traced in time)."""
+    sample, outcome = finding.best, finding.best_outcome
+    keyed = keyed_signature(oracle, sample, oracle.judge(sample, outcome), outcome, run, deadline=deadline)
+    return keyed if "|path|" in keyed.key else None
+
+
 def target_spec(reference: str, context: ReplayContext, *, sampling: bool = False) -> Any:
     """Workers that trace an input when asked (path signatures); ``sampling`` also traces a
     share of all inputs (exploration's feedback)."""
@@ -299,4 +308,4 @@ def _campaign_job(reference: str, context: ReplayContext) -> Any:
 register_harness(Harness(kind="parser", option="--target", description="the parser / validator: entries are model outputs",
                          replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive))
 
-__all__ = ["history_of", "keyed_signature", "module_file", "replay_entries", "sample_from_entry", "target_version"]
+__all__ = ["history_of", "keyed_signature", "shown_path_signature", "module_file", "replay_entries", "sample_from_entry", "target_version"]

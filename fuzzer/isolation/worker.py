@@ -4,6 +4,7 @@ loop that runs texts and sends plain-data results back (see :mod:`fuzzer.isolati
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 import pickle
 import re
@@ -186,14 +187,13 @@ def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str]
     return tuple((os.path.basename(path), func) for path, func in reversed(inner[:TRACE_FRAMES]))
 
 
+@functools.lru_cache(maxsize=1)
 def _stdlib_dirs() -> tuple[str, ...]:
+    """Looked up when a stack is first read (by the engine), not when a worker imports this module."""
     import sysconfig
 
     paths = sysconfig.get_paths()
     return tuple({os.path.abspath(paths[key]) + os.sep for key in ("stdlib", "platstdlib") if paths.get(key)})
-
-
-_STDLIB_DIRS = _stdlib_dirs()
 
 
 def _in_stdlib(path: str) -> bool:
@@ -201,7 +201,7 @@ def _in_stdlib(path: str) -> bool:
     if path.startswith("<frozen "):
         return True  # importlib's bootstrap
     path = os.path.abspath(path)
-    return path.startswith(_STDLIB_DIRS) and "-packages" + os.sep not in path
+    return path.startswith(_stdlib_dirs()) and "-packages" + os.sep not in path
 
 
 def _max_fd() -> int:

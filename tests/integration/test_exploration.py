@@ -37,7 +37,7 @@ def test_a_parser_that_runs_a_command_is_blocked_and_reported(cli, tmp_path):
 
 
 def test_a_quadratic_regex_is_reported_slow_with_its_exponent_before_any_hang(cli):
-    result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "quadratic_cleanup", "--budget", "15",
+    result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "quadratic_cleanup", "--budget", "25",
                  "--corpus", "c", "--report", "r.json", "-q")
     assert result.code == 1, result
     failures = result.report()["failures"]
