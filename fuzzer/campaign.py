@@ -646,7 +646,9 @@ class CampaignJob(Job):
                           outcome=outcome, minimized=sample, minimized_outcome=outcome, found_at_s=self.elapsed(),
                           target=self.settings.target, level=self.settings.of(tool, "level"),
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
-                          shrink_complete=True, growth=growth)
+                          shrink_complete=slow.reduced_fully, growth=growth,
+                          shrink_note="" if slow.reduced_fully else
+                          "not minimized: the budget ran out while the text around the run was reduced")
         self.findings[signature.id] = finding
         self.pending.append(finding)
 

@@ -283,6 +283,7 @@ class SlowProbe:
     """Times repetitions of fragments of seeds; ``run(texts) -> outcomes`` runs them isolated."""
 
     def __init__(self, *, seed: int, run: Callable[[list], list], timeout: float):
+        self.reduced_fully = True
         self.random = random.Random(seed ^ 0x510)
         self.run = run
         self.timeout = timeout
@@ -357,15 +358,23 @@ class SlowProbe:
 
     def reduce(self, growth: Growth) -> Growth:
         """The shortest fragment (a piece of the one found) whose repetition still grows as fast,
-        then the least of the seed around the run that keeps it growing."""
+        then the least of the seed around the run that keeps it growing. :attr:`reduced_fully`
+        says afterwards whether every measurement it tried ran (not cut off by the budget)."""
+        self.reduced_fully = True
         return self._reduce_context(self._reduce_fragment(growth))
+
+    def _tried(self, prefix: str, fragment: str, suffix: str, count: int) -> Optional[Growth]:
+        tried = self.measure(prefix, fragment, suffix, count)
+        if tried is None:
+            self.reduced_fully = False  # the budget ran out (or it hung): a smaller one may exist
+        return tried
 
     def _reduce_fragment(self, growth: Growth) -> Growth:
         for size in range(1, len(growth.fragment)):
             for start in range(0, len(growth.fragment) - size + 1):
                 piece = growth.fragment[start:start + size]
                 count = growth.counts[0] * len(growth.fragment) // len(piece)
-                tried = self.measure(growth.prefix, piece, growth.suffix, max(1, count))
+                tried = self._tried(growth.prefix, piece, growth.suffix, max(1, count))
                 if grows_super_linearly(tried):
                     return tried
         return growth
@@ -386,7 +395,7 @@ class SlowProbe:
                     tries -= 1
                     rest = part[:i * size] + part[(i + 1) * size:]
                     prefix, suffix = (rest, best.suffix) if side == "prefix" else (best.prefix, rest)
-                    tried = self.measure(prefix, best.fragment, suffix, best.counts[0])
+                    tried = self._tried(prefix, best.fragment, suffix, best.counts[0])
                     if grows_super_linearly(tried):
                         best = tried
                         chunks = max(1, chunks - 1)

@@ -63,3 +63,14 @@ def test_a_stored_slow_entry_still_slow_is_judged_slow_even_where_its_sizes_now_
     linear = SlowProbe(seed=0, run=lambda texts: [SimpleNamespace(kind="returned", elapsed=1e-6 * len(t))
                                                   for t in texts], timeout=10.0)
     assert remeasure(linear.measure, stored)[1] is False
+
+
+def test_a_reduction_the_budget_cuts_short_says_so():
+    """A measurement that does not run (the budget is over) leaves the finding unminimized, and
+    the probe says so, so the finding is never shown as minimized when it is not."""
+    probe = SlowProbe(seed=0, run=simulated_run, timeout=10.0)
+    found = probe.measure("abc{}" * 8 + OPENER, " ", "", 128)
+    probe.reduce(found)
+    assert probe.reduced_fully
+    cut = SlowProbe(seed=0, run=lambda texts: [None] * len(texts), timeout=10.0)
+    assert cut.reduce(found) is found and not cut.reduced_fully
