@@ -404,6 +404,8 @@ class SlowProbe:
                     if size <= 1:
                         break
                     chunks = min(len(part), chunks * 2)
+            if tries <= 0 and len(getattr(best, side)) > 1:
+                self.reduced_fully = False  # out of measurements before every character was tried
         return best
 
 
