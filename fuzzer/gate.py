@@ -53,6 +53,14 @@ class GateResult(JobResult):
             cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", PASSED))
         if d.nothing_tested:
             cases.append(TestCase("toolfuzz.gate.campaign", "campaign", FAILED, f"nothing tested: {d.nothing_tested}"))
+        else:
+            # a campaign that ran and found nothing the corpus lacks is one passing test, not an empty
+            # suite (CI readers show tests="0" as "no tests were run")
+            blocking = {id(x) for x in d.regressions + d.new if not hasattr(x, "entry")}
+            for c in self.campaigns:
+                if c.executions and not any(id(f) in blocking for f in c.findings):
+                    cases.append(TestCase("toolfuzz.gate.campaign", c.label or "campaign", PASSED,
+                                          f"{c.executions:,} executions, nothing new"))
         for problem in d.unreadable:
             cases.append(TestCase("toolfuzz.gate.corpus", problem.split(": ", 1)[0], FAILED, f"unreadable: {problem}"))
         return cases

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from fuzzer.agent.script import Script
+from fuzzer.frames import named, without_library_tail
 from strategies._internal.sample import copy_json, json_equal
 
 #: Longest reply / message / traceback kept in a trace.
@@ -145,17 +146,19 @@ def describe_error(exc: BaseException) -> dict:
     from fuzzer.isolation.worker import _describe_exception  # the type's name and message, as for parsers
 
     name, message, _frames = _describe_exception(exc)
-    frames, where = [], None
+    own = []
     for frame, _line in traceback.walk_tb(exc.__traceback__):
         path = os.path.abspath(frame.f_code.co_filename)
         if os.path.dirname(path) != _PACKAGE_DIR:
-            frames.append([os.path.basename(path), frame.f_code.co_name])
-            where = [path, frame.f_code.co_name]
+            own.append((path, frame.f_code.co_name))
+    own = without_library_tail(own)  # json.loads's raise sites are one bug in the loop that called it
+    where = list(own[-1]) if own else None
+    frames = [list(f) for f in named(own, _FRAME_LIMIT)]
     try:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     except Exception:  # noqa: BLE001
         text = f"{name}: {message}"
-    return {"exception": name, "message": message, "frames": frames[-_FRAME_LIMIT:], "where": where,
+    return {"exception": name, "message": message, "frames": frames, "where": where,
             "traceback": text[-TEXT_LIMIT:]}
 
 

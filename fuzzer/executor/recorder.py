@@ -31,6 +31,7 @@ from typing import Any, Iterator, Optional
 
 from fuzzer.executor.faults import OK, Fault, bad_result, failure_for, latency_of, ok_result, retry_after_header
 from fuzzer.executor.http import CURRENT
+from fuzzer.frames import named, without_library_tail
 from fuzzer.target import exception_name as qualified
 
 _MESSAGE_LIMIT = 300
@@ -420,9 +421,9 @@ def user_frames(exc: BaseException) -> list:
         code = tb.tb_frame.f_code
         path = os.path.abspath(code.co_filename)
         if not path.startswith(_OWN_DIRS):
-            frames.append([os.path.basename(path), code.co_name])
+            frames.append((path, code.co_name))
         tb = tb.tb_next
-    return frames[-_FRAME_LIMIT:]
+    return [list(f) for f in named(without_library_tail(frames), _FRAME_LIMIT)]
 
 
 def _safe_str(exc: Any) -> str:

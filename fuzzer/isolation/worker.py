@@ -4,7 +4,6 @@ loop that runs texts and sends plain-data results back (see :mod:`fuzzer.isolati
 from __future__ import annotations
 
 import faulthandler
-import functools
 import os
 import pickle
 import re
@@ -12,11 +11,11 @@ import signal
 import sys
 import tempfile
 import time
-from collections import deque
 from multiprocessing import connection as mpc
 from multiprocessing import reduction
 from typing import Any
 
+from fuzzer.frames import in_stdlib, named, without_library_tail
 from fuzzer.isolation.outcome import FRAME_LIMIT, MESSAGE_LIMIT, PROTOCOL, STRIDE, TargetSpec
 from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
                            normalize_calls)
@@ -174,34 +173,11 @@ def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str]
         inner.append((path, func))
     while inner and os.path.basename(inner[0][0]) == os.path.basename(_INSTRUMENT):
         inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
-    # A stack taken at an arbitrary moment lands anywhere inside the library call the target made
-    # (re's search or _compile, json's scanner): the target's frame that made the call is the stable
-    # part, so the standard library's innermost frames go (all of them only if nothing else is left).
-    library = 0
-    while library < len(inner) and _in_stdlib(inner[library][0]):
-        library += 1
-    if library < len(inner):
-        inner = inner[library:]
-    elif target_only:
-        return ()
-    return tuple((os.path.basename(path), func) for path, func in reversed(inner[:TRACE_FRAMES]))
-
-
-@functools.lru_cache(maxsize=1)
-def _stdlib_dirs() -> tuple[str, ...]:
-    """Looked up when a stack is first read (by the engine), not when a worker imports this module."""
-    import sysconfig
-
-    paths = sysconfig.get_paths()
-    return tuple({os.path.abspath(paths[key]) + os.sep for key in ("stdlib", "platstdlib") if paths.get(key)})
-
-
-def _in_stdlib(path: str) -> bool:
-    """A file of the standard library (not of a package installed beside it in site-packages)."""
-    if path.startswith("<frozen "):
-        return True  # importlib's bootstrap
-    path = os.path.abspath(path)
-    return path.startswith(_stdlib_dirs()) and "-packages" + os.sep not in path
+    outer_first = inner[::-1]
+    kept = without_library_tail(outer_first)  # see fuzzer/frames.py
+    if target_only and outer_first and in_stdlib(outer_first[-1][0]) and len(kept) == len(outer_first):
+        return ()  # every frame is the standard library's: the worker was importing, not running the target
+    return tuple((os.path.basename(path), func) for path, func in kept[-TRACE_FRAMES:])
 
 
 def _max_fd() -> int:
@@ -300,17 +276,19 @@ _INSTRUMENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "instrume
 
 
 def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-    """(qualified type name, truncated message, innermost frames) — plain data for the engine."""
+    """(qualified type name, truncated message, innermost frames) — plain data for the engine.
+    The standard library's innermost frames are left out (fuzzer/frames.py): a crash in
+    ``json.loads`` is keyed by the target's frame that called it, not by which decoder function raised."""
     name, message = exception_name(type(exc)), exception_message(exc, MESSAGE_LIMIT)
-    frames: deque = deque(maxlen=FRAME_LIMIT)
+    frames: list = []
     tb = exc.__traceback__
     tb = tb.tb_next if tb is not None else None  # skip the worker loop's own frame
     while tb is not None:
         code = tb.tb_frame.f_code
         if os.path.abspath(code.co_filename) == _INSTRUMENT:
             break
-        frames.append((os.path.basename(code.co_filename), code.co_name))
+        frames.append((code.co_filename, code.co_name))
         tb = tb.tb_next
-    return name, message, tuple(frames)
+    return name, message, tuple(named(without_library_tail(frames), FRAME_LIMIT))
 
 
