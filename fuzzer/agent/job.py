@@ -328,7 +328,8 @@ class ScriptFeed:
     def __init__(self, setup: ScriptSetup, seed: int):
         from fuzzer.schedule import Prefetcher
 
-        self._prefetcher = Prefetcher(_ScriptStream(setup, seed), self.CHUNK, depth=2 * MAX_BATCH // self.CHUNK)
+        self._prefetcher = Prefetcher(_ScriptStream(setup, seed), self.CHUNK, chunk=self.CHUNK,
+                                      depth=2 * MAX_BATCH // self.CHUNK)
         self._ready: list = []
 
     def take(self, n: int) -> list:
