@@ -236,25 +236,35 @@ class ToolCampaign:
             else:
                 position[id(sample)] = len(texts)
                 texts.append(sample.text)
-        outcomes = self.run(texts, deadline=deadline)
         rerun: list[tuple[Sample, Any]] = []
-        ran = 0
+        judged = 0
         recent = self._recent
-        for sample, outcome in zip(samples, outcomes):
-            if outcome is None:
-                break
-            ran += 1
-            if sample.__class__ is Cut:
-                # Truth None: only a declined answer passes. Judge fully only what fails.
-                if outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls):
-                    self.tally.count(Cut.anomaly_class, False)
-                    recent.append(sample)
-                    continue
-                sample = sample.materialize()
-            if not self._judge(sample, outcome) and outcome.kind != "hung" \
-                    and len(rerun) < rerun_allowance and self._rerun_random.random() < RERUN_FRACTION:
-                rerun.append((sample, outcome))
-            recent.append(sample)
+
+        def judge_arrived(outcomes: list) -> None:
+            """Judge, in order, the outcomes that have arrived since the last call — while the
+            worker runs the next texts (the pool calls this as results come in)."""
+            nonlocal judged
+            while judged < len(samples):
+                outcome = outcomes[judged]
+                if outcome is None:
+                    return
+                sample = samples[judged]
+                judged += 1
+                if sample.__class__ is Cut:
+                    # Truth None: only a declined answer passes. Judge fully only what fails.
+                    if outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls):
+                        self.tally.count(Cut.anomaly_class, False)
+                        recent.append(sample)
+                        continue
+                    sample = sample.materialize()
+                if not self._judge(sample, outcome) and outcome.kind != "hung" \
+                        and len(rerun) < rerun_allowance and self._rerun_random.random() < RERUN_FRACTION:
+                    rerun.append((sample, outcome))
+                recent.append(sample)
+
+        outcomes = self.run(texts, deadline=deadline, on_result=judge_arrived)
+        judge_arrived(outcomes)  # the rest (after the first None: cut off by the deadline)
+        ran = judged
         if rerun:
             self.check_determinism(rerun, deadline)
         if self.explorer is not None:

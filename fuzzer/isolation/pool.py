@@ -14,10 +14,10 @@ import weakref
 from collections import deque
 from multiprocessing import connection as mpc
 from multiprocessing import get_context, reduction
-from typing import Any, Iterable, Iterator, Mapping, TypeVar
+from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
-from fuzzer.isolation.outcome import (BLAMELESS_RETRIES, DEPTH, POLL, PROTOCOL, STRIDE, BATCH_SIZE,
-                                      LOAD_TIMEOUT, Outcome, TargetSpec)
+from fuzzer.isolation.outcome import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIPELINED_MIN,
+                                      PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, Outcome, TargetSpec)
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
 from fuzzer.isolation.worker import DUMP_SIGNAL, _zygote_main, read_trace, trace_path
 from strategies.errors import TargetError
@@ -229,13 +229,17 @@ class WorkerPool(Started):
         return self.run([text])[0]
 
     def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False,
-            trace: bool | None = None) -> list[Any]:
+            trace: bool | None = None, on_result: Callable[[list], None] | None = None) -> list[Any]:
         """One outcome per text, in order. Interrupting it (Ctrl-C) closes the pool.
 
         ``deadline`` (a ``time.monotonic()`` value): inputs not finished by then get ``None``
         (not run) — the workers running them are restarted, so ``--budget`` stays a limit even
         when every input hangs. ``fresh``: run the texts in order in one newly forked worker that
         has run nothing before (a finding is confirmed alone, or after exactly the inputs given).
+        ``on_result(results)``: called whenever outcomes arrive, with the list being filled (None
+        where none has arrived yet). The texts then go in smaller messages, so the caller judges
+        the first outcomes while the workers run the next ones instead of both waiting in turn;
+        it must not call the pool.
         """
         texts = list(texts)
         count = len(texts)
@@ -250,10 +254,12 @@ class WorkerPool(Started):
             size = self.batch_size
         else:
             size = max(1, min(self.batch_size, -(-count // self.workers)))
+            if on_result is not None:  # see run(): a few messages per worker, not one
+                size = min(size, max(-(-count // (self.workers * PIPELINED_PARTS)), PIPELINED_MIN))
         pending = batches(texts, size)
         try:
             self._trace = trace
-            self._drive(texts, pending, results, slots, deadline)
+            self._drive(texts, pending, results, slots, deadline, on_result)
         except BaseException:
             self.close()
             raise
@@ -298,8 +304,9 @@ class WorkerPool(Started):
                 slot.inflight = deque()
 
     def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
-               deadline: float | None) -> None:
+               deadline: float | None, on_result: Callable[[list], None] | None = None) -> None:
         timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
+        restarts, notify = self.restarts, False
         while True:
             if deadline is not None and monotonic() >= deadline:
                 self._abandon(slots)
@@ -309,11 +316,15 @@ class WorkerPool(Started):
                     while pending and len(slot.inflight) < depth:
                         if not self._send(slot, pending, texts, results):
                             break
+            if notify:  # the workers have their next messages: judge what arrived meanwhile
+                notify = False
+                on_result(results)
             busy = {slot.conn: slot for slot in slots if slot.inflight}
             if not busy:
                 if pending:  # a send found its worker dead; the batches are queued again
                     continue
                 return
+            arrived = False
             for conn in mpc.wait(list(busy), timeout=POLL):
                 slot = busy[conn]
                 try:
@@ -323,6 +334,9 @@ class WorkerPool(Started):
                 else:
                     collect(slot.inflight.popleft()[0], rows, results)
                     slot.blameless = 0
+                    arrived = True
+            if on_result is not None and (arrived or self.restarts != restarts):
+                restarts, notify = self.restarts, True  # (a hang or death pinned an outcome too)
             now = monotonic()
             for conn, slot in busy.items():
                 if not slot.inflight or slot.conn is not conn:

@@ -348,3 +348,21 @@ def test_workers_die_with_their_zygote():
         with pytest.raises(TargetError, match="supervisor process died"):
             pool.run([GOOD] * 10)
         assert not pool.started
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_outcomes_judged_as_they_arrive_are_the_outcomes_run_returns(workers):
+    """``run(on_result=)``: the caller sees outcomes as messages come back (while the workers run
+    the rest), each time a longer list of them, and in the end exactly what run returns — a hung
+    input's pinned outcome included."""
+    texts = [GOOD] * 200 + ["BOOM " + GOOD] + [GOOD, "{broken"] * 50
+    seen: list[list] = []
+    with WorkerPool(spec("hang_python", timeout=0.5), workers=workers) as pool:
+        plain = pool.run(texts)
+        arrived = pool.run(texts, on_result=lambda results: seen.append(list(results)))
+    assert [o.kind for o in arrived] == [o.kind for o in plain] and arrived[200].kind == "hung"
+    assert len(seen) >= 3  # several messages, not one
+    for earlier, later in zip(seen, seen[1:]):
+        assert all(b is not None for a, b in zip(earlier, later) if a is not None)
+        assert sum(o is not None for o in later) >= sum(o is not None for o in earlier)
+    assert seen[-1] == arrived or any(o is None for o in seen[-1])
