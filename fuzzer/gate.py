@@ -38,8 +38,8 @@ class GateResult(JobResult):
                                       f"{kind}: {why}: {r.entry.title}", r.entry.text))
             else:
                 kind = "regression" if r in d.regressions else "new"
-                cases.append(TestCase("toolfuzz.gate.campaign", r.signature.id, FAILED, f"{kind}: {r.title}",
-                                      _detail(r)))
+                cases.append(TestCase("toolfuzz.gate.campaign", r.signature.id, FAILED,
+                                      f"{kind}: {r.signature.title}", _detail(r)))
         for r in d.known:
             cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", SKIPPED,
                                   f"known open failure {r.signature}: {r.entry.title}"))
@@ -90,7 +90,8 @@ class GateResult(JobResult):
 def _ident(x: Any) -> dict:
     if hasattr(x, "entry"):
         return {"signature": x.entry.signature, "now": x.signature, "title": x.entry.title, "file": x.path}
-    return {"signature": x.signature.id, "title": x.title, "reproduce": getattr(x, "reproduce", None)}
+    report = x.to_report()  # any harness's finding
+    return {"signature": x.signature.id, "title": report["title"], "reproduce": report.get("reproduce")}
 
 
 def _detail(finding: Any) -> str:

@@ -55,12 +55,18 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     def advice(final: Any) -> list[str]:
         if not final.result.decision.blocked:
             return []
-        cmd = ["fuzz", "gate", "--corpus", corpus_dir, "--level", level, "--seed", str(seed),
-               "--max-examples", str(max_examples or max(1, final.result.executions)), "--timeout", f"{timeout:g}"]
+        examples = str(max_examples or max(1, final.result.executions))
+        cmd = ["fuzz", "gate", "--corpus", corpus_dir] + (["--level", level] if target else []) + \
+              ["--seed", str(seed), "--max-examples", examples, "--timeout", f"{timeout:g}"]
+        harness_flags = [("--executor-policy", executor and extra.get("executor_policy")),
+                         ("--agent-policy", agent and extra.get("agent_policy")),
+                         ("--model-shape", agent and extra.get("model_shape"))]
         for option, value in (("--target", target), ("--executor", executor), ("--agent", agent),
-                              ("--tools", tools_file)):
+                              ("--tools", tools_file), *harness_flags):
             if value:
                 cmd += [option, value]
+        if executor and extra.get("http"):
+            cmd.append("--http")
         for name in tool_names:
             cmd += ["--tool", name]
         for name in formats:
@@ -69,19 +75,26 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             cmd += ["--reject-on", ref]
         for value in ignore:
             cmd += ["--ignore", value]
-        store_cmd = ["fuzz", "campaign", "--corpus", corpus_dir, "--seed", str(seed), "--max-examples",
-                     cmd[cmd.index("--max-examples") + 1]]
+        # The command that stores each harness's findings in the corpus (its own command: a
+        # campaign does not run an executor or an agent loop).
+        store_cmds = []
+        common = ["--corpus", corpus_dir, "--seed", str(seed), "--max-examples", examples] + \
+                 (["--tools", tools_file] if tools_file else [])
         if target:
-            store_cmd += ["--target", target]
-        if tools_file:
-            store_cmd += ["--tools", tools_file]
-        for name in tool_names:
-            store_cmd += ["--tool", name]
+            store_cmds.append(["fuzz", "campaign", "--target", target, *common] +
+                              [a for name in tool_names for a in ("--tool", name)])
+        if executor:
+            store_cmds.append(["fuzz", "executor", "--executor", executor, *common] +
+                              (["--policy", extra["executor_policy"]] if extra.get("executor_policy") else []))
+        if agent:
+            store_cmds.append(["fuzz", "agent", "--agent", agent, *common] +
+                              (["--policy", extra["agent_policy"]] if extra.get("agent_policy") else []) +
+                              (["--model-shape", extra["model_shape"]] if extra.get("model_shape") else []))
+        store = " ; ".join(" ".join(shlex.quote(c) for c in command) for command in store_cmds)
         lines = ["reproduce locally: " + " ".join(shlex.quote(c) for c in cmd)]
         decision = final.result.decision
         if decision.new:
-            lines.append("after fixing, or to accept the new failures as known: "
-                         + " ".join(shlex.quote(c) for c in store_cmd))
+            lines.append("after fixing, or to accept the new failures as known: " + store)
         elif decision.regressions:
             lines.append("an entry marked fixed fails again: fix the target (the command above checks it)")
         return lines

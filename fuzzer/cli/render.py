@@ -112,6 +112,10 @@ def replay_lines(result: Any) -> list[str]:
     return lines
 
 
+def _shown(report: dict) -> str:
+    return report.get("minimized_input") or report.get("input") or ""
+
+
 def gate_lines(result: Any) -> list[str]:
     d = result.decision
     regressions = len(d.corpus_regressions)
@@ -121,19 +125,23 @@ def gate_lines(result: Any) -> list[str]:
              f"{len(d.unjudged)} unjudged, {len(d.corpus_ignored)} ignored"]
     lines.append(f"campaign: {result.executions:,} executions, {len(result.findings)} signatures, "
                  f"{len(d.campaign_new)} new")
+    # Campaign findings are any harness's (parser, executor, agent): read through their report.
     for x in d.regressions:
         if hasattr(x, "entry"):
             lines.append(f"REGRESSION {x.entry.signature} ({x.entry.title}): {preview(x.entry.text)}")
         else:
-            lines.append(f"REGRESSION {x.signature.id} ({x.title}): {preview(x.best.text)}")
+            report = x.to_report()
+            lines.append(f"REGRESSION {x.signature.id} ({report['title']}): {preview(_shown(report))}")
     for x in d.new:
         if hasattr(x, "entry"):
             lines.append(f"NEW {x.signature} (corpus entry {os.path.basename(x.path)} now fails differently): "
                          f"{preview(x.entry.text)}")
         else:
-            lines.append(f"NEW {x.signature.id} ({x.title})")
-            lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(x.best.text)}")
-            lines.append(f"    reproduce: {x.reproduce}")
+            report = x.to_report()
+            lines.append(f"NEW {x.signature.id} ({report['title']})")
+            lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(_shown(report))}")
+            if report.get("reproduce"):
+                lines.append(f"    reproduce: {report['reproduce']}")
     for x in d.unjudged:
         lines.append(f"UNJUDGED {x.entry.signature}: {x.unjudged}")
     if d.nothing_tested:

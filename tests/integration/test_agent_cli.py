@@ -186,3 +186,19 @@ def test_the_same_seed_finds_the_same_failures_with_the_same_scripts():
 
     first = campaign()
     assert first and campaign() == first
+
+
+def test_the_gate_blocks_new_agent_findings_names_them_and_says_how_to_store_them(cli, tmp_path: Path):
+    """An agent gate whose campaign finds what the corpus lacks: NEW lines, BLOCKED, exit 1, the
+    reports written, and the command that stores the findings is `fuzz agent` (not a parser campaign)."""
+    (tmp_path / "corp").mkdir()
+    run = cli("gate", "--corpus", "corp", "--agent", NAIVE, "--seed", "1", "--max-examples", "80",
+              "--report", "g.json", "--junit", "g.xml")
+    assert run.code == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr and "gate: BLOCKED" in run.stdout
+    report = json.loads((tmp_path / "g.json").read_text())
+    assert report["new"] and all(f"NEW {n['signature']} ({n['title']})" in run.stdout for n in report["new"])
+    assert all(n["reproduce"] for n in report["new"])
+    assert (tmp_path / "g.xml").read_text().count("<failure") == len(report["new"])
+    store = next(line for line in run.stdout.splitlines() if line.startswith("after fixing"))
+    assert store.split(": ", 1)[1].startswith(f"fuzz agent --agent {NAIVE} --corpus corp --seed 1")
