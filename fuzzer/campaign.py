@@ -251,6 +251,8 @@ class CampaignJob(Job):
         if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
             self.result_.ignored += 1
             return
+        if self._max_failures_reached():
+            return  # one batch can show several new bugs: --max-failures N reports N, not the batch's
         finding = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason, sample=sample,
                           outcome=failure.outcome, found_at_s=self.elapsed(), target=self.settings.target,
                           level=level, reject_on=tuple(self.settings.reject_on),
@@ -636,7 +638,7 @@ class CampaignJob(Job):
         if found is not None:
             found.count += 1
             return
-        if signature.id in self.settings.ignore:
+        if signature.id in self.settings.ignore or self._max_failures_reached():
             return
         sample = Sample(text=growth.text(growth.counts[0]), format=fmt, anomaly_class=EXPLORATION,
                         operator="repetition", calls=None, tool=tool, truth_known=False,

@@ -553,3 +553,15 @@ def test_a_tools_file_whose_every_schema_is_unsatisfiable_is_one_line_naming_the
     assert result.code == 2, result
     (line,) = result.stderr.strip().splitlines()
     assert "no tool left to fuzz" in line and "'impossible'" in line and "/properties/a" in line, line
+
+
+@pytest.mark.parametrize("limit", [["-x"], ["--max-failures", "2"]])
+def test_max_failures_stops_at_exactly_that_many_findings(cli, limit):
+    """One batch can show several new bugs at once; -x reports one of them, --max-failures 2 two."""
+    wanted = 1 if limit == ["-x"] else 2
+    run = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--seed", "1", "--budget", "20",
+              "--report", "r.json", "-q", *limit)
+    report = run.report()
+    assert run.code == 1, run.stdout + run.stderr
+    assert len(report["failures"]) == wanted and report["stop_reason"] == "max_failures"
+    assert f"{wanted} distinct failure" in run.stdout
