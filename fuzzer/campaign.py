@@ -315,7 +315,10 @@ class CampaignJob(Job):
 
         def same(outcome: Any) -> bool:
             judgment = oracle.judge(sample, outcome)
-            return judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.oracle_id
+            ok = judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.oracle_id
+            if ok and finding.traceback is None and getattr(outcome, "traceback", None):
+                finding.traceback = outcome.traceback
+            return ok
         return same
 
     def _confirm(self, finding: Finding) -> None:

@@ -51,6 +51,9 @@ class Finding(ShrunkFinding):
     notes: list = field(default_factory=list)
     #: For the slow verdict: the measured growth (fuzzer.explore.Growth).
     growth: Any = None
+    #: A crash's formatted traceback, when the outcomes it keeps came without one (a worker sends
+    #: it for the first crash at a place; confirming runs the input in a fresh worker, which does).
+    traceback: Optional[str] = None
     #: The signature the oracle gives this failure's inputs, when the finding was re-keyed by
     #: where it happened (a path or history signature): shrinking keeps this one.
     match_id: Optional[str] = None
@@ -141,6 +144,10 @@ class Finding(ShrunkFinding):
             "minimized_input": best.text,
             "minimized": self.shrink_complete,
             "exception": self.exception,
+            # the crash's traceback as Python printed it: the first input that crashed at that
+            # place carries it (the shown input crashes at the same place: same signature)
+            "traceback": getattr(outcome, "traceback", None) or self.traceback
+                         or getattr(self.outcome, "traceback", None),
             "reason": self.reason,
             "truth": best.calls if best.truth_known else None,
             "returned": jsonable(outcome.calls) if outcome is not None and outcome.kind == "returned" else None,

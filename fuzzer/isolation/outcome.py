@@ -18,6 +18,7 @@ BLAMELESS_RETRIES = 2
 STRIDE = 8  #: shared-memory slots are a cache line apart so workers do not contend
 MESSAGE_LIMIT = 300
 FRAME_LIMIT = 8
+NO_EXTRA = ((), (), ())  #: a row's instruments' part (lines, functions, unsafe) when they are off
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 
@@ -45,6 +46,9 @@ class Outcome:
     functions: tuple = ()
     #: (audit event, what it means, frames) of everything unsafe the target did on this input.
     unsafe: tuple = ()
+    #: A crash's formatted traceback: sent with the first input that crashed at that place in its
+    #: worker (formatting one per crash would slow a crashing target down), else None.
+    traceback: str | None = None
 
 
 @dataclass(frozen=True)

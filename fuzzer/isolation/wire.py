@@ -7,7 +7,7 @@ import socket
 from collections import deque
 from typing import Any
 
-from fuzzer.isolation.outcome import BATCH_CHARS, KINDS, Outcome
+from fuzzer.isolation.outcome import BATCH_CHARS, KINDS, NO_EXTRA, Outcome
 
 def queue_limit(conn: Any) -> int:
     """How big two queued batches may be without filling the socket buffer (a quarter of it).
@@ -66,7 +66,8 @@ def collect(batch: list[int], rows: list[tuple], results: list[Any]) -> None:
     # Filling __dict__ directly is ~3x cheaper than the frozen dataclass __init__, and this runs
     # once per execution on the engine side; the fields and their order are Outcome's own.
     # A row is (kind, elapsed, calls) or (kind, elapsed, exception, message, frames), followed by
-    # the instruments' (lines, functions, unsafe) when they are on.
+    # the instruments' (lines, functions, unsafe) when they are on — and by a formatted traceback
+    # for a crash at a place new to the worker (the instruments' part NO_EXTRA when they are off).
     kinds, new, plain = KINDS, object.__new__, NO_EXTRA
     for index, row in zip(batch, rows):
         outcome = results[index] = new(Outcome)
@@ -79,7 +80,7 @@ def collect(batch: list[int], rows: list[tuple], results: list[Any]) -> None:
             extra = row[5] if len(row) > 5 else plain
             outcome.__dict__.update(kind=kinds[row[0]], calls=None, exception=row[2], message=row[3],
                                     frames=row[4], elapsed=row[1], detail=None, lines=extra[0],
-                                    functions=extra[1], unsafe=extra[2])
+                                    functions=extra[1], unsafe=extra[2],
+                                    traceback=row[6] if len(row) > 6 else None)
 
 
-NO_EXTRA = ((), (), ())

@@ -11,12 +11,13 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 from multiprocessing import connection as mpc
 from multiprocessing import reduction
 from typing import Any
 
 from fuzzer.frames import in_stdlib, named, without_library_tail
-from fuzzer.isolation.outcome import FRAME_LIMIT, MESSAGE_LIMIT, PROTOCOL, STRIDE, TargetSpec
+from fuzzer.isolation.outcome import FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PROTOCOL, STRIDE, TargetSpec
 from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
                            normalize_calls)
 from strategies.errors import TargetError
@@ -227,6 +228,7 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
     recv, send = conn.recv_bytes, conn.send_bytes
     loads, dumps = pickle.loads, pickle.dumps
     clock, normalize, describe = time.perf_counter, normalize_calls, _describe_exception
+    crash_sites: set = set()
     while True:
         try:
             base, texts, trace = loads(recv())
@@ -249,6 +251,14 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
                 row: tuple = (1, clock() - start, *describe(exc))
             except BaseException as exc:  # noqa: BLE001 - RecursionError, SystemExit, ... all count
                 row = (2, clock() - start, *describe(exc))
+                site = (row[2], row[4])
+                if site not in crash_sites and len(crash_sites) < CRASH_SITES:
+                    # The report's traceback: formatted once per place the target crashes (a
+                    # crash per input would cost a formatting each), so the first input that
+                    # crashed there carries it.
+                    crash_sites.add(site)
+                    add(row + (end(row[1]) if end is not None else NO_EXTRA, _format_traceback(exc)))
+                    continue
             else:
                 elapsed = clock() - start
                 if end is not None:
@@ -273,6 +283,22 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
 # The audit hook's frames, and whatever it called, are toolfuzz's, not the target's (compared by
 # path: a target may have an instrument.py of its own).
 _INSTRUMENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "instrument.py")
+
+
+#: Crash sites (exception type, frames) per worker whose first traceback is formatted and sent.
+CRASH_SITES = 256
+#: Characters of a formatted traceback kept (its end: the innermost frames and the message).
+TRACEBACK_LIMIT = 8000
+
+
+def _format_traceback(exc: BaseException) -> str:
+    """The traceback as Python prints it, without the worker loop's own frame."""
+    try:
+        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+    except BaseException:  # noqa: BLE001 - a __str__ that raises, a traceback too deep to format
+        return ""
+    return text if len(text) <= TRACEBACK_LIMIT else "...\n" + text[-TRACEBACK_LIMIT:]
 
 
 def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:

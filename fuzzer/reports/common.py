@@ -228,6 +228,23 @@ def toolfuzz_version() -> str:
         return "0+unknown"
 
 
-__all__ = ["ClassRow", "Facts", "Summary", "VERDICTS", "bounded",
+def run_facts() -> dict[str, Any]:
+    """What a report says about the run that wrote it, beside its results: which toolfuzz, when,
+    the command as typed, and where the tools came from (``--tools`` reaches the workers, and
+    this, as ``$TOOLFUZZ_TOOLS``)."""
+    import shlex
+    import sys
+    from datetime import datetime, timezone
+
+    program = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if program in ("", "__main__.py", "fuzz"):  # the console script, or `python -m fuzzer`: the same command
+        program = "fuzz"
+    return {"toolfuzz_version": toolfuzz_version(),
+            "timestamp": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "command_line": shlex.join([program, *sys.argv[1:]]),
+            "tools_source": os.environ.get("TOOLFUZZ_TOOLS") or "built-in registry"}
+
+
+__all__ = ["ClassRow", "Facts", "Summary", "VERDICTS", "bounded", "run_facts",
            "calls_diff", "defined_names", "describe_verdict", "facts_of", "failed_cases", "pretty_json", "printable", "summary_of",
            "target_source", "toolfuzz_version"]

@@ -6,9 +6,11 @@ import json
 from typing import Any
 
 from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.common import run_facts
 
 
 @writer("report")
 class JsonReportHandler(FileWriter):
     def render(self, result: Any) -> str:
-        return json.dumps(result.to_report(), indent=2, ensure_ascii=True) + "\n"
+        """The run's facts (version, timestamp, command line, tools source), then the result's own keys."""
+        return json.dumps({**run_facts(), **result.to_report()}, indent=2, ensure_ascii=True) + "\n"

@@ -42,8 +42,13 @@ REPORT_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "required": ["tool", "target", "level", "seed", "executions", "elapsed_s", "execs_per_s", "failures",
-                 "by_class"],
+                 "by_class", "toolfuzz_version", "timestamp", "command_line", "tools_source"],
     "properties": {
+        # issue 13: which toolfuzz wrote it, when, the command as typed, where the tools came from
+        "toolfuzz_version": {"type": "string", "minLength": 1},
+        "timestamp": {"type": "string", "pattern": r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$"},
+        "command_line": {"type": "string", "pattern": "^fuzz campaign "},
+        "tools_source": {"type": "string", "minLength": 1},
         "tool": {"type": "string", "minLength": 1},
         "target": {"type": "string", "pattern": "^[^:]+:[^:]+$"},
         "level": {"enum": ["parse", "validate"]},
@@ -68,7 +73,14 @@ REPORT_SCHEMA = {
                     "minimized_input": {"type": "string"},
                     "exception": {"type": ["string", "null"]},
                     "count": {"type": "integer", "minimum": 1},
+                    "traceback": {"type": ["string", "null"]},
                 },
+                # a crash that raised carries the traceback Python printed for it (a process that
+                # died printed none: its stack is in the title)
+                "if": {"properties": {"verdict": {"const": "crash"}, "title": {"not": {"pattern": "process died"}}}},
+                "then": {"properties": {"traceback": {"type": "string",
+                                                      "pattern": "Traceback \\(most recent call last\\)"}},
+                         "required": ["traceback"]},
             },
         },
         "by_class": {
