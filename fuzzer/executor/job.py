@@ -61,7 +61,8 @@ class ExecutorSettings:
                             http=self.http, implementations=self.implementations,
                             non_idempotent=policy.non_idempotent_tools(registry.names()),
                             async_tools=policy.async_tools, http_responses=dict(policy.http_responses),
-                            invocation_cap=max(100, 10 * policy.max_attempts))
+                            invocation_cap=max(100, 10 * policy.max_attempts),
+                            flavors=list(available_flavors(policy)))
 
     def command(self) -> tuple:
         return replay_command(executor=self.executor, tools_file=self.tools_file, policy_file=self.policy_file,

@@ -62,6 +62,12 @@ class Schedule:
         return {"faults": [f.to_json() for f in self.faults], "then": self.then.to_json(), "pattern": self.pattern}
 
     @functools.cached_property
+    def serves_canary(self) -> bool:
+        """Some attempt meets a ``secret_error`` (the worker then captures what the executor prints
+        and logs, to look for its canary there)."""
+        return any(f.kind == "secret_error" for f in self.faults + (self.then,))
+
+    @functools.cached_property
     def wire(self) -> str:
         """The JSON text a worker receives (it caches parsed schedules by this text)."""
         return json.dumps(self.to_json(), sort_keys=True)
