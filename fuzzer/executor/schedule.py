@@ -141,7 +141,24 @@ def draw_schedule(source: Any, menu: FaultMenu) -> Schedule:
     name = names[source.weighted([WEIGHTS.get(n, 0.1) for n in names])]
     if not menu.transient and name in ("succeed_after", "down"):
         name = "flaky"
-    return PATTERNS[name](source, menu)
+    return _interned(PATTERNS[name](source, menu))
+
+
+_DRAWN: dict = {}
+
+
+def _interned(schedule: Schedule) -> Schedule:
+    """One object per drawn schedule value, so what is derived from it (its wire text, what the
+    worker caches by) is computed once per campaign, not once per step: a third of the steps are
+    healthy and the rest repeat a few hundred shapes. Safe for drawn schedules: a parameter is
+    always drawn from the same tuple, so equal drawn records also have equal types (``5.0`` never
+    meets ``5``), which a schedule read from a file need not."""
+    hit = _DRAWN.get(schedule)
+    if hit is None:
+        if len(_DRAWN) >= 8192:
+            _DRAWN.clear()
+        hit = _DRAWN[schedule] = schedule
+    return hit
 
 
 __all__ = ["FaultMenu", "PATTERNS", "Schedule", "draw_schedule"]
