@@ -30,6 +30,7 @@ Validity of arguments uses the real jsonschema validator of each tool
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Optional
@@ -70,7 +71,10 @@ def _words(category: str) -> str:
     return WORDS.get(category, category.replace("_", " "))
 
 
+@functools.lru_cache(maxsize=1024)
 def _sig(verdict: str, key: str, what: str) -> Signature:
+    """A signature from words alone (a pure function of them, and a hash to compute: the same few
+    are built for thousands of scenarios, so each once)."""
     return verdict_signature(verdict, anomaly_class=None, operator=None, format=None, key=f"executor|{key}", what=what)
 
 

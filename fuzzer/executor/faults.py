@@ -32,6 +32,7 @@ first, so a shrunk schedule says ``timeout(after=0)``, not ``timeout(after=30)``
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from collections.abc import Mapping
@@ -67,9 +68,20 @@ class Fault:
                 return value
         return default
 
-    @property
+    @functools.cached_property
     def spec(self) -> "FaultKind":
+        """The registered kind (looked up once per record: the worker reads it several times per
+        attempt, and a schedule's records are reused across the attempts and scenarios)."""
         return FAULTS[self.kind]
+
+    @functools.cached_property
+    def latency(self) -> float:
+        """Virtual seconds the attempt takes before it answers or fails (see :func:`latency_of`)."""
+        if self.kind == "slow":
+            return float(self.get("latency", 0))
+        if self.spec.category == "timeout":
+            return float(self.get("after", 0))
+        return 0.0
 
     @property
     def is_ok(self) -> bool:
@@ -90,13 +102,21 @@ class Fault:
     def from_json(cls, data: Any, where: str = "fault") -> "Fault":
         if not isinstance(data, Mapping) or not isinstance(data.get("kind"), str):
             raise FaultError(f"{where}: expected an object with a string 'kind', got {data!r:.80}")
-        if data["kind"] not in FAULTS:
-            raise FaultError(f"{where}: {FAULTS.unknown_message(data['kind'])}")
-        params = {k: v for k, v in data.items() if k != "kind"}
-        for key, value in params.items():
-            if value is not None and not isinstance(value, (str, int, float, bool)):
+        kind = data["kind"]
+        if kind not in FAULTS:
+            raise FaultError(f"{where}: {FAULTS.unknown_message(kind)}")
+        params = []
+        for key, value in data.items():
+            if key == "kind" or value is None:
+                continue
+            if value.__class__ not in _SCALARS and not isinstance(value, (str, int, float, bool)):
                 raise FaultError(f"{where}.{key}: expected a JSON scalar, got {type(value).__name__}")
-        return make(data["kind"], **params)
+            params.append((key, value))
+        params.sort()
+        return cls(kind, tuple(params))  # what make(kind, **params) builds, without a second lookup
+
+
+_SCALARS = frozenset({str, int, float, bool})
 
 
 def make(kind: str, **params: Any) -> Fault:
@@ -261,12 +281,20 @@ def retry_after_header(fault: Fault, wall_now: float) -> tuple[Optional[str], Op
     if seconds is None:
         return None, None
     if fault.get("form") == "date":
-        import email.utils
         import math
 
         at = math.ceil(wall_now + seconds)
-        return email.utils.formatdate(at, usegmt=True), float(at - wall_now)
+        return _http_date(at), float(at - wall_now)
     return str(int(seconds)), float(seconds)
+
+
+@functools.lru_cache(maxsize=1024)
+def _http_date(at: int) -> str:
+    """``Thu, 01 Jan 2026 00:00:30 GMT``: one attempt asks for the same date up to three times
+    (its wait, its exception, its response), and scenarios start at the same epoch."""
+    import email.utils
+
+    return email.utils.formatdate(at, usegmt=True)
 
 
 _PARTS: dict = {}
@@ -316,11 +344,7 @@ def _http_parts(fault: Fault, tool: str, wall_now: float, ok_body: Any) -> HTTPP
 
 def latency_of(fault: Fault) -> float:
     """Virtual seconds the attempt takes before it answers (or fails)."""
-    if fault.kind == "slow":
-        return float(fault.get("latency", 0))
-    if fault.spec.category == "timeout":
-        return float(fault.get("after", 0))
-    return 0.0
+    return fault.latency
 
 
 def ok_result(tool: str, attempt: int) -> dict:
@@ -347,15 +371,20 @@ def bad_result(fault: Fault, good: Any) -> Any:
     return drifted
 
 
+@functools.lru_cache(maxsize=1024)
+def tool_url(tool: str) -> str:
+    """The URL a library-flavoured failure names (one per tool, built once)."""
+    return f"https://{tool.replace('_', '-')}.tools.invalid/v1/{tool}"
+
+
 def failure_for(fault: Fault, tool: str, wall_now: float) -> BaseException:
     """The exception a failing attempt raises, in the fault's ``via`` flavour (direct mode)."""
     spec = fault.spec
     via = fault.get("via", "builtin")
-    url = f"https://{tool.replace('_', '-')}.tools.invalid/v1/{tool}"
     if via != "builtin":
         from fuzzer.executor import http
 
-        return http.library_error(via, fault, url, wall_now)
+        return http.library_error(via, fault, tool_url(tool), wall_now)
     if spec.category == "timeout":
         return TimeoutError(f"{tool}: timed out after {fault.get('after', 0):g} s")
     if fault.kind == "connection_refused":

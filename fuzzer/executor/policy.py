@@ -39,6 +39,7 @@ Errors name the file, the key and what was expected (:class:`PolicyError`, exit 
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
@@ -155,7 +156,9 @@ class Policy:
         return data
 
 
+@functools.lru_cache(maxsize=4096)
 def _first_word(name: str) -> str:
+    """The first word of a tool name, lowercased (cached: the oracles ask about every call)."""
     words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", name)
     return words[0].lower() if words else name.lower()
 

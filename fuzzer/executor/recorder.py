@@ -29,7 +29,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Iterator, Optional
 
-from fuzzer.executor.faults import OK, Fault, bad_result, failure_for, latency_of, ok_result, retry_after_header
+from fuzzer.executor.faults import OK, Fault, bad_result, failure_for, ok_result, retry_after_header
 from fuzzer.executor.http import CURRENT
 from fuzzer.frames import named, without_library_tail
 from fuzzer.target import exception_name as qualified
@@ -153,7 +153,7 @@ class Recorder:
         fault = invocation.fault
         if not waited:
             try:
-                self.clock.advance(latency_of(fault))
+                self.clock.advance(fault.latency)
             except BaseException as exc:
                 self.finish(invocation, exc)
                 raise
@@ -161,11 +161,20 @@ class Recorder:
             good = ok_result(invocation.tool, invocation.attempt)
             self.finish(invocation)
             return good if fault.kind in ("ok", "slow") else bad_result(fault, good)
-        _value, wait = retry_after_header(fault, self.clock.wall())
-        invocation.retry_after = wait
-        error = failure_for(fault, invocation.tool, self.clock.wall())
+        raise self._failure(invocation)
+
+    def _failure(self, invocation: Invocation) -> BaseException:
+        """The exception a failing attempt raises, noted as the tool's.
+
+        Built here rather than in :meth:`served`: an exception held by a local of the frame that
+        raises it is a reference cycle (exception, traceback, frame, exception) that only the
+        cyclic garbage collector frees, and a worker has thousands of failing attempts a second."""
+        fault = invocation.fault
+        wall = self.clock.wall()
+        invocation.retry_after = retry_after_header(fault, wall)[1]
+        error = failure_for(fault, invocation.tool, wall)
         self.finish(invocation, error)
-        raise error
+        return error
 
     # -- outcomes --------------------------------------------------------------------------------
     def describe_exception(self, exc: BaseException) -> dict:
@@ -329,7 +338,8 @@ class ToolProxy:
 
     def _call(self, args: tuple, kwargs: dict) -> Any:
         recorder = self._recorder
-        invocation = recorder.invoke(self.name, received_arguments(args, kwargs))
+        # ``tool(**arguments)``, the usual call: kwargs is a dict of this call's own, no copy needed
+        invocation = recorder.invoke(self.name, received_arguments(args, kwargs) if args else kwargs)
         if self._implementation is None:
             return recorder.served(invocation)
         with self._running(invocation):
@@ -344,7 +354,7 @@ class ToolProxy:
         recorder = self._recorder
         invocation = recorder.invoke(self.name, received_arguments(args, kwargs))
         if self._implementation is None:
-            latency = latency_of(invocation.fault)
+            latency = invocation.fault.latency
             if latency:
                 try:
                     await asyncio.sleep(latency)
@@ -402,15 +412,29 @@ def same_json(a: Any, b: Any) -> bool:
     if a is b:
         return True
     ta = type(a)
-    if ta is dict and type(b) is dict and a.keys() == b.keys() and all(a[k] is v for k, v in b.items()):
-        return True
     if ta is not type(b):
         return False
     if ta is dict:
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+        # same length and every key of ``a`` in ``b``: the same keys (one pass, no key views)
+        if len(a) != len(b):
+            return False
+        get = b.get
+        for key, value in a.items():
+            other = get(key, _ABSENT)
+            if value is not other and not same_json(value, other):
+                return False
+        return True
     if ta is list:
-        return len(a) == len(b) and all(map(same_json, a, b))
+        if len(a) != len(b):
+            return False
+        for value, other in zip(a, b):
+            if value is not other and not same_json(value, other):
+                return False
+        return True
     return a == b
+
+
+_ABSENT = object()  # a dict value no JSON value is (never the same type as one)
 
 
 def user_frames(exc: BaseException) -> list:

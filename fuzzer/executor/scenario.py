@@ -22,6 +22,7 @@ stored calls are checked with the real jsonschema validator of the tool.
 
 from __future__ import annotations
 
+import functools
 import json
 import zlib
 from dataclasses import dataclass, field
@@ -94,8 +95,8 @@ class Scenario:
         """The text a worker receives (each schedule as its own JSON text, which the worker caches)."""
         text = self.__dict__.get("_wire")
         if text is None:
-            steps = ",".join(f'{{"name":{json.dumps(s.name)},"arguments":{_arguments_json(s.arguments)},'
-                             f'"gap":{json.dumps(s.gap)},"schedule":{json.dumps(s.schedule.wire)}}}'
+            steps = ",".join(f'{{"name":{_scalar_json(s.name)},"arguments":{_arguments_json(s.arguments)},'
+                             f'"gap":{_scalar_json(s.gap)},"schedule":{_scalar_json(s.schedule.wire)}}}'
                              for s in self.steps)
             text = f'{{"seed":{self.seed},"steps":[{steps}]}}'
             object.__setattr__(self, "_wire", text)
@@ -109,6 +110,13 @@ class Scenario:
             label = f" [{s.anomaly}/{s.operator}]" if s.anomaly else ""
             lines.append(f"{i}. {gap}{s.call_text()}{label} -- {s.schedule.describe()}")
         return "\n".join(lines)
+
+
+@functools.lru_cache(maxsize=8192, typed=True)
+def _scalar_json(value: Any) -> str:
+    """``json.dumps`` of a tool name, a gap or a schedule's wire text: the same few hundred values
+    in every scenario (typed: ``0`` and ``0.0`` are different texts)."""
+    return json.dumps(value)
 
 
 _ARGUMENTS_JSON: dict = {}

@@ -62,6 +62,12 @@ class Schedule:
         return {"faults": [f.to_json() for f in self.faults], "then": self.then.to_json(), "pattern": self.pattern}
 
     @functools.cached_property
+    def serves_canary(self) -> bool:
+        """Some attempt meets a ``secret_error`` (the worker then captures what the executor prints
+        and logs, to look for its canary there)."""
+        return any(f.kind == "secret_error" for f in self.faults + (self.then,))
+
+    @functools.cached_property
     def wire(self) -> str:
         """The JSON text a worker receives (it caches parsed schedules by this text)."""
         return json.dumps(self.to_json(), sort_keys=True)
@@ -135,7 +141,24 @@ def draw_schedule(source: Any, menu: FaultMenu) -> Schedule:
     name = names[source.weighted([WEIGHTS.get(n, 0.1) for n in names])]
     if not menu.transient and name in ("succeed_after", "down"):
         name = "flaky"
-    return PATTERNS[name](source, menu)
+    return _interned(PATTERNS[name](source, menu))
+
+
+_DRAWN: dict = {}
+
+
+def _interned(schedule: Schedule) -> Schedule:
+    """One object per drawn schedule value, so what is derived from it (its wire text, what the
+    worker caches by) is computed once per campaign, not once per step: a third of the steps are
+    healthy and the rest repeat a few hundred shapes. Safe for drawn schedules: a parameter is
+    always drawn from the same tuple, so equal drawn records also have equal types (``5.0`` never
+    meets ``5``), which a schedule read from a file need not."""
+    hit = _DRAWN.get(schedule)
+    if hit is None:
+        if len(_DRAWN) >= 8192:
+            _DRAWN.clear()
+        hit = _DRAWN[schedule] = schedule
+    return hit
 
 
 __all__ = ["FaultMenu", "PATTERNS", "Schedule", "draw_schedule"]

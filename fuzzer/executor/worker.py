@@ -19,6 +19,7 @@ it loaded (the tools it offers, whether the executor is async) before any scenar
 
 from __future__ import annotations
 
+import gc
 import inspect
 import json
 import os
@@ -50,6 +51,7 @@ class WorkerConfig:
     http_responses: dict = field(default_factory=dict)
     invocation_cap: int = 100
     virtual_limit_s: float = 86_400.0
+    flavors: list = field(default_factory=list)  # libraries failing tools raise from (``via``)
     error_file: str = ""
 
     def to_env(self) -> str:
@@ -81,6 +83,10 @@ class ScenarioRunner:
             message = f"--executor {config.executor!r}: loading raised {type(exc).__name__}: {' '.join(str(exc).split())}"
             _report_load_error(config, message[:500])
             raise TargetError(message) from None
+        # Everything loaded so far lives as long as the worker: the cyclic garbage collector need
+        # not walk it again on every collection of the objects scenarios create (nor touch its
+        # pages, which the forked workers share with the zygote).
+        gc.freeze()
 
     def _load(self, config: WorkerConfig) -> None:
         from fuzzer.executor.clock import CLOCK
@@ -112,6 +118,7 @@ class ScenarioRunner:
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
         self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)
+        _import_flavors(config.flavors)
 
     def _probe(self) -> bool:
         """Call the factory once: it must give something that executes calls."""
@@ -152,14 +159,13 @@ class ScenarioRunner:
         clock.reset()
         random.seed(data.get("seed", 0))  # the executor's own jitter replays exactly
         blocked_before, created_before = len(self.guard.blocked), self.guard.created
-        recorder.begin_scenario(steps, capture=any(f.kind == "secret_error" for _n, _a, sch in steps
-                                                   for f in sch.faults + (sch.then,)))
+        recorder.begin_scenario(steps, capture=any(sch.serves_canary for _n, _a, sch in steps))
         records: list = []
         trace: dict = {"steps": records}
         with ScenarioLoop(clock) as loop, self.output:
             try:
                 made = self.factory(self.tools)
-                if inspect.isawaitable(made):
+                if _awaitable(made):
                     made = loop.run(made)
                 execute = executor_entry(made)
                 if execute is None:
@@ -177,7 +183,7 @@ class ScenarioRunner:
                 outcome: dict
                 try:
                     value = execute(name, copy_json(arguments))
-                    if inspect.isawaitable(value):
+                    if _awaitable(value):
                         value = loop.run(value)
                     outcome = {"outcome": "returned", "value": plain(value)}
                 except VirtualTimeExceeded:
@@ -245,6 +251,33 @@ def load_trace(text: str) -> dict:
         return orjson.loads(text)
     except (ImportError, ValueError):
         return json.loads(text)
+
+
+#: Types a synchronous executor returns, never awaitable (``inspect.isawaitable`` goes through
+#: ``collections.abc.Awaitable`` for anything that is not a coroutine: a few microseconds per call).
+_NOT_AWAITABLE = frozenset({dict, list, str, int, float, bool, type(None), tuple, bytes})
+
+
+def _awaitable(value: Any) -> bool:
+    return value.__class__ not in _NOT_AWAITABLE and inspect.isawaitable(value)
+
+
+def _import_flavors(flavors: list) -> None:
+    """Import what serving a fault needs (the libraries of ``via`` flavours, the HTTP-date
+    formatter) in the zygote, once, rather than in the first scenario of every forked worker,
+    where it costs tens of milliseconds. A flavour that will not import is left to fail, as it
+    did before, where it is used."""
+    import email.utils  # noqa: F401
+
+    for via in flavors:
+        if via == "builtin":
+            continue
+        try:
+            from fuzzer.executor import http  # noqa: F401
+
+            __import__(via)
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
 
 
 def executor_entry(made: Any) -> Any:
