@@ -1,8 +1,11 @@
 """The corpus writer: a handler that stores every announced finding in the corpus.
 
 One entry per signature, the smallest input known for it (the store's rule). A finding whose
-signature is an entry marked fixed is a regression: the entry is stored again, open, and the
-writer lists it. Works for findings of every harness (anything with ``to_entry``).
+signature is an entry marked fixed is a regression: the writer lists it, and the entry stays
+fixed (its input may still get smaller) — re-opening it here would turn the gate's regression
+into a "known open failure" that no longer blocks, just because someone ran a campaign with the
+corpus. Marking it open is a decision: ``fuzz replay --update``. Works for findings of every
+harness (anything with ``to_entry``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ class CorpusWriter(EventHandler):
     def __init__(self, store: Any, *, target: str, version: Optional[str] = None):
         self.store, self.target, self.version = store, target, version
         self.changes: dict[str, int] = {}  # added / replaced / kept -> count
-        self.reopened: list[str] = []  # signatures of fixed entries found failing again
+        self.reopened: list[str] = []  # signatures of fixed entries found failing again (kept fixed)
         self._added: set[str] = set()  # signatures this run added
 
     def handle_event(self, event: Event) -> None:
@@ -25,8 +28,10 @@ class CorpusWriter(EventHandler):
             return
         entry = event.finding.to_entry(target=self.target, version=self.version)
         known = self.store.get(entry.signature)
-        if known is not None and known.status == "fixed" and entry.signature not in self.reopened:
-            self.reopened.append(entry.signature)
+        if known is not None and known.status == "fixed":
+            entry.status = "fixed"
+            if entry.signature not in self.reopened:
+                self.reopened.append(entry.signature)
         what = self.store.put(entry)
         if entry.signature in self._added:
             return  # added by this run: a smaller input replacing it later is still one entry added

@@ -224,5 +224,6 @@ def _corpus_footer(result: Any, writer: Any, store: Any) -> list[str]:
     lines = [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
              f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {changes}"]
     for signature in writer.reopened:
-        lines.append(f"  REGRESSION {signature}: an entry marked fixed was found failing again; it is open again")
+        lines.append(f"  REGRESSION {signature}: an entry marked fixed fails again; it stays fixed, so the gate "
+                     "blocks until the target is fixed (fuzz replay --update marks it open)")
     return lines

@@ -168,6 +168,14 @@ def test_gate_blocks_a_fixed_entry_that_regresses(corpus, tmp_path, bug_signatur
     assert data["gate"]["blocked"] is True and bug_signature in data["gate"]["regressions"]
     assert data["gate"]["new"] == []
 
+    # A campaign with the corpus that finds it again says REGRESSION and keeps it fixed: had it
+    # re-opened the entry, the gate would call the regression a known open failure and pass.
+    again = fuzz("campaign", "--target", BUGGY, *GATE, "--corpus", str(corpus), "-q", cwd=tmp_path)
+    assert again.returncode == 1 and f"REGRESSION {bug_signature}" in again.stdout, again.stdout
+    assert {e.status for e in read_entries(corpus).values()} == {"fixed"}
+    still = fuzz("gate", "--corpus", str(corpus), "--target", BUGGY, *GATE, cwd=tmp_path)
+    assert still.returncode == 1 and f"REGRESSION {bug_signature}" in still.stdout, still.stdout
+
     # Re-opening it (replay --update on the buggy target) makes it a known open failure again.
     reopened = fuzz("replay", "--corpus", str(corpus), "--target", BUGGY, "--update", cwd=tmp_path)
     assert reopened.returncode == 1
