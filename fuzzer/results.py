@@ -89,6 +89,8 @@ class ShrunkFinding:
     minimized: Any = None  # the shrunk input (same signature), or None
     count: int = 1  # inputs that showed this signature
     shrink_note: str = ""  # e.g. "not minimized: the budget ran out"
+    #: Shrinking was cut off by its budget: what it found is smaller, but not a minimum.
+    shrink_stopped: bool = False
 
     @property
     def verdict_name(self) -> str:
@@ -97,7 +99,8 @@ class ShrunkFinding:
 
     @property
     def is_minimized(self) -> bool:
-        return self.minimized is not None
+        """Shrunk to a local minimum (a search its budget cut off is not one)."""
+        return self.minimized is not None and not self.shrink_stopped
 
     @property
     def best(self) -> Any:

@@ -128,6 +128,11 @@ class AgentCampaign(Job):
         budget = self.settings.budget_s
         return None if budget is None else budget - self._elapsed()
 
+    def _deadline(self) -> Optional[float]:
+        """When ``--budget`` ends (a hard limit: episodes still running then are stopped)."""
+        budget = self.settings.budget_s
+        return None if budget is None else self._started + budget
+
     def _out_of_budget(self) -> Optional[StopReason]:
         s = self.settings
         if s.max_examples is not None and self._result.executions >= s.max_examples:
@@ -167,12 +172,14 @@ class AgentCampaign(Job):
                     break
                 batch = feed.take(self._batch_size())
                 began = time.monotonic()
-                judged = runner.run([script for script, _ in batch])
+                judged = runner.run([script for script, _ in batch], deadline=self._deadline())
                 spent = max(time.monotonic() - began, 1e-6)
                 self._result.fuzzing_s += spent
-                self._rate = len(batch) / spent if self._rate is None else 0.5 * self._rate + 0.5 * len(batch) / spent
-                for (script, choices), (trace, violations, outcome) in zip(batch, judged):
-                    self._record(script, choices, trace, violations, outcome)
+                played = sum(result is not None for result in judged)
+                self._rate = played / spent if self._rate is None else 0.5 * self._rate + 0.5 * played / spent
+                for (script, choices), result in zip(batch, judged):
+                    if result is not None:  # else the budget ended while it ran
+                        self._record(script, choices, *result)
                 yield from self._notes_out(runner)
                 yield from self._settle(runner)
                 if self._elapsed() - last_progress >= PROGRESS_EVERY:
@@ -249,8 +256,12 @@ class AgentCampaign(Job):
             finding = self._pending.pop(0)
             remaining = self._remaining()
             if remaining is not None and remaining <= 0:
+                confirmed = None
+            else:  # a hang is not played again here: it would cost --timeout
+                confirmed = True if finding.verdict == "hang" else self._confirmed(runner, finding)
+            if confirmed is None:
                 finding.shrink_note = "not shrunk: the budget ran out"
-            elif finding.verdict != "hang" and not self._confirmed(runner, finding):
+            elif not confirmed:
                 finding.reproducible = False
                 finding.shrink_note = "not shrunk: it did not happen again on a re-run"
             elif self.settings.shrink:
@@ -260,10 +271,13 @@ class AgentCampaign(Job):
             finding.announced = True
             yield FindingRecorded(finding)
 
-    def _confirmed(self, runner: EpisodeRunner, finding: AgentFinding) -> bool:
-        _trace, violations, _outcome = runner.run([finding.script])[0]
+    def _confirmed(self, runner: EpisodeRunner, finding: AgentFinding) -> Optional[bool]:
+        """Whether the script fails the same way again; None when the budget ended first."""
+        result = runner.run([finding.script], deadline=self._deadline())[0]
+        if result is None:
+            return None
         self._result.shrink_executions += 1
-        return any(v.signature.id == finding.signature.id for v in violations)
+        return any(v.signature.id == finding.signature.id for v in result[1])
 
     def _shrink(self, runner: EpisodeRunner, finding: AgentFinding) -> None:
         remaining = self._remaining()
@@ -272,12 +286,19 @@ class AgentCampaign(Job):
         wanted = finding.signature.id
         found: dict[tuple, tuple] = {}
 
+        began = time.monotonic()
+        deadline = began + budget
+
         def test(candidates: list) -> list:
             scripts = [generate_script(ReplaySource(c), self.setup) for c in candidates]
-            judged = runner.run(scripts)
-            self._result.shrink_executions += len(scripts)
+            judged = runner.run(scripts, deadline=deadline)
             keys = []
-            for choices, script, (trace, violations, _outcome) in zip(candidates, scripts, judged):
+            for choices, script, result in zip(candidates, scripts, judged):
+                if result is None:  # the shrink's time ran out while it played
+                    keys.append(None)
+                    continue
+                self._result.shrink_executions += 1
+                trace, violations, _outcome = result
                 hit = next((v for v in violations if v.signature.id == wanted), None)
                 if hit is None:
                     keys.append(None)
@@ -286,20 +307,23 @@ class AgentCampaign(Job):
                 keys.append(script.size())
             return keys
 
-        began = time.monotonic()
         batch = SHRINK_BATCH_HANG if finding.verdict == "hang" else SHRINK_BATCH
-        start = _delete_steps(finding.script, tuple(finding.choices), test, found, began + budget, batch)
+        start = _delete_steps(finding.script, tuple(finding.choices), test, found, deadline, batch)
         try:
             best = shrink_choices(start, test, budget_s=max(0.0, began + budget - time.monotonic()),
                                   batch_size=batch)
         except NotInteresting:
+            if time.monotonic() >= deadline:  # its first re-run was cut off, not passed
+                finding.shrink_note = "not shrunk: the budget ran out"
+                return
             finding.reproducible = False
             finding.shrink_note = "not shrunk: it did not happen again on a re-run"
             return
         script, trace, hit = found[tuple(best)]
         finding.minimized, finding.minimized_choices = script, tuple(best)
         finding.minimized_trace, finding.minimized_reason = trace, hit.reason
-        if time.monotonic() - began >= budget:
+        if time.monotonic() >= deadline:
+            finding.shrink_stopped = True
             finding.shrink_note = "shrinking stopped by its budget"
 
 

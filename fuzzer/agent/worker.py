@@ -219,9 +219,12 @@ class EpisodeRunner(Started):
         raise TargetError(f"agent {self.agent!r}: the process loading it failed "
                           f"({outcome.detail or outcome.exception or outcome.kind})")
 
-    def run(self, scripts: list) -> list[tuple]:
-        outcomes = self.pool.run([episode_text(self.line, s) for s in scripts])
-        return [self._judged(script, outcome) for script, outcome in zip(scripts, outcomes)]
+    def run(self, scripts: list, deadline: Optional[float] = None) -> list[Optional[tuple]]:
+        """One (trace, violations, outcome) per script; None for a script not played by
+        ``deadline`` (a ``time.monotonic()`` value: its worker is restarted, as for the parser pool)."""
+        outcomes = self.pool.run([episode_text(self.line, s) for s in scripts], deadline=deadline)
+        return [self._judged(script, outcome) if outcome is not None else None
+                for script, outcome in zip(scripts, outcomes)]
 
     def _judged(self, script: Script, outcome: Any) -> tuple:
         from corpus.signature import Signature

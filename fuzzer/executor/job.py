@@ -361,6 +361,7 @@ class ExecutorCampaign(Job):
         if best is not None:
             finding.minimized, finding.minimized_trace, finding.minimized_violation = best
         if stopped:
+            finding.shrink_stopped = True
             finding.shrink_note = "shrinking stopped by its budget"
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
