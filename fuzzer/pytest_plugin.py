@@ -22,8 +22,10 @@ examples, no time limit) and fails the test with the findings::
     def test_parser_survives_toolfuzz(toolfuzz_campaign):
         toolfuzz_campaign("mypkg.parsing:parse", tool="get_weather", max_examples=2000)
 
-The engine is reached through two small functions, :func:`replay_entries` and
-:func:`run_campaign`, the only places to change when the engine's job API moves.
+The engine is reached through :meth:`EngineSession._replay_every_kind` (each harness's own
+replay) and :func:`run_campaign`, the only places to change when the engine's job API moves.
+Executor and agent entries replay on ``--toolfuzz-executor`` / ``--toolfuzz-agent``; without
+one, entries of that kind are skipped, saying which option runs them.
 """
 
 from __future__ import annotations
@@ -52,6 +54,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="The corpus directory (default: 'corpus' from the toolfuzz config file).")
     group.addoption("--toolfuzz-target", metavar="M:A", default=None,
                     help="The parser to replay the corpus on (default: 'target' from the config file).")
+    group.addoption("--toolfuzz-executor", metavar="M:A", default=None,
+                    help="The tool executor to replay the corpus's executor entries on.")
+    group.addoption("--toolfuzz-agent", metavar="M:A", default=None,
+                    help="The agent loop to replay the corpus's agent entries on.")
     group.addoption("--toolfuzz-tools", metavar="FILE", default=None,
                     help="The tools file (default: 'tools' from the config file, else the built-in registry).")
     group.addoption("--toolfuzz-level", choices=["parse", "validate"], default=None,
@@ -78,6 +84,12 @@ class Settings:
     formats: tuple = ()
     seed: int = 0
     cwd: str = field(default_factory=os.getcwd)
+    executor: Optional[str] = None
+    agent: Optional[str] = None
+
+    def reference(self, kind: str) -> Optional[str]:
+        """What an entry of this kind replays on: the parser, the executor or the agent loop."""
+        return {"parser": self.target, "executor": self.executor, "agent": self.agent}.get(kind)
 
 
 def settings_of(config: pytest.Config) -> Settings:
@@ -98,7 +110,8 @@ def settings_of(config: pytest.Config) -> Settings:
                     tools=pick("toolfuzz_tools", "tools"), level=pick("toolfuzz_level", "level", DEFAULT_LEVEL),
                     timeout=float(pick("toolfuzz_timeout", "timeout", DEFAULT_TIMEOUT)),
                     reject_on=tuple(file.get("reject_on", [])), ignore=ignore,
-                    formats=tuple(file.get("formats", [])), seed=int(file.get("seed", 0)), cwd=cwd)
+                    formats=tuple(file.get("formats", [])), seed=int(file.get("seed", 0)), cwd=cwd,
+                    executor=config.getoption("toolfuzz_executor"), agent=config.getoption("toolfuzz_agent"))
 
 
 # -- one engine session per pytest process -------------------------------------------------------
@@ -137,28 +150,45 @@ class EngineSession:
         if self._replayed is None:
             s = self.settings
             try:
-                pool = self.pool(target=s.target, reject_on=s.reject_on, timeout=s.timeout)
-                replayed = replay_entries(s.corpus, pool=pool, registry=self.registry(s.tools), level=s.level)
+                replayed = self._replay_every_kind()
             except ToolfuzzError as exc:
                 self._error = f"cannot replay the corpus: {exc}"
                 raise CorpusEntryFailed(self._error) from None
             self._replayed = {r.path: r for r in replayed}
         return self._replayed
 
+    def _replay_every_kind(self) -> list:
+        """Parser entries on the target's pool; executor and agent entries through their harness's
+        own replay (entries of a kind whose reference was not given are unjudged, and skipped)."""
+        from corpus.store import CorpusStore
+        from fuzzer.harness import ReplayContext, load_harnesses
+
+        s = self.settings
+        items = CorpusStore(s.corpus).entries()
+        parsers = [(p, e) for p, e in items if e.kind == "parser"]
+        replayed = []
+        if parsers:
+            if s.target:
+                pool = self.pool(target=s.target, reject_on=s.reject_on, timeout=s.timeout)
+                from fuzzer.parser_harness import replay_entries as replay
+
+                replayed += replay(parsers, run=pool.run, registry=self.registry(s.tools), level=s.level)
+            else:  # unjudged: skipped, naming the option
+                replayed += load_harnesses()["parser"].replay(parsers, None, ReplayContext())
+        harnesses = load_harnesses()
+        context = ReplayContext(registry=self.registry(s.tools), tools_file=s.tools, level=s.level,
+                                timeout=s.timeout, reject_on=s.reject_on, cwd=s.cwd, seed=s.seed)
+        for kind in sorted({e.kind for _, e in items} - {"parser"}):
+            harness = harnesses.get(kind)
+            mine = [(p, e) for p, e in items if e.kind == kind]
+            if harness is not None:
+                replayed += harness.replay(mine, s.reference(kind), context)
+        return replayed
+
     def close(self) -> None:
         for pool in self._pools.values():
             pool.close()
         self._pools.clear()
-
-
-def replay_entries(corpus: str, *, pool: Any, registry: Any, level: str) -> list:
-    """Re-run every parser entry of ``corpus`` on the pool's target; one
-    :class:`fuzzer.harness.Replayed` per readable entry (the parser harness's own replay)."""
-    from corpus.store import CorpusStore
-    from fuzzer.parser_harness import replay_entries as replay
-
-    items = [(p, e) for p, e in CorpusStore(corpus).entries() if e.kind == "parser"]
-    return replay(items, run=pool.run, registry=registry, level=level)
 
 
 def run_campaign(session: EngineSession, *, target: str, tools: Optional[str], tool_names: list[str],
@@ -191,7 +221,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("toolfuzz"):
         config.pluginmanager.register(XpassSummary(), "toolfuzz-xpass-summary")
         settings = engine_session(config).settings  # a bad config file fails here, before collection
-        missing = [what for what, value in (("--toolfuzz-target (or 'target' in the config file)", settings.target),
+        code = settings.target or settings.executor or settings.agent
+        missing = [what for what, value in (("--toolfuzz-target (or 'target' in the config file), --toolfuzz-executor "
+                                             "or --toolfuzz-agent", code),
                                             ("--toolfuzz-corpus (or 'corpus' in the config file)", settings.corpus))
                    if not value]
         if missing:
@@ -293,23 +325,33 @@ def judge_entry(replayed: Any, *, known: dict, settings: Settings) -> tuple[str,
     from fuzzer.decisions import decide_gate
     from fuzzer.reproduce import inline_command
 
+    from fuzzer.harness import load_harnesses
+
     entry = replayed.entry
+    reference = settings.reference(entry.kind)
+    harness = load_harnesses().get(entry.kind)
+    option = harness.option if harness is not None else "--target"
     decision = decide_gate([replayed], [], known, ignore=settings.ignore)
     if decision.unjudged:
+        if reference is None:
+            flag = "--toolfuzz-target" if entry.kind == "parser" else f"--toolfuzz-{entry.kind}"
+            return "skip", f"not judged: a {entry.kind} entry; give {flag} M:A to run it"
         return "skip", f"not judged: {replayed.unjudged}"
     if decision.ignored:
         return "skip", f"{entry.signature} is on the ignore list"
     if decision.passed:
         if entry.status == "fixed":
             return "pass", ""
-        return "xpass", (f"{XPASS_PREFIX}: {entry.signature} ({entry.title}) no longer fails on {settings.target}; "
-                         f"if the bug is fixed, mark it: fuzz replay --corpus {settings.corpus} --target "
-                         f"{settings.target} --update")
+        return "xpass", (f"{XPASS_PREFIX}: {entry.signature} ({entry.title}) no longer fails on {reference}; "
+                         f"if the bug is fixed, mark it: fuzz replay --corpus {settings.corpus} {option} "
+                         f"{reference} --update")
     now = f"{replayed.verdict} ({replayed.signature})"
     if decision.known:
         return "xfail", f"open: {entry.title}; still fails: {now}"
+    reproduce = inline_command(reference, entry.text) if entry.kind == "parser" else \
+        f"fuzz replay --corpus {settings.corpus} {option} {reference}"
     detail = (f"\n  input:     {json.dumps(entry.text, ensure_ascii=False)[:500]}"
-              f"\n  reproduce: {inline_command(settings.target, entry.text)}")
+              f"\n  reproduce: {reproduce}")
     if decision.regressions:
         return "fail", f"{REGRESSION_PREFIX}: {entry.signature} ({entry.title}) is marked fixed and fails again: {now}{detail}"
     return "fail", f"{NEW_PREFIX}: {entry.signature} ({entry.title}) now fails with a signature the corpus does not hold: {now}{detail}"

@@ -92,3 +92,30 @@ def test_a_bad_config_file_is_one_usage_error(pytester):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "toolfuzz: toolfuzz.toml: target: expected a module:callable reference (string), got integer 3" \
         in result.stderr.str()
+
+
+def test_agent_entries_replay_on_the_loop_given_and_are_skipped_without_one(pytester):
+    """Entries `fuzz agent --corpus` wrote are tests too: on the loop that has the bugs, an open one
+    is xfail and a fixed one a regression; on the loop without them, the open ones XPASS; without
+    --toolfuzz-agent they are skipped, naming the option (never failed as "cannot replay")."""
+    from tests.conftest import run_cli
+
+    made = run_cli(pytester.path, "agent", "--agent", "fuzzer.targets.agent_naive:run", "--max-examples", "60",
+                   "--seed", "1", "--corpus", "fuzz-corpus", "-q")
+    assert made.code == 1, made
+    store = CorpusStore(pytester.path / "fuzz-corpus")
+    signatures = sorted(e.signature for _, e in store.entries())
+    assert len(signatures) >= 2 and {e.kind for _, e in store.entries()} == {"agent"}
+    store.mark_fixed(signatures[0])
+    naive = pytester.runpytest_subprocess("--toolfuzz", "--toolfuzz-corpus", "fuzz-corpus", "--toolfuzz-agent",
+                                          "fuzzer.targets.agent_naive:run", "-p", "no:cacheprovider")
+    naive.assert_outcomes(failed=1, xfailed=len(signatures) - 1)
+    assert f"{REGRESSION_PREFIX}: {signatures[0]}" in naive.stdout.str()
+    clean = pytester.runpytest_subprocess("--toolfuzz", "--toolfuzz-corpus", "fuzz-corpus", "--toolfuzz-agent",
+                                          "fuzzer.targets.agent_state_machine:run", "-p", "no:cacheprovider", "-rX")
+    clean.assert_outcomes(passed=1, xpassed=len(signatures) - 1)
+    assert "--agent fuzzer.targets.agent_state_machine:run --update" in clean.stdout.str()
+    skipped = pytester.runpytest_subprocess("--toolfuzz", "--toolfuzz-corpus", "fuzz-corpus", "--toolfuzz-target",
+                                            "fuzzer.targets.naive:parse", "-p", "no:cacheprovider", "-rs")
+    skipped.assert_outcomes(skipped=len(signatures))
+    assert "give --toolfuzz-agent M:A to run it" in skipped.stdout.str()
