@@ -29,8 +29,11 @@ recorder running inside users' applications uses it.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import math
+import operator
 import os
 import re
 import sqlite3
@@ -443,9 +446,41 @@ def check_status(value: str) -> str:
 
 
 _COLUMNS = ", ".join(FIELDS)
-_UPSERT = (f"INSERT INTO records ({_COLUMNS}) VALUES ({', '.join('?' * len(FIELDS))}) "
-           f"ON CONFLICT(record_id) DO UPDATE SET "
-           + ", ".join(f"{name} = excluded.{name}" for name in FIELDS if name != "record_id"))
+_UPDATE_ALL = ", ".join(f"{name} = excluded.{name}" for name in FIELDS if name != "record_id")
+_NO_VALUES = (None,) * len(FIELDS)
+
+
+@functools.lru_cache(maxsize=64)
+def _upsert_sql(present: tuple) -> str:
+    """The upsert of a row whose non-NULL columns are ``present`` (one bool per field): NULL is
+    written as a literal, so only the other columns are bound. None is not one of the types the
+    sqlite3 module binds directly (int, float, str): each None parameter goes through its adapter
+    protocol (a registry lookup, then attribute lookups that fail), measured at ~1 µs per
+    parameter against ~0.1 µs for a str; a record has a dozen NULL columns, which made binding
+    cost more than SQLite's own work. Rows of one application share few NULL patterns, so this
+    makes few statements."""
+    values = ", ".join("?" if bound else "NULL" for bound in present)
+    return f"INSERT INTO records ({_COLUMNS}) VALUES ({values}) ON CONFLICT(record_id) DO UPDATE SET {_UPDATE_ALL}"
+
+
+def _upsert_groups(rows: Iterable[tuple]) -> list[tuple[str, list]]:
+    """``rows`` as (statement, parameter rows) to run in order, giving the table the same content
+    as upserting every row in turn: a record id met twice keeps the place of its first row and
+    the values of its last (the upsert replaces every column), and consecutive rows with the same
+    NULL columns share one statement (see :func:`_upsert_sql`)."""
+    latest: dict = {}
+    for row in rows:
+        latest[row[0]] = row
+    groups: list[tuple[str, list]] = []
+    shape: Optional[tuple] = None
+    params: list = []
+    for row in latest.values():
+        present = tuple(map(operator.is_not, row, _NO_VALUES))
+        if present != shape:
+            shape, params = present, []
+            groups.append((_upsert_sql(present), params))
+        params.append(tuple(itertools.compress(row, present)))
+    return groups
 
 
 class RecordStore:
@@ -540,9 +575,11 @@ class RecordStore:
     def write_rows(self, rows: list[tuple]) -> None:
         """Insert (or replace, by record_id) rows already in storage form, in one transaction."""
         conn = self.conn
+        groups = _upsert_groups(rows)
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany(_UPSERT, rows)
+            for statement, params in groups:
+                conn.executemany(statement, params)
             conn.execute("COMMIT")
         except BaseException:
             try:

@@ -187,3 +187,40 @@ def test_storage_rows_encode_without_touching_the_snapshot():
     assert json.loads(row[store_module.FIELDS.index("parsed_calls")]) == [{"name": "f", "arguments": {"x": {"$float": "nan"}}}]
     assert math.isnan(calls[0]["arguments"]["x"])
     assert row[store_module.FIELDS.index("timestamp")].endswith("Z")
+
+
+_ONE_BY_ONE = (f"INSERT INTO records ({', '.join(store_module.FIELDS)}) VALUES "
+               f"({', '.join('?' * len(store_module.FIELDS))}) ON CONFLICT(record_id) DO UPDATE SET "
+               + ", ".join(f"{name} = excluded.{name}" for name in store_module.FIELDS if name != "record_id"))
+_MAYBE_TEXT = st.one_of(st.none(), st.sampled_from(["a", "", "ok", "x y"]))
+
+
+@st.composite
+def _row_batches(draw) -> list:
+    """Rows in storage form: few record ids (so some repeat, as a record re-sent after its
+    executor ran does), NULL in varying columns."""
+    rows = []
+    for _ in range(draw(st.integers(1, 12))):
+        values = {name: draw(_MAYBE_TEXT) for name in ("session_id", "trace_id", "parse_status", "parse_error",
+                                                      "final_reply", "anomaly_type", "parser_version")}
+        values["parsed_calls"] = draw(st.one_of(st.none(), st.just('[{"name":"f","arguments":{}}]')))
+        values["execution_latency_ms"] = draw(st.one_of(st.none(), st.floats(0, 10)))
+        record = Record(record_id=draw(st.sampled_from("abcd")), timestamp=draw(st.sampled_from(["t1", "t2"])),
+                        **values)
+        rows.append(storage_row(record.as_tuple(), None))
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=st.lists(_row_batches(), min_size=1, max_size=3))
+def test_a_batch_leaves_the_table_as_upserting_its_rows_one_by_one_would(tmp_path_factory, batches):
+    """write_rows groups rows by their NULL columns and keeps one row per record id: the table
+    (ids and order included) must be what the plain one-row-at-a-time upsert makes."""
+    directory = tmp_path_factory.mktemp("batch")
+    with RecordStore(directory / "grouped.db") as grouped, RecordStore(directory / "plain.db") as plain:
+        for rows in batches:
+            grouped.write_rows(rows)
+            for row in rows:
+                plain.conn.execute(_ONE_BY_ONE, row)
+        query = "SELECT id, * FROM records ORDER BY id"
+        assert grouped.conn.execute(query).fetchall() == plain.conn.execute(query).fetchall()
