@@ -356,22 +356,32 @@ class Record:
         return cls(**values)
 
 
-_ID_LOCK = threading.Lock()
-_ID_STATE: list = []
+def _new_id_source() -> tuple:
+    """(12 random hex digits, a counter): what this process's record ids are made of."""
+    return os.urandom(6).hex(), itertools.count()
+
+
+_ID_SOURCE = _new_id_source()
+
+
+def _renew_id_source() -> None:
+    global _ID_SOURCE
+    _ID_SOURCE = _new_id_source()
+
+
+if hasattr(os, "register_at_fork"):
+    # A forked child gets its own prefix, so two workers of a pre-forking server never make the
+    # same id (an upsert would overwrite the other's record). Renewing at fork rather than
+    # comparing os.getpid() per record keeps a system call off the application's path; the
+    # background writer relies on the same hook to start afresh in the child.
+    os.register_at_fork(after_in_child=_renew_id_source)
 
 
 def new_record_id() -> str:
     """A unique id, cheap enough for the hot path: 12 random hex digits per process (renewed
-    after a fork) and a counter."""
-    state = _ID_STATE
-    pid = os.getpid()
-    if not state or state[0] != pid:
-        with _ID_LOCK:
-            if not state or state[0] != pid:
-                import itertools
-
-                state[:] = [pid, os.urandom(6).hex(), itertools.count()]
-    return f"{state[1]}{next(state[2]):08x}"
+    after a fork) and a counter (``next`` on it is atomic under the GIL)."""
+    prefix, counter = _ID_SOURCE
+    return f"{prefix}{next(counter):08x}"
 
 
 # --------------------------------------------------------------------------------------------
