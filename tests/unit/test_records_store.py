@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -200,12 +201,16 @@ def _row_batches(draw) -> list:
     """Rows in storage form: few record ids (so some repeat, as a record re-sent after its
     executor ran does), NULL in varying columns."""
     rows = []
+    names = ("session_id", "trace_id", "parse_status", "parse_error", "final_reply", "anomaly_type", "parser_version")
+    usual = {name: draw(st.booleans()) for name in names}  # most rows of a batch share their NULL columns
     for _ in range(draw(st.integers(1, 12))):
-        values = {name: draw(_MAYBE_TEXT) for name in ("session_id", "trace_id", "parse_status", "parse_error",
-                                                      "final_reply", "anomaly_type", "parser_version")}
+        values = {name: (draw(st.sampled_from(["a", "", "ok", "x y"])) if usual[name] else None)
+                  for name in names}
+        if draw(st.integers(0, 4)) == 0:
+            values.update({name: draw(_MAYBE_TEXT) for name in names})
         values["parsed_calls"] = draw(st.one_of(st.none(), st.just('[{"name":"f","arguments":{}}]')))
         values["execution_latency_ms"] = draw(st.one_of(st.none(), st.floats(0, 10)))
-        record = Record(record_id=draw(st.sampled_from("abcd")), timestamp=draw(st.sampled_from(["t1", "t2"])),
+        record = Record(record_id=draw(st.sampled_from("abcdefgh")), timestamp=draw(st.sampled_from(["t1", "t2"])),
                         **values)
         rows.append(storage_row(record.as_tuple(), None))
     return rows
@@ -214,10 +219,12 @@ def _row_batches(draw) -> list:
 @settings(max_examples=60, deadline=None)
 @given(batches=st.lists(_row_batches(), min_size=1, max_size=3))
 def test_a_batch_leaves_the_table_as_upserting_its_rows_one_by_one_would(tmp_path_factory, batches):
-    """write_rows groups rows by their NULL columns and keeps one row per record id: the table
-    (ids and order included) must be what the plain one-row-at-a-time upsert makes."""
+    """write_rows groups rows by their NULL columns, writes several per statement and keeps one
+    row per record id: the table (ids and order included) must be what the plain
+    one-row-at-a-time upsert makes."""
     directory = tmp_path_factory.mktemp("batch")
-    with RecordStore(directory / "grouped.db") as grouped, RecordStore(directory / "plain.db") as plain:
+    with RecordStore(directory / "grouped.db") as grouped, RecordStore(directory / "plain.db") as plain, \
+            mock.patch.object(store_module, "ROWS_PER_STATEMENT", 3):  # the batches drawn are small
         for rows in batches:
             grouped.write_rows(rows)
             for row in rows:
