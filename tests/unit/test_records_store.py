@@ -181,6 +181,25 @@ def test_a_forked_child_starts_with_an_empty_queue_and_its_own_writer(tmp_path: 
     writer.close()
 
 
+def test_a_forked_child_makes_record_ids_of_its_own():
+    """Ids are a per-process prefix and a counter: the child's prefix is renewed at fork, so the
+    parent's and the child's next ids differ (the same id would make one upsert the other)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, new_record_id().encode("ascii"))
+        finally:
+            os._exit(0)
+    os.close(write)
+    child_id = os.read(read, 100).decode("ascii")
+    os.waitpid(pid, 0)
+    os.close(read)
+    parent_id = new_record_id()
+    assert len(child_id) == len(parent_id) == 20
+    assert child_id[:12] != parent_id[:12]
+
+
 def test_storage_rows_encode_without_touching_the_snapshot():
     calls = [{"name": "f", "arguments": {"x": float("nan")}}]
     snapshot = _record(parsed_calls=calls, timestamp=time.time()).as_tuple()
