@@ -222,7 +222,7 @@ def snapshot_calls(value: Any) -> tuple[Any, bool]:
                 pass
             else:
                 if b"null" not in out:  # orjson writes NaN as null: those take the careful path
-                    return EncodedJSON(out.decode("utf-8")), bool(value)
+                    return EncodedJSON(out, "utf-8"), bool(value)  # decoded straight into the marker type
     calls = normalize_calls(value)
     return calls, bool(calls)
 
@@ -478,8 +478,8 @@ class Recorder:
         return pending
 
     # -- capturing (guarded: never raises) ------------------------------------------------------
-    def _parsed(self, args: tuple, kwargs: dict, value: Any, exc: Optional[BaseException], elapsed: float, *,
-                version: Optional[str], text_arg: Any) -> None:
+    def _parsed(self, version: Optional[str], text_arg: Any, args: tuple, kwargs: dict, value: Any,
+                exc: Optional[BaseException], elapsed: float) -> None:
         try:
             raw = _raw_text(args, kwargs, text_arg)
             if exc is None:
@@ -562,9 +562,6 @@ class Recorder:
         answering = _PLAYBACK.get if tool_name is not None else None
         enter = self._enter_executor if executor else None
 
-        def capture(args: tuple, kwargs: dict) -> _Capture:
-            return _Capture(record, enter, args, kwargs)
-
         if _is_coroutine_function(fn):
             @functools.wraps(fn)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -572,7 +569,7 @@ class Recorder:
                     return player.answer(tool_name, args, kwargs)
                 if not self._on:
                     return await fn(*args, **kwargs)
-                with capture(args, kwargs) as call:
+                with _Capture(record, enter, args, kwargs) as call:
                     call.value = await fn(*args, **kwargs)
                 return call.value
 
@@ -584,7 +581,7 @@ class Recorder:
                 return player.answer(tool_name, args, kwargs)
             if not self._on:
                 return fn(*args, **kwargs)
-            with capture(args, kwargs) as call:
+            with _Capture(record, enter, args, kwargs) as call:
                 call.value = fn(*args, **kwargs)
             return call.value
 
@@ -597,7 +594,8 @@ class Recorder:
         if fn is None:
             return lambda f: self.parser(f, version=version, text_arg=text_arg)
         parser_version = version or self.parser_version or source_version(fn)
-        return self._wrap(fn, functools.partial(self._parsed, version=parser_version, text_arg=text_arg))
+        # version and text_arg bound positionally: a partial with keywords builds a dict per call
+        return self._wrap(fn, functools.partial(self._parsed, parser_version, text_arg))
 
     def executor(self, fn: Optional[Callable] = None) -> Any:
         """Wrap the function that executes a parsed call (its first call-like argument)."""

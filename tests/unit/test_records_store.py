@@ -9,6 +9,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -180,6 +181,25 @@ def test_a_forked_child_starts_with_an_empty_queue_and_its_own_writer(tmp_path: 
     writer.close()
 
 
+def test_a_forked_child_makes_record_ids_of_its_own():
+    """Ids are a per-process prefix and a counter: the child's prefix is renewed at fork, so the
+    parent's and the child's next ids differ (the same id would make one upsert the other)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, new_record_id().encode("ascii"))
+        finally:
+            os._exit(0)
+    os.close(write)
+    child_id = os.read(read, 100).decode("ascii")
+    os.waitpid(pid, 0)
+    os.close(read)
+    parent_id = new_record_id()
+    assert len(child_id) == len(parent_id) == 20
+    assert child_id[:12] != parent_id[:12]
+
+
 def test_storage_rows_encode_without_touching_the_snapshot():
     calls = [{"name": "f", "arguments": {"x": float("nan")}}]
     snapshot = _record(parsed_calls=calls, timestamp=time.time()).as_tuple()
@@ -187,3 +207,46 @@ def test_storage_rows_encode_without_touching_the_snapshot():
     assert json.loads(row[store_module.FIELDS.index("parsed_calls")]) == [{"name": "f", "arguments": {"x": {"$float": "nan"}}}]
     assert math.isnan(calls[0]["arguments"]["x"])
     assert row[store_module.FIELDS.index("timestamp")].endswith("Z")
+
+
+_ONE_BY_ONE = (f"INSERT INTO records ({', '.join(store_module.FIELDS)}) VALUES "
+               f"({', '.join('?' * len(store_module.FIELDS))}) ON CONFLICT(record_id) DO UPDATE SET "
+               + ", ".join(f"{name} = excluded.{name}" for name in store_module.FIELDS if name != "record_id"))
+_MAYBE_TEXT = st.one_of(st.none(), st.sampled_from(["a", "", "ok", "x y"]))
+
+
+@st.composite
+def _row_batches(draw) -> list:
+    """Rows in storage form: few record ids (so some repeat, as a record re-sent after its
+    executor ran does), NULL in varying columns."""
+    rows = []
+    names = ("session_id", "trace_id", "parse_status", "parse_error", "final_reply", "anomaly_type", "parser_version")
+    usual = {name: draw(st.booleans()) for name in names}  # most rows of a batch share their NULL columns
+    for _ in range(draw(st.integers(1, 12))):
+        values = {name: (draw(st.sampled_from(["a", "", "ok", "x y"])) if usual[name] else None)
+                  for name in names}
+        if draw(st.integers(0, 4)) == 0:
+            values.update({name: draw(_MAYBE_TEXT) for name in names})
+        values["parsed_calls"] = draw(st.one_of(st.none(), st.just('[{"name":"f","arguments":{}}]')))
+        values["execution_latency_ms"] = draw(st.one_of(st.none(), st.floats(0, 10)))
+        record = Record(record_id=draw(st.sampled_from("abcdefgh")), timestamp=draw(st.sampled_from(["t1", "t2"])),
+                        **values)
+        rows.append(storage_row(record.as_tuple(), None))
+    return rows
+
+
+@settings(max_examples=60, deadline=None)
+@given(batches=st.lists(_row_batches(), min_size=1, max_size=3))
+def test_a_batch_leaves_the_table_as_upserting_its_rows_one_by_one_would(tmp_path_factory, batches):
+    """write_rows groups rows by their NULL columns, writes several per statement and keeps one
+    row per record id: the table (ids and order included) must be what the plain
+    one-row-at-a-time upsert makes."""
+    directory = tmp_path_factory.mktemp("batch")
+    with RecordStore(directory / "grouped.db") as grouped, RecordStore(directory / "plain.db") as plain, \
+            mock.patch.object(store_module, "ROWS_PER_STATEMENT", 3):  # the batches drawn are small
+        for rows in batches:
+            grouped.write_rows(rows)
+            for row in rows:
+                plain.conn.execute(_ONE_BY_ONE, row)
+        query = "SELECT id, * FROM records ORDER BY id"
+        assert grouped.conn.execute(query).fetchall() == plain.conn.execute(query).fetchall()
