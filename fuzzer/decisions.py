@@ -109,10 +109,11 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
-                     interrupted: bool = False) -> int:
-    """``fuzz replay``: 1 when any entry fails (or nothing could be judged at all), else 0."""
+                     interrupted: bool = False, unreadable: int = 0) -> int:
+    """``fuzz replay``: 1 when any entry fails, a corpus file cannot be read (its regression test
+    is lost, as the gate says), or nothing could be judged at all; else 0."""
     judged = [r for r in replayed if r.status != "unjudged"]
-    if nothing_tested or any(r.status != "pass" for r in judged):
+    if nothing_tested or unreadable or any(r.status != "pass" for r in judged):
         return ExitCode.FAILURES
     if replayed and not judged:
         return ExitCode.FAILURES  # nothing could be judged: not an all-clear

@@ -42,7 +42,10 @@ class ReplayResult(JobResult):
                          r.unjudged or ("" if r.status == "pass" else f"{r.status}: {r.entry.title}"
                                         + (f" (now {r.signature})" if r.status == "changed" else "")),
                          "" if r.status in STATUS_CASE else r.entry.text)
-                for r in self.replayed]
+                for r in self.replayed] + [
+            # a corpus file that cannot be read is a regression test that no longer runs
+            TestCase("toolfuzz.corpus", problem.split(": ", 1)[0], FAILED, f"unreadable: {problem}")
+            for problem in self.notes]
 
     def to_report(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "entries": len(self.replayed), "statuses": self.status_counts(),
@@ -91,8 +94,9 @@ class ReplayJob(Job):
             harness = harnesses.get(kind)
             if harness is None or not reference:
                 option = harness.option if harness is not None else f"the {kind} harness"
-                why = (f"a {kind} entry: give {option} to replay it" if harness is not None
-                       else f"a {kind} entry, but this toolfuzz has no {kind} harness")
+                a = "an" if kind[:1] in "aeiou" else "a"
+                why = (f"{a} {kind} entry: give {option} to replay it" if harness is not None
+                       else f"{a} {kind} entry, but this toolfuzz has no {kind} harness")
                 for path, entry in group:
                     outcome[order[id(entry)]] = Replayed(path, entry, "unjudged", None, unjudged=why)
                 continue
@@ -127,7 +131,8 @@ class ReplayJob(Job):
         return self.result_
 
     def exit_code(self, result: ReplayResult) -> int:
-        return replay_exit_code(result.replayed, nothing_tested=result.problem, interrupted=self.interrupted)
+        return replay_exit_code(result.replayed, nothing_tested=result.problem, interrupted=self.interrupted,
+                                unreadable=len(result.notes))
 
 
 __all__ = ["ReplayJob", "ReplayResult"]

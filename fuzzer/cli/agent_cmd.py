@@ -31,6 +31,8 @@ def summary_lines(result: Any) -> list[str]:
         lines.append(f"{len(result.findings)} distinct failure(s): {shown}")
     elif result.problem:
         lines.append(f"nothing tested: {result.problem}")
+    elif str(result.stop_reason) == "interrupted":
+        lines.append(f"no failure in the {result.executions:,} episodes played before the interrupt")
     else:
         lines.append("no failure: the loop kept every promise of its policy")
     return lines

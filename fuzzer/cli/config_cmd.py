@@ -119,9 +119,7 @@ def config_show(ctx: click.Context, command_name: str, tool: Optional[str], as_j
     """Print every setting, its effective value and where it came from (file, tool table, default)."""
     config = current_config(ctx)
     command = _command(ctx, command_name)
-    if tool is not None and tool not in config.tools:
-        known = ", ".join(config.tools) or "none"
-        raise ConfigError(f"--tool: {config.where} has no table for tool {tool!r} (tables: {known})")
+    # A tool without a table of its own gets the file's settings (what a campaign on it uses).
     params = {setting_of(p): p for p in command.params if setting_of(p)}
     rows: dict[str, dict[str, Any]] = {}
     for key in SETTINGS:

@@ -109,6 +109,8 @@ def replay_lines(result: Any) -> list[str]:
     lines.append(f"{len(result.replayed)} entries: {summary}")
     for signature, old, new in result.updates:
         lines.append(f"updated {signature}: {old} -> {new}")
+    for problem in result.notes:
+        lines.append(f"UNREADABLE corpus file {problem} (its regression test does not run; fix or remove it)")
     return lines
 
 

@@ -278,3 +278,16 @@ def test_a_corpus_file_with_a_merge_conflict_blocks_the_gate_naming_it(corpus, t
     assert any(line.startswith("UNREADABLE corpus file") and victim.name in line for line in run.stdout.splitlines())
     suite, cases = _junit(junit)
     assert suite.get("failures") == "1"
+
+
+def test_replay_names_a_corpus_file_it_cannot_read_and_fails(corpus, tmp_path):
+    """As the gate does: a file that cannot be read is a regression test that no longer runs."""
+    broken = tmp_path / "broken"
+    shutil.copytree(corpus, broken)
+    (broken / "zz-bad.json").write_text('{"broken')
+    junit = tmp_path / "replay.xml"
+    run = fuzz("replay", "--corpus", str(broken), "--target", REFERENCE, "--junit", str(junit), cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert any(line.startswith("UNREADABLE corpus file") and "zz-bad.json" in line for line in run.stdout.splitlines())
+    suite, cases = _junit(junit)
+    assert suite.get("failures") == "1" and any("zz-bad.json" in name for name in cases)

@@ -185,8 +185,9 @@ def test_fuzz_config_show_says_where_each_value_came_from(in_tmp):
     assert any(line.split()[:2] == ["budget", "(none)"] for line in text)  # campaign's default: none
     result = fuzz("config", "show", "--command", "gat")
     assert (result.exit_code, result.output) == (2, "Error: --command: no command 'gat'; did you mean gate?\n")
-    result = fuzz("config", "show", "--tool", "search_flights")
-    assert result.exit_code == 2 and "has no table for tool 'search_flights' (tables: get_weather)" in result.output
+    # a tool without a table of its own: the file's settings, as a campaign on it uses them
+    other = json.loads(fuzz("config", "show", "--tool", "search_flights", "--json").output)["settings"]
+    assert other["seed"] == {"value": 4, "source": "toolfuzz.toml"} and other["budget"]["source"] == "default"
 
 
 def test_every_setting_feeds_an_option_of_some_command():
