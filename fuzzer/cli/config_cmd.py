@@ -138,6 +138,10 @@ def config_show(ctx: click.Context, command_name: str, tool: Optional[str], as_j
         return
     click.echo(f"config file: {config.where}" if config.path else
                "config file: none found (searched from the current directory up to the repository root)")
+    sibling = config.path.with_name("pyproject.toml") if config.path and config.path.name == "toolfuzz.toml" else None
+    if sibling is not None and sibling.is_file() and "[tool.toolfuzz" in sibling.read_text(errors="replace"):
+        click.echo(f"  (its directory's pyproject.toml has a [tool.toolfuzz] table too: toolfuzz.toml wins, "
+                   "that table is not read)")
     width = max(len(_shown(r["value"])) for r in rows.values()) if rows else 0
     width = min(max(width, 5), 60)
     for key, row in rows.items():

@@ -52,6 +52,14 @@ def sarif_log(result: Any, *, root: Optional[str] = None) -> dict[str, Any]:
             rule_ids.append(name)
     fallback = target_location(summary.label, root)
     results = [_result(f, rule_ids, root, fallback) for f in facts]
+    decision = getattr(result, "decision", None)  # a gate's: which findings the corpus already holds
+    if decision is not None:
+        blocking = {id(x) for x in tuple(decision.new) + tuple(decision.regressions)}
+        for finding, out in zip(result.findings, results):
+            if id(finding) in blocking:
+                out["baselineState"] = "new"
+            else:  # a known open failure: reported, not blocking
+                out["baselineState"], out["level"] = "unchanged", "note"
     results += [_case_result(c, rule_ids, fallback, root) for c in cases]
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "toolfuzz", "version": toolfuzz_version(), "informationUri": INFORMATION_URI,

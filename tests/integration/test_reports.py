@@ -129,6 +129,24 @@ def test_sarif_of_a_gate_shows_a_regressed_entry_and_an_empty_run_validates(sari
     assert list(sarif_validator.iter_errors(empty)) == [] and empty["runs"][0]["results"] == []
 
 
+def test_sarif_of_a_gate_tells_new_findings_from_known_open_ones(view, sarif_validator, tmp_path, monkeypatch):
+    """GitHub code scanning reads baselineState: what the corpus lacks is new (an error), what it
+    holds as an open failure is unchanged (a note), so the pull request shows only what it brought."""
+    from fuzzer.decisions import GateDecision
+    from fuzzer.gate import GateResult
+
+    monkeypatch.chdir(ROOT)
+    new, *known = view.findings
+    gate = GateResult(job="gate", label=TARGET, executions=view.executions, findings=list(view.findings),
+                      decision=GateDecision(new=(new,)))
+    log = json.loads(write("sarif", gate, tmp_path / "g.sarif"))
+    assert list(sarif_validator.iter_errors(log)) == []
+    results = {r["properties"]["signature"]: r for r in log["runs"][0]["results"]}
+    assert (results[new.signature.id]["baselineState"], results[new.signature.id]["level"]) == ("new", "error")
+    assert known and all((results[f.signature.id]["baselineState"], results[f.signature.id]["level"])
+                         == ("unchanged", "note") for f in known)
+
+
 def test_html_is_self_contained_and_shows_every_finding(view, tmp_path):
     page = write("html", view, tmp_path / "r.html")
     assert page.startswith("<!DOCTYPE html>")
