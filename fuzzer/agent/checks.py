@@ -163,7 +163,7 @@ def result_not_fed_back(ep: Episode) -> Optional[Violation]:
             found = _structured_feedback(ep, by_window[w], after, w)
         if found is not None:
             return found
-    return None if text else _unknown_ids(ep)
+    return None if text else (_unknown_ids(ep) or _unanswered_ids(ep))
 
 
 def _text_feedback(executions: list, before: dict, after: dict, w: int) -> Optional[Violation]:
@@ -213,6 +213,20 @@ def _unknown_ids(ep: Episode) -> Optional[Violation]:
                                   f"never issued")
         turn = ep.script.turn(w)
         issued.update(call_id(ep.script.shape, w, j) for j, c in enumerate(turn.calls) if c.raw is not None)
+    return None
+
+
+def _unanswered_ids(ep: Episode) -> Optional[Violation]:
+    """A request that carries an assistant message's call but no result for it: the OpenAI and
+    Anthropic APIs reject it (every call id needs a result — an error result for a call the loop
+    refused), so the loop fails in production where a fake that accepts anything never would."""
+    for w, request in enumerate(ep.requests):
+        answered = {message_id for message_id, _refs in request["results"]}
+        missing = [cid for cid in request.get("calls", ()) if cid not in answered]
+        if missing:
+            return _violation("result_not_fed_back", "unanswered call id", "a call the model made got no result",
+                              f"request {w + 1} carries the model's call {missing[0]} but no tool result for it "
+                              "(the API rejects that request; a refused call needs an error result)")
     return None
 
 

@@ -176,31 +176,38 @@ def _as_dict(message: Any) -> dict:
 
 
 def openai_feedback(messages: Any) -> dict:
-    """Each ``role: tool`` message: its ``tool_call_id`` and the refs its content mentions."""
-    found = []
+    """Each ``role: tool`` message: its ``tool_call_id`` and the refs its content mentions; and the
+    ids of the calls the assistant messages carry (each needs a tool message, the API says)."""
+    found, calls = [], []
     items = messages if isinstance(messages, (list, tuple)) else ()
     for message in items:
         m = message if type(message) is dict else _as_dict(message)
-        if m.get("role") in ("tool", "function"):
+        role = m.get("role")
+        if role in ("tool", "function"):
             content = m.get("content")
             found.append([m.get("tool_call_id"), refs_in(content if isinstance(content, str) else _text(content))])
-    return {"messages": len(items), "results": found}
+        elif role == "assistant" and isinstance(m.get("tool_calls"), (list, tuple)):
+            calls += [c.get("id") for c in map(_as_dict, m["tool_calls"]) if c.get("id")]
+    return {"messages": len(items), "results": found, "calls": calls}
 
 
 def anthropic_feedback(messages: Any) -> dict:
-    """Each ``tool_result`` block of a user message: its ``tool_use_id`` and the refs it mentions."""
-    found = []
+    """Each ``tool_result`` block of a user message: its ``tool_use_id`` and the refs it mentions;
+    and the ids of the ``tool_use`` blocks of assistant messages (each needs a result, the API says)."""
+    found, calls = [], []
     items = list(messages) if isinstance(messages, (list, tuple)) else []
     for message in items:
         m = _as_dict(message)
         content = m.get("content")
-        if m.get("role") != "user" or not isinstance(content, (list, tuple)):
+        if m.get("role") not in ("user", "assistant") or not isinstance(content, (list, tuple)):
             continue
         for block in content:
             b = _as_dict(block)
-            if b.get("type") == "tool_result":
+            if b.get("type") == "tool_result" and m.get("role") == "user":
                 found.append([b.get("tool_use_id"), refs_in(_text(b.get("content")))])
-    return {"messages": len(items), "results": found}
+            elif b.get("type") == "tool_use" and m.get("role") == "assistant" and b.get("id"):
+                calls.append(b["id"])
+    return {"messages": len(items), "results": found, "calls": calls}
 
 
 def text_feedback(messages: Any) -> dict:

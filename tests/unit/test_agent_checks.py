@@ -125,6 +125,57 @@ def test_result_not_fed_back(feed, key):
     assert verdicts(_openai_loop(right), script(TWO, FINAL)) == {}
 
 
+REFUSES_UNKNOWN = """
+import json
+
+
+def run(client, tools, user_input):
+    messages = [{"role": "user", "content": user_input}]
+    while True:
+        message = client.chat.completions.create(model="m", messages=messages).choices[0].message
+        if not message.tool_calls:
+            return message.content
+        messages.append(message)  # the SDK's own object, tool_calls and all
+        for c in message.tool_calls:
+            if c.function.name not in tools:
+                ANSWER  # a refused call
+                continue
+            result = tools[c.function.name](**json.loads(c.function.arguments))
+            messages.append({"role": "tool", "tool_call_id": c.id, "content": json.dumps(result)})
+"""
+
+
+@pytest.mark.parametrize("shape", ["openai", "anthropic"])
+def test_a_refused_call_left_without_a_result_is_not_fed_back(tmp_path: Path, monkeypatch, shape):
+    """The APIs reject a request whose assistant message holds a call no result answers; a loop
+    that skips an unknown tool silently breaks there, one that answers with an error does not."""
+    refused = script(turn("unknown_tool", call("fetch_weather", city="Paris")), FINAL, shape=shape)
+    if shape == "openai":
+        (tmp_path / "silent.py").write_text(REFUSES_UNKNOWN.replace("ANSWER", "pass"))
+        (tmp_path / "polite.py").write_text(REFUSES_UNKNOWN.replace("ANSWER", "messages.append({'role': 'tool', "
+                                                                    "'tool_call_id': c.id, 'content': 'unknown tool'})"))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        silent, polite = load_target("silent:run"), load_target("polite:run")
+    else:
+        def loop(answer):
+            def run(client, tools, user_input):
+                messages = [{"role": "user", "content": user_input}]
+                while True:
+                    reply = client.messages.create(model="m", max_tokens=100, messages=messages)
+                    uses = [b for b in reply.content if b.type == "tool_use"]
+                    if not uses:
+                        return "".join(b.text for b in reply.content if b.type == "text")
+                    messages.append({"role": "assistant", "content": reply.content})
+                    answers = [{"type": "tool_result", "tool_use_id": b.id, "content": "unknown tool"}
+                               for b in uses if b.name not in tools] if answer else []
+                    messages.append({"role": "user", "content": answers or "go on"})
+            return run
+        silent, polite = loop(False), loop(True)
+    found = verdicts(silent, refused)
+    assert found["result_not_fed_back"].signature.key == "result_not_fed_back|unanswered call id"
+    assert "result_not_fed_back" not in verdicts(polite, refused)
+
+
 def test_a_text_protocol_loop_that_forgets_a_result():
     def run(model, tools, user_input):
         history = [{"role": "user", "content": user_input}]

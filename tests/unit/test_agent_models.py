@@ -99,14 +99,25 @@ def test_feedback_reads_dicts_and_sdk_objects():
         tool_call_id: str
         content: str
 
-    messages = [{"role": "user", "content": "hi"},
+    from openai.types.chat import ChatCompletionMessage
+    from openai.types.chat.chat_completion_message_tool_call import ChatCompletionMessageToolCall, Function
+
+    # the assistant message as the SDK returns it (loops append it to their history as it is)
+    assistant = ChatCompletionMessage(role="assistant", content=None, tool_calls=[
+        ChatCompletionMessageToolCall(id="call_t1c1", type="function", function=Function(name="f", arguments="{}")),
+        ChatCompletionMessageToolCall(id="call_t1c2", type="function", function=Function(name="f", arguments="{}"))])
+    messages = [{"role": "user", "content": "hi"}, assistant,
                 {"role": "tool", "tool_call_id": "call_t1c1", "content": json.dumps({"ref": "tf-1-1"})},
                 ToolMessage(role="tool", tool_call_id="call_t1c2", content="{'ref': 'tf-1-2'}")]
-    assert openai_feedback(messages) == {"messages": 3, "results": [["call_t1c1", ["tf-1-1"]],
-                                                                   ["call_t1c2", ["tf-1-2"]]]}
-    blocks = [{"role": "user", "content": [
+    assert openai_feedback(messages) == {"messages": 4, "results": [["call_t1c1", ["tf-1-1"]],
+                                                                   ["call_t1c2", ["tf-1-2"]]],
+                                         "calls": ["call_t1c1", "call_t1c2"]}
+    blocks = [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_t1c1", "name": "f", "input": {}},
+                                                {"type": "tool_use", "id": "toolu_t1c2", "name": "f", "input": {}}]},
+              {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "toolu_t1c1", "content": "tf-1-1"},
         {"type": "tool_result", "tool_use_id": "toolu_t1c2", "content": [{"type": "text", "text": "ok tf-1-2"}]}]}]
     assert anthropic_feedback(blocks)["results"] == [["toolu_t1c1", ["tf-1-1"]], ["toolu_t1c2", ["tf-1-2"]]]
+    assert anthropic_feedback(blocks)["calls"] == ["toolu_t1c1", "toolu_t1c2"]
     assert text_feedback([{"role": "tool", "content": "tf-2-1 and tf-2-1"}, "tf-u1"])["refs"] == {"tf-2-1": 2,
                                                                                                  "tf-u1": 1}
