@@ -150,15 +150,15 @@ def result_not_fed_back(ep: Episode) -> Optional[Violation]:
         return None
     by_window: dict[int, list] = {}
     for e in ep.executions:
-        if e["call"] is not None and e["result"] is not None:
-            by_window.setdefault(e["window"], []).append(e)
+        if e["call"] is not None and (e["result"] is not None or e["error"] is not None):
+            by_window.setdefault(e["window"], []).append(e)  # a tool that raised needs an answer too
     text = ep.script.shape == "text"
     for w in sorted(by_window):
         if w < 0 or w + 1 >= len(ep.requests):
             continue  # no later request: nothing to feed back into
         before, after = ep.requests[w], ep.requests[w + 1]
         if text:
-            found = _text_feedback(by_window[w], before, after, w)
+            found = _text_feedback(ep, by_window[w], before, after, w)
         else:
             found = _structured_feedback(ep, by_window[w], after, w)
         if found is not None:
@@ -166,13 +166,21 @@ def result_not_fed_back(ep: Episode) -> Optional[Violation]:
     return None if text else (_unknown_ids(ep) or _unanswered_ids(ep))
 
 
-def _text_feedback(executions: list, before: dict, after: dict, w: int) -> Optional[Violation]:
+def _ref(ep: Episode, e: dict) -> str:
+    """The ref of an execution's result: what it answered, or (a tool that raised, whose message
+    names it) what the script holds for its call."""
+    if e["result"] is not None:
+        return e["result"]["ref"]
+    return ep.script.turn(e["window"]).calls[e["call"]].result["ref"]
+
+
+def _text_feedback(ep: Episode, executions: list, before: dict, after: dict, w: int) -> Optional[Violation]:
     needed: dict[str, int] = {}
     for e in executions:
-        needed[e["result"]["ref"]] = needed.get(e["result"]["ref"], 0) + 1
+        needed[_ref(ep, e)] = needed.get(_ref(ep, e), 0) + 1
     for ref, count in needed.items():
         if after["refs"].get(ref, 0) < before["refs"].get(ref, 0) + count:
-            e = next(x for x in executions if x["result"]["ref"] == ref)
+            e = next(x for x in executions if _ref(ep, x) == ref)
             return _violation("result_not_fed_back", "missing result", "an executed call's result was not fed back",
                               f"request {w + 2} does not carry the result of {_shown(e)}, executed in turn {w + 1} "
                               f"(its result holds ref {ref})")
@@ -186,12 +194,14 @@ def _structured_feedback(ep: Episode, executions: list, after: dict, w: int) -> 
         if calls[e["call"]].raw is None:
             continue  # the model wrote this call as text: it has no id to feed a result back under
         cid = call_id(ep.script.shape, w, e["call"])
-        ref = e["result"]["ref"]
         under = [refs for message_id, refs in results if message_id == cid]
         if not under:
             return _violation("result_not_fed_back", "missing result", "an executed call's result was not fed back",
                               f"request {w + 2} has no tool result for call {cid} ({_shown(e)}), "
-                              f"executed in turn {w + 1}")
+                              f"executed in turn {w + 1}" + (f" (its tool raised {e['error']})" if e["error"] else ""))
+        if e["result"] is None:
+            continue  # the tool raised: any answer under its id tells the model (the words are the loop's)
+        ref = e["result"]["ref"]
         if not any(ref in refs for refs in under):
             others = sorted({r for refs in under for r in refs})
             if others:

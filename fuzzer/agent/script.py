@@ -91,12 +91,15 @@ class ScriptCall:
     fake sends (OpenAI's ``function.arguments``; Anthropic's ``input`` is parsed from it, keeping
     its key order); None for text-protocol turns and for calls the fake does not emit as a tool call
     (an Anthropic model that wrote its call as text). ``result``: what the tool double answers.
+    ``fails``: the tool double raises :class:`fuzzer.agent.tools.ToolFailure` instead (its message
+    names the result's ref, so a loop that reports the failure to the model feeds the ref back).
     """
 
     name: str
     arguments: Optional[dict]
     raw: Optional[str] = None
     result: Any = None
+    fails: bool = False
 
     def to_json(self, *, compact: bool = False) -> dict:
         """``compact``: leave out what loading recomputes — the result (:func:`link_results`) and
@@ -108,6 +111,8 @@ class ScriptCall:
             data["raw"] = self.raw
         if not compact:
             data["result"] = self.result
+        if self.fails:
+            data["fails"] = True
         return data
 
     @classmethod
@@ -115,7 +120,8 @@ class ScriptCall:
         arguments = data.get("arguments")
         if "arguments" not in data and isinstance(data.get("raw"), str):
             arguments = json.loads(data["raw"])
-        return cls(name=data["name"], arguments=arguments, raw=data.get("raw"), result=data.get("result"))
+        return cls(name=data["name"], arguments=arguments, raw=data.get("raw"), result=data.get("result"),
+                   fails=bool(data.get("fails")))
 
 
 @dataclass
@@ -393,7 +399,7 @@ class Drafting:
 
 #: Steps whose calls are well formed and valid: a loop is expected to run them (when the
 #: duplicate rule allows), so the chain continues from their results.
-EXECUTABLE_STEPS = frozenset({"call", "parallel", "repeat", "chain_break", "runaway"})
+EXECUTABLE_STEPS = frozenset({"call", "parallel", "repeat", "chain_break", "runaway", "tool_error"})
 
 
 @step("call", weight=4)
@@ -438,6 +444,15 @@ def _repeat(source: Source, d: Drafting) -> list:
     step_no = next(i for i, t in enumerate(d.turns) if any(c is original for c in t.calls)) + 1
     note = f"turn {step_no}'s call again" + (", argument keys reordered" if reorder else "")
     return [d.calls_turn(source, "repeat", fmt, [d.structured(original.name, arguments)], note=note)]
+
+
+@step("tool_error", weight=1)
+def _tool_error(source: Source, d: Drafting) -> list:
+    """a valid call whose tool fails (raises): the loop must tell the model, not crash or drop it"""
+    fmt = d.format(source)
+    call = d.new_call(source, d.tool(source, fmt))
+    call.fails = True
+    return [d.calls_turn(source, "tool_error", fmt, [call], note="the tool raises ToolFailure")]
 
 
 @step("chain_break", weight=1)
@@ -611,7 +626,7 @@ def link_results(turns: list) -> None:
     so each new call is unrelated to it)."""
     for i, turn in enumerate(turns):
         for j, call in enumerate(turn.calls):
-            call.result = {"ok": True, "ref": f"tf-{i + 1}-{j + 1}", "data": []}
+            call.result = {"ok": not call.fails, "ref": f"tf-{i + 1}-{j + 1}", "data": []}
     for j, turn in enumerate(turns):
         if turn.chain_break or turn.mode == "stuck":
             continue

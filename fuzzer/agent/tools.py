@@ -35,10 +35,19 @@ class ToolBehaviour(Protocol):
     def respond(self, name: str, arguments: dict, scripted: Any) -> Any: ...
 
 
+class ToolFailure(RuntimeError):
+    """What a tool double raises for a call the script says fails (a service that is down): the
+    loop under test must report it to the model — the message names the result's ref — rather
+    than crash or go on as if the call had answered."""
+
+
 class ScriptedAnswers:
-    """The default behaviour: every execution succeeds with the scripted result."""
+    """The default behaviour: every execution answers with the scripted result, or raises
+    :class:`ToolFailure` where the script says the tool fails (``"ok": false``)."""
 
     def respond(self, name: str, arguments: dict, scripted: Any) -> Any:
+        if type(scripted) is dict and scripted.get("ok") is False:
+            raise ToolFailure(f"{name} failed: the service is unavailable (ref {scripted.get('ref')})")
         return scripted
 
 
@@ -135,4 +144,4 @@ def _shown(registry: Any) -> tuple:
 _SHOWN: dict = {}
 
 
-__all__ = ["ScriptedAnswers", "Tool", "ToolBehaviour", "ToolBox"]
+__all__ = ["ScriptedAnswers", "Tool", "ToolBehaviour", "ToolBox", "ToolFailure"]

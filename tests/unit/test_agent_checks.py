@@ -351,3 +351,44 @@ def test_a_call_the_model_wrote_as_text_needs_no_result_under_an_id():
     written = Turn(step="malformed", calls=[ScriptCall("get_weather", {"city": "Paris"})],
                    content='{"name": "get_weather", "arguments": {"city": "Paris"}}', note="written as text")
     assert verdicts(reads_text_calls, script(written, FINAL, shape="anthropic")) == {}
+
+
+FAILING = turn("tool_error", ScriptCall("get_weather", {"city": "Paris"}, raw='{"city": "Paris"}', fails=True))
+
+
+def _reporting_loop(report_failures: bool, catch: bool = True):
+    """An OpenAI loop that catches a tool's failure and either tells the model or drops it."""
+    def run(client, tools, user_input):
+        messages = [{"role": "user", "content": user_input}]
+        while True:
+            message = client.chat.completions.create(model="m", messages=messages).choices[0].message
+            if not message.tool_calls:
+                return message.content
+            messages.append(message)
+            for c in message.tool_calls:
+                try:
+                    content = json.dumps(tools[c.function.name](**json.loads(c.function.arguments)))
+                except Exception as exc:  # noqa: BLE001
+                    if not catch:
+                        raise
+                    if not report_failures:
+                        continue
+                    content = f"error: {exc}"
+                messages.append({"role": "tool", "tool_call_id": c.id, "content": content})
+    return run
+
+
+def test_a_tool_that_fails_must_be_reported_to_the_model_under_its_call_id():
+    s = script(FAILING, FINAL)
+    assert s.turns[0].calls[0].fails and ScriptCall.from_json(s.turns[0].calls[0].to_json()).fails
+    dropped = verdicts(_reporting_loop(report_failures=False), s)
+    assert dropped["result_not_fed_back"].signature.key == "result_not_fed_back|missing result"
+    assert "its tool raised ToolFailure" in dropped["result_not_fed_back"].reason
+    assert verdicts(_reporting_loop(report_failures=True), s) == {}
+
+
+def test_a_tool_failure_that_escapes_run_is_a_crash_unless_the_policy_declares_it():
+    s = script(FAILING, FINAL)
+    escaped = verdicts(_reporting_loop(True, catch=False), s)
+    assert escaped["crash"].signature.title.startswith("crash: fuzzer.agent.tools.ToolFailure in")
+    assert "crash" not in verdicts(_reporting_loop(True, catch=False), s, AgentPolicy(errors=("ToolFailure",)))
