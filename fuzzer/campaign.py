@@ -338,15 +338,24 @@ class CampaignJob(Job):
             finding.notes.append(f"history-dependent: fails only after {len(earlier)} earlier input(s) in the "
                                  "same process (they are part of the reproducer)")
             if finding.verdict in _TRUTH_VERDICTS:
-                self._rekey(finding, history_signature(finding.verdict.value))
+                self._rekey(finding, self._state_signature(finding))
         elif status == FLAKY:
             finding.notes.append("not reproducible alone: it did not fail again in a fresh worker, nor after the "
                                  "inputs that ran before it (state kept from longer ago, or nondeterminism)")
             finding.reason += " (not reproducible in a fresh worker)"
             if finding.verdict in _TRUTH_VERDICTS:
-                self._rekey(finding, history_signature(finding.verdict.value))
+                self._rekey(finding, self._state_signature(finding))
         elif finding.verdict is Verdict.CORRUPTION:  # it fails alone: file it by where it happens
             self._key_by_path(finding)
+
+    def _state_signature(self, finding: Finding) -> Any:
+        """Where a failure that needs earlier inputs is filed: with the finding of state kept between
+        calls of its kind (reduced to the inputs it needs, or not reproducible from the recent ones),
+        if there is one — one bug (a cache, a global buffer), whatever each input it spoils comes
+        back as, a corruption here, a rejection there."""
+        known = next((f for f in self.findings.values() if f is not finding and bool(f.history) == bool(finding.history)
+                      and f.signature.key.endswith("|history")), None)
+        return known.signature if known is not None else history_signature(finding.verdict.value)
 
     def _key_by_path(self, finding: Finding) -> None:
         """Re-key a corruption by the kind of damage and the target functions its input runs."""

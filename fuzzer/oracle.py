@@ -150,9 +150,10 @@ def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str
 
 
 def coarse_damage(key: Optional[str], words: str) -> tuple[str, str]:
-    """The kind of damage without the characters involved: ``string:-,+`` and ``string:-'+"`` are
-    both "a string argument was altered" (what a path signature keys by)."""
-    if key and key.startswith("string:") and key != "string:truncated":
+    """The kind of damage without the characters involved: ``string:-,+``, ``string:-'+"`` and a
+    string cut short are all "a string argument was altered" (what a path signature keys by: the
+    path is the bug — one unescaping pass shortens ``&amp;`` and rewrites ``&lt``, one finding)."""
+    if key and (key == "string" or key.startswith("string:")):
         return "string:altered", "a string argument was altered"
     if key is None or key.startswith("accepted:"):
         return "accepted", "the output denotes no faithful call, yet the target returned calls"

@@ -53,6 +53,9 @@ def _close_all() -> None:
         pool.close()
 
 
+#: Stacks dumped from a hung worker; the frames all of them share key the hang.
+HANG_DUMPS = 4
+
 _S = TypeVar("_S", bound="Started")
 
 
@@ -368,22 +371,24 @@ class WorkerPool(Started):
         return True
 
     def _stack_of(self, slot: _Slot, kind: str) -> tuple:
-        """The lost worker's Python stack: ask a hung one to dump it (twice, keeping the frames
-        both dumps share, so one stuck loop gets one stack whichever helper it was in at the
-        moment); a dead one already dumped it."""
+        """The lost worker's Python stack: ask a hung one to dump it (:data:`HANG_DUMPS` times,
+        keeping the frames every dump shares, so one stuck loop gets one stack whichever helper it
+        was in at the moment — with two dumps, a loop that spends most of its time in a helper was
+        caught there twice often enough to be two findings); a dead one already dumped it."""
         path = trace_path(self._zygote.pid, slot.index)
         if kind != "hung" or DUMP_SIGNAL is None or not slot.pid:
             return read_trace(path)
         first = self._dump(slot, path)
         if not first:
             return ()
-        second = self._dump(slot, path)
-        shared = []
-        for a, b in zip(first, second):  # outermost first
-            if a != b:
-                break
-            shared.append(a)
-        return tuple(shared) if shared else first
+        shared = list(first)
+        for _ in range(HANG_DUMPS - 1):  # a loop that calls a helper is caught in either, at random
+            later = self._dump(slot, path)
+            common = 0
+            while common < min(len(shared), len(later)) and shared[common] == later[common]:  # outermost first
+                common += 1
+            shared = shared[:common] if common else shared
+        return tuple(shared)
 
     def _dump(self, slot: _Slot, path: str) -> tuple:
         try:
