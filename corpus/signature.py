@@ -120,6 +120,15 @@ def hang_signature(*, frames: Sequence[Sequence[str]]) -> Signature:
     return _make("hang", f"hang|{';'.join(inner)}", f"hang: stuck in {inner[-1]}")
 
 
+def same_hang(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]) -> bool:
+    """Two hang stacks (outermost first) of one stuck loop: one is the other plus the frames of a
+    helper the loop calls (caught in ``_scan`` one time and in the ``skip_ws`` it calls the next).
+    Stacks that part ways are two hangs."""
+    a, b = [tuple(f) for f in a], [tuple(f) for f in b]
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return bool(shorter) and longer[:len(shorter)] == shorter
+
+
 def unsafe_signature(*, event: str, frames: Sequence[Sequence[str]]) -> Signature:
     """An unsafe action: the audit event (``exec``, ``os.system``, ``open`` for writing...) and the
     function of the target that took it — the innermost frame of a real file (not the ``<string>``

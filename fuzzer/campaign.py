@@ -23,7 +23,7 @@ from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalE
                            Progress, StopReason)
 from fuzzer.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
 from fuzzer.isolation.outcome import Outcome
-from corpus.signature import history_signature, slow_signature
+from corpus.signature import history_signature, same_hang, slow_signature
 from strategies._internal.sample import Sample
 from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict
@@ -237,6 +237,11 @@ class CampaignJob(Job):
         level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
         signature = self.oracles[level].signature(sample, judgment, outcome)
         found = self.findings.get(self._alias.get(signature.id, signature.id))
+        if found is None and judgment.verdict is Verdict.HANG and outcome.frames:
+            found = next((f for f in self.findings.values() if f.verdict is Verdict.HANG
+                          and same_hang(f.outcome.frames, outcome.frames)), None)
+            if found is not None:  # one stuck loop, caught in a helper it calls: one finding
+                self._alias[signature.id] = found.signature.id
         if found is not None:
             if found.signature.id != signature.id and "|path|" in found.signature.key and \
                     self._suspect(found, failure, level):

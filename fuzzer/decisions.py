@@ -96,7 +96,7 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
         else:
             held.append(r)
     for f in findings:
-        sid = f.signature.id
+        sid = _known_as(f, known)
         if sid in ignored_ids:
             ignored.append(f)
         elif sid not in known:
@@ -106,6 +106,19 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
     return GateDecision(regressions=tuple(regressions), new=tuple(new), known=tuple(held), passed=tuple(passed),
                         unjudged=tuple(unjudged), ignored=tuple(ignored), nothing_tested=nothing_tested,
                         unreadable=tuple(unreadable))
+
+
+def _known_as(finding: Any, known: dict) -> str:
+    """The signature the corpus holds ``finding`` under: its own, or — a hang caught one helper
+    deeper or shallower than when it was stored (:func:`corpus.signature.same_hang`) — the entry's."""
+    from corpus.signature import same_hang
+
+    sid = finding.signature.id
+    frames = getattr(getattr(finding, "best_outcome", None), "frames", None)
+    if sid in known or getattr(finding, "verdict_name", None) != "hang" or not frames:
+        return sid
+    return next((signature for signature, entry in known.items() if entry.verdict == "hang"
+                 and (entry.scenario or {}).get("frames") and same_hang(entry.scenario["frames"], frames)), sid)
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,

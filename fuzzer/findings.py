@@ -182,6 +182,9 @@ class Finding(ShrunkFinding):
                                   "count": g.counts[0], "exponent": round(g.exponent, 2)}
         if self.match_id:
             scenario["match"] = self.match_id
+        if self.verdict.value == "hang" and getattr(self.best_outcome, "frames", None):
+            # the stack it was stuck in: replay calls a hang caught one helper deeper the same one
+            scenario["frames"] = [list(f) for f in self.best_outcome.frames]
         return scenario or None
 
     def to_entry(self, *, target: str, version: Optional[str] = None) -> Any:

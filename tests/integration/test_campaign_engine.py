@@ -219,3 +219,23 @@ def test_shrinking_a_hang_does_not_rerun_the_same_hanging_text():
     assert all(torture.rare(text) for text in hung)  # every hang was pinned on a triggering input
     # found once, then at most one re-check by each of the two shrinking stages
     assert max(hung.values()) <= 3, hung.most_common(3)
+
+
+def test_one_stuck_loop_is_one_hang_whichever_helper_its_stack_was_caught_in():
+    """A loop that spins calling a helper is dumped sometimes in the loop, sometimes in the helper;
+    the two stacks are one hang (one extends the other), filed once and counted there."""
+    with pool_for("tests.integration.targets.buggy:stuck_scanner", timeout=0.3) as pool:
+        campaign = run_campaign(pool, tool="get_weather", seed=1, max_examples=3000, formats=["hermes"],
+                                shrink_budget_s=2.0)
+    hangs = [f for f in campaign.result_.findings if f.verdict is Verdict.HANG]
+    assert len(hangs) == 1, [(f.title, f.outcome.frames) for f in hangs]
+    assert hangs[0].count >= 2 and hangs[0].outcome.frames[-1][1] in ("stuck_scanner", "_skip_spaces")
+    # replayed from the corpus, it is the same entry whichever of the two frames the dump catches
+    from fuzzer.harness import ReplayContext, load_harnesses
+
+    entry = hangs[0].to_entry(target="tests.integration.targets.buggy:stuck_scanner")
+    for frames in ([["buggy.py", "stuck_scanner"]], [["buggy.py", "stuck_scanner"], ["buggy.py", "_skip_spaces"]]):
+        entry.scenario = {**(entry.scenario or {}), "frames": frames}
+        (replayed,) = load_harnesses()["parser"].replay([("e.json", entry)], "tests.integration.targets.buggy:stuck_scanner",
+                                                       ReplayContext(registry=REGISTRY, cwd=str(ROOT), timeout=0.3))
+        assert (replayed.status, replayed.signature) == ("fail", entry.signature), replayed

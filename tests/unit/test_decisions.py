@@ -106,3 +106,23 @@ def test_every_entry_lands_in_exactly_one_bucket(rows, found):
 def test_campaign_exit_codes(findings, corpus, nothing, interrupted, code):
     assert campaign_exit_code(findings=findings, corpus_failing=corpus, nothing_tested=nothing,
                               interrupted=interrupted) == code
+
+
+def test_the_gate_knows_a_hang_caught_one_helper_deeper_than_the_stored_entry():
+    from types import SimpleNamespace
+
+    from corpus.signature import hang_signature
+    from fuzzer.decisions import decide_gate
+
+    stored = [("p.py", "parse"), ("p.py", "_scan")]
+    entry = SimpleNamespace(signature=hang_signature(frames=stored).id, verdict="hang", status="open",
+                            scenario={"frames": [list(f) for f in stored]})
+    deeper = stored + [("_common.py", "skip_ws")]
+    elsewhere = [("p.py", "parse"), ("p.py", "_read")]
+
+    def finding(frames):
+        return SimpleNamespace(signature=hang_signature(frames=frames), verdict_name="hang",
+                               best_outcome=SimpleNamespace(frames=tuple(frames)))
+    decision = decide_gate([], [finding(deeper)], {entry.signature: entry})
+    assert not decision.blocked and not decision.new
+    assert decide_gate([], [finding(elsewhere)], {entry.signature: entry}).new  # another hang: new

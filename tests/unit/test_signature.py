@@ -74,3 +74,20 @@ def test_two_rejection_bugs_behind_one_wrap_of_the_decoder_stay_two():
     assert extraction.id != rewrite.id
     # the same bug with other positions in the message is one
     assert wrapped('Sure! {"name": "x"}').id == extraction.id
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from corpus.signature import same_hang  # noqa: E402
+
+_FRAME = st.tuples(st.sampled_from(["p.py", "_common.py"]), st.sampled_from(["parse", "_scan", "skip_ws", "read"]))
+
+
+@given(st.lists(_FRAME, min_size=1, max_size=5), st.lists(_FRAME, max_size=3))
+def test_a_hang_stack_and_its_extension_into_a_helper_are_one_hang(stack, deeper):
+    assert same_hang(stack, stack + deeper) and same_hang(stack + deeper, stack)
+
+
+def test_hang_stacks_that_part_ways_are_two_hangs():
+    assert not same_hang([("p.py", "parse"), ("p.py", "_scan")], [("p.py", "parse"), ("p.py", "_read")])
+    assert not same_hang([], [("p.py", "parse")])  # no stack: nothing to tell

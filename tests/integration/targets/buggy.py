@@ -76,3 +76,23 @@ def two_drop_paths(text):
     if '"parameters"' in text:
         return [{"name": c["name"], "arguments": {}} for c in calls]
     return [{"name": c["name"], "arguments": _without_empty(c["arguments"])} for c in calls]
+
+
+def _skip_spaces(text, index):
+    while index < len(text) and text[index] in " \n\t":
+        index += 1
+    return index
+
+
+def stuck_scanner(text):
+    """One hang: a scan for tool-call bodies that never moves past an empty one. The stuck loop
+    spends its time in the helper it calls, so a stack dump catches it in either function."""
+    from fuzzer.targets.reference import parse
+
+    position = text.find("<tool_call>")
+    while position >= 0:
+        body = _skip_spaces(text, position + len("<tool_call>"))
+        if text.startswith("</tool_call>", body):
+            continue  # the bug: position never advances past an empty body
+        position = text.find("<tool_call>", body)
+    return parse(text)
