@@ -545,6 +545,7 @@ class CampaignJob(Job):
         self.result_.unsupported.update({f"{prefix}{k}": v for k, v in report.unsupported.items()})
         yield FormatsProbed(supported=dict(report.supported), unsupported=dict(report.unsupported), label=name)
         yield from self._settle()
+        yield self._progress(Phase.PROBING, name)  # the bar counts the probes and what they found
         if report.contract_problem:
             return report.contract_problem
         if not report.supported:

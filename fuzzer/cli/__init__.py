@@ -19,9 +19,28 @@ def translate_errors(command: Callable) -> Callable:
         try:
             return command(*args, **kwargs)
         except ToolfuzzError as exc:
-            raise ConfigError(str(exc)) from None
+            raise ConfigError(_naming_the_file(str(exc))) from None
 
     return wrapper
+
+
+def _naming_the_file(message: str) -> str:
+    """An error about an option's value (``--reject-on 'x:Y': ...``) whose value came from the
+    config file names the file and key, not a flag the user never typed."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or not message.startswith("--"):
+        return message
+    from click.core import ParameterSource
+
+    from fuzzer.cli.config_cmd import current_config, setting_of
+
+    flag = message.split(" ", 1)[0].rstrip(":")
+    param = next((p for p in ctx.command.params if flag in getattr(p, "opts", ())), None)
+    key = setting_of(param) if param is not None else None
+    if key is None or ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT_MAP:
+        return message
+    config = current_config(ctx)
+    return f"{config.where}: {key}{message[len(flag):]}" if config.path else message
 
 
 def load_registry(tools_file: str | None) -> Any:
