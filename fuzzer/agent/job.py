@@ -56,6 +56,8 @@ class AgentSettings:
     cwd: Optional[str] = None
     shrink: bool = True
     shrink_budget_s: float = 10.0  # at most, per finding
+    max_failures: Optional[int] = None  # stop after this many distinct failures (-x: 1)
+    ignore: frozenset = frozenset()  # signatures never reported
 
     def to_json(self) -> dict:
         return {"agent": self.agent, "tools": self.tools_file, "shape": self.shape, "formats": list(self.formats),
@@ -135,6 +137,8 @@ class AgentCampaign(Job):
 
     def _out_of_budget(self) -> Optional[StopReason]:
         s = self.settings
+        if s.max_failures is not None and len(self.findings) >= s.max_failures:
+            return StopReason.MAX_FAILURES
         if s.max_examples is not None and self._result.executions >= s.max_examples:
             return StopReason.MAX_EXAMPLES
         remaining = self._remaining()
@@ -231,6 +235,10 @@ class AgentCampaign(Job):
             if known is not None:
                 known.count += 1
                 continue
+            if v.signature.id in self.settings.ignore:
+                continue
+            if self.settings.max_failures is not None and len(self.findings) >= self.settings.max_failures:
+                continue  # one batch can show several new bugs: --max-failures N reports N
             finding = AgentFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, script=script,
                                    choices=choices, trace=trace, agent=self.settings.agent,
                                    policy=self.settings.policy, tools=self.settings.tools_file,

@@ -58,6 +58,9 @@ def summary_lines(result: Any) -> list[str]:
                    "keys. Default: ./pyproject.toml's [tool.toolfuzz.agent], else the defaults (see --explain).")
 @options.run_limits(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
                           "--max-examples.")
+@options.max_failures
+@options.exitfirst
+@options.ignore
 @options.reports
 @options.optional_corpus("Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
 @options.shrink("Shrink each failure to the shortest script that shows it.")
@@ -67,7 +70,7 @@ def summary_lines(result: Any) -> list[str]:
 def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, policy_file: Optional[str],
           budget_s: Optional[float], max_examples: Optional[int], seed: int, timeout: float, workers: int,
           memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, explain: bool, quiet: bool,
-          **report_paths: Any) -> None:
+          max_failures: Optional[int], exitfirst: bool, ignore: tuple, **report_paths: Any) -> None:
     """Play generated scripts of model turns against a tool-use loop and judge what it does.
 
     Each episode calls run(model, tools, user_input) with a scripted model that answers from a
@@ -80,6 +83,7 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
     from fuzzer.agent.checks import CHECKS
     from fuzzer.agent.job import AgentCampaign, AgentSettings
     from fuzzer.agent.policy import load_policy
+    from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.corpus_writer import CorpusWriter
     from fuzzer.parser_harness import target_version
@@ -110,7 +114,8 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
     settings = AgentSettings(agent=agent, tools_file=tools_file, shape=shape, formats=tuple(formats) or ("json",),
                              policy=policy, seed=seed, budget_s=budget_s, max_examples=max_examples, timeout=timeout,
                              workers=workers, memory_limit_mb=memory_limit_mb, cwd=os.getcwd(), shrink=shrink,
-                             shrink_budget_s=min(10.0, max(2.0, (budget_s or 40.0) / 4)))
+                             shrink_budget_s=min(10.0, max(2.0, (budget_s or 40.0) / 4)),
+                             max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore))
     job = AgentCampaign(settings, registry=registry)
     handlers: list = []
     writer = None

@@ -55,6 +55,9 @@ def _load_scenario(value: str, registry: Any) -> Any:
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
               help="Real seconds one scenario may run before it counts as a hang (time inside is virtual).")
 @options.memory
+@options.max_failures
+@options.exitfirst
+@options.ignore
 @options.reports
 @options.optional_corpus("Add each violation's minimal scenario to this corpus (entry kind 'executor').")
 @click.option("--explain", is_flag=True, help="Print the policy in effect (and where it came from), then exit.")
@@ -72,7 +75,8 @@ def _load_scenario(value: str, registry: Any) -> Any:
 def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Optional[str], budget_s: Optional[float],
              max_examples: Optional[int], seed: int, timeout: float, memory_limit_mb: int,
              corpus_dir: Optional[str], explain: bool, http: bool, implementations: Optional[str],
-             replay_scenario: Optional[str], shrink: bool, quiet: bool, **report_paths: Any) -> None:
+             replay_scenario: Optional[str], shrink: bool, quiet: bool, max_failures: Optional[int], exitfirst: bool,
+             ignore: tuple, **report_paths: Any) -> None:
     """Inject faults into the tools a tool executor calls and check what it promises: retries only of
     transient failures, bounded backoff honouring Retry-After, a circuit breaker, validation before
     execution, no repeated side effects, structured fallbacks, deadlines, no leaked secrets.
@@ -80,6 +84,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     Exit status: 0 no violation, 1 violations found, 2 usage or configuration error (130 when
     interrupted before finding anything).
     """
+    from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.executor_console import summary_lines
     from fuzzer.corpus_writer import CorpusWriter
@@ -111,7 +116,8 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     settings = ExecutorSettings(executor=executor, tools_file=tools_file, policy_file=policy_file, seed=seed,
                                 budget_s=budget_s, max_examples=max_examples, timeout=timeout,
                                 memory_limit_mb=memory_limit_mb, http=http, implementations=implementations,
-                                shrink=shrink)
+                                shrink=shrink, max_failures=1 if exitfirst else max_failures,
+                                ignore=read_ignore(ignore))
     scenario = _load_scenario(replay_scenario, registry) if replay_scenario else None
     pool = open_pool(settings, policy, registry)  # a bad --executor fails here, before any output
     try:

@@ -57,6 +57,8 @@ class ExecutorSettings:
     workers: int = 1
     max_steps: int = 12
     cwd: str = field(default_factory=os.getcwd)
+    max_failures: Optional[int] = None  # stop after this many distinct violations (-x: 1)
+    ignore: frozenset = frozenset()  # signatures never reported
 
     def worker_config(self, policy: Any, registry: Any) -> WorkerConfig:
         return WorkerConfig(executor=self.executor, tools_file=_absolute(self.tools_file, self.cwd), cwd=self.cwd,
@@ -281,6 +283,8 @@ class ExecutorCampaign(Job):
             runner.shutdown(wait=True)
 
     def _stop(self, submitted: int, batch: int) -> Optional[StopReason]:
+        if self.settings.max_failures is not None and len(self._by_signature) >= self.settings.max_failures:
+            return StopReason.MAX_FAILURES
         if self.settings.max_examples is not None and submitted >= self.settings.max_examples:
             return StopReason.MAX_EXAMPLES
         left = self._left()
@@ -316,10 +320,15 @@ class ExecutorCampaign(Job):
                 r.faults[inv["fault"]] = r.faults.get(inv["fault"], 0) + 1
         for verdict in {v.verdict for v in violations}:
             r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+        limit = self.settings.max_failures
         for v in violations:
             known = self._by_signature.get(v.signature.id)
             if known is not None:
                 known.count += 1
+            elif v.signature.id in self.settings.ignore:
+                continue
+            elif limit is not None and len(self._by_signature) + len(self._unconfirmed) >= limit:
+                continue  # one batch can show several new bugs: --max-failures N reports N
             elif not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
                 self._unconfirmed.append((scenario, trace, v))
 

@@ -218,3 +218,17 @@ def test_the_budget_is_a_limit_when_episodes_hang_and_a_cut_shrink_is_not_called
     (hang,) = [f for f in result.report()["failures"] if f["verdict"] == "hang"]
     assert hang["minimized"] is (not hang["shrink_note"]), hang  # cut off or never started: not minimal
     assert ("minimal script" in result.stdout) is hang["minimized"]
+
+
+def test_exitfirst_max_failures_and_ignore_limit_what_an_agent_run_reports(cli, shared_once):
+    everything = [f["signature"] for f in naive_campaign(shared_once)["report"]["failures"]]
+    first = cli("agent", "--agent", NAIVE, "--max-examples", "80", "--seed", "1", "-x", "--report", "r.json", "-q")
+    assert first.code == 1 and len(first.report()["failures"]) == 1
+    assert first.report()["stop_reason"] == "max_failures"
+    two = cli("agent", "--agent", NAIVE, "--max-examples", "80", "--seed", "1", "--max-failures", "2",
+              "--report", "r.json", "-q")
+    assert len(two.report()["failures"]) == 2
+    ignored = cli("agent", "--agent", NAIVE, "--max-examples", "80", "--seed", "1", "--ignore", everything[0],
+                  "--report", "r.json", "-q")
+    kept = [f["signature"] for f in ignored.report()["failures"]]
+    assert everything[0] not in kept and set(kept) <= set(everything) and kept

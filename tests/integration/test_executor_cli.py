@@ -116,3 +116,17 @@ def test_ctrl_c_finishes_the_report(tmp_path, executor, code):
     assert proc.returncode == code, (out, err)
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["stop_reason"] == "interrupted" and report["executions"] > 0
+
+
+def test_exitfirst_max_failures_and_ignore_limit_what_an_executor_run_reports(tmp_path):
+    def run(*extra):
+        result = run_cli(tmp_path, "executor", "--executor", NAIVE, "--max-examples", "400", "--seed", "1",
+                         "--no-shrink", "--report", "r.json", "-q", *extra)
+        return result, [f["signature"] for f in result.report()["failures"]]
+    everything = run()[1]
+    assert len(everything) >= 3
+    first, found = run("-x")
+    assert first.code == 1 and len(found) == 1 and first.report()["stop_reason"] == "max_failures"
+    assert len(run("--max-failures", "2")[1]) == 2
+    kept = run("--ignore", everything[0])[1]
+    assert kept and everything[0] not in kept and set(kept) <= set(everything)
