@@ -22,8 +22,8 @@ examples, no time limit) and fails the test with the findings::
     def test_parser_survives_toolfuzz(toolfuzz_campaign):
         toolfuzz_campaign("mypkg.parsing:parse", tool="get_weather", max_examples=2000)
 
-The engine is reached through :meth:`EngineSession._replay_every_kind` (each harness's own
-replay) and :func:`run_campaign`, the only places to change when the engine's job API moves.
+The engine is reached through :meth:`EngineSession._replay_every_kind` (the replay job of
+``fuzz replay``) and :func:`run_campaign`, the only places to change when the engine's job API moves.
 Executor and agent entries replay on ``--toolfuzz-executor`` / ``--toolfuzz-agent``; without
 one, entries of that kind are skipped, saying which option runs them.
 """
@@ -158,32 +158,18 @@ class EngineSession:
         return self._replayed
 
     def _replay_every_kind(self) -> list:
-        """Parser entries on the target's pool; executor and agent entries through their harness's
-        own replay (entries of a kind whose reference was not given are unjudged, and skipped)."""
+        """Every entry replayed as ``fuzz replay`` replays it (:class:`fuzzer.replay.ReplayJob`: each
+        kind through its harness, entries of a kind whose reference was not given unjudged)."""
         from corpus.store import CorpusStore
-        from fuzzer.harness import ReplayContext, load_harnesses
+        from fuzzer.harness import ReplayContext
+        from fuzzer.pipeline import run_job
+        from fuzzer.replay import ReplayJob
 
         s = self.settings
-        items = CorpusStore(s.corpus).entries()
-        parsers = [(p, e) for p, e in items if e.kind == "parser"]
-        replayed = []
-        if parsers:
-            if s.target:
-                pool = self.pool(target=s.target, reject_on=s.reject_on, timeout=s.timeout)
-                from fuzzer.parser_harness import replay_entries as replay
-
-                replayed += replay(parsers, run=pool.run, registry=self.registry(s.tools), level=s.level)
-            else:  # unjudged: skipped, naming the option
-                replayed += load_harnesses()["parser"].replay(parsers, None, ReplayContext())
-        harnesses = load_harnesses()
         context = ReplayContext(registry=self.registry(s.tools), tools_file=s.tools, level=s.level,
                                 timeout=s.timeout, reject_on=s.reject_on, cwd=s.cwd, seed=s.seed)
-        for kind in sorted({e.kind for _, e in items} - {"parser"}):
-            harness = harnesses.get(kind)
-            mine = [(p, e) for p, e in items if e.kind == kind]
-            if harness is not None:
-                replayed += harness.replay(mine, s.reference(kind), context)
-        return replayed
+        references = {kind: s.reference(kind) for kind in ("parser", "executor", "agent")}
+        return run_job(ReplayJob(CorpusStore(s.corpus), references, context)).result.replayed
 
     def close(self) -> None:
         for pool in self._pools.values():

@@ -119,3 +119,19 @@ def test_agent_entries_replay_on_the_loop_given_and_are_skipped_without_one(pyte
                                             "fuzzer.targets.naive:parse", "-p", "no:cacheprovider", "-rs")
     skipped.assert_outcomes(skipped=len(signatures))
     assert "give --toolfuzz-agent M:A to run it" in skipped.stdout.str()
+
+
+def test_a_corpus_of_parser_and_agent_entries_runs_the_kind_given_and_skips_the_other(pytester):
+    """Only --toolfuzz-agent: the agent entries are judged and the parser ones skipped (they were
+    all failed with "cannot replay the corpus" while the parser's target was missing)."""
+    from tests.conftest import run_cli
+
+    for args in (("agent", "--agent", "fuzzer.targets.agent_naive:run"),
+                 ("campaign", "--tool", "get_weather", "--target", "fuzzer.targets.naive:parse")):
+        assert run_cli(pytester.path, *args, "--max-examples", "300", "--seed", "1", "--corpus", "fuzz-corpus",
+                       "-q").code == 1
+    kinds = [e.kind for _, e in CorpusStore(pytester.path / "fuzz-corpus").entries()]
+    result = pytester.runpytest_subprocess("--toolfuzz", "--toolfuzz-corpus", "fuzz-corpus", "--toolfuzz-agent",
+                                           "fuzzer.targets.agent_naive:run", "-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(xfailed=kinds.count("agent"), skipped=kinds.count("parser"))
+    assert "give --toolfuzz-target M:A to run it" in result.stdout.str()
