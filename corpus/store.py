@@ -145,6 +145,14 @@ class Entry:
         """Size of the entry's input (shortlex); the corpus keeps the smallest per signature."""
         return shortlex(self.text)
 
+    def holds_hang(self, frames: Any) -> bool:
+        """This is a hang entry stuck in the loop ``frames`` shows (caught in the same function,
+        or in a helper of it: :func:`corpus.signature.same_hang`)."""
+        from corpus.signature import same_hang
+
+        stored = (self.scenario or {}).get("frames")
+        return self.verdict == "hang" and bool(stored) and bool(frames) and same_hang(stored, frames)
+
     @property
     def file_name(self) -> str:
         """``<first 16 hex of sha256 over the canonical signature and text>.json``."""

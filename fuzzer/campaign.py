@@ -358,8 +358,8 @@ class CampaignJob(Job):
         calls of its kind (reduced to the inputs it needs, or not reproducible from the recent ones),
         if there is one — one bug (a cache, a global buffer), whatever each input it spoils comes
         back as, a corruption here, a rejection there."""
-        known = next((f for f in self.findings.values() if f is not finding and bool(f.history) == bool(finding.history)
-                      and f.signature.key.endswith("|history")), None)
+        known = next((f for f in self.findings.values() if f is not finding and f.signature.key.endswith("|history")
+                      and bool(f.history) == bool(finding.history)), None)
         return known.signature if known is not None else history_signature(finding.verdict.value)
 
     def _key_by_path(self, finding: Finding) -> None:

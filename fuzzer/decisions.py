@@ -111,14 +111,11 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
 def _known_as(finding: Any, known: dict) -> str:
     """The signature the corpus holds ``finding`` under: its own, or — a hang caught one helper
     deeper or shallower than when it was stored (:func:`corpus.signature.same_hang`) — the entry's."""
-    from corpus.signature import same_hang
-
     sid = finding.signature.id
-    frames = getattr(getattr(finding, "best_outcome", None), "frames", None)
-    if sid in known or getattr(finding, "verdict_name", None) != "hang" or not frames:
+    if sid in known or getattr(finding, "verdict_name", None) != "hang":
         return sid
-    return next((signature for signature, entry in known.items() if entry.verdict == "hang"
-                 and (entry.scenario or {}).get("frames") and same_hang(entry.scenario["frames"], frames)), sid)
+    frames = getattr(getattr(finding, "best_outcome", None), "frames", None)
+    return next((signature for signature, entry in known.items() if entry.holds_hang(frames)), sid)
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,

@@ -173,7 +173,7 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
 def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> str:
     """The signature an entry's failure has now, keyed as the campaign keys it: a history-
     dependent one by "history", a re-keyed corruption by the functions its input runs."""
-    from corpus.signature import history_signature, same_hang
+    from corpus.signature import history_signature
     from fuzzer.oracle import Verdict
 
     signature = oracle.signature(sample, judgment, outcome).id
@@ -181,8 +181,7 @@ def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ent
     if history_of(entry) and judgment.verdict.value == entry.verdict and judgment.verdict in (
             Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY):
         return history_signature(judgment.verdict.value).id
-    if judgment.verdict is Verdict.HANG and entry.verdict == "hang" and scenario.get("frames") and \
-            same_hang(scenario["frames"], getattr(outcome, "frames", ())):
+    if judgment.verdict is Verdict.HANG and entry.holds_hang(getattr(outcome, "frames", ())):
         return entry.signature  # the same stuck loop, caught in another of its helpers
     if scenario.get("match", entry.signature) == signature:
         # the same failure the entry was filed for (an entry the campaign had no time to key by

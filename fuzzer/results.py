@@ -145,10 +145,15 @@ class JobResult:
         raise NotImplementedError
 
 
+def shown_input(report: dict) -> str:
+    """The input a finding's report shows: its minimized one, else the one found."""
+    return report.get("minimized_input") or report.get("input") or ""
+
+
 def _detail(finding: Any) -> str:
     report = finding.to_report()
     lines = [f"{report.get('verdict')}: {report.get('reason') or ''}".rstrip()]
-    shown = report.get("minimized_input") or report.get("input")
+    shown = shown_input(report)
     if shown:
         lines.append(f"input: {shown}")
     for key in ("exception", "reproduce"):
@@ -157,4 +162,5 @@ def _detail(finding: Any) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase", "shown"]
+__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase", "shown",
+           "shown_input"]

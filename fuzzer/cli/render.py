@@ -10,7 +10,7 @@ import os
 from typing import Any, Optional
 
 from fuzzer.report import compact, preview
-from fuzzer.results import FAILED, PASSED, SKIPPED
+from fuzzer.results import FAILED, PASSED, SKIPPED, shown_input
 from strategies._internal.sample import ANOMALY_CLASSES
 
 TRUTH_VERDICTS = ("corruption", "false_reject", "missed_anomaly")
@@ -114,10 +114,6 @@ def replay_lines(result: Any) -> list[str]:
     return lines
 
 
-def _shown(report: dict) -> str:
-    return report.get("minimized_input") or report.get("input") or ""
-
-
 def gate_lines(result: Any) -> list[str]:
     d = result.decision
     regressions = len(d.corpus_regressions)
@@ -133,7 +129,7 @@ def gate_lines(result: Any) -> list[str]:
             lines.append(f"REGRESSION {x.entry.signature} ({x.entry.title}): {preview(x.entry.text)}")
         else:
             report = x.to_report()
-            lines.append(f"REGRESSION {x.signature.id} ({report['title']}): {preview(_shown(report))}")
+            lines.append(f"REGRESSION {x.signature.id} ({report['title']}): {preview(shown_input(report))}")
     for x in d.new:
         if hasattr(x, "entry"):
             lines.append(f"NEW {x.signature} (corpus entry {os.path.basename(x.path)} now fails differently): "
@@ -141,7 +137,7 @@ def gate_lines(result: Any) -> list[str]:
         else:
             report = x.to_report()
             lines.append(f"NEW {x.signature.id} ({report['title']})")
-            lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(_shown(report))}")
+            lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(shown_input(report))}")
             if report.get("reproduce"):
                 lines.append(f"    reproduce: {report['reproduce']}")
     for x in d.unjudged:

@@ -174,11 +174,9 @@ def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str]
         inner.append((path, func))
     while inner and os.path.basename(inner[0][0]) == os.path.basename(_INSTRUMENT):
         inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
-    outer_first = inner[::-1]
-    kept = without_library_tail(outer_first)  # see fuzzer/frames.py
-    if target_only and outer_first and in_stdlib(outer_first[-1][0]) and len(kept) == len(outer_first):
-        return ()  # every frame is the standard library's: the worker was importing, not running the target
-    return tuple((os.path.basename(path), func) for path, func in kept[-TRACE_FRAMES:])
+    if target_only and all(in_stdlib(path) for path, _ in inner):
+        return ()  # only the standard library's frames: the worker was importing, not running the target
+    return tuple(named(without_library_tail(inner[::-1]), TRACE_FRAMES))  # see fuzzer/frames.py
 
 
 def _max_fd() -> int:

@@ -112,11 +112,12 @@ def test_the_gate_knows_a_hang_caught_one_helper_deeper_than_the_stored_entry():
     from types import SimpleNamespace
 
     from corpus.signature import hang_signature
+    from corpus.store import Entry
     from fuzzer.decisions import decide_gate
 
     stored = [("p.py", "parse"), ("p.py", "_scan")]
-    entry = SimpleNamespace(signature=hang_signature(frames=stored).id, verdict="hang", status="open",
-                            scenario={"frames": [list(f) for f in stored]})
+    entry = Entry(text="<tool_call></tool_call>", signature=hang_signature(frames=stored).id, verdict="hang",
+                  scenario={"frames": [list(f) for f in stored]})
     deeper = stored + [("_common.py", "skip_ws")]
     elsewhere = [("p.py", "parse"), ("p.py", "_read")]
 
