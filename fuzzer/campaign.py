@@ -668,7 +668,8 @@ class CampaignJob(Job):
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
                           shrink_complete=slow.reduced_fully, growth=growth,
                           shrink_note="" if slow.reduced_fully else
-                          "not minimized: the budget ran out while the text around the run was reduced")
+                          "not minimized: the reduction of the text around the run stopped (out of measurements "
+                          "or budget) before every character was tried")
         self.findings[signature.id] = finding
         self.pending.append(finding)
 
