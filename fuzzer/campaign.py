@@ -29,15 +29,19 @@ from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
-from fuzzer.schedule import Prefetcher
 from fuzzer.shrink import FindingShrinker, size_key
 
 #: Seconds between Progress events.
 PROGRESS_EVERY = 1.0
 #: Consecutive empty batches after which a tool's fuzzing stops (every selected operator refused).
 EMPTY_BATCHES = 3
-#: Most passing inputs re-run per batch to catch nondeterminism.
+#: Most passing inputs re-run per batch (or order) to catch nondeterminism.
 RERUNS_PER_BATCH = 8
+#: Orders in one round of the structured arm (two are in flight per worker; between rounds the
+#: job confirms, shrinks, reports, and plans the next round from what this one built). The same
+#: for up to 4 workers, so the number of workers does not change a seed's run; more workers get
+#: two orders each.
+ROUND_ORDERS = 8
 
 
 #: Failures of each path-keyed corruption traced before they count towards it (each smaller one
@@ -246,7 +250,7 @@ class CampaignJob(Job):
             if found.signature.id != signature.id and "|path|" in found.signature.key and \
                     self._suspect(found, failure, level):
                 return  # traced before it is counted: the same damage on another path is another bug
-            self._count_into(found, sample, outcome)
+            self._count_into(found, sample, outcome, failure.count)
             return
         self._open(signature, failure, level)
 
@@ -263,12 +267,13 @@ class CampaignJob(Job):
                           level=level, reject_on=tuple(self.settings.reject_on),
                           reproduce_dir=self.settings.reproduce_dir)
         finding.match_id = match_id
+        finding.count = failure.count
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)
 
-    def _count_into(self, found: Finding, sample: Any, outcome: Any) -> None:
-        found.count += 1
+    def _count_into(self, found: Finding, sample: Any, outcome: Any, count: int = 1) -> None:
+        found.count += count
         self._offer(found, sample, outcome)
 
     def _offer(self, found: Finding, sample: Any, outcome: Any) -> None:
@@ -289,7 +294,7 @@ class CampaignJob(Job):
         if not (smaller or checks < PATH_CHECKS) or len(self._suspects) >= MAX_SUSPECTS:
             return False
         self._path_checks[found.signature.id] = checks + 1
-        found.count += 1  # counted there until its path says otherwise (and if it is never traced)
+        found.count += failure.count  # counted there until its path says otherwise (and if it is never traced)
         self._suspects.append((found, failure, level))
         return True
 
@@ -309,9 +314,9 @@ class CampaignJob(Job):
             if "|path|" not in keyed.key or keyed.id == found.signature.id or other is found:
                 self._offer(found, sample, outcome)  # it is this finding's (and counted there already)
                 continue
-            found.count -= 1  # it belongs elsewhere
+            found.count -= failure.count  # it belongs elsewhere
             if other is not None:
-                self._count_into(other, sample, outcome)
+                self._count_into(other, sample, outcome, failure.count)
             else:
                 self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
 
@@ -534,7 +539,7 @@ class CampaignJob(Job):
         tool = self.tool_campaign(registry=self.registry, tool_name=name, level=level, formats=s.of(name, "formats"),
                                   operators=self.operators, include_valid=self.include_valid,
                                   seed=s.of(name, "seed") + index, oracle=self.oracles[level], run=self.pool.run,
-                                  tally=self.tally, on_failure=self._on_failure)
+                                  tally=self.tally, on_failure=self._on_failure, run_orders=self.pool.run_orders)
         explorer = self._explorer(name, index) if s.explore else None
         tool.explorer = explorer
         tool.class_weights = s.class_weights
@@ -567,51 +572,48 @@ class CampaignJob(Job):
         if explorer is not None and self.corpus is not None:
             for r in self.result_.replayed:
                 explorer.add_seed(r.entry.text, r.entry.format or "raw")
-        prefetcher = Prefetcher(tool.start_stream(report), s.batch_size)
+        tool.visit(report)
         slow = SlowProbe(seed=s.seed + index, timeout=self.pool.spec.timeout,
                          run=lambda texts: self.pool.run(texts, deadline=budget.deadline, trace=False)) \
             if s.slow else None
         fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
         ran_any = False
-        try:
-            while True:
-                reason = budget.stop_reason(self.tally.executions)
-                if reason is not None:
-                    self.stop_reason = reason
-                    break
-                if deadline is not None and time.monotonic() >= deadline:
-                    break  # this tool's slice is over; the next tool gets its own
-                if examples is not None and self.tally.executions >= examples:
-                    break
-                if self._max_failures_reached():
-                    break
-                arm = "exploration" if explorer is not None and explorer.wants_turn() else "structured"
-                batch = explorer.batch(s.batch_size) if arm == "exploration" else prefetcher.get()
-                left = (examples - self.tally.executions) if examples is not None else None
-                if left is not None:
-                    batch = batch[:left]
-                empty = 0 if batch else empty + 1
-                if empty >= EMPTY_BATCHES:
-                    break
-                if batch:
-                    reruns = min(RERUNS_PER_BATCH, max(0, left - len(batch))) if left is not None else RERUNS_PER_BATCH
-                    found, reached = len(self.findings), len(explorer.lines) if explorer is not None else 0
-                    ran = tool.execute(batch, budget.deadline, reruns)
-                    ran_any = ran_any or bool(ran)
-                    if explorer is not None:
-                        explorer.credit(arm, ran, len(explorer.lines) - reached + len(self.findings) - found)
-                if slow is not None and explorer is not None and explorer.seeds and \
-                        slow_spent < s.slow_share * (time.monotonic() - fuzz_started) and not budget.time_up():
-                    started = time.monotonic()
-                    self._probe_slow(slow, explorer, name)
-                    slow_spent += time.monotonic() - started
-                yield from self._settle()
-                if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
-                    self._last_progress = self.elapsed()
-                    yield self._progress(Phase.FUZZING, name)
-        finally:
-            prefetcher.close()
+        while True:
+            reason = budget.stop_reason(self.tally.executions)
+            if reason is not None:
+                self.stop_reason = reason
+                break
+            if deadline is not None and time.monotonic() >= deadline:
+                break  # this tool's slice is over; the next tool gets its own
+            if examples is not None and self.tally.executions >= examples:
+                break
+            if self._max_failures_reached():
+                break
+            left = (examples - self.tally.executions) if examples is not None else None
+            found, reached = len(self.findings), len(explorer.lines) if explorer is not None else 0
+            if explorer is not None and explorer.wants_turn():
+                arm, batch = "exploration", explorer.batch(s.batch_size if left is None else min(left, s.batch_size))
+                ran = tool.execute(batch, budget.deadline, 0) if batch else 0
+            else:
+                arm, counts = "structured", _order_counts(left, s.batch_size, self.pool.workers, first=not tool.planned)
+                reruns = RERUNS_PER_BATCH if left is None else min(RERUNS_PER_BATCH, max(0, left - sum(counts)) // len(counts))
+                ran = tool.fuzz(counts, budget.deadline, reruns)
+            empty = 0 if ran else empty + 1
+            if empty >= EMPTY_BATCHES:
+                break
+            ran_any = ran_any or bool(ran)
+            if explorer is not None:
+                explorer.credit(arm, ran, len(explorer.lines) - reached + len(self.findings) - found)
+            if slow is not None and explorer is not None and explorer.seeds and \
+                    slow_spent < s.slow_share * (time.monotonic() - fuzz_started) and not budget.time_up():
+                started = time.monotonic()
+                self._probe_slow(slow, explorer, name)
+                slow_spent += time.monotonic() - started
+            yield from self._settle()
+            if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
+                self._last_progress = self.elapsed()
+                yield self._progress(Phase.FUZZING, name)
         if explorer is not None:
             self.result_.exploration_share[name] = explorer.share()
         if not ran_any and empty >= EMPTY_BATCHES:
@@ -703,6 +705,15 @@ class CampaignJob(Job):
 
 #: Verdicts that depend on the truth: a history-dependent one is keyed by "history", not damage.
 _TRUTH_VERDICTS = (Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY)
+
+
+def _order_counts(left: Optional[int], size: int, workers: int, first: bool = False) -> list[int]:
+    """The sizes of one round of orders (:data:`ROUND_ORDERS` of ``size`` samples; a visit's
+    first round is one order, so the scheduler learns which operators of its first pass could
+    not build before it plans more), fewer and smaller when only ``left`` executions remain."""
+    whole = (1 if first else max(ROUND_ORDERS, 2 * workers)) * size
+    total = whole if left is None else min(left, whole)
+    return [min(size, total - start) for start in range(0, total, size)] or [0]
 
 
 def _total(settings: CampaignSettings, key: str) -> Any:

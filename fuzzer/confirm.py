@@ -24,7 +24,10 @@ MAX_TESTS = 60
 
 
 def text_of(item: Any) -> str:
-    """A remembered input: a Sample, or a cut-off of one (``Cut``)."""
+    """A remembered input: a Sample, a cut-off of one (``Cut``), or a text (what a worker's
+    order remembers)."""
+    if item.__class__ is str:
+        return item
     base = getattr(item, "base", None)
     return base.text[:item.end] if base is not None else item.text
 

@@ -8,12 +8,17 @@ and the job (:mod:`fuzzer.campaign`) confirms, shrinks and announces them.
 
 from __future__ import annotations
 
+import itertools
+import os
+import pickle
 import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from fuzzer.oracle import Judgment, Oracle, Verdict, outcome_fingerprint
+from fuzzer.isolation.pool import Lost
+from fuzzer.oracle import Judgment, Oracle, brief, rerun_judgment
+from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
 from fuzzer.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
@@ -25,10 +30,8 @@ from strategies._internal.source import RandomSource
 PROBE_SAMPLES = 12
 #: Most of an execution limit (``--max-examples``) probing may use: the rest is for fuzzing.
 PROBE_SHARE = 0.25
-#: Fraction of passing inputs re-run to catch nondeterminism.
-RERUN_FRACTION = 0.01
-#: Inputs remembered before each one, to explain a finding that only happens after others.
-HISTORY = 4096
+#: Tells one tool visit from another in the workers' caches (a pool outlives a campaign).
+_VISITS = itertools.count()
 
 
 def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
@@ -84,12 +87,14 @@ class Tally:
         return sum(s.executions for s in self.by_class.values())
 
     def count(self, anomaly_class: Optional[str], failed: bool) -> None:
+        self.add(anomaly_class, 1, int(failed))
+
+    def add(self, anomaly_class: Optional[str], executions: int, failures: int) -> None:
         stats = self.by_class.get(anomaly_class or "valid")
         if stats is None:
             stats = self.by_class[anomaly_class or "valid"] = ClassStats()
-        stats.executions += 1
-        if failed:
-            stats.failures += 1
+        stats.executions += executions
+        stats.failures += failures
 
 
 @dataclass(frozen=True)
@@ -99,8 +104,10 @@ class Failure:
     sample: Sample
     outcome: Any
     judgment: Judgment
-    #: The inputs run before it (Samples or Cuts, oldest first); called only for a new signature.
+    #: The inputs run before it (Samples, Cuts or texts, oldest first); called only for a new signature.
     history: Callable[[], tuple] = tuple
+    #: Failures of this signature it stands for (a worker's order sends one per signature).
+    count: int = 1
 
 
 @dataclass
@@ -113,17 +120,22 @@ class ProbeReport:
 
 
 class ToolCampaign:
-    """Probing and the fuzzing loop for one tool. ``run(texts, deadline)`` is the pool's run."""
+    """Probing and the fuzzing loop for one tool. ``run(texts, deadline)`` is the pool's run,
+    ``run_orders(orders, deadline)`` its :meth:`~fuzzer.isolation.WorkerPool.run_orders`."""
+
+    #: Have the workers send back what they drew (tests of the schedule read it in :meth:`_take`).
+    keep_drawn = False
 
     def __init__(self, *, registry: Any, tool_name: str, level: str, formats: Optional[list[str]],
                  operators: list[str], include_valid: bool, seed: int, oracle: Oracle,
-                 run: Callable[..., list], tally: Tally, on_failure: Callable[[Failure], None]):
+                 run: Callable[..., list], tally: Tally, on_failure: Callable[[Failure], None],
+                 run_orders: Optional[Callable[..., list]] = None):
         self.registry = registry
         self.tool = registry[tool_name]
         self.level, self.formats, self.operators, self.include_valid = level, formats, operators, include_valid
         self.seed = seed
         self.oracle = oracle
-        self.run = run
+        self.run, self.run_orders = run, run_orders
         self.tally = tally
         self.on_failure = on_failure
         self.source = RandomSource(seed)
@@ -218,10 +230,78 @@ class ToolCampaign:
         return report
 
     def start_stream(self, report: ProbeReport) -> SampleStream:
+        """The structured arm, drawn here (see :meth:`fuzz` for drawing it in the workers)."""
         self.stream = SampleStream(registry=self.registry, tool=self.tool, formats=dict(report.support),
                                    operators=self.operators, include_valid=self.include_valid,
                                    seed=self.seed, source=self.source, cuts=True, class_weights=self.class_weights)
         return self.stream
+
+    def visit(self, report: ProbeReport) -> None:
+        """Plan this visit's structured arm here and have the workers build it (:meth:`fuzz`)."""
+        self.start_stream(report)
+        visit = Visit(registry=self.registry, tool=self.tool.name, operators=list(self.operators), level=self.level,
+                      keep_drawn=self.keep_drawn)
+        self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
+                       pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
+        self._orders = 0
+
+    @property
+    def planned(self) -> int:
+        """Orders planned in this visit so far."""
+        return getattr(self, "_orders", 0)
+
+    def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int) -> int:
+        """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
+        samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
+        scheduler and built and judged by a worker; their results are filed in order as they
+        arrive, like the outcomes :meth:`execute` judges. Returns the executions."""
+        key, visit = self._visit
+        orders = []
+        for n in counts:
+            self._orders += 1
+            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self._orders) & 0xFFFFFFFF,
+                                    n, reruns))
+        done = 0
+        ran = 0
+
+        def take_arrived(results: list) -> None:
+            """File the results that arrived, in the orders' order (so a seed's findings and
+            counts never depend on which worker finished first)."""
+            nonlocal done, ran
+            while done < len(results) and results[done] is not None:
+                ran += self._take(results[done], orders[done])
+                done += 1
+
+        results = self.run_orders(orders, deadline=deadline, on_result=take_arrived)
+        take_arrived(results)
+        for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
+            if result is not None:
+                ran += self._take(result, order)
+        return ran
+
+    def _take(self, result: Any, order: Any) -> int:
+        """File one order's result; returns the executions it counts."""
+        if isinstance(result, Lost):
+            if not result.tag and not result.text:
+                return 0  # its worker died between inputs, again and again: nothing to pin it on
+            why = f"its worker {result.outcome.kind}" + ("" if result.whole else " (the input's beginning only)")
+            self._judge(pinned_sample(result.tag, result.text, self.tool.name, why), result.outcome)
+            return 1
+        for family, built in zip(order.plan, result.built):
+            self.stream.feedback(family, built)
+        tally = self.tally
+        for cls, (executions, failures) in result.by_class.items():
+            tally.add(cls, executions, failures)
+        for sample, outcome, judgment, count, smallest, history in result.failures:
+            earlier = history or ()
+            if smallest is not None:  # the same bug in a smaller input: offered for shrinking
+                self.on_failure(Failure(sample, outcome, judgment, lambda: earlier))
+                self.on_failure(Failure(*smallest, count=count - 1))
+            else:
+                self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
+        if result.seeds and self.explorer is not None:
+            self.explorer.observe_seeds(result.seeds)
+        return result.executions
 
     # -- executing -------------------------------------------------------------------------------
     def execute(self, samples: list, deadline: Optional[float], rerun_allowance: int) -> int:
@@ -289,22 +369,11 @@ class ToolCampaign:
                 differed.append(False)
                 continue
             self.tally.count(sample.anomaly_class, False)
-            same = second.kind == "hung" or first.kind == "hung" or \
-                outcome_fingerprint(first) == outcome_fingerprint(second)
-            differed.append(not same)
-            if not same:
-                judgment = Judgment(Verdict.NONDETERMINISM,
-                                    f"the same input gave {brief(first)} then {brief(second)}", check="nondeterminism")
+            judgment = rerun_judgment(first, second)
+            differed.append(judgment is not None)
+            if judgment is not None:
                 self.on_failure(Failure(sample, second, judgment))
         return differed
-
-
-def brief(outcome: Any) -> str:
-    if outcome.kind == "returned":
-        return f"{len(outcome.calls or [])} call(s)"
-    if outcome.kind in ("rejected", "raised"):
-        return f"{outcome.kind} {outcome.exception}"
-    return outcome.kind
 
 
 __all__ = ["ClassStats", "Failure", "ProbeReport", "Tally", "ToolCampaign", "applicable_somewhere", "brief",

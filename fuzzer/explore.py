@@ -93,16 +93,21 @@ class Explorer:
     def observe(self, samples: list, outcomes: list) -> int:
         """Take the coverage of a batch: returns how many target lines were reached first; inputs
         that reached new lines become seeds."""
+        return self.observe_seeds([(sample.text if hasattr(sample, "text") else sample.base.text[:sample.end],
+                                    getattr(sample, "format", RAW_FORMAT), outcome.lines)
+                                   for sample, outcome in zip(samples, outcomes)
+                                   if outcome is not None and outcome.lines])
+
+    def observe_seeds(self, reached: list) -> int:
+        """``observe`` for (text, format, lines) of inputs that reached lines new to their worker
+        (what a worker's order sends back)."""
         new = 0
-        for sample, outcome in zip(samples, outcomes):
-            if outcome is None or not outcome.lines:
-                continue
-            fresh = [spot for spot in outcome.lines if spot not in self.lines]
+        for text, fmt, lines in reached:
+            fresh = [spot for spot in lines if spot not in self.lines]
             if fresh:
                 self.lines.update(fresh)
                 new += len(fresh)
-                text = sample.text if hasattr(sample, "text") else sample.base.text[:sample.end]
-                self.add_seed(text, getattr(sample, "format", RAW_FORMAT))
+                self.add_seed(text, fmt)
         return new
 
     # -- scheduling ------------------------------------------------------------------------------

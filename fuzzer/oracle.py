@@ -470,3 +470,21 @@ def outcome_fingerprint(outcome: Any) -> tuple:
     if kind in ("rejected", "raised"):
         return (kind, outcome.exception)
     return (kind,)
+
+
+def rerun_judgment(first: Any, second: Any) -> Optional[Judgment]:
+    """The nondeterminism verdict when one input, run twice, gave ``first`` then ``second``;
+    None when they agree (or either hung: a re-run that finishes is timing)."""
+    if first.kind == "hung" or second.kind == "hung" or outcome_fingerprint(first) == outcome_fingerprint(second):
+        return None
+    return Judgment(Verdict.NONDETERMINISM, f"the same input gave {brief(first)} then {brief(second)}",
+                    check="nondeterminism")
+
+
+def brief(outcome: Any) -> str:
+    """A few words for what an outcome was (``2 call(s)``, ``rejected ValueError``, ``hung``)."""
+    if outcome.kind == "returned":
+        return f"{len(outcome.calls or [])} call(s)"
+    if outcome.kind in ("rejected", "raised"):
+        return f"{outcome.kind} {outcome.exception}"
+    return outcome.kind

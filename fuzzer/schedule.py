@@ -35,6 +35,11 @@ SWEEP_SIZE = 16
 #: Failed builds of an arm (with no success) before it is retired.
 RETIRE_AFTER = 12
 
+#: A first-pass operator that finds nothing to mutate in the calls drawn is tried again on other
+#: calls, right away (where the family is built), until it was tried RETIRE_AFTER times: so
+#: every operator runs early.
+FIRST_PASS_RETRIES = RETIRE_AFTER - 1
+
 
 @dataclass(frozen=True)
 class Variation:
@@ -81,6 +86,11 @@ class Scheduler:
         self._successes: set[tuple[str, str]] = set()
         self._succeeded_ops: set[str] = set()
         self._first_pass_open = True  # retried first-pass arms go back in until it is over
+
+    @property
+    def in_first_pass(self) -> bool:
+        """Will the next family come from the first pass (every operator once)?"""
+        return bool(self._first_pass)
 
     def next_family(self, size: int) -> tuple[Variation, list[Optional[str]]]:
         """The variation of the next family of samples and the operator (None = valid) of each."""
@@ -188,31 +198,80 @@ class SampleStream:
                                    class_weights=class_weights)
 
     def batch(self, size: int) -> list:
+        """At least ``size`` samples (whole families), each family built as soon as it is planned,
+        so the scheduler hears of every build before it plans the next."""
         samples: list = []
         attempts = 0
-        source, scheduler = self.source, self.scheduler
         while len(samples) < size and attempts < size:
             attempts += 1
-            variation, ops = scheduler.next_family(FAMILY_SIZE)
-            if not self.include_valid:
-                ops = [op for op in ops if op is not None]
-            if self.sweep and None in ops and not self.cuts:
-                ops += [TRUNCATION_SWEEP] * SWEEP_SIZE
-            if not ops:
+            family = self._next()
+            if family is None:
                 continue
-            source.reset()
-            family = build_family(source, registry=self.registry, tool=self.tool, format=variation.format,
-                                  operators=ops, chatter=variation.chatter, multi=variation.multi)
-            for op, sample in zip(ops, family):
-                if sample is None:
-                    scheduler.failed_to_build(variation.format, op)
-                else:
-                    scheduler.built(variation.format, op)
-                    samples.append(sample)
-                    if op is None and self.sweep and self.cuts:
-                        samples.extend(cuts_of(sample, SWEEP_SIZE, self._cut_random))
-                    sample.rendered = None  # not needed any more; keeps batches small
+            built, flags = build_planned(*family, registry=self.registry, tool=self.tool, source=self.source,
+                                         cut_random=self._cut_random, cuts=self.sweep and self.cuts)
+            self.feedback(family, flags)
+            samples.extend(built)
         return samples
+
+    def plan(self, size: int) -> list:
+        """Families for about ``size`` samples, planned without building them: the engine plans and
+        a worker builds (:func:`build_planned`); :meth:`feedback` then tells the scheduler what
+        could be built, before the next plans."""
+        families: list = []
+        expected = attempts = 0
+        while expected < size and attempts < size:
+            attempts += 1
+            family = self._next()
+            if family is not None:
+                families.append(family)
+                ops = family[1]
+                expected += len(ops) + (SWEEP_SIZE * ops.count(None) if self.sweep and self.cuts else 0)
+        return families
+
+    def feedback(self, family: tuple, built: list) -> None:
+        """What building a planned family found: (operator, whether it built) per attempt."""
+        fmt = family[0].format
+        for op, ok in built:
+            if ok:
+                self.scheduler.built(fmt, op)
+            else:
+                self.scheduler.failed_to_build(fmt, op)
+
+    def _next(self) -> Optional[tuple]:
+        retries = FIRST_PASS_RETRIES if self.scheduler.in_first_pass else 0
+        variation, ops = self.scheduler.next_family(FAMILY_SIZE)
+        if not self.include_valid:
+            ops = [op for op in ops if op is not None]
+        if self.sweep and None in ops and not self.cuts:
+            ops += [TRUNCATION_SWEEP] * SWEEP_SIZE
+        return (variation, ops, retries) if ops else None
+
+
+def build_planned(variation: Variation, ops: list, retries: int, *, registry: Any, tool: Any, source: RandomSource,
+                  cut_random: random.Random, cuts: bool) -> tuple[list, list]:
+    """Build one planned family: (its samples — each valid one followed by its :class:`Cut` s
+    when ``cuts``: the stream's truncation sweep, as cut-offs — and (operator, built) per
+    attempt). An operator that found nothing to mutate is tried on newly drawn calls up to
+    ``retries`` times."""
+    samples: list = []
+    attempts: list = []
+    todo = ops
+    for _ in range(1 + retries):
+        source.reset()
+        family = build_family(source, registry=registry, tool=tool, format=variation.format, operators=todo,
+                              chatter=variation.chatter, multi=variation.multi)
+        for op, sample in zip(todo, family):
+            attempts.append((op, sample is not None))
+            if sample is None:
+                continue
+            samples.append(sample)
+            if op is None and cuts:
+                samples.extend(cuts_of(sample, SWEEP_SIZE, cut_random))
+            sample.rendered = None  # not needed any more; keeps batches small
+        todo = [op for op, sample in zip(todo, family) if sample is None and op is not None]
+        if not todo:
+            break
+    return samples, attempts
 
 
 #: Samples the prefetching thread generates between looks at whether the tool's slice is over.
@@ -226,11 +285,12 @@ class Prefetcher:
     results (releasing the GIL in ``select``) this thread keeps the main process's core busy. The
     stream is touched by this thread only, so the samples are the same as without it.
 
-    The thread generates :data:`CHUNK` samples at a time and keeps about one batch ahead. What is
-    generated when the tool's slice ends is thrown away: with whole batches two deep, that was more
-    than half of everything generated in a campaign over 50 tools. A batch is whole chunks, at
-    least ``size`` samples (a visit's first batch: one chunk, so the worker starts sooner), so its
-    boundaries depend on the stream alone, never on timing: a seed's run stays the same.
+    The thread generates :data:`CHUNK` samples at a time and keeps about one batch ahead (whatever
+    is generated when the job stops is thrown away). A batch is whole chunks, at least ``size``
+    items (the first batch: one chunk, so the worker starts sooner), so its boundaries depend on
+    the stream alone, never on timing: a seed's run stays the same. (The parser campaign no
+    longer uses it: its workers build their own samples, :mod:`fuzzer.orders`; the agent
+    harness's script feed does.)
     """
 
     def __init__(self, stream: SampleStream, size: int, *, chunk: int = 0, depth: int = 0):

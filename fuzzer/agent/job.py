@@ -350,8 +350,8 @@ class _ScriptStream:
 
 
 class ScriptFeed:
-    """Scripts drawn in a background thread while the workers play the current batch — the parser
-    campaign's :class:`fuzzer.schedule.Prefetcher` over small fixed chunks, handed out in batches of
+    """Scripts drawn in a background thread while the workers play the current batch — a
+    :class:`fuzzer.schedule.Prefetcher` over small fixed chunks, handed out in batches of
     whatever size the measured rate asks for. Only that thread touches the source, so the scripts
     (and a seeded campaign's findings) are the same as without it."""
 

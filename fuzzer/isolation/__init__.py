@@ -20,6 +20,13 @@ input; a closed pipe is a death, pinned the same way. The worker is then killed 
 culprit gets its outcome, and the other inputs of the batch (their results died with the worker)
 are queued again, so every input gets its own outcome and each is re-run at most once per death.
 
+An *order* (:meth:`WorkerPool.run_orders`) is the other kind of message: instead of texts it
+carries a small object that builds its own inputs in the worker, runs them, and sends back one
+result (the parser campaign's structured arm, :mod:`fuzzer.orders`: the engine process had
+become the bottleneck generating and judging every input). Before each input it writes the text
+into this worker's part of a shared *pin buffer*, so a hang or a death is still pinned on exactly
+that input.
+
 Workers send only plain data (normalized calls, exception type *names*, strings), so the engine
 never unpickles a user class. Their fds 0-2 point at /dev/null, they ignore SIGINT (Ctrl-C is
 the engine's to handle), and on Linux they die with their parent (``PR_SET_PDEATHSIG``); the

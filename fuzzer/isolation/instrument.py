@@ -66,6 +66,9 @@ def target_files(target: Any) -> set[str]:
 #: line costs 4-8x an untraced run, so only a share of the inputs is traced (all of them when
 #: the engine asks, for exploration batches).
 OVERHEAD = 0.3
+#: Longer inputs are never traced unless asked for: tracing multiplies a parser's time by up to
+#: 20, which turned a megabyte input the reference parser reads in 0.2 s into a false hang.
+TRACE_CHARS = 32_000
 
 
 class Instruments:
@@ -201,6 +204,8 @@ class Instruments:
         self.text = text
         self._lines, self._functions, self._unsafe = [], set(), []
         if self.coverage:
+            if trace is None and len(text) > TRACE_CHARS:
+                trace = False
             if trace is None:
                 self._credit += self._share
                 trace = self._credit >= 1.0

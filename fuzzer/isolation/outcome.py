@@ -4,6 +4,7 @@ limits shared by both sides."""
 from __future__ import annotations
 
 import pickle
+import struct
 from dataclasses import dataclass
 
 KINDS = ("returned", "rejected", "raised", "invalid", "hung", "died")
@@ -20,6 +21,11 @@ MESSAGE_LIMIT = 300
 FRAME_LIMIT = 8
 NO_EXTRA = ((), (), ())  #: a row's instruments' part (lines, functions, unsafe) when they are off
 PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: Bytes of shared memory per worker where an order pins the input it runs (sequence number, size
+#: kept, full size; then tag and text): enough for a megabyte string in any script.
+PIN_BYTES = 4 << 20
+PIN_STRUCT = struct.Struct("qqq")
+PIN_HEADER = PIN_STRUCT.size
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from multiprocessing import connection as mpc
 from multiprocessing import get_context, reduction
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
-from fuzzer.isolation.outcome import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIPELINED_MIN,
+from fuzzer.isolation.outcome import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
                                       PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, Outcome, TargetSpec)
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
-from fuzzer.isolation.worker import DUMP_SIGNAL, _zygote_main, read_trace, trace_path
+from fuzzer.isolation.worker import DUMP_SIGNAL, _zygote_main, read_pin, read_trace, trace_path
 from strategies.errors import TargetError
 
 
@@ -57,6 +57,17 @@ def _close_all() -> None:
 HANG_DUMPS = 4
 
 _S = TypeVar("_S", bound="Started")
+
+
+class Lost:
+    """The result of an order whose worker hung or died on one of its inputs: that input (``tag``
+    and ``text`` as the order pinned them; ``whole`` False when only its beginning fitted), its
+    ``outcome``, and how many of the order's inputs ``ran`` before it (their results died)."""
+
+    __slots__ = ("outcome", "tag", "text", "whole", "ran")
+
+    def __init__(self, outcome: Outcome, tag: str, text: str, whole: bool, ran: int):
+        self.outcome, self.tag, self.text, self.whole, self.ran = outcome, tag, text, whole, ran
 
 
 @contextlib.contextmanager
@@ -123,6 +134,9 @@ class WorkerPool(Started):
         self._ctl: Any = None
         self._slots: list[_Slot] = []
         self._seq: Any = None
+        self._pins: Any = None
+        #: True while :meth:`run_orders` runs: each "text" is then an order (see :meth:`run_orders`).
+        self._orders = False
 
     # -- lifecycle (a context manager: Started)
 
@@ -149,13 +163,14 @@ class WorkerPool(Started):
             raise TargetError("process isolation needs os.fork (POSIX); this platform has none")
         ctx = get_context(self.start_method)
         shared = ctx.RawArray("q", STRIDE * self.workers)
+        pins = ctx.RawArray("B", PIN_BYTES * self.workers)
         ctl, theirs = ctx.Pipe(duplex=True)
-        zygote = ctx.Process(target=_zygote_main, args=(theirs, self.spec, shared, self.start_method == "fork"),
+        zygote = ctx.Process(target=_zygote_main, args=(theirs, self.spec, shared, self.start_method == "fork", pins),
                              name="toolfuzz-zygote", daemon=True)
         zygote.start()
         theirs.close()
         self._zygote, self._ctl, self._seq = zygote, ctl, memoryview(shared).cast("B").cast("q")
-        self._shared = shared
+        self._shared, self._pins = shared, memoryview(pins).cast("B")
         _LIVE_POOLS.add(self)
         try:
             if not ctl.poll(LOAD_TIMEOUT):
@@ -272,6 +287,33 @@ class WorkerPool(Started):
                     self.lines.update(outcome.lines)
         return results
 
+    def run_orders(self, orders: list, *, deadline: float | None = None,
+                   on_result: Callable[[list], None] | None = None) -> list[Any]:
+        """One result per order, in order: each order is sent whole to one worker, which generates
+        and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
+        whatever ``order.run(runner)`` returns — the engine never handles those inputs one by one.
+
+        An order whose worker hung or died on an input gets a :class:`Lost` (that input, from the
+        pin buffer, and its outcome) instead: its other results died with the worker, and it is
+        not run again (a new worker draws other inputs). Past ``deadline``: None. ``on_result``
+        as in :meth:`run`.
+        """
+        orders = list(orders)
+        if not orders:
+            return []
+        self.start()
+        results: list[Any] = [None] * len(orders)
+        pending = deque([i] for i in range(len(orders)))
+        try:
+            self._trace, self._orders = None, True
+            self._drive(orders, pending, results, self._slots, deadline, on_result)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            self._orders = False
+        return results
+
     def sample_stack(self, text: str, after_s: float, deadline: float | None = None) -> tuple[Any, tuple]:
         """Run ``text`` alone in a fresh worker and, if it is still running after ``after_s``, take
         its Python stack without stopping it (where a slow input spends its time). Returns
@@ -316,8 +358,9 @@ class WorkerPool(Started):
                 return
             for depth in range(1, DEPTH + 1):  # one batch per worker first, then a second each
                 for slot in slots:
-                    while pending and len(slot.inflight) < depth:
-                        if not self._send(slot, pending, texts, results):
+                    while len(slot.inflight) < depth:
+                        k = self._next_for(slot, pending)
+                        if k is None or not self._send(slot, pending, texts, results, k):
                             break
             if notify:  # the workers have their next messages: judge what arrived meanwhile
                 notify = False
@@ -335,7 +378,11 @@ class WorkerPool(Started):
                 except (EOFError, OSError):
                     self._lost(slot, "died", pending, results, None)
                 else:
-                    collect(slot.inflight.popleft()[0], rows, results)
+                    batch = slot.inflight.popleft()[0]
+                    if self._orders:
+                        results[batch[0]] = rows
+                    else:
+                        collect(batch, rows, results)
                     slot.blameless = 0
                     arrived = True
             if on_result is not None and (arrived or self.restarts != restarts):
@@ -350,20 +397,34 @@ class WorkerPool(Started):
                 elif now - slot.since > timeout and not conn.poll(0):
                     self._lost(slot, "hung", pending, results, f"no result within {timeout:g} s")
 
-    def _send(self, slot: _Slot, pending: deque, texts: list[str], results: list[Any]) -> bool:
-        """Send the next pending batch to ``slot``; False when it must wait for the worker first."""
-        batch = pending[0]
+    def _next_for(self, slot: _Slot, pending: deque) -> int | None:
+        """Where in ``pending`` the next batch for ``slot`` is: the first one — or, for orders, the
+        first order of this slot's (order ``i`` of a run is slot ``i % workers``'s, so which worker
+        draws which samples never depends on timing, and a seed's run stays the same)."""
+        if not self._orders:
+            return 0 if pending else None
+        for k, batch in enumerate(pending):
+            if batch[0] % len(self._slots) == slot.index:
+                return k
+        return None
+
+    def _send(self, slot: _Slot, pending: deque, texts: list[str], results: list[Any], k: int = 0) -> bool:
+        """Send pending batch ``k`` to ``slot``; False when it must wait for the worker first."""
+        batch = pending[k]
         limit = self._queue_bytes
-        if slot.inflight and (slot.inflight[-1][2] > limit or sum(size_of(texts, i) for i in batch) > limit):
+        orders = self._orders
+        if slot.inflight and (slot.inflight[-1][2] > limit or
+                              (not orders and sum(size_of(texts, i) for i in batch) > limit)):
             return False
-        payload = pickle.dumps((slot.next_seq, message(texts, batch), self._trace), PROTOCOL)
+        payload = pickle.dumps((slot.next_seq, texts[batch[0]] if orders else message(texts, batch), self._trace),
+                               PROTOCOL)
         if slot.inflight and len(payload) > limit:
             return False
-        pending.popleft()
+        del pending[k]
         if not slot.inflight:
             slot.seen, slot.since = self._seq[slot.pos], time.monotonic()
         slot.inflight.append((batch, slot.next_seq, len(payload)))
-        slot.next_seq += len(batch)
+        slot.next_seq += texts[batch[0]].size if orders else len(batch)
         try:
             slot.conn.send_bytes(payload)
         except OSError:  # it died meanwhile: _lost pins the input it was running and requeues
@@ -423,6 +484,16 @@ class WorkerPool(Started):
         # in order, and EOF only after every complete message).
         batch, base, _ = inflight[0]
         k = current - base
+        if self._orders:
+            pinned = read_pin(self._pins[slot.index * PIN_BYTES:(slot.index + 1) * PIN_BYTES], current) \
+                if k >= 0 else None
+            if pinned is not None or slot.blameless >= BLAMELESS_RETRIES:
+                slot.blameless = 0
+                outcome = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited", frames=frames)
+                results[batch[0]] = Lost(outcome, *(pinned or ("", "", False)), ran=max(0, k))
+                pending.extendleft(reversed([later for later, _, _ in inflight[1:]]))
+                return
+            k = -1  # between inputs: nobody to blame, send the orders again
         if not 0 <= k < len(batch):
             # It died between inputs (killed from outside, or a delayed crash): nobody to blame.
             # Retry the batches, but after a few such deaths in a row blame the first input, so

@@ -63,24 +63,29 @@ def batches(texts: list, size: int) -> deque:
 
 
 def collect(batch: list[int], rows: list[tuple], results: list[Any]) -> None:
-    # Filling __dict__ directly is ~3x cheaper than the frozen dataclass __init__, and this runs
-    # once per execution on the engine side; the fields and their order are Outcome's own.
-    # A row is (kind, elapsed, calls) or (kind, elapsed, exception, message, frames), followed by
-    # the instruments' (lines, functions, unsafe) when they are on — and by a formatted traceback
-    # for a crash at a place new to the worker (the instruments' part NO_EXTRA when they are off).
-    kinds, new, plain = KINDS, object.__new__, NO_EXTRA
+    """The outcomes of a batch's rows, into ``results`` at the batch's indices."""
     for index, row in zip(batch, rows):
-        outcome = results[index] = new(Outcome)
-        if row[0] == 0:
-            extra = row[3] if len(row) > 3 else plain
-            outcome.__dict__.update(kind="returned", calls=row[2], exception=None, message=None,
-                                    frames=(), elapsed=row[1], detail=None, lines=extra[0],
-                                    functions=extra[1], unsafe=extra[2])
-        else:
-            extra = row[5] if len(row) > 5 else plain
-            outcome.__dict__.update(kind=kinds[row[0]], calls=None, exception=row[2], message=row[3],
-                                    frames=row[4], elapsed=row[1], detail=None, lines=extra[0],
-                                    functions=extra[1], unsafe=extra[2],
-                                    traceback=row[6] if len(row) > 6 else None)
+        results[index] = outcome_of(row)
 
 
+def outcome_of(row: tuple, _new: Any = object.__new__, _kinds: tuple = KINDS, _plain: tuple = NO_EXTRA) -> Outcome:
+    """The :class:`Outcome` a worker's row stands for.
+
+    A row is (kind, elapsed, calls) or (kind, elapsed, exception, message, frames), followed by
+    the instruments' (lines, functions, unsafe) when they are on — and by a formatted traceback
+    for a crash at a place new to the worker (the instruments' part NO_EXTRA when they are off).
+    Filling ``__dict__`` directly is ~3x cheaper than the frozen dataclass ``__init__``, and this
+    runs once per execution; the fields and their order are Outcome's own."""
+    outcome = _new(Outcome)
+    if row[0] == 0:
+        extra = row[3] if len(row) > 3 else _plain
+        outcome.__dict__.update(kind="returned", calls=row[2], exception=None, message=None,
+                                frames=(), elapsed=row[1], detail=None, lines=extra[0],
+                                functions=extra[1], unsafe=extra[2])
+    else:
+        extra = row[5] if len(row) > 5 else _plain
+        outcome.__dict__.update(kind=_kinds[row[0]], calls=None, exception=row[2], message=row[3],
+                                frames=row[4], elapsed=row[1], detail=None, lines=extra[0],
+                                functions=extra[1], unsafe=extra[2],
+                                traceback=row[6] if len(row) > 6 else None)
+    return outcome

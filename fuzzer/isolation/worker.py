@@ -4,6 +4,7 @@ loop that runs texts and sends plain-data results back (see :mod:`fuzzer.isolati
 from __future__ import annotations
 
 import faulthandler
+import functools
 import os
 import pickle
 import re
@@ -17,7 +18,8 @@ from multiprocessing import reduction
 from typing import Any
 
 from fuzzer.frames import in_stdlib, named, without_library_tail
-from fuzzer.isolation.outcome import FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PROTOCOL, STRIDE, TargetSpec
+from fuzzer.isolation.outcome import (FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PIN_BYTES, PIN_HEADER, PIN_STRUCT,
+                                      PROTOCOL, STRIDE, TargetSpec)
 from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
                            normalize_calls)
 from strategies.errors import TargetError
@@ -62,7 +64,7 @@ def _pdeathsig_setter() -> Any:
     return lambda: prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
-def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool) -> None:
+def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool, pins: Any = None) -> None:
     """Import the target once, report, then fork a worker per "spawn" request until EOF/"exit"."""
     if forked:
         # A forked zygote holds copies of every fd the engine had, including the engine's end of
@@ -108,7 +110,9 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool) -> None:
                     if os.getppid() != zygote_pid:  # the zygote died before prctl took effect
                         os._exit(code)
                     _arm_traceback_dump(trace_path(zygote_pid, slot))
-                    _serve(mpc.Connection(fd), seqs, slot * STRIDE, target, reject, spec)
+                    pin = memoryview(pins).cast("B")[slot * PIN_BYTES:(slot + 1) * PIN_BYTES] if pins is not None \
+                        else None
+                    _serve(mpc.Connection(fd), seqs, slot * STRIDE, target, reject, spec, pin, slot)
                 except BaseException:  # noqa: BLE001
                     code = 70
                 finally:
@@ -207,14 +211,10 @@ def _kill_and_reap(pid: int) -> str | None:
     return f"wait status {status}"
 
 
-def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: TargetSpec) -> None:
-    """The worker loop: kept lean, since it runs once per execution."""
-    from fuzzer.isolation.instrument import Instruments
-
-    watch = (Instruments(target, coverage=spec.coverage, audit=spec.audit, share=spec.trace_share)
-             if (spec.coverage or spec.audit) else None)
-    begin = watch.begin if watch is not None else None
-    end = watch.end if watch is not None else None
+def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: TargetSpec, pin: Any = None,
+           slot: int = 0) -> None:
+    """The worker loop: a message holds texts (run each, send a row each) or an order (an object
+    that generates its own inputs here and runs them with :class:`OrderRunner`; its result goes back)."""
     # The target runs this many frames below a script's top level; give that depth back (and a
     # margin), so a RecursionError found here also happens when the printed reproduce command runs
     # the target from a fresh interpreter.
@@ -223,15 +223,19 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
         depth, frame = depth + 1, frame.f_back
     sys.setrecursionlimit(sys.getrecursionlimit() + depth + 20)
     seq = memoryview(seqs).cast("B").cast("q")
+    execute = _executor(target, reject, spec)
+    runner = OrderRunner(execute, seq, pos, pin, slot)
     recv, send = conn.recv_bytes, conn.send_bytes
     loads, dumps = pickle.loads, pickle.dumps
-    clock, normalize, describe = time.perf_counter, normalize_calls, _describe_exception
-    crash_sites: set = set()
     while True:
         try:
             base, texts, trace = loads(recv())
         except (EOFError, OSError):
             return
+        if texts.__class__ is not list:  # an order
+            runner.base, runner.trace = base, trace
+            send(dumps(texts.run(runner), PROTOCOL))
+            continue
         out: list = []
         add = out.append
         i = base
@@ -240,42 +244,141 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
                 text = texts[text[0]][:text[1]]
             seq[pos] = i
             i += 1
-            if begin is not None:
-                begin(text, trace)
-            start = clock()
-            try:
-                value = target(text)
-            except reject as exc:
-                row: tuple = (1, clock() - start, *describe(exc))
-            except BaseException as exc:  # noqa: BLE001 - RecursionError, SystemExit, ... all count
-                row = (2, clock() - start, *describe(exc))
-                site = (row[2], row[4])
-                if site not in crash_sites and len(crash_sites) < CRASH_SITES:
-                    # The report's traceback: formatted once per place the target crashes (a
-                    # crash per input would cost a formatting each), so the first input that
-                    # crashed there carries it.
-                    crash_sites.add(site)
-                    add(row + (end(row[1]) if end is not None else NO_EXTRA, _format_traceback(exc)))
-                    continue
-            else:
-                elapsed = clock() - start
-                if end is not None:
-                    extra = end(elapsed)
-                    end_done = True
-                else:
-                    end_done = False
-                try:
-                    row = (0, elapsed, normalize(value))
-                except InvalidReturn as exc:
-                    row = (3, elapsed, None, str(exc)[:MESSAGE_LIMIT], ())
-                except BaseException as exc:  # noqa: BLE001 - the returned object's own code failed
-                    name, message, frames = describe(exc)
-                    row = (3, elapsed, name, f"reading the return value raised {name}: {message}"[:MESSAGE_LIMIT],
-                           frames)
-                add(row + (extra,) if end_done else row)
-                continue
-            add(row + (end(row[1]),) if end is not None else row)
+            add(execute(text, trace))
         send(dumps(out, PROTOCOL))
+
+
+def _executor(target: Any, reject: tuple, spec: TargetSpec) -> Any:
+    """``execute(text, trace, frames=True) -> row``: run the target once, as plain data (see
+    :func:`fuzzer.isolation.wire.outcome_of`). Kept lean: it runs once per execution.
+
+    ``frames=False`` leaves a clean rejection's frames out (None) and keeps the exception in
+    ``execute.rejection``: describing a traceback costs more than most parsers take to reject an
+    input (each frame raises an audit event), and an order needs the frames only of the few
+    rejections that fail (see :meth:`OrderRunner.frames`)."""
+    from fuzzer.isolation.instrument import Instruments
+
+    watch = (Instruments(target, coverage=spec.coverage, audit=spec.audit, share=spec.trace_share)
+             if (spec.coverage or spec.audit) else None)
+    begin = watch.begin if watch is not None else None
+    end = watch.end if watch is not None else None
+    clock, normalize, describe = time.perf_counter, normalize_calls, _describe_exception
+    crash_sites: set = set()
+
+    def execute(text: str, trace: Any, frames: bool = True) -> tuple:
+        if begin is not None:
+            begin(text, trace)
+        start = clock()
+        try:
+            value = target(text)
+        except reject as exc:
+            elapsed = clock() - start
+            # The instruments stop before the exception is described: walking its traceback
+            # raises an audit event per frame, which must not count as the target's.
+            extra = end(elapsed) if end is not None else None
+            if frames:
+                row: tuple = (1, elapsed, *describe(exc))
+            else:
+                execute.rejection = exc
+                row = (1, elapsed, exception_name(type(exc)), exception_message(exc, MESSAGE_LIMIT), None)
+        except BaseException as exc:  # noqa: BLE001 - RecursionError, SystemExit, ... all count
+            elapsed = clock() - start
+            extra = end(elapsed) if end is not None else None
+            row = (2, elapsed, *describe(exc))
+            site = (row[2], row[4])
+            if site not in crash_sites and len(crash_sites) < CRASH_SITES:
+                # The report's traceback: formatted once per place the target crashes (a
+                # crash per input would cost a formatting each), so the first input that
+                # crashed there carries it.
+                crash_sites.add(site)
+                return row + (NO_EXTRA if extra is None else extra, _format_traceback(exc))
+        else:
+            elapsed = clock() - start
+            extra = end(elapsed) if end is not None else None
+            try:
+                row = (0, elapsed, normalize(value))
+            except InvalidReturn as exc:
+                row = (3, elapsed, None, str(exc)[:MESSAGE_LIMIT], ())
+            except BaseException as exc:  # noqa: BLE001 - the returned object's own code failed
+                name, message, frames = describe(exc)
+                row = (3, elapsed, name, f"reading the return value raised {name}: {message}"[:MESSAGE_LIMIT],
+                       frames)
+        return row if extra is None else row + (extra,)
+
+    execute.rejection = None
+    return execute
+
+
+class OrderRunner:
+    """What an order runs its inputs with, in the worker: ``runner(text, tag)`` executes the
+    target on ``text`` exactly as a text sent by the engine is executed, and returns its
+    :class:`~fuzzer.isolation.outcome.Outcome` — a clean rejection without its frames, which
+    :meth:`frames` adds when the order needs them (before it judges a failure's signature).
+
+    Before each input it *pins* it: ``tag`` and the text go into this worker's part of the pin
+    buffer (shared memory), then its sequence number is published. A hang or a death is thereby
+    pinned on the exact input even though the engine never saw it (see :func:`read_pin`).
+    :meth:`busy` publishes a sequence number that pins nothing: the order is working on its own
+    (building samples), and if that never ends, no input is blamed. ``slot``: the worker's index;
+    ``base``: the order's first sequence number.
+    """
+
+    __slots__ = ("execute", "seq", "pos", "pin", "slot", "base", "trace", "i")
+
+    def __init__(self, execute: Any, seq: Any, pos: int, pin: Any, slot: int):
+        self.execute, self.seq, self.pos, self.pin, self.slot = execute, seq, pos, pin, slot
+        self.base, self.trace, self.i = 0, None, 0
+
+    def __call__(self, text: str, tag: str = "", trace: Any = None) -> Any:
+        i = self.base + self.i
+        self.i += 1
+        pin = self.pin
+        if pin is not None:
+            data = f"{tag}\x00{text}".encode("utf-8", "surrogatepass")
+            size = min(len(data), len(pin) - PIN_HEADER)
+            pin[PIN_HEADER:PIN_HEADER + size] = data[:size]
+            pin[:PIN_HEADER] = PIN_STRUCT.pack(i, size, len(data))
+        self.seq[self.pos] = i
+        return _outcome_of(self.execute(text, self.trace if trace is None else trace, False))
+
+    def busy(self) -> None:
+        self.seq[self.pos] = self.base + self.i
+        self.i += 1
+
+    def frames(self, outcome: Any) -> Any:
+        """``outcome`` (the last input's) with its frames, when it is a rejection that left them out."""
+        if outcome.frames is None:
+            exc, self.execute.rejection = self.execute.rejection, None
+            outcome.__dict__["frames"] = _describe_exception(exc)[2] if exc is not None else ()
+        return outcome
+
+    def start(self) -> None:
+        """Called by an order before its first input."""
+        self.i = 0
+
+
+def _outcome_of(row: tuple) -> Any:
+    from fuzzer.isolation.wire import outcome_of
+
+    global _outcome_of
+    _outcome_of = outcome_of  # bound once: the import statement would cost a microsecond per input
+    return outcome_of(row)
+
+
+def read_pin(pin: Any, current: int) -> tuple[str, str, bool] | None:
+    """(tag, text, whole) of the input a worker pinned as sequence number ``current``; None when
+    what is pinned is another input's (the worker died between inputs). ``whole`` is False when
+    the text was longer than the buffer and only its beginning was kept."""
+    number, size, full = PIN_STRUCT.unpack(bytes(pin[:PIN_HEADER]))
+    if number != current or size <= 0:
+        return None
+    data = bytes(pin[PIN_HEADER:PIN_HEADER + size])
+    try:
+        decoded = data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:  # cut inside a character: only the beginning was kept
+        decoded = data.decode("utf-8", "replace")
+    tag, _, text = decoded.partition("\x00")
+    return tag, text, size == full
 
 
 # The audit hook's frames, and whatever it called, are toolfuzz's, not the target's (compared by
@@ -309,10 +412,17 @@ def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, 
     tb = tb.tb_next if tb is not None else None  # skip the worker loop's own frame
     while tb is not None:
         code = tb.tb_frame.f_code
-        if os.path.abspath(code.co_filename) == _INSTRUMENT:
+        if _is_instrument(code.co_filename):
             break
         frames.append((code.co_filename, code.co_name))
         tb = tb.tb_next
     return name, message, tuple(named(without_library_tail(frames), FRAME_LIMIT))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_instrument(filename: str) -> bool:
+    """Is ``filename`` (a code object's) toolfuzz's instrument module? Cached: it is asked for
+    every frame of every exception, and ``abspath`` was a third of what describing one cost."""
+    return os.path.abspath(filename) == _INSTRUMENT
 
 

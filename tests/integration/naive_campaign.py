@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 
 TARGET = "fuzzer.targets.naive:parse"
 TOOLS = ("get_weather", "search_flights")
-SEED, MAX_EXAMPLES = 1, 3000
+SEED, MAX_EXAMPLES = 2, 3000
 
 
 @functools.lru_cache(maxsize=1)

@@ -2,8 +2,8 @@
 
 These check what the CLI's output cannot show: the order samples are scheduled in, what the engine
 re-runs, and that a finding's minimized sample still fails the same way when judged again from
-scratch. ``Recording`` subclasses the per-tool engine only to look at the batches it executes; it
-changes nothing they contain.
+scratch. ``Recording`` subclasses the per-tool engine only to look at the samples the workers draw
+(``keep_drawn``: each order's result lists them); it changes nothing they contain.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fuzzer.campaign import CampaignJob, CampaignSettings
 from fuzzer.engine import ToolCampaign
 from fuzzer.isolation import TargetSpec, WorkerPool
+from fuzzer.isolation.pool import Lost
 from fuzzer.pipeline import run_job
 from fuzzer.oracle import Oracle, Verdict
 from strategies._internal.build import build_family
@@ -31,13 +32,15 @@ TOOLS = REGISTRY.names()
 
 
 class RecordingTool(ToolCampaign):
-    """The per-tool engine, keeping for each fuzzing batch the (operator, class) of each sample."""
+    """The per-tool engine, keeping for each order the (operator, class) of each sample drawn."""
 
     batches: list = []
+    keep_drawn = True
 
-    def execute(self, samples: list, deadline: Any, rerun_allowance: int) -> int:
-        RecordingTool.batches.append([(s.operator, s.anomaly_class) for s in samples])
-        return super().execute(samples, deadline, rerun_allowance)
+    def _take(self, result: Any, order: Any) -> int:
+        if getattr(result, "drawn", None) is not None:
+            RecordingTool.batches.append(result.drawn)
+        return super()._take(result, order)
 
 
 class Recording(CampaignJob):
@@ -48,7 +51,7 @@ class Recording(CampaignJob):
         return RecordingTool.batches
 
     def first_samples(self, n: int) -> list:
-        """The first ``n`` fuzzing samples, whatever the batches were (a visit's first is short)."""
+        """The first ``n`` fuzzing samples, whatever the orders were."""
         return [s for batch in RecordingTool.batches for s in batch][:n]
 
 
@@ -201,8 +204,16 @@ def test_shrinking_a_hang_does_not_rerun_the_same_hanging_text():
         class Watched:
             """The pool, counting how often each hanging text is run."""
 
-            spec = pool.spec
+            spec, workers = pool.spec, pool.workers
             start, close = pool.start, pool.close
+
+            @staticmethod
+            def run_orders(orders: list, **kw: Any) -> list:
+                results = pool.run_orders(orders, **kw)
+                for result in results:  # a hang in a worker's own samples: pinned on its input
+                    if isinstance(result, Lost) and result.outcome.kind == "hung":
+                        hung[result.text] += 1
+                return results
 
             @staticmethod
             def run(texts: list, **kw: Any) -> list:

@@ -1,0 +1,218 @@
+"""Generation in the worker: the structured arm's samples are drawn, run and judged where the target runs.
+
+Why: with the engine drawing every sample and judging every outcome, the engine process was the
+bottleneck (py-spy: its generating thread ~70% and its judging thread ~40% of a core, sharing
+one GIL), so a second worker added nothing and the one worker idled half the time. A
+:class:`FuzzOrder` is a few hundred bytes: the families the engine's scheduler planned (format,
+operators; :meth:`fuzzer.schedule.SampleStream.plan`) and a seed. The worker builds them
+(:func:`~fuzzer.schedule.build_planned`, the expensive part), runs each sample with the
+:class:`~fuzzer.isolation.worker.OrderRunner` (which pins each input, so a hang or a death is
+still pinned on the exact input), judges it with the same :class:`~fuzzer.oracle.Oracle`, re-runs
+a few to catch nondeterminism, and sends back only an :class:`OrderResult`: counts by class, one
+failure per signature (with its count and the smallest input showing it), and the inputs that
+reached code new to the worker (exploration's seeds), and which planned operators could build.
+The engine files those exactly as it files the failures it judges itself, and tells its
+scheduler what was built before it plans the next round
+(:meth:`fuzzer.engine.ToolCampaign.fuzz`).
+
+An order's samples are a function of its plan and seed alone, never of the worker that runs it,
+so a seed's run is the same with any number of workers.
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from fuzzer.confirm import text_of
+from fuzzer.oracle import Oracle, rerun_judgment
+from fuzzer.schedule import TRUNCATION_SWEEP, Cut, build_planned
+from strategies._internal.mutations import OPERATORS
+from strategies._internal.sample import Sample
+from strategies._internal.source import RandomSource
+
+#: Inputs remembered before each one, to explain a finding that only happens after others.
+HISTORY = 4096
+#: Fraction of passing inputs re-run to catch nondeterminism.
+RERUN_FRACTION = 0.01
+#: Tool visits a worker keeps the state of (a campaign visits its tools one after another).
+VISITS = 4
+#: Separates an input's tag fields (format, operator) in the pin buffer.
+TAG_SEP = "\x1f"
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What a worker needs to build and judge one tool's samples (pickled once per visit)."""
+
+    registry: Any
+    tool: str
+    operators: list
+    level: str
+    #: Send back the (operator, class) of every sample drawn (for tests of the schedule).
+    keep_drawn: bool = False
+
+
+@dataclass
+class OrderResult:
+    """What a worker sends back for one order. ``failures``: per signature new in this order,
+    (sample, outcome, judgment, count, the smallest (sample, outcome, judgment) or None, history texts or None —
+    sent the first time the worker saw the signature); ``seeds``: (text, format, lines) of the
+    inputs that reached target lines new to the worker."""
+
+    by_class: dict = field(default_factory=dict)  # class -> [executions, failures]
+    failures: list = field(default_factory=list)
+    seeds: list = field(default_factory=list)
+    built: list = field(default_factory=list)  # per planned family built, whether each op built
+    drawn: Optional[list] = None  # (operator, class) of each sample, with Visit.keep_drawn
+
+    @property
+    def executions(self) -> int:
+        return sum(counts[0] for counts in self.by_class.values())
+
+
+class FuzzOrder:
+    """"Build and run these planned families of visit ``key``": at most ``count`` samples, plus at
+    most ``reruns`` re-runs. ``size``: the sequence numbers the order may use (the pool's stride)."""
+
+    __slots__ = ("key", "visit", "plan", "seed", "count", "reruns")
+
+    def __init__(self, key: str, visit: bytes, plan: list, seed: int, count: int, reruns: int):
+        self.key, self.visit, self.plan, self.seed, self.count, self.reruns = key, visit, plan, seed, count, reruns
+
+    def __getstate__(self) -> tuple:
+        return self.key, self.visit, self.plan, self.seed, self.count, self.reruns
+
+    def __setstate__(self, state: tuple) -> None:
+        self.key, self.visit, self.plan, self.seed, self.count, self.reruns = state
+
+    @property
+    def size(self) -> int:
+        # each family announces itself (its build is not an input's time), then its samples run
+        return self.count + self.reruns + len(self.plan)
+
+    def run(self, runner: Any) -> OrderResult:
+        """In the worker: build, execute, judge."""
+        state = _state_for(self, runner)
+        runner.start()
+        result = OrderResult()
+        by_class, groups = result.by_class, {}
+        oracle, recent, seeds = state.oracle, state.recent, result.seeds
+        judge, signature = oracle.judge, oracle.signature
+        rerun: list = []
+        allowance, rnd = self.reruns, random.Random(self.seed ^ 0xD1CE)
+        tags, visit = state.tags, state.visit
+        source, cut_random = RandomSource(self.seed), random.Random(self.seed ^ 0xC075)
+        drawn: Optional[list] = [] if visit.keep_drawn else None
+        left = self.count
+        for family in self.plan:
+            if left <= 0:
+                break
+            runner.busy()
+            samples, built = build_planned(*family, registry=visit.registry, tool=state.tool, source=source,
+                                           cut_random=cut_random, cuts=state.sweep)
+            result.built.append(built)
+            samples = samples[:left]
+            left -= len(samples)
+            if drawn is not None:
+                drawn.extend((sample.operator, sample.anomaly_class) for sample in samples)
+            for sample in samples:
+                cut = sample.__class__ is Cut
+                base = sample.base if cut else sample
+                text = base.text[:sample.end] if cut else sample.text
+                key = (base.format, sample.operator)
+                tag = tags.get(key)
+                if tag is None:
+                    tag = tags[key] = f"{base.format}{TAG_SEP}{sample.operator or ''}"
+                outcome = runner(text, tag)
+                if outcome.lines:
+                    seeds.append((text, base.format, outcome.lines))
+                cls = sample.anomaly_class or "valid"
+                counts = by_class.get(cls)
+                if counts is None:
+                    counts = by_class[cls] = [0, 0]
+                counts[0] += 1
+                if cut:  # truth None: only a declined answer passes; judge fully only what fails
+                    if outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls):
+                        recent.append(sample)
+                        continue
+                    sample = sample.materialize()
+                judgment = judge(sample, outcome)
+                if judgment.failed:
+                    counts[1] += 1
+                    outcome = runner.frames(outcome)
+                    state.file(groups, sample, outcome, judgment, signature(sample, judgment, outcome).id)
+                elif len(rerun) < allowance and rnd.random() < RERUN_FRACTION:
+                    rerun.append((sample, outcome, tag))
+                recent.append(sample)
+        for sample, first, tag in rerun:
+            second = runner(sample.text, tag)
+            by_class[sample.anomaly_class or "valid"][0] += 1
+            judgment = rerun_judgment(first, second)
+            if judgment is not None:
+                second = runner.frames(second)
+                state.file(groups, sample, second, judgment, signature(sample, judgment, second).id)
+        result.failures = [tuple(group) for group in groups.values()]
+        result.drawn = drawn
+        return result
+
+
+class _VisitState:
+    """A worker's state for one tool visit: its oracle, recent inputs and the signatures it has
+    reported (with their history) so far."""
+
+    def __init__(self, visit: Visit):
+        self.visit = visit
+        self.tool = visit.registry[visit.tool]
+        self.oracle = Oracle(visit.registry, visit.level)
+        self.sweep = TRUNCATION_SWEEP in visit.operators
+        self.recent: deque = deque(maxlen=HISTORY)
+        self.reported: set = set()
+        self.tags: dict = {}
+
+    def file(self, groups: dict, sample: Any, outcome: Any, judgment: Any, signature_id: str) -> None:
+        """One failure into this order's groups: the first of its signature in full (with the
+        recent inputs' texts, if the worker never reported it), later ones as a count and the
+        smallest."""
+        group = groups.get(signature_id)
+        if group is None:
+            history = None
+            if signature_id not in self.reported:
+                self.reported.add(signature_id)
+                history = tuple(text_of(item) for item in self.recent)
+            groups[signature_id] = [sample, outcome, judgment, 1, None, history]
+            return
+        group[3] += 1
+        smallest = group[4][0] if group[4] is not None else group[0]
+        if len(sample.text) < len(smallest.text):
+            group[4] = (sample, outcome, judgment)
+
+
+_STATES: "OrderedDict[str, _VisitState]" = OrderedDict()
+
+
+def _state_for(order: FuzzOrder, runner: Any) -> _VisitState:
+    state = _STATES.get(order.key)
+    if state is None:
+        state = _STATES[order.key] = _VisitState(pickle.loads(order.visit))
+        while len(_STATES) > VISITS:
+            _STATES.popitem(last=False)
+    else:
+        _STATES.move_to_end(order.key)
+    return state
+
+
+def pinned_sample(tag: str, text: str, tool: str, why: str) -> Sample:
+    """The sample an order's pinned input stands for (its truth died with the worker: only the
+    text-level verdicts, hang and death, apply to it)."""
+    fmt, _, operator = tag.partition(TAG_SEP)
+    op = OPERATORS.get(operator)
+    return Sample(text=text, format=fmt or "raw", anomaly_class=op.anomaly_class if op is not None else None,
+                  operator=operator or None, calls=None, tool=tool, truth_known=False,
+                  description=f"pinned when {why}")
+
+
+__all__ = ["FuzzOrder", "HISTORY", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample"]

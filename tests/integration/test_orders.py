@@ -1,0 +1,125 @@
+"""Orders (fuzzer/orders.py, WorkerPool.run_orders): inputs a worker draws and runs itself are pinned,
+counted and filed exactly like the texts the engine sends, and a seed's run stays the same.
+
+The orders here are small classes of this module (the worker unpickles them by name, as it
+does :class:`fuzzer.orders.FuzzOrder`); the targets are real ones run in real workers.
+"""
+
+from __future__ import annotations
+
+import collections
+import zlib
+from typing import Any
+
+import pytest
+
+from fuzzer.campaign import CampaignJob, CampaignSettings
+from fuzzer.isolation import TargetSpec, WorkerPool
+from fuzzer.isolation.outcome import PIN_BYTES, PIN_HEADER, PIN_STRUCT
+from fuzzer.isolation.pool import Lost
+from fuzzer.isolation.worker import read_pin
+from fuzzer.pipeline import run_job
+from strategies._internal.tools import load_registry
+from tests.conftest import ROOT
+from tests.integration.targets.torture import RARITY
+
+REGISTRY = load_registry(None)
+
+
+class TextsOrder:
+    """Run these texts in the worker; the result is (worker index, [(kind, exception) ...])."""
+
+    def __init__(self, texts: list):
+        self.texts = texts
+
+    @property
+    def size(self) -> int:
+        return len(self.texts)
+
+    def run(self, runner: Any) -> tuple:
+        runner.start()
+        return runner.slot, [(o.kind, o.exception) for o in (runner(t, f"tag{i}") for i, t in enumerate(self.texts))]
+
+
+def a_rare_text(prefix: str = "") -> str:
+    """A text the torture targets misbehave on (see tests/integration/targets/torture.py)."""
+    return next(t for t in (f'{prefix}{{"name": "get_weather", "arguments": {{"city": "c{i}"}}}}' for i in range(100_000))
+                if zlib.crc32(t.encode()) % RARITY == 7)
+
+
+def pool_for(target: str, workers: int = 1, timeout: float = 2.0) -> WorkerPool:
+    return WorkerPool(TargetSpec(target, cwd=str(ROOT), timeout=timeout), workers=workers)
+
+
+def test_an_order_runs_in_one_worker_and_its_result_comes_back():
+    with pool_for("fuzzer.targets.reference:parse", workers=2) as pool:
+        results = pool.run_orders([TextsOrder(['{"name": "get_weather", "arguments": {}}', "{"])] * 5)
+    assert [r[1] for r in results] == [[("returned", None), ("rejected", "ValueError")]] * 5
+    # order i is worker i % 2's, whichever finished first
+    assert [r[0] for r in results] == [0, 1, 0, 1, 0]
+
+
+@pytest.mark.parametrize("target, kind", [("tests.integration.targets.torture:hard_exit", "died"),
+                                          ("tests.integration.targets.torture:segfault", "died"),
+                                          ("tests.integration.targets.torture:hang_python", "hung")])
+def test_a_death_or_hang_inside_an_order_is_pinned_on_the_input_that_caused_it(target, kind):
+    culprit = a_rare_text()
+    orders = [TextsOrder(["{", "[", culprit, "{"]), TextsOrder(["{"])]
+    with pool_for(target, timeout=0.3) as pool:
+        lost, after = pool.run_orders(orders)
+        again = pool.run_orders([TextsOrder(["{"])])  # the worker was replaced
+    assert isinstance(lost, Lost)
+    assert (lost.outcome.kind, lost.text, lost.tag, lost.whole, lost.ran) == (kind, culprit, "tag2", True, 2)
+    assert after[1] == [("rejected", "ValueError")]  # the order queued behind it still ran
+    assert again[0][1] == [("rejected", "ValueError")]
+
+
+def test_a_text_longer_than_the_pin_buffer_keeps_its_beginning():
+    culprit = a_rare_text(prefix=" " * PIN_BYTES)
+    with pool_for("tests.integration.targets.torture:hard_exit") as pool:
+        (lost,) = pool.run_orders([TextsOrder([culprit])])
+    assert lost.outcome.kind == "died" and not lost.whole
+    assert culprit.startswith(lost.text) and len(lost.text) >= PIN_BYTES - PIN_HEADER - 10
+
+
+def test_the_pin_is_read_only_for_the_input_it_belongs_to():
+    text = "é" * 10  # two bytes each: a cut inside one must still decode
+    data = f"t\x00{text}".encode()
+    pin = bytearray(PIN_HEADER + len(data))
+    pin[PIN_HEADER:] = data
+    pin[:PIN_HEADER] = PIN_STRUCT.pack(41, len(data), len(data))
+    assert read_pin(memoryview(pin), 41) == ("t", text, True)
+    assert read_pin(memoryview(pin), 42) is None  # the worker died before pinning input 42
+    pin[:PIN_HEADER] = PIN_STRUCT.pack(41, len(data) - 1, len(data) + 100)
+    tag, cut, whole = read_pin(memoryview(pin), 41)
+    assert (tag, whole) == ("t", False) and cut.startswith("é" * 9)
+
+
+def campaign(target: str, workers: int, seed: int, examples: int) -> Any:
+    settings = CampaignSettings(tools=["get_weather"], target=target, seed=seed, max_examples=examples,
+                                budget_s=120.0, shrink_cap_s=2.0)
+    with pool_for(target, workers=workers) as pool:
+        return run_job(CampaignJob(REGISTRY, settings, pool)).result
+
+
+def summary(result: Any) -> tuple:
+    return (result.executions, {k: (v.executions, v.failures) for k, v in result.tally.by_class.items()},
+            sorted((f.signature.id, f.count, f.best.text) for f in result.findings))
+
+
+def test_a_seed_gives_the_same_run_with_two_workers():
+    first = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=4000)
+    second = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=4000)
+    assert first.executions <= 4000 and len(first.findings) >= 3
+    assert summary(first) == summary(second)
+
+
+def test_counts_from_the_workers_add_up_and_each_failure_is_filed_once():
+    result = campaign("fuzzer.targets.naive:parse", 2, seed=3, examples=3000)
+    assert result.executions == sum(s.executions for s in result.tally.by_class.values()) <= 3000
+    failures = sum(s.failures for s in result.tally.by_class.values())
+    # every failing execution is counted by exactly one finding (the naive parser is deterministic:
+    # no re-run failed)
+    assert sum(f.count for f in result.findings) == failures > 0
+    kinds = collections.Counter(f.verdict.value for f in result.findings)
+    assert kinds["crash"] >= 1 and kinds["corruption"] >= 1, kinds
