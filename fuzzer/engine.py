@@ -244,6 +244,7 @@ class ToolCampaign:
         self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
                        pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
         self._orders = 0
+        self._ahead: Optional[tuple] = None  # ((counts, reruns), orders) of the next round
 
     @property
     def planned(self) -> int:
@@ -254,13 +255,15 @@ class ToolCampaign:
         """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
         samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
         scheduler and built and judged by a worker; their results are filed in order as they
-        arrive, like the outcomes :meth:`execute` judges. Returns the executions."""
-        key, visit = self._visit
-        orders = []
-        for n in counts:
-            self._orders += 1
-            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self._orders) & 0xFFFFFFFF,
-                                    n, reruns))
+        arrive, like the outcomes :meth:`execute` judges. Returns the executions.
+
+        The next round (the same counts) is planned while this one runs, from what the rounds
+        before this one built, so the workers do not wait for it; what this round built is told
+        to the scheduler afterwards. Both are fixed points of the run, so a seed's run stays the
+        same. A visit's first round is not planned ahead of: its first pass must be heard first."""
+        ahead, self._ahead = self._ahead, None
+        orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
+        planning_ahead = self._orders > len(orders)
         done = 0
         ran = 0
 
@@ -269,26 +272,43 @@ class ToolCampaign:
             counts never depend on which worker finished first)."""
             nonlocal done, ran
             while done < len(results) and results[done] is not None:
-                ran += self._take(results[done], orders[done])
+                ran += self._take(results[done], orders[done], feedback=False)
                 done += 1
+            if planning_ahead and self._ahead is None:
+                self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
 
         results = self.run_orders(orders, deadline=deadline, on_result=take_arrived)
         take_arrived(results)
         for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
             if result is not None:
-                ran += self._take(result, order)
+                ran += self._take(result, order, feedback=False)
+        for order, result in zip(orders, results):
+            if result is not None and not isinstance(result, Lost):
+                for family, built in zip(order.plan, result.built):
+                    self.stream.feedback(family, built)
         return ran
 
-    def _take(self, result: Any, order: Any) -> int:
-        """File one order's result; returns the executions it counts."""
+    def _plan(self, counts: list[int], reruns: int) -> list:
+        key, visit = self._visit
+        orders = []
+        for n in counts:
+            self._orders += 1
+            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self._orders) & 0xFFFFFFFF,
+                                    n, reruns))
+        return orders
+
+    def _take(self, result: Any, order: Any, feedback: bool = True) -> int:
+        """File one order's result; returns the executions it counts. ``feedback``: tell the
+        scheduler now what the order built (:meth:`fuzz` does it itself, at a fixed point)."""
         if isinstance(result, Lost):
             if not result.tag and not result.text:
                 return 0  # its worker died between inputs, again and again: nothing to pin it on
             why = f"its worker {result.outcome.kind}" + ("" if result.whole else " (the input's beginning only)")
             self._judge(pinned_sample(result.tag, result.text, self.tool.name, why), result.outcome)
             return 1
-        for family, built in zip(order.plan, result.built):
-            self.stream.feedback(family, built)
+        if feedback:
+            for family, built in zip(order.plan, result.built):
+                self.stream.feedback(family, built)
         tally = self.tally
         for cls, (executions, failures) in result.by_class.items():
             tally.add(cls, executions, failures)

@@ -358,9 +358,8 @@ class WorkerPool(Started):
                 return
             for depth in range(1, DEPTH + 1):  # one batch per worker first, then a second each
                 for slot in slots:
-                    while len(slot.inflight) < depth:
-                        k = self._next_for(slot, pending)
-                        if k is None or not self._send(slot, pending, texts, results, k):
+                    while pending and len(slot.inflight) < depth:
+                        if not self._send(slot, pending, texts, results):
                             break
             if notify:  # the workers have their next messages: judge what arrived meanwhile
                 notify = False
@@ -397,20 +396,9 @@ class WorkerPool(Started):
                 elif now - slot.since > timeout and not conn.poll(0):
                     self._lost(slot, "hung", pending, results, f"no result within {timeout:g} s")
 
-    def _next_for(self, slot: _Slot, pending: deque) -> int | None:
-        """Where in ``pending`` the next batch for ``slot`` is: the first one — or, for orders, the
-        first order of this slot's (order ``i`` of a run is slot ``i % workers``'s, so which worker
-        draws which samples never depends on timing, and a seed's run stays the same)."""
-        if not self._orders:
-            return 0 if pending else None
-        for k, batch in enumerate(pending):
-            if batch[0] % len(self._slots) == slot.index:
-                return k
-        return None
-
-    def _send(self, slot: _Slot, pending: deque, texts: list[str], results: list[Any], k: int = 0) -> bool:
-        """Send pending batch ``k`` to ``slot``; False when it must wait for the worker first."""
-        batch = pending[k]
+    def _send(self, slot: _Slot, pending: deque, texts: list[str], results: list[Any]) -> bool:
+        """Send the next pending batch to ``slot``; False when it must wait for the worker first."""
+        batch = pending[0]
         limit = self._queue_bytes
         orders = self._orders
         if slot.inflight and (slot.inflight[-1][2] > limit or
@@ -420,7 +408,7 @@ class WorkerPool(Started):
                                PROTOCOL)
         if slot.inflight and len(payload) > limit:
             return False
-        del pending[k]
+        pending.popleft()
         if not slot.inflight:
             slot.seen, slot.since = self._seq[slot.pos], time.monotonic()
         slot.inflight.append((batch, slot.next_seq, len(payload)))

@@ -37,10 +37,10 @@ class RecordingTool(ToolCampaign):
     batches: list = []
     keep_drawn = True
 
-    def _take(self, result: Any, order: Any) -> int:
+    def _take(self, result: Any, order: Any, feedback: bool = True) -> int:
         if getattr(result, "drawn", None) is not None:
             RecordingTool.batches.append(result.drawn)
-        return super()._take(result, order)
+        return super()._take(result, order, feedback)
 
 
 class Recording(CampaignJob):

@@ -55,8 +55,7 @@ def test_an_order_runs_in_one_worker_and_its_result_comes_back():
     with pool_for("fuzzer.targets.reference:parse", workers=2) as pool:
         results = pool.run_orders([TextsOrder(['{"name": "get_weather", "arguments": {}}', "{"])] * 5)
     assert [r[1] for r in results] == [[("returned", None), ("rejected", "ValueError")]] * 5
-    # order i is worker i % 2's, whichever finished first
-    assert [r[0] for r in results] == [0, 1, 0, 1, 0]
+    assert {r[0] for r in results} <= {0, 1}  # whichever worker was free
 
 
 @pytest.mark.parametrize("target, kind", [("tests.integration.targets.torture:hard_exit", "died"),
