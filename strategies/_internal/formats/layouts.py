@@ -120,13 +120,17 @@ def json_dumper(layout: Layout, *, indent: bool = True) -> Callable[[Any], str]:
     separators = (item.rstrip(), key) if level is not None else (item, key)
     newline = layout.newline
 
+    # check_circular=False: the values are drawn trees, and the cycle check calls id() for every
+    # container, which raises an audit event each (a worker's audit hook then runs for nothing).
     def dump(value: Any) -> str:
-        text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False, indent=level, separators=separators)
+        text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False, indent=level, separators=separators,
+                          check_circular=False)
         if not ascii_only:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:  # lone surrogates: escape them
-                text = json.dumps(value, ensure_ascii=True, allow_nan=False, indent=level, separators=separators)
+                text = json.dumps(value, ensure_ascii=True, allow_nan=False, indent=level, separators=separators,
+                                  check_circular=False)
         if level is not None and newline != "\n":
             text = text.replace("\n", newline)
         return text
