@@ -579,6 +579,7 @@ class CampaignJob(Job):
         fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
         ran_any = False
+        rate = 0.0  # executions per second of the structured arm's last round
         while True:
             reason = budget.stop_reason(self.tally.executions)
             if reason is not None:
@@ -597,8 +598,14 @@ class CampaignJob(Job):
                 ran = tool.execute(batch, budget.deadline, 0) if batch else 0
             else:
                 arm, counts = "structured", _order_counts(left, s.batch_size, self.pool.workers, first=not tool.planned)
+                if deadline is not None and examples is None and rate:
+                    # this tool's slice of the budget: a round that would outlast it is cut to fit
+                    fits = int(rate * (deadline - time.monotonic()) / s.batch_size) + 1
+                    counts = counts[:max(1, fits)]
                 reruns = RERUNS_PER_BATCH if left is None else min(RERUNS_PER_BATCH, max(0, left - sum(counts)) // len(counts))
-                ran = tool.fuzz(counts, budget.deadline, reruns)
+                started_round = time.monotonic()
+                ran = tool.fuzz(counts, _earliest(deadline, budget.deadline), reruns)
+                rate = ran / max(1e-3, time.monotonic() - started_round)
             empty = 0 if ran else empty + 1
             if empty >= EMPTY_BATCHES:
                 break
@@ -705,6 +712,11 @@ class CampaignJob(Job):
 
 #: Verdicts that depend on the truth: a history-dependent one is keyed by "history", not damage.
 _TRUTH_VERDICTS = (Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY)
+
+
+def _earliest(*deadlines: Optional[float]) -> Optional[float]:
+    known = [d for d in deadlines if d is not None]
+    return min(known) if known else None
 
 
 def _order_counts(left: Optional[int], size: int, workers: int, first: bool = False) -> list[int]:

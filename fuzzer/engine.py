@@ -282,6 +282,8 @@ class ToolCampaign:
         for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
             if result is not None:
                 ran += self._take(result, order, feedback=False)
+            else:  # cut off: what it hung or died on before still counts
+                ran += sum(self._take_lost(lost) for lost in order.lost)
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):
                 for family, built in zip(order.plan, result.built):
@@ -300,12 +302,11 @@ class ToolCampaign:
     def _take(self, result: Any, order: Any, feedback: bool = True) -> int:
         """File one order's result; returns the executions it counts. ``feedback``: tell the
         scheduler now what the order built (:meth:`fuzz` does it itself, at a fixed point)."""
+        ran = 0
+        for lost in order.lost:  # the inputs it hung or killed a worker on (the last may be ``result``)
+            ran += self._take_lost(lost)
         if isinstance(result, Lost):
-            if not result.tag and not result.text:
-                return 0  # its worker died between inputs, again and again: nothing to pin it on
-            why = f"its worker {result.outcome.kind}" + ("" if result.whole else " (the input's beginning only)")
-            self._judge(pinned_sample(result.tag, result.text, self.tool.name, why), result.outcome)
-            return 1
+            return ran + (self._take_lost(result) if result not in order.lost else 0)
         if feedback:
             for family, built in zip(order.plan, result.built):
                 self.stream.feedback(family, built)
@@ -321,7 +322,15 @@ class ToolCampaign:
                 self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
         if result.seeds and self.explorer is not None:
             self.explorer.observe_seeds(result.seeds)
-        return result.executions
+        return ran + result.executions
+
+    def _take_lost(self, lost: Any) -> int:
+        """Judge an input an order's worker hung or died on (1 execution; 0 when nothing was pinned)."""
+        if not lost.tag and not lost.text:
+            return 0  # its worker died between inputs, again and again: nothing to pin it on
+        why = f"its worker {lost.outcome.kind}" + ("" if lost.whole else " (the input's beginning only)")
+        self._judge(pinned_sample(lost.tag, lost.text, self.tool.name, why), lost.outcome)
+        return 1
 
     # -- executing -------------------------------------------------------------------------------
     def execute(self, samples: list, deadline: Optional[float], rerun_allowance: int) -> int:

@@ -76,23 +76,42 @@ class OrderResult:
 
 class FuzzOrder:
     """"Build and run these planned families of visit ``key``": at most ``count`` samples, plus at
-    most ``reruns`` re-runs. ``size``: the sequence numbers the order may use (the pool's stride)."""
+    most ``reruns`` re-runs. ``size``: the sequence numbers the order may use (the pool's stride).
 
-    __slots__ = ("key", "visit", "plan", "seed", "count", "reruns")
+    When its worker hangs or dies on an input, the pool calls :meth:`resume`: the order is sent
+    again without that input (its samples are a function of plan and seed, so the new worker
+    builds the same ones, and runs all but the skipped), as a text batch is run again without
+    the input that killed its worker. ``lost`` (engine side only) keeps those inputs."""
+
+    __slots__ = ("key", "visit", "plan", "seed", "count", "reruns", "skip", "lost")
+
+    #: Inputs one order may lose before it stops being sent again (each cost a --timeout).
+    RESUMES = 64
 
     def __init__(self, key: str, visit: bytes, plan: list, seed: int, count: int, reruns: int):
         self.key, self.visit, self.plan, self.seed, self.count, self.reruns = key, visit, plan, seed, count, reruns
+        self.skip: frozenset = frozenset()
+        self.lost: list = []
 
     def __getstate__(self) -> tuple:
-        return self.key, self.visit, self.plan, self.seed, self.count, self.reruns
+        return self.key, self.visit, self.plan, self.seed, self.count, self.reruns, self.skip
 
     def __setstate__(self, state: tuple) -> None:
-        self.key, self.visit, self.plan, self.seed, self.count, self.reruns = state
+        self.key, self.visit, self.plan, self.seed, self.count, self.reruns, self.skip = state
+        self.lost = []
 
     @property
     def size(self) -> int:
         # each family announces itself (its build is not an input's time), then its samples run
         return self.count + self.reruns + len(self.plan)
+
+    def resume(self, lost: Any) -> bool:
+        """Keep ``lost`` and skip its input from now on; False when the order has lost too many."""
+        self.lost.append(lost)
+        if len(self.lost) >= self.RESUMES:
+            return False
+        self.skip = self.skip | {lost.index}
+        return True
 
     def run(self, runner: Any) -> OrderResult:
         """In the worker: build, execute, judge."""
@@ -108,6 +127,7 @@ class FuzzOrder:
         source, cut_random = RandomSource(self.seed), random.Random(self.seed ^ 0xC075)
         drawn: Optional[list] = [] if visit.keep_drawn else None
         left = self.count
+        skip, index = self.skip, -1
         for family in self.plan:
             if left <= 0:
                 break
@@ -120,6 +140,9 @@ class FuzzOrder:
             if drawn is not None:
                 drawn.extend((sample.operator, sample.anomaly_class) for sample in samples)
             for sample in samples:
+                index += 1
+                if skip and index in skip:
+                    continue  # it hung or killed a worker: the engine holds it
                 cut = sample.__class__ is Cut
                 base = sample.base if cut else sample
                 text = base.text[:sample.end] if cut else sample.text
@@ -127,7 +150,7 @@ class FuzzOrder:
                 tag = tags.get(key)
                 if tag is None:
                     tag = tags[key] = f"{base.format}{TAG_SEP}{sample.operator or ''}"
-                outcome = runner(text, tag)
+                outcome = runner(text, tag, index)
                 if outcome.lines:
                     seeds.append((text, base.format, outcome.lines))
                 cls = sample.anomaly_class or "valid"
@@ -148,8 +171,10 @@ class FuzzOrder:
                 elif len(rerun) < allowance and rnd.random() < RERUN_FRACTION:
                     rerun.append((sample, outcome, tag))
                 recent.append(sample)
-        for sample, first, tag in rerun:
-            second = runner(sample.text, tag)
+        for number, (sample, first, tag) in enumerate(rerun, self.count):
+            if skip and number in skip:
+                continue
+            second = runner(sample.text, tag, number)
             by_class[sample.anomaly_class or "valid"][0] += 1
             judgment = rerun_judgment(first, second)
             if judgment is not None:

@@ -21,10 +21,11 @@ MESSAGE_LIMIT = 300
 FRAME_LIMIT = 8
 NO_EXTRA = ((), (), ())  #: a row's instruments' part (lines, functions, unsafe) when they are off
 PROTOCOL = pickle.HIGHEST_PROTOCOL
-#: Bytes of shared memory per worker where an order pins the input it runs (sequence number, size
-#: kept, full size; then tag and text): enough for a megabyte string in any script.
+#: Bytes of shared memory per worker where an order pins the input it runs (sequence number, the
+#: input's index in its order, size kept, full size; then tag and text): enough for a megabyte
+#: string in any script.
 PIN_BYTES = 4 << 20
-PIN_STRUCT = struct.Struct("qqq")
+PIN_STRUCT = struct.Struct("qqqq")
 PIN_HEADER = PIN_STRUCT.size
 
 

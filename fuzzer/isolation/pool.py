@@ -60,14 +60,14 @@ _S = TypeVar("_S", bound="Started")
 
 
 class Lost:
-    """The result of an order whose worker hung or died on one of its inputs: that input (``tag``
-    and ``text`` as the order pinned them; ``whole`` False when only its beginning fitted), its
-    ``outcome``, and how many of the order's inputs ``ran`` before it (their results died)."""
+    """An input of an order on which its worker hung or died: the input (``tag`` and ``text`` as
+    the order pinned them; ``whole`` False when only its beginning fitted; ``index``, its place in
+    the order, -1 when nothing was pinned) and its ``outcome``."""
 
-    __slots__ = ("outcome", "tag", "text", "whole", "ran")
+    __slots__ = ("outcome", "tag", "text", "whole", "index")
 
-    def __init__(self, outcome: Outcome, tag: str, text: str, whole: bool, ran: int):
-        self.outcome, self.tag, self.text, self.whole, self.ran = outcome, tag, text, whole, ran
+    def __init__(self, outcome: Outcome, tag: str, text: str, whole: bool, index: int):
+        self.outcome, self.tag, self.text, self.whole, self.index = outcome, tag, text, whole, index
 
 
 @contextlib.contextmanager
@@ -137,6 +137,7 @@ class WorkerPool(Started):
         self._pins: Any = None
         #: True while :meth:`run_orders` runs: each "text" is then an order (see :meth:`run_orders`).
         self._orders = False
+        self._order_list: list = []
 
     # -- lifecycle (a context manager: Started)
 
@@ -293,10 +294,11 @@ class WorkerPool(Started):
         and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
         whatever ``order.run(runner)`` returns — the engine never handles those inputs one by one.
 
-        An order whose worker hung or died on an input gets a :class:`Lost` (that input, from the
-        pin buffer, and its outcome) instead: its other results died with the worker, and it is
-        not run again (a new worker draws other inputs). Past ``deadline``: None. ``on_result``
-        as in :meth:`run`.
+        When a worker hangs or dies on an input of an order, the input is read from the pin buffer
+        into a :class:`Lost`, and ``order.resume(lost)`` says whether the order is sent again
+        without it (the other results died with the worker; an order that can skip an input keeps
+        the Lost itself and reports it with its result). An order that cannot resume gets the Lost
+        as its result. Past ``deadline``: None. ``on_result`` as in :meth:`run`.
         """
         orders = list(orders)
         if not orders:
@@ -305,13 +307,13 @@ class WorkerPool(Started):
         results: list[Any] = [None] * len(orders)
         pending = deque([i] for i in range(len(orders)))
         try:
-            self._trace, self._orders = None, True
+            self._trace, self._orders, self._order_list = None, True, orders
             self._drive(orders, pending, results, self._slots, deadline, on_result)
         except BaseException:
             self.close()
             raise
         finally:
-            self._orders = False
+            self._orders, self._order_list = False, []
         return results
 
     def sample_stack(self, text: str, after_s: float, deadline: float | None = None) -> tuple[Any, tuple]:
@@ -478,8 +480,13 @@ class WorkerPool(Started):
             if pinned is not None or slot.blameless >= BLAMELESS_RETRIES:
                 slot.blameless = 0
                 outcome = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited", frames=frames)
-                results[batch[0]] = Lost(outcome, *(pinned or ("", "", False)), ran=max(0, k))
-                pending.extendleft(reversed([later for later, _, _ in inflight[1:]]))
+                lost = Lost(outcome, *(pinned or ("", "", False, -1)))
+                order = self._order_list[batch[0]]
+                resume = getattr(order, "resume", None)
+                again = [batch] if resume is not None and lost.index >= 0 and resume(lost) else []
+                if not again:
+                    results[batch[0]] = lost
+                pending.extendleft(reversed(again + [later for later, _, _ in inflight[1:]]))
                 return
             k = -1  # between inputs: nobody to blame, send the orders again
         if not 0 <= k < len(batch):

@@ -329,7 +329,9 @@ class OrderRunner:
         self.execute, self.seq, self.pos, self.pin, self.slot = execute, seq, pos, pin, slot
         self.base, self.trace, self.i = 0, None, 0
 
-    def __call__(self, text: str, tag: str = "", trace: Any = None) -> Any:
+    def __call__(self, text: str, tag: str = "", index: int = -1, trace: Any = None) -> Any:
+        """Run one input; ``index``: its place in the order (what the order skips if it is sent
+        again after this input hung or killed the worker)."""
         i = self.base + self.i
         self.i += 1
         pin = self.pin
@@ -337,7 +339,7 @@ class OrderRunner:
             data = f"{tag}\x00{text}".encode("utf-8", "surrogatepass")
             size = min(len(data), len(pin) - PIN_HEADER)
             pin[PIN_HEADER:PIN_HEADER + size] = data[:size]
-            pin[:PIN_HEADER] = PIN_STRUCT.pack(i, size, len(data))
+            pin[:PIN_HEADER] = PIN_STRUCT.pack(i, index, size, len(data))
         self.seq[self.pos] = i
         return _outcome_of(self.execute(text, self.trace if trace is None else trace, False))
 
@@ -365,11 +367,11 @@ def _outcome_of(row: tuple) -> Any:
     return outcome_of(row)
 
 
-def read_pin(pin: Any, current: int) -> tuple[str, str, bool] | None:
-    """(tag, text, whole) of the input a worker pinned as sequence number ``current``; None when
-    what is pinned is another input's (the worker died between inputs). ``whole`` is False when
-    the text was longer than the buffer and only its beginning was kept."""
-    number, size, full = PIN_STRUCT.unpack(bytes(pin[:PIN_HEADER]))
+def read_pin(pin: Any, current: int) -> tuple[str, str, bool, int] | None:
+    """(tag, text, whole, index in its order) of the input a worker pinned as sequence number
+    ``current``; None when what is pinned is another input's (the worker died between inputs).
+    ``whole`` is False when the text was longer than the buffer and only its beginning was kept."""
+    number, index, size, full = PIN_STRUCT.unpack(bytes(pin[:PIN_HEADER]))
     if number != current or size <= 0:
         return None
     data = bytes(pin[PIN_HEADER:PIN_HEADER + size])
@@ -378,7 +380,7 @@ def read_pin(pin: Any, current: int) -> tuple[str, str, bool] | None:
     except UnicodeDecodeError:  # cut inside a character: only the beginning was kept
         decoded = data.decode("utf-8", "replace")
     tag, _, text = decoded.partition("\x00")
-    return tag, text, size == full
+    return tag, text, size == full, index
 
 
 # The audit hook's frames, and whatever it called, are toolfuzz's, not the target's (compared by

@@ -318,7 +318,10 @@ def test_same_seed_same_findings(cli):
     first = _findings(cli(*args))
     assert len(first) >= 3
     assert _findings(cli(*args)) == first
-    assert _findings(cli(*args, "--workers", "2")) == first  # the number of processes changes nothing
+    # the number of processes changes nothing (without coverage: which worker first reaches a line,
+    # and so which inputs become exploration's seeds, depends on what each ran before)
+    plain = _findings(cli(*args, "--no-coverage"))
+    assert _findings(cli(*args, "--no-coverage", "--workers", "2")) == plain
 
 
 # -- must show 3: torture targets ------------------------------------------------------------

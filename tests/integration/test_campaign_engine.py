@@ -17,7 +17,6 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fuzzer.campaign import CampaignJob, CampaignSettings
 from fuzzer.engine import ToolCampaign
 from fuzzer.isolation import TargetSpec, WorkerPool
-from fuzzer.isolation.pool import Lost
 from fuzzer.pipeline import run_job
 from fuzzer.oracle import Oracle, Verdict
 from strategies._internal.build import build_family
@@ -210,9 +209,10 @@ def test_shrinking_a_hang_does_not_rerun_the_same_hanging_text():
             @staticmethod
             def run_orders(orders: list, **kw: Any) -> list:
                 results = pool.run_orders(orders, **kw)
-                for result in results:  # a hang in a worker's own samples: pinned on its input
-                    if isinstance(result, Lost) and result.outcome.kind == "hung":
-                        hung[result.text] += 1
+                for order in orders:  # a hang in a worker's own samples: pinned on its input
+                    for lost in order.lost:
+                        if lost.outcome.kind == "hung":
+                            hung[lost.text] += 1
                 return results
 
             @staticmethod

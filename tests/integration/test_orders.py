@@ -38,7 +38,7 @@ class TextsOrder:
 
     def run(self, runner: Any) -> tuple:
         runner.start()
-        return runner.slot, [(o.kind, o.exception) for o in (runner(t, f"tag{i}") for i, t in enumerate(self.texts))]
+        return runner.slot, [(o.kind, o.exception) for o in (runner(t, f"tag{i}", i) for i, t in enumerate(self.texts))]
 
 
 def a_rare_text(prefix: str = "") -> str:
@@ -68,7 +68,7 @@ def test_a_death_or_hang_inside_an_order_is_pinned_on_the_input_that_caused_it(t
         lost, after = pool.run_orders(orders)
         again = pool.run_orders([TextsOrder(["{"])])  # the worker was replaced
     assert isinstance(lost, Lost)
-    assert (lost.outcome.kind, lost.text, lost.tag, lost.whole, lost.ran) == (kind, culprit, "tag2", True, 2)
+    assert (lost.outcome.kind, lost.text, lost.tag, lost.whole, lost.index) == (kind, culprit, "tag2", True, 2)
     assert after[1] == [("rejected", "ValueError")]  # the order queued behind it still ran
     assert again[0][1] == [("rejected", "ValueError")]
 
@@ -86,12 +86,56 @@ def test_the_pin_is_read_only_for_the_input_it_belongs_to():
     data = f"t\x00{text}".encode()
     pin = bytearray(PIN_HEADER + len(data))
     pin[PIN_HEADER:] = data
-    pin[:PIN_HEADER] = PIN_STRUCT.pack(41, len(data), len(data))
-    assert read_pin(memoryview(pin), 41) == ("t", text, True)
+    pin[:PIN_HEADER] = PIN_STRUCT.pack(41, 5, len(data), len(data))
+    assert read_pin(memoryview(pin), 41) == ("t", text, True, 5)
     assert read_pin(memoryview(pin), 42) is None  # the worker died before pinning input 42
-    pin[:PIN_HEADER] = PIN_STRUCT.pack(41, len(data) - 1, len(data) + 100)
-    tag, cut, whole = read_pin(memoryview(pin), 41)
+    pin[:PIN_HEADER] = PIN_STRUCT.pack(41, 5, len(data) - 1, len(data) + 100)
+    tag, cut, whole, _ = read_pin(memoryview(pin), 41)
     assert (tag, whole) == ("t", False) and cut.startswith("é" * 9)
+
+
+class SkippingOrder(TextsOrder):
+    """A TextsOrder that, like FuzzOrder, is sent again without an input its worker was lost on."""
+
+    def __init__(self, texts: list):
+        super().__init__(texts)
+        self.skip, self.lost = set(), []
+
+    def __getstate__(self) -> dict:
+        return {"texts": self.texts, "skip": self.skip, "lost": []}
+
+    def resume(self, lost: Any) -> bool:
+        self.lost.append(lost)
+        self.skip.add(lost.index)
+        return True
+
+    def run(self, runner: Any) -> tuple:
+        runner.start()
+        return runner.slot, [(i, runner(t, "", i).kind) for i, t in enumerate(self.texts) if i not in self.skip]
+
+
+def test_an_order_that_can_resume_is_sent_again_without_each_input_that_hung():
+    first, second = a_rare_text(), a_rare_text(prefix="[")
+    order = SkippingOrder(["{", first, "{", second, "{"])
+    with pool_for("tests.integration.targets.torture:hang_python", timeout=0.3) as pool:
+        (result,) = pool.run_orders([order])
+    assert result[1] == [(0, "rejected"), (2, "rejected"), (4, "rejected")]  # every other input ran
+    assert [(lost.index, lost.text, lost.outcome.kind) for lost in order.lost] == [(1, first, "hung"), (3, second, "hung")]
+
+
+def test_a_campaign_against_a_parser_that_hangs_often_keeps_searching():
+    """Each hang costs its --timeout and is one execution; the rest of its order still runs (a
+    lost order used to take its samples and their findings with it)."""
+    from fuzzer.oracle import Verdict
+
+    settings = CampaignSettings(tools=["get_weather"], target="tests.integration.targets.buggy:hang_on_bracket_text",
+                                seed=1, max_examples=1500, budget_s=120.0, shrink_cap_s=1.0)
+    with pool_for(settings.target, timeout=0.2) as pool:
+        result = run_job(CampaignJob(REGISTRY, settings, pool)).result
+    verdicts = collections.Counter(f.verdict for f in result.findings)
+    assert verdicts[Verdict.HANG] >= 1, verdicts
+    assert result.executions >= 1200  # the budget of executions was spent searching, not lost
+    assert verdicts[Verdict.CRASH] >= 1, verdicts  # the planted crash behind the hangs was found
 
 
 def campaign(target: str, workers: int, seed: int, examples: int) -> Any:

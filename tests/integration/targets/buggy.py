@@ -96,3 +96,20 @@ def stuck_scanner(text):
             continue  # the bug: position never advances past an empty body
         position = text.find("<tool_call>", body)
     return parse(text)
+
+
+def hang_on_bracket_text(text):
+    """Hangs on every output that ends in a comma (a max_tokens cut between two values: a share of
+    the truncation sweep), and raises KeyError for a JSON object without "arguments"; otherwise
+    the reference parser. A campaign must still search the rest of what it draws."""
+    if text.rstrip().endswith(","):
+        while True:
+            pass
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, dict) and "name" in data:
+            return [{"name": data["name"], "arguments": data["arguments"]}]
+    return _reference(text)
