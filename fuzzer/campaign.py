@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional
 
 from fuzzer.budget import Budget
@@ -324,6 +324,11 @@ class CampaignJob(Job):
         oracle = self.oracles[finding.level]
 
         def same(outcome: Any) -> bool:
+            if outcome.unsafe and finding.verdict is not Verdict.UNSAFE:
+                # An unsafe action on this input (a lazily built model reading marshal data in a
+                # fresh worker's first call) is its own finding: it must not make this one look
+                # as if it did not happen alone, and be filed as state kept between calls.
+                outcome = replace(outcome, unsafe=())
             judgment = oracle.judge(sample, outcome)
             ok = judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.oracle_id
             if ok and finding.traceback is None and getattr(outcome, "traceback", None):

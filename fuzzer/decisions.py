@@ -109,10 +109,23 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
 
 
 def _known_as(finding: Any, known: dict) -> str:
-    """The signature the corpus holds ``finding`` under: its own, or — a hang caught one helper
+    """The signature the corpus holds ``finding`` under: its own; or, for a corruption, the one the
+    oracle gave it before it was filed by the path its minimized input runs (an entry stored
+    unshrunk, when Ctrl-C or the budget came first, is keyed by that) — or an entry filed by path
+    from the oracle signature this unshrunk finding still has; or — a hang caught one helper
     deeper or shallower than when it was stored (:func:`corpus.signature.same_hang`) — the entry's."""
     sid = finding.signature.id
-    if sid in known or getattr(finding, "verdict_name", None) != "hang":
+    if sid in known:
+        return sid
+    match = getattr(finding, "match_id", None)
+    if match is not None and match in known:
+        return match
+    if getattr(finding, "verdict_name", None) == "corruption":
+        by_path = next((signature for signature, entry in known.items()
+                        if (entry.scenario or {}).get("match") == sid), None)
+        if by_path is not None:
+            return by_path
+    if getattr(finding, "verdict_name", None) != "hang":
         return sid
     frames = getattr(getattr(finding, "best_outcome", None), "frames", None)
     return next((signature for signature, entry in known.items() if entry.holds_hang(frames)), sid)

@@ -194,6 +194,19 @@ def test_minimized_samples_fail_with_the_same_signature_when_judged_again(naive_
             assert finding.best.truth_known and finding.best.recipe is not None
 
 
+def test_an_unsafe_first_call_does_not_make_another_bug_look_state_dependent():
+    """A fresh worker's first call builds the target's model (marshal data: unsafe, its own
+    finding); confirming the dropped argument alone in a fresh worker must still count as alone."""
+    with pool_for("tests.integration.targets.buggy:lazy_model_drops_unit") as pool:
+        campaign = run_campaign(pool, tool="get_weather", seed=0, max_examples=1500, formats=["json"],
+                                shrink_budget_s=2.0)
+    findings = campaign.result_.findings
+    assert any(f.verdict is Verdict.UNSAFE for f in findings), [f.title for f in findings]
+    dropped = [f for f in findings if f.verdict is Verdict.CORRUPTION and "unit" in f.title]
+    assert dropped and all(not f.history and "earlier inputs" not in f.title for f in dropped), \
+        [(f.title, f.notes) for f in findings]
+
+
 # -- what the engine re-runs -----------------------------------------------------------------
 
 

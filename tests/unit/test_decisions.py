@@ -127,3 +127,21 @@ def test_the_gate_knows_a_hang_caught_one_helper_deeper_than_the_stored_entry():
     decision = decide_gate([], [finding(deeper)], {entry.signature: entry})
     assert not decision.blocked and not decision.new
     assert decide_gate([], [finding(elsewhere)], {entry.signature: entry}).new  # another hang: new
+
+
+def test_a_corruption_stored_unshrunk_is_known_to_a_gate_that_filed_it_by_path_and_back():
+    """Ctrl-C (or the budget) stores a corruption under the oracle's key; shrunk, the same bug is
+    filed by the path its minimized input runs (``match_id`` keeps the oracle's key). Each side
+    must know the other, or the next gate blocks on a bug the corpus holds."""
+    from types import SimpleNamespace
+
+    oracle_key, path_key, other_path = "corruption-aaaa", "corruption-bbbb", "corruption-cccc"
+    unshrunk = Entry(text="x", signature=oracle_key, verdict="corruption")
+    shrunk = SimpleNamespace(signature=Sig(path_key), verdict_name="corruption", match_id=oracle_key)
+    assert not decide_gate([], [shrunk], {oracle_key: unshrunk}).new
+    filed_by_path = Entry(text="x", signature=path_key, verdict="corruption", scenario={"match": oracle_key})
+    left_unshrunk = SimpleNamespace(signature=Sig(oracle_key), verdict_name="corruption", match_id=None)
+    assert not decide_gate([], [left_unshrunk], {path_key: filed_by_path}).new
+    # a corruption on another path, of another oracle key, is still new
+    elsewhere = SimpleNamespace(signature=Sig(other_path), verdict_name="corruption", match_id="corruption-dddd")
+    assert decide_gate([], [elsewhere], {oracle_key: unshrunk, path_key: filed_by_path}).new

@@ -113,3 +113,18 @@ def hang_on_bracket_text(text):
         if isinstance(data, dict) and "name" in data:
             return [{"name": data["name"], "arguments": data["arguments"]}]
     return _reference(text)
+
+
+_MODEL: list = []
+
+
+def lazy_model_drops_unit(text):
+    """Builds its "model" on the first call of each process (reading marshal data, as compiled
+    validators do: an unsafe action, once), and drops the ``unit`` argument of every call."""
+    if not _MODEL:
+        import marshal
+
+        _MODEL.append(marshal.loads(marshal.dumps({"built": True})))
+    calls = _reference(text)
+    return [{"name": c["name"], "arguments": {k: v for k, v in c["arguments"].items() if k != "unit"}}
+            for c in calls]
