@@ -258,7 +258,7 @@ class CampaignJob(Job):
         """A new finding under ``signature`` (unless it is ignored), to confirm, shrink, announce."""
         sample, judgment = failure.sample, failure.judgment
         if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
-            self.result_.ignored += 1
+            self.result_.ignored += failure.count
             return
         if self._max_failures_reached():
             return  # one batch can show several new bugs: --max-failures N reports N, not the batch's
