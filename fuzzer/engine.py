@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from fuzzer.isolation.pool import Lost
-from fuzzer.oracle import Judgment, Oracle, brief, rerun_judgment
+from fuzzer.oracle import Judgment, Oracle, brief, declined, rerun_judgment
 from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
 from fuzzer.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
@@ -145,6 +145,9 @@ class ToolCampaign:
             for name in formats:
                 FORMATS[name]  # unknown format: UnknownName with close matches
         self.stream: Optional[SampleStream] = None
+        #: Orders planned in this visit so far (:meth:`fuzz`), and the next round's, planned ahead.
+        self.planned = 0
+        self._ahead: Optional[tuple] = None  # ((counts, reruns), orders)
         #: The exploration arm (coverage feedback, seeds, havoc), when coverage is on.
         self.explorer: Any = None
         #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
@@ -182,14 +185,14 @@ class ToolCampaign:
             self.explorer.observe(batch, outcomes)
         ran = [i for i, o in enumerate(outcomes) if o is not None]
         probed = {owner[i] for i in ran}
-        declined = {v: True for v in probed}
+        every_declined = {v: True for v in probed}
         invalid = {v: True for v in probed}
         results: dict[Variation, list] = {v: [] for v in probed}
         for i in ran:
             v, sample, outcome = owner[i], batch[i], outcomes[i]
             results[v].append((sample, outcome))
-            if not (outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls)):
-                declined[v] = False
+            if not declined(outcome):
+                every_declined[v] = False
             if outcome.kind != "invalid":
                 invalid[v] = False
             if report.first_rejection is None and outcome.kind == "rejected":
@@ -210,10 +213,10 @@ class ToolCampaign:
             if bare not in probed:
                 report.unsupported[name] = "not probed: the budget ran out first"
                 continue
-            if declined[bare] and not declared:
+            if every_declined[bare] and not declared:
                 report.unsupported[name] = "every valid probe was cleanly rejected"
                 continue
-            ok = {v: v in probed and not declined[v] for v in (prose, several)}
+            ok = {v: v in probed and not every_declined[v] for v in (prose, several)}
             report.supported[name] = [bare.label] + [v.label for v in (prose, several) if ok[v]]
             report.support[name] = (ok[prose], ok[several])
             for v in (prose, several):
@@ -221,7 +224,7 @@ class ToolCampaign:
                     report.unsupported[v.label] = ("every valid probe was cleanly rejected" if v in probed
                                                    else "not probed: the budget ran out first")
         for v in sorted(probed, key=variations.index):
-            if declined[v] and not (declared and not v.chatter and not v.multi):
+            if every_declined[v] and not (declared and not v.chatter and not v.multi):
                 continue  # an unsupported variation: its rejections are not findings
             for sample, outcome in results[v]:
                 self._judge(sample, outcome)
@@ -243,13 +246,8 @@ class ToolCampaign:
                       keep_drawn=self.keep_drawn)
         self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
                        pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
-        self._orders = 0
-        self._ahead: Optional[tuple] = None  # ((counts, reruns), orders) of the next round
-
-    @property
-    def planned(self) -> int:
-        """Orders planned in this visit so far."""
-        return getattr(self, "_orders", 0)
+        self.planned = 0
+        self._ahead = None
 
     def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int) -> int:
         """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
@@ -263,7 +261,7 @@ class ToolCampaign:
         same. A visit's first round is not planned ahead of: its first pass must be heard first."""
         ahead, self._ahead = self._ahead, None
         orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
-        planning_ahead = self._orders > len(orders)
+        planning_ahead = self.planned > len(orders)
         done = 0
         ran = 0
 
@@ -272,7 +270,7 @@ class ToolCampaign:
             counts never depend on which worker finished first)."""
             nonlocal done, ran
             while done < len(results) and results[done] is not None:
-                ran += self._take(results[done], orders[done], feedback=False)
+                ran += self._take(results[done], orders[done])
                 done += 1
             if planning_ahead and self._ahead is None:
                 self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
@@ -280,10 +278,7 @@ class ToolCampaign:
         results = self.run_orders(orders, deadline=deadline, on_result=take_arrived)
         take_arrived(results)
         for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
-            if result is not None:
-                ran += self._take(result, order, feedback=False)
-            else:  # cut off: what it hung or died on before still counts
-                ran += sum(self._take_lost(lost) for lost in order.lost)
+            ran += self._take(result, order)
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):
                 for family, built in zip(order.plan, result.built):
@@ -294,22 +289,18 @@ class ToolCampaign:
         key, visit = self._visit
         orders = []
         for n in counts:
-            self._orders += 1
-            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self._orders) & 0xFFFFFFFF,
+            self.planned += 1
+            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self.planned) & 0xFFFFFFFF,
                                     n, reruns))
         return orders
 
-    def _take(self, result: Any, order: Any, feedback: bool = True) -> int:
-        """File one order's result; returns the executions it counts. ``feedback``: tell the
-        scheduler now what the order built (:meth:`fuzz` does it itself, at a fixed point)."""
-        ran = 0
-        for lost in order.lost:  # the inputs it hung or killed a worker on (the last may be ``result``)
-            ran += self._take_lost(lost)
-        if isinstance(result, Lost):
-            return ran + (self._take_lost(result) if result not in order.lost else 0)
-        if feedback:
-            for family, built in zip(order.plan, result.built):
-                self.stream.feedback(family, built)
+    def _take(self, result: Any, order: Any) -> int:
+        """File one order's result (None: cut off by the deadline) and the inputs it hung or
+        killed a worker on; returns the executions they count. What it built reaches the
+        scheduler in :meth:`fuzz`, at a fixed point."""
+        ran = sum(self._take_lost(lost) for lost in order.lost)
+        if result is None or isinstance(result, Lost):
+            return ran  # a Lost result is one of ``order.lost``, or pins nothing
         tally = self.tally
         for cls, (executions, failures) in result.by_class.items():
             tally.add(cls, executions, failures)
@@ -361,7 +352,7 @@ class ToolCampaign:
                 judged += 1
                 if sample.__class__ is Cut:
                     # Truth None: only a declined answer passes. Judge fully only what fails.
-                    if outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls):
+                    if declined(outcome):
                         self.tally.count(Cut.anomaly_class, False)
                         recent.append(sample)
                         continue

@@ -472,6 +472,12 @@ def outcome_fingerprint(outcome: Any) -> tuple:
     return (kind,)
 
 
+def declined(outcome: Any) -> bool:
+    """The target cleanly declined: it rejected the input or returned no call (all a sample whose
+    truth is None may get)."""
+    return outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls)
+
+
 def rerun_judgment(first: Any, second: Any) -> Optional[Judgment]:
     """The nondeterminism verdict when one input, run twice, gave ``first`` then ``second``;
     None when they agree (or either hung: a re-run that finishes is timing)."""

@@ -16,7 +16,8 @@ scheduler what was built before it plans the next round
 (:meth:`fuzzer.engine.ToolCampaign.fuzz`).
 
 An order's samples are a function of its plan and seed alone, never of the worker that runs it,
-so a seed's run is the same with any number of workers.
+so the worker count changes none of them (only, with coverage on, which inputs a worker finds
+reaching new lines: its tracer knows only its own).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from fuzzer.confirm import text_of
-from fuzzer.oracle import Oracle, rerun_judgment
+from fuzzer.oracle import Oracle, declined, rerun_judgment
 from fuzzer.schedule import TRUNCATION_SWEEP, Cut, build_planned
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import Sample
@@ -116,7 +117,6 @@ class FuzzOrder:
     def run(self, runner: Any) -> OrderResult:
         """In the worker: build, execute, judge."""
         state = _state_for(self, runner)
-        runner.start()
         result = OrderResult()
         by_class, groups = result.by_class, {}
         oracle, recent, seeds = state.oracle, state.recent, result.seeds
@@ -159,7 +159,7 @@ class FuzzOrder:
                     counts = by_class[cls] = [0, 0]
                 counts[0] += 1
                 if cut:  # truth None: only a declined answer passes; judge fully only what fails
-                    if outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls):
+                    if declined(outcome):
                         recent.append(sample)
                         continue
                     sample = sample.materialize()

@@ -20,6 +20,7 @@ from typing import Any
 from fuzzer.frames import in_stdlib, named, without_library_tail
 from fuzzer.isolation.outcome import (FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PIN_BYTES, PIN_HEADER, PIN_STRUCT,
                                       PROTOCOL, STRIDE, TargetSpec)
+from fuzzer.isolation.wire import outcome_of
 from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
                            normalize_calls)
 from strategies.errors import TargetError
@@ -233,7 +234,7 @@ def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: Tar
         except (EOFError, OSError):
             return
         if texts.__class__ is not list:  # an order
-            runner.base, runner.trace = base, trace
+            runner.base, runner.trace, runner.i = base, trace, 0
             send(dumps(texts.run(runner), PROTOCOL))
             continue
         out: list = []
@@ -329,7 +330,7 @@ class OrderRunner:
         self.execute, self.seq, self.pos, self.pin, self.slot = execute, seq, pos, pin, slot
         self.base, self.trace, self.i = 0, None, 0
 
-    def __call__(self, text: str, tag: str = "", index: int = -1, trace: Any = None) -> Any:
+    def __call__(self, text: str, tag: str = "", index: int = -1) -> Any:
         """Run one input; ``index``: its place in the order (what the order skips if it is sent
         again after this input hung or killed the worker)."""
         i = self.base + self.i
@@ -341,7 +342,7 @@ class OrderRunner:
             pin[PIN_HEADER:PIN_HEADER + size] = data[:size]
             pin[:PIN_HEADER] = PIN_STRUCT.pack(i, index, size, len(data))
         self.seq[self.pos] = i
-        return _outcome_of(self.execute(text, self.trace if trace is None else trace, False))
+        return outcome_of(self.execute(text, self.trace, False))
 
     def busy(self) -> None:
         self.seq[self.pos] = self.base + self.i
@@ -354,17 +355,6 @@ class OrderRunner:
             outcome.__dict__["frames"] = _describe_exception(exc)[2] if exc is not None else ()
         return outcome
 
-    def start(self) -> None:
-        """Called by an order before its first input."""
-        self.i = 0
-
-
-def _outcome_of(row: tuple) -> Any:
-    from fuzzer.isolation.wire import outcome_of
-
-    global _outcome_of
-    _outcome_of = outcome_of  # bound once: the import statement would cost a microsecond per input
-    return outcome_of(row)
 
 
 def read_pin(pin: Any, current: int) -> tuple[str, str, bool, int] | None:

@@ -36,10 +36,10 @@ class RecordingTool(ToolCampaign):
     batches: list = []
     keep_drawn = True
 
-    def _take(self, result: Any, order: Any, feedback: bool = True) -> int:
+    def _take(self, result: Any, order: Any) -> int:
         if getattr(result, "drawn", None) is not None:
             RecordingTool.batches.append(result.drawn)
-        return super()._take(result, order, feedback)
+        return super()._take(result, order)
 
 
 class Recording(CampaignJob):

@@ -37,7 +37,6 @@ class TextsOrder:
         return len(self.texts)
 
     def run(self, runner: Any) -> tuple:
-        runner.start()
         return runner.slot, [(o.kind, o.exception) for o in (runner(t, f"tag{i}", i) for i, t in enumerate(self.texts))]
 
 
@@ -110,7 +109,6 @@ class SkippingOrder(TextsOrder):
         return True
 
     def run(self, runner: Any) -> tuple:
-        runner.start()
         return runner.slot, [(i, runner(t, "", i).kind) for i, t in enumerate(self.texts) if i not in self.skip]
 
 
