@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 from fuzzer.isolation.pool import Lost
 from fuzzer.oracle import Judgment, Oracle, brief, declined, rerun_judgment
-from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
+from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample, registry_key
 from fuzzer.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
@@ -243,7 +243,7 @@ class ToolCampaign:
         """Plan this visit's structured arm here and have the workers build it (:meth:`fuzz`)."""
         self.start_stream(report)
         visit = Visit(registry=self.registry, tool=self.tool.name, operators=list(self.operators), level=self.level,
-                      keep_drawn=self.keep_drawn)
+                      keep_drawn=self.keep_drawn, registry_key=registry_key(self.registry))
         self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
                        pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
         self.planned = 0

@@ -426,11 +426,13 @@ class Oracle:
         self.level = level
         self.registry = registry
         self.promise = Promise(registry)
+        # the checks in registration order, read once: judging runs once per execution
+        self._judges = tuple(item.judge for item in CHECKS.values())
 
     def judge(self, sample: Any, outcome: Any) -> Judgment:
         case = Case(sample, outcome, self.level, self.promise)
-        for item in CHECKS.values():
-            judgment = item.judge(case)
+        for judge in self._judges:
+            judgment = judge(case)
             if judgment is not None:
                 return judgment
         return PASS

@@ -10,7 +10,8 @@ at module level (``jsonschema`` lazily, for the validator classes), never Hypoth
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Iterator, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Iterable, Iterator, Optional
 from urllib.parse import unquote
 
 from strategies.json_values import json_equal

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 __all__ = ["JSON_TYPES", "canonical", "canonical_json", "copy_json", "json_equal", "json_kind", "json_type_name",
            "json_types", "shortlex"]

@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from fuzzer.agent.script import LENGTH, Turn, refs_in
 from fuzzer.agent.trace import Recorder

@@ -17,8 +17,8 @@ from __future__ import annotations
 import functools
 import json
 from dataclasses import dataclass
-from collections.abc import Mapping
-from typing import Any, Callable, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
 
 from fuzzer.executor.faults import FAULTS, OK, Fault, FaultError
 from strategies.registry import Registry

@@ -59,7 +59,8 @@ import sys
 import threading
 import time
 from collections import deque
-from typing import Any, Callable, Iterable, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable, Optional, Union
 
 from fuzzer.records.redact import Redactor
 from fuzzer.records.store import BackgroundWriter, EncodedJSON, _orjson, new_record_id, short_repr, storable

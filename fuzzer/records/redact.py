@@ -34,7 +34,8 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional, Union
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable, Optional, Union
 
 from fuzzer.records.store import JSON_FIELDS, TEXT_FIELDS, RecordsError, _JSON_INDEX, _TEXT_INDEX, dumps_json
 

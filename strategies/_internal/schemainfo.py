@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Iterator, Optional
 
 from strategies.json_schemas import ignores_ref_siblings, merge_schemas, resolve_pointer
 from strategies.json_values import JSON_TYPES, json_equal, json_types  # noqa: F401  (json_equal: operators import it here)

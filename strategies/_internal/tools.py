@@ -15,7 +15,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Iterator, Optional
 
 from strategies.errors import InvalidSchema, RegistryError, UnknownName
 from strategies.json_schemas import escape_pointer_token, normalize_openapi, resolve_pointer, validator_class

@@ -164,3 +164,24 @@ def test_counts_from_the_workers_add_up_and_each_failure_is_filed_once():
     assert sum(f.count for f in result.findings) == failures > 0
     kinds = collections.Counter(f.verdict.value for f in result.findings)
     assert kinds["crash"] >= 1 and kinds["corruption"] >= 1, kinds
+
+
+def test_a_worker_keeps_one_registry_for_the_visits_that_bring_the_same_one():
+    """Compiled generators and validators are cached on tool objects: a visit must not bring a
+    fresh copy of a registry the worker already holds (each copy's tools were compiled again)."""
+    import pickle
+
+    from fuzzer.orders import FuzzOrder, Visit, _state_for, registry_key
+
+    def state(registry: Any, tool: str, key: str) -> Any:
+        visit = Visit(registry=registry, tool=tool, operators=[], level="parse", registry_key=registry_key(registry))
+        return _state_for(FuzzOrder(key, pickle.dumps(visit), [], 0, 0, 0), None)
+
+    first, second = state(REGISTRY, "get_weather", "v1"), state(REGISTRY, "calculate", "v2")
+    assert first.visit.registry is second.visit.registry
+    assert first.tool is second.visit.registry["get_weather"]
+    other = load_registry(str(ROOT / "tests" / "data" / "tools_50.json"))
+    third = state(other, other.names()[0], "v3")
+    assert third.visit.registry is not first.visit.registry
+    assert third.visit.registry.names() == other.names()
+    assert registry_key(REGISTRY) != registry_key(other)

@@ -30,10 +30,10 @@ Calls a format cannot write faithfully (a pythonic name that is no Python identi
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Callable, Optional
 
 from strategies._internal.formats.layouts import LAYOUTS, USUAL, Layout, draw_layout, json_dumper, resolve_layout
 from strategies._internal.source import ReplaySource, Source
@@ -52,6 +52,20 @@ class Piece:
     call_index: Optional[int] = None  # payload of a single call, or None when it holds several
 
 
+class _computed_once:
+    """``functools.cached_property`` without the lock Python 3.10 and 3.11 take on each first read:
+    every rendering's text is read once or twice, and the lock was a fifth of the cost."""
+
+    def __init__(self, function: Callable[[Any], Any]):
+        self.function, self.name, self.__doc__ = function, function.__name__, function.__doc__
+
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.function(instance)
+        return value
+
+
 @dataclass(frozen=True)
 class Rendered:
     """Calls rendered in a format: the pieces of the text (``text`` is their concatenation), the calls
@@ -63,7 +77,7 @@ class Rendered:
     chatter: bool
     layout: Layout = field(default=Layout(), compare=False)
 
-    @functools.cached_property
+    @_computed_once
     def text(self) -> str:
         return "".join(p.text for p in self.pieces)
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import keyword
 import math
 import unicodedata
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from strategies._internal.formats.core import (
     THOUGHTS, Context, Piece, Unrepresentable, json_payload, one_line_name, output_format,

@@ -27,7 +27,8 @@ from __future__ import annotations
 import json
 import math
 from fractions import Fraction
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Mapping
+from typing import Any, Callable, Iterable
 
 from strategies._internal.regex import UnsupportedPattern, compile_pattern
 from strategies._internal.schema.banks import _EXTRA_KEYS, _FREE_KEYS, FORMAT_GENERATORS

@@ -7,7 +7,8 @@ branches are disjoint by construction (types, or a discriminator property with d
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Optional
 
 from strategies._internal.schema.nodes import Node, OneOfNode, UnionNode
 from strategies._internal.schema.problems import Problem, Unsat

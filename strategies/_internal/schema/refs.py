@@ -9,7 +9,8 @@ kernels of :mod:`strategies.json_schemas`).
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from strategies._internal.schema.nodes import Node, RefNode
 from strategies._internal.schema.problems import Problem
