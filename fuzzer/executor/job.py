@@ -31,7 +31,7 @@ from fuzzer.executor.checks import CHECKS, judge
 from fuzzer.executor.findings import ExecutorFinding, replay_command
 from fuzzer.executor.scenario import ScenarioGenerator
 from fuzzer.executor.shrink import shrink_scenario
-from fuzzer.executor.worker import ExecutorPool, WorkerConfig
+from fuzzer.executor.worker import ExecutorPool, WorkerConfig, encode_policy
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, PASSED, JobResult, TestCase
 
@@ -66,7 +66,7 @@ class ExecutorSettings:
                             non_idempotent=policy.non_idempotent_tools(registry.names()),
                             async_tools=policy.async_tools, http_responses=dict(policy.http_responses),
                             invocation_cap=max(100, 10 * policy.max_attempts),
-                            flavors=list(available_flavors(policy)))
+                            flavors=list(available_flavors(policy)), policy=encode_policy(policy))
 
     def command(self) -> tuple:
         return replay_command(executor=self.executor, tools_file=self.tools_file, policy_file=self.policy_file,
@@ -237,6 +237,8 @@ class ExecutorCampaign(Job):
         yield PhaseStarted(Phase.FUZZING, s.executor)
         # The worker runs one batch while this process generates the next and judges the last
         # (two cores busy instead of one); the pool has one caller at a time, always.
+        # the workers judge what they run when they judge by this campaign's policy and registry
+        judged = self._pool.judges(self.policy, self.registry)
         runner = ThreadPoolExecutor(1, thread_name_prefix="toolfuzz-executor")
         inflight: Optional[tuple] = None  # (scenarios, future of their traces)
         batch, last_progress, submitted = MIN_BATCH, 0.0, 0
@@ -255,7 +257,7 @@ class ExecutorCampaign(Job):
                 else:
                     done, traces, began = [], [], time.monotonic()
                 if scenarios:
-                    inflight = (scenarios, runner.submit(self._pool.run, scenarios))
+                    inflight = (scenarios, runner.submit(self._pool.run, scenarios, judged=judged))
                     submitted += len(scenarios)
                 self._judge_batch(done, traces)
                 if done:
@@ -299,7 +301,10 @@ class ExecutorCampaign(Job):
 
     def _judge_batch(self, scenarios: list, traces: list) -> None:
         for scenario, trace in zip(scenarios, traces):
-            self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
+            if trace.judged is not None and not trace.data:
+                self._count_judged(trace.judged)  # judged by its worker, nothing new in it
+            else:
+                self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
 
     def _progress(self, phase: Phase) -> Progress:
         failures: dict[str, int] = {}
@@ -308,16 +313,43 @@ class ExecutorCampaign(Job):
         return Progress(executions=self._result.executions, elapsed_s=time.monotonic() - self._started,
                         failures=failures, phase=phase, label=self.settings.executor, budget_s=self.settings.budget_s)
 
-    def _count(self, scenario: Any, trace: Any, violations: list) -> None:
+    def _count_judged(self, summary: dict) -> None:
+        """A scenario its worker judged and sent without its trace: it kept every promise, or it
+        broke them only in ways whose findings the engine has (or was sent) already."""
+        self._tally(summary)
+        violations = summary.get("violations", ())
+        r = self._result
+        for verdict in {verdict for verdict, _id in violations}:
+            r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+        for _verdict, signature_id in violations:
+            known = self._by_signature.get(signature_id)
+            if known is not None:
+                known.count += 1
+
+    def _tally(self, summary: dict) -> None:
         r = self._result
         r.executions += 1
-        r.calls += len(trace.steps)
-        r.virtual_s += float(trace.data.get("virtual_s", 0.0))
-        r.worker_s += float(trace.data.get("real_s", 0.0))
-        r.worker_cpu_s += float(trace.data.get("cpu_s", 0.0))
-        for record in trace.steps:
-            for inv in record.get("invocations", ()):
-                r.faults[inv["fault"]] = r.faults.get(inv["fault"], 0) + 1
+        r.calls += summary["calls"]
+        r.virtual_s += float(summary["virtual_s"])
+        r.worker_s += float(summary["real_s"])
+        r.worker_cpu_s += float(summary["cpu_s"])
+        faults = r.faults
+        for kind, n in summary["faults"].items():
+            faults[kind] = faults.get(kind, 0) + n
+
+    def _count(self, scenario: Any, trace: Any, violations: list) -> None:
+        r = self._result
+        if trace.judged is not None:
+            self._tally(trace.judged)
+        else:
+            r.executions += 1
+            r.calls += len(trace.steps)
+            r.virtual_s += float(trace.data.get("virtual_s", 0.0))
+            r.worker_s += float(trace.data.get("real_s", 0.0))
+            r.worker_cpu_s += float(trace.data.get("cpu_s", 0.0))
+            for record in trace.steps:
+                for inv in record.get("invocations", ()):
+                    r.faults[inv["fault"]] = r.faults.get(inv["fault"], 0) + 1
         for verdict in {v.verdict for v in violations}:
             r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
         limit = self.settings.max_failures

@@ -92,11 +92,13 @@ class Scenario:
         return {"format": SCENARIO_FORMAT, "seed": self.seed, "steps": [s.to_json() for s in self.steps]}
 
     def wire(self) -> str:
-        """The text a worker receives (each schedule as its own JSON text, which the worker caches)."""
+        """The text a worker receives (each schedule as its own JSON text, which the worker caches;
+        a call that is not valid says so, for a worker that judges)."""
         text = self.__dict__.get("_wire")
         if text is None:
             steps = ",".join(f'{{"name":{_scalar_json(s.name)},"arguments":{_arguments_json(s.arguments)},'
-                             f'"gap":{_scalar_json(s.gap)},"schedule":{_scalar_json(s.schedule.wire)}}}'
+                             f'"gap":{_scalar_json(s.gap)},"schedule":{_scalar_json(s.schedule.wire)}'
+                             f'{"" if s.valid else _INVALID}}}'
                              for s in self.steps)
             text = f'{{"seed":{self.seed},"steps":[{steps}]}}'
             object.__setattr__(self, "_wire", text)
@@ -110,6 +112,9 @@ class Scenario:
             label = f" [{s.anomaly}/{s.operator}]" if s.anomaly else ""
             lines.append(f"{i}. {gap}{s.call_text()}{label} -- {s.schedule.describe()}")
         return "\n".join(lines)
+
+
+_INVALID = ',"valid":false'
 
 
 @functools.lru_cache(maxsize=8192, typed=True)

@@ -19,10 +19,13 @@ it loaded (the tools it offers, whether the executor is async) before any scenar
 
 from __future__ import annotations
 
+import base64
 import gc
+import hashlib
 import inspect
 import json
 import os
+import pickle
 import random
 import tempfile
 import time
@@ -53,6 +56,8 @@ class WorkerConfig:
     virtual_limit_s: float = 86_400.0
     flavors: list = field(default_factory=list)  # libraries failing tools raise from (``via``)
     error_file: str = ""
+    #: The campaign's policy (:func:`encode_policy`), for judging in the worker; "" = never judge.
+    policy: str = ""
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -115,6 +120,9 @@ class ScenarioRunner:
         self.tools = {name: ToolProxy(registry[name], self.recorder, idempotent=name not in non_idempotent,
                                       implementation=implementations.get(name) if implementations else None)
                       for name in names}
+        self.registry = registry
+        self.policy = decode_policy(config.policy) if config.policy else None
+        self.sent: dict = {}  # violation signature -> full traces sent with it (judging here)
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
         self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)
@@ -141,11 +149,46 @@ class ScenarioRunner:
 
     def run(self, text: str) -> list:
         if text == HELLO:
-            info = {"tools": list(self.tools), "async": self.is_async}
+            info = {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
+                    "judges": self.policy is not None}
             return [{"name": "hello", "arguments": info}]
         data = json.loads(text)
         trace = self.run_scenario(data)
+        if data.get("judge") and self.policy is not None:
+            return [{"name": "judged", "arguments": {"json": dump_trace(self.judged(data, trace))}}]
         return [{"name": "trace", "arguments": {"json": dump_trace(trace)}}]
+
+    def judged(self, data: dict, trace: dict) -> dict:
+        """The scenario judged here: what the engine counts (:class:`Judged`), with the whole trace
+        only while a violation's signature has been sent fewer than TRACES_PER_SIGNATURE times.
+
+        Why here: judging costs the engine as much as generating, and the engine is one process
+        for every worker; a worker judging its own traces leaves the engine only generating (and
+        sends back a few hundred bytes instead of the trace)."""
+        from fuzzer.executor.checks import judge
+        from fuzzer.executor.clock import real_perf_counter
+        from fuzzer.executor.scenario import Scenario, Step
+
+        started, cpu = real_perf_counter(), time.process_time()
+        scenario = Scenario(steps=tuple(
+            Step(name=s["name"], arguments=s["arguments"], schedule=self._schedule(s.get("schedule", {})),
+                 gap=float(s.get("gap", 0)), valid=s.get("valid", True)) for s in data["steps"]))
+        violations = judge(scenario, Trace("ran", trace), self.policy, self.registry)
+        faults: dict = {}
+        for record in trace["steps"]:
+            for inv in record.get("invocations", ()):
+                faults[inv["fault"]] = faults.get(inv["fault"], 0) + 1
+        summary = {"calls": len(trace["steps"]), "virtual_s": trace["virtual_s"], "faults": faults,
+                   "real_s": trace["real_s"] + real_perf_counter() - started,
+                   "cpu_s": trace["cpu_s"] + time.process_time() - cpu}
+        if violations:
+            summary["violations"] = [[v.verdict, v.signature.id] for v in violations]
+            sent = self.sent
+            if any(sent.get(v.signature.id, 0) < TRACES_PER_SIGNATURE for v in violations):
+                for v in violations:
+                    sent[v.signature.id] = sent.get(v.signature.id, 0) + 1
+                summary["trace"] = trace
+        return summary
 
     def run_scenario(self, data: dict) -> dict:
         from fuzzer.executor.clock import ScenarioLoop, VirtualTimeExceeded, real_perf_counter
@@ -231,6 +274,27 @@ class ScenarioRunner:
                 self._schedules.clear()
             hit = self._schedules[key] = Schedule.from_json(json.loads(key))
         return hit
+
+
+#: Whole traces a judging worker sends per violation signature: the engine files a finding from
+#: the first and needs another only when confirming that one failed; later ones are counted.
+TRACES_PER_SIGNATURE = 3
+
+
+def encode_policy(policy: Any) -> str:
+    """A policy as text for the worker's configuration (pickled: the worker judges with exactly it)."""
+    return base64.b64encode(pickle.dumps(policy, pickle.HIGHEST_PROTOCOL)).decode("ascii")
+
+
+def decode_policy(text: str) -> Any:
+    return pickle.loads(base64.b64decode(text))
+
+
+def registry_digest(registry: Any) -> str:
+    """Equal for registries with the same tools and schemas (the engine judges a worker's verdicts
+    only when the worker judged against the same registry)."""
+    tools = {tool.name: tool.schema for tool in registry}
+    return hashlib.sha1(json.dumps(tools, sort_keys=True, default=repr).encode()).hexdigest()
 
 
 def dump_trace(trace: dict) -> str:
@@ -347,12 +411,15 @@ def _report_load_error(config: WorkerConfig, message: str) -> None:
 
 @dataclass
 class Trace:
-    """What one scenario did. ``kind``: ran | hung | died | error (the runner itself failed)."""
+    """What one scenario did. ``kind``: ran | hung | died | error (the runner itself failed).
+    ``judged``: the worker's verdicts and counts when it judged the scenario itself (then ``data``
+    is empty unless the worker sent the whole trace too)."""
 
     kind: str
     data: dict = field(default_factory=dict)
     frames: tuple = ()
     detail: Optional[str] = None
+    judged: Optional[dict] = None
 
     @property
     def steps(self) -> list:
@@ -409,19 +476,34 @@ class ExecutorPool(Started):
     def tools(self) -> list:
         return list(self.info.get("tools", []))
 
-    def run(self, scenarios: list) -> list:
-        """One :class:`Trace` per scenario, in order."""
+    def judges(self, policy: Any, registry: Any) -> bool:
+        """Whether the workers judge with exactly ``policy`` and ``registry`` (then
+        ``run(..., judged=True)`` may be asked for)."""
+        self.start()
+        return (bool(self.info.get("judges")) and decode_policy(self.config.policy) == policy
+                and self.info.get("registry") == registry_digest(registry))
+
+    def run(self, scenarios: list, *, judged: bool = False) -> list:
+        """One :class:`Trace` per scenario, in order; ``judged``: each judged in its worker (see
+        :meth:`ScenarioRunner.judged`)."""
         if not scenarios:
             return []
         self.start()
-        outcomes = self._pool.run([s.wire() for s in scenarios])
+        if judged:
+            outcomes = self._pool.run(['{"judge":1,' + s.wire()[1:] for s in scenarios])
+        else:
+            outcomes = self._pool.run([s.wire() for s in scenarios])
         return [_trace(o) for o in outcomes]
 
 
 def _trace(outcome: Any) -> Trace:
     if outcome.kind == "returned":
         try:
-            return Trace("ran", load_trace(outcome.calls[0]["arguments"]["json"]))
+            call = outcome.calls[0]
+            data = load_trace(call["arguments"]["json"])
+            if call["name"] == "judged":
+                return Trace("ran", data.pop("trace", None) or {}, judged=data)
+            return Trace("ran", data)
         except (IndexError, KeyError, TypeError, ValueError) as exc:
             return Trace("error", detail=f"unreadable trace ({exc})")
     if outcome.kind in ("hung", "died"):

@@ -111,3 +111,46 @@ def test_the_report_is_json_with_the_design_keys(tmp_path):
     for failure in report["failures"]:
         assert {"signature", "verdict", "title", "reason", "input", "minimized_input", "minimized", "reproduce",
                 "count", "schedule", "virtual_waits"} <= set(failure)
+
+
+def test_workers_that_judge_what_they_run_report_what_the_engine_would():
+    """The workers judge the scenarios they run (the engine only generates); a campaign whose engine
+    judges every trace itself gives the same findings on the same scenarios and the same counts."""
+    from fuzzer.executor.worker import ExecutorPool
+
+    counted = []
+
+    def run(engine_judges: bool):
+        original, count_judged = ExecutorPool.judges, ExecutorCampaign._count_judged
+        if engine_judges:
+            ExecutorPool.judges = lambda self, policy, registry: False
+        ExecutorCampaign._count_judged = lambda self, summary: (counted.append(engine_judges),
+                                                                count_judged(self, summary))
+        try:
+            return campaign("fuzzer.targets.executor_naive:make_executor", examples=300, seed=5, shrink=False).result
+        finally:
+            ExecutorPool.judges, ExecutorCampaign._count_judged = original, count_judged
+
+    here, there = run(engine_judges=True), run(engine_judges=False)
+    assert counted and not any(counted)  # only the second campaign's workers judged
+    assert [(f.signature.id, f.scenario.wire()) for f in here.findings] == \
+        [(f.signature.id, f.scenario.wire()) for f in there.findings]
+    assert len(here.findings) >= 5
+    for field in ("executions", "calls", "faults", "by_verdict", "virtual_s"):
+        assert getattr(here, field) == getattr(there, field), field
+    assert there.worker_cpu_s > 0
+
+
+def test_a_pool_judges_only_with_the_campaign_s_own_policy_and_registry():
+    from fuzzer.executor.job import open_pool
+    from strategies._internal.tools import load_registry
+
+    policy = load_policy(cwd=str(ROOT))
+    settings = ExecutorSettings(executor="fuzzer.targets.executor_naive:make_executor", cwd=str(ROOT))
+    pool = open_pool(settings, policy, REGISTRY)
+    try:
+        assert pool.judges(policy, REGISTRY)
+        assert not pool.judges(Policy(max_attempts=policy.max_attempts + 1), REGISTRY)
+        assert not pool.judges(policy, load_registry(str(ROOT / "tests" / "data" / "tools_50.json")))
+    finally:
+        pool.close()

@@ -18,14 +18,15 @@ POLICY = policy_from_mapping({"http_responses": {"get_weather": {"temperature": 
 
 
 class Recorded:
-    """A started pool whose traces are kept (its ``run`` wrapped)."""
+    """A started pool whose traces are kept (its ``run`` wrapped; whole traces, so the engine
+    judges them instead of the workers)."""
 
     def __init__(self, settings):
         self.pool = open_pool(settings, POLICY, REGISTRY)
         self.traces = []
         original = self.pool.run
 
-        def run(scenarios):
+        def run(scenarios, judged=False):
             traces = original(scenarios)
             self.traces += traces
             return traces
