@@ -609,7 +609,8 @@ class CampaignJob(Job):
                     counts = counts[:max(1, fits)]
                 reruns = RERUNS_PER_BATCH if left is None else min(RERUNS_PER_BATCH, max(0, left - sum(counts)) // len(counts))
                 started_round = time.monotonic()
-                ran = tool.fuzz(counts, _earliest(deadline, budget.deadline), reruns)
+                # the budget's deadline is hard; this tool's share ends once its orders running finish
+                ran = tool.fuzz(counts, budget.deadline, reruns, stop_sending=deadline)
                 rate = ran / max(1e-3, time.monotonic() - started_round)
             empty = 0 if ran else empty + 1
             if empty >= EMPTY_BATCHES:
@@ -717,11 +718,6 @@ class CampaignJob(Job):
 
 #: Verdicts that depend on the truth: a history-dependent one is keyed by "history", not damage.
 _TRUTH_VERDICTS = (Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY)
-
-
-def _earliest(*deadlines: Optional[float]) -> Optional[float]:
-    known = [d for d in deadlines if d is not None]
-    return min(known) if known else None
 
 
 def _order_counts(left: Optional[int], size: int, workers: int, first: bool = False) -> list[int]:

@@ -249,7 +249,8 @@ class ToolCampaign:
         self.planned = 0
         self._ahead = None
 
-    def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int) -> int:
+    def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int,
+             stop_sending: Optional[float] = None) -> int:
         """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
         samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
         scheduler and built and judged by a worker; their results are filed in order as they
@@ -275,7 +276,7 @@ class ToolCampaign:
             if planning_ahead and self._ahead is None:
                 self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
 
-        results = self.run_orders(orders, deadline=deadline, on_result=take_arrived)
+        results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived)
         take_arrived(results)
         for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
             ran += self._take(result, order)

@@ -288,7 +288,7 @@ class WorkerPool(Started):
                     self.lines.update(outcome.lines)
         return results
 
-    def run_orders(self, orders: list, *, deadline: float | None = None,
+    def run_orders(self, orders: list, *, deadline: float | None = None, stop_sending: float | None = None,
                    on_result: Callable[[list], None] | None = None) -> list[Any]:
         """One result per order, in order: each order is sent whole to one worker, which generates
         and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
@@ -298,7 +298,10 @@ class WorkerPool(Started):
         into a :class:`Lost`, and ``order.resume(lost)`` says whether the order is sent again
         without it (the other results died with the worker; an order that can skip an input keeps
         the Lost itself and reports it with its result). An order that cannot resume gets the Lost
-        as its result. Past ``deadline``: None. ``on_result`` as in :meth:`run`.
+        as its result. Past ``deadline``: None. Past ``stop_sending`` (a tool's share of the
+        budget), orders not sent yet are None, and those running finish: killing a worker for
+        the deadline of a share would throw away its order and everything it has warmed up.
+        ``on_result`` as in :meth:`run`.
         """
         orders = list(orders)
         if not orders:
@@ -308,7 +311,7 @@ class WorkerPool(Started):
         pending = deque([i] for i in range(len(orders)))
         try:
             self._trace, self._orders, self._order_list = None, True, orders
-            self._drive(orders, pending, results, self._slots, deadline, on_result)
+            self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending)
         except BaseException:
             self.close()
             raise
@@ -351,13 +354,16 @@ class WorkerPool(Started):
                 slot.inflight = deque()
 
     def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
-               deadline: float | None, on_result: Callable[[list], None] | None = None) -> None:
+               deadline: float | None, on_result: Callable[[list], None] | None = None,
+               stop_sending: float | None = None) -> None:
         timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
         restarts, notify = self.restarts, False
         while True:
             if deadline is not None and monotonic() >= deadline:
                 self._abandon(slots)
                 return
+            if stop_sending is not None and pending and monotonic() >= stop_sending:
+                pending.clear()
             for depth in range(1, DEPTH + 1):  # one batch per worker first, then a second each
                 for slot in slots:
                     while pending and len(slot.inflight) < depth:
