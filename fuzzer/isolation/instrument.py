@@ -48,6 +48,13 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _FRAMES = 8
 
 
+def _by_import_system(frame: Any) -> bool:
+    """Whether ``frame`` (the Python code that raised an audit event) is the import system's:
+    loading a ``.pyc`` is a ``marshal.loads``, which is the target unmarshalling data only when
+    the target calls it."""
+    return frame is not None and frame.f_code.co_filename.startswith("<frozen importlib")
+
+
 def target_files(target: Any) -> set[str]:
     """The directory of the target's module (its own code), never toolfuzz's engine."""
     module = sys.modules.get(getattr(target, "__module__", "") or "")
@@ -164,6 +171,8 @@ class Instruments:
     def _judge(self, event: str, args: tuple) -> Optional[tuple[str, bool]]:
         found = EVENTS.get(event)
         if found is not None:
+            if found is UNPICKLE and _by_import_system(sys._getframe(2)):
+                return None  # a module's compiled code being loaded (the import is judged by its own event)
             return found
         if event == "exec":
             code = args[0] if args else None

@@ -88,3 +88,23 @@ def test_one_kind_of_damage_on_two_paths_is_two_findings_whichever_comes_first(c
         helper = [f for f in dropped if "_without_empty" in f["title"]]
         assert len(envelope) == 1 and len(helper) == 1, [(f["title"], f["minimized_input"]) for f in dropped]
         assert '"parameters"' not in helper[0]["minimized_input"]
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_module_the_parser_imports_on_first_use_is_not_unsafe(cli, tmp_path, cached):
+    """Loading a module's compiled code (marshal) or writing its cache is the import system's own
+    work: a parser that imports a helper lazily is not unpickling data nor writing files."""
+    import py_compile
+
+    (tmp_path / "lazy_helper.py").write_text("def strip(text):\n    return text.strip()\n")
+    if cached:
+        py_compile.compile(str(tmp_path / "lazy_helper.py"), doraise=True)
+    (tmp_path / "lazy.py").write_text(
+        "from fuzzer.targets.reference import parse as _reference\n"
+        "def parse(text):\n"
+        "    from lazy_helper import strip\n"
+        "    return _reference(strip(text))\n")
+    result = cli("campaign", "--tool", "get_weather", "--target", "lazy:parse", "--max-examples", "400",
+                 "--report", "r.json", "-q")
+    assert result.report()["executions"] >= 400, result
+    assert [f["title"] for f in result.report()["failures"] if f["verdict"] == "unsafe"] == []
