@@ -255,6 +255,7 @@ class BreakerModel:
         b = self.policy.breaker
         strict: dict[str, _ToolBreaker] = {}
         eager: dict[str, _ToolBreaker] = {}
+        counts = self.policy.counts_for_breaker
         for view in self.views:
             step = view.step
             if step.valid and not view.attempts and view.outcome != "aborted":
@@ -266,13 +267,18 @@ class BreakerModel:
                         f"{step.name} was not called at {start:g} s although its breaker opened at "
                         f"{model.opened_at:g} s and the {b.reset_timeout:g} s reset window had passed")))
             for a in view.invocations:
-                model = strict.setdefault(a.tool, _ToolBreaker())
-                if self._feed(model, a, a.raised and self.policy.counts_for_breaker(a.fault)):
+                # (get, then create: setdefault would build a model per invocation and drop it)
+                model = strict.get(a.tool)
+                if model is None:
+                    model = strict[a.tool] = _ToolBreaker()
+                if self._feed(model, a, a.raised and counts(a.fault)):
                     self.events.append(BreakerEvent("called_while_open", view, (
                         f"{a.tool} called at {a.t0:g} s, {a.t0 - model.opened_at:g} s after its breaker opened "
                         f"({b.fail_max} consecutive failures); it should stay open {b.reset_timeout:g} s")))
                 a.open_after = model.state == "open"
-                maybe = eager.setdefault(a.tool, _ToolBreaker())
+                maybe = eager.get(a.tool)
+                if maybe is None:
+                    maybe = eager[a.tool] = _ToolBreaker()
                 self._feed(maybe, a, a.raised)
                 a.maybe_open_after = maybe.state == "open"
 

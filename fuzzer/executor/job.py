@@ -116,6 +116,46 @@ def available_flavors(policy: Any) -> tuple:
     return tuple(f for f in policy.error_types if f == "builtin" or importlib.util.find_spec(f) is not None) or ("builtin",)
 
 
+class JudgingShare:
+    """Which scenarios the workers judge, the others being judged here, so that neither side
+    waits for the other.
+
+    Judging costs about a third of running a scenario. With one worker on two cores the worker
+    is the slower side if it judges everything, and this process is if it judges nothing; with
+    several workers, this process (one for all of them) is the slower side unless the workers
+    judge. After each batch: if this process waited for the workers, it takes a larger share of
+    the judging; if it never waited, it hands more to them. Where a scenario is judged changes
+    nothing it reports (the same checks, the same policy and registry: :meth:`ExecutorPool.judges`)."""
+
+    STEP = 0.1
+
+    def __init__(self, able: bool):
+        self.able = able
+        self.share = 1.0 if able else 0.0  # of the scenarios, judged by the workers
+        self._credit = 0.0
+
+    def flags(self, n: int) -> Any:
+        """``ExecutorPool.run``'s ``judged`` for the next ``n`` scenarios."""
+        if self.share >= 1.0 or self.share <= 0.0:
+            return self.share >= 1.0
+        out = []
+        for _ in range(n):
+            self._credit += self.share
+            out.append(self._credit >= 1.0)
+            if out[-1]:
+                self._credit -= 1.0
+        return out
+
+    def observe(self, *, waited: float, busy: float) -> None:
+        """``waited``: seconds this process waited for a batch; ``busy``: its own seconds since the last wait."""
+        if not self.able:
+            return
+        if waited > 0.1 * busy:
+            self.share = max(0.0, self.share - self.STEP)
+        elif waited < 0.02 * busy:
+            self.share = min(1.0, self.share + self.STEP)
+
+
 @dataclass
 class ExecutorResult(JobResult):
     job: str = "executor"
@@ -235,13 +275,14 @@ class ExecutorCampaign(Job):
         self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools, flavors=available_flavors(self.policy),
                                            max_steps=s.max_steps, seed=s.seed)
         yield PhaseStarted(Phase.FUZZING, s.executor)
-        # The worker runs one batch while this process generates the next and judges the last
-        # (two cores busy instead of one); the pool has one caller at a time, always.
-        # the workers judge what they run when they judge by this campaign's policy and registry
-        judged = self._pool.judges(self.policy, self.registry)
+        # The worker runs (and judges) one batch while this process generates the next (two cores
+        # busy instead of one); the pool has one caller at a time, always. The workers judge what
+        # they run when they judge by this campaign's policy and registry.
+        share = JudgingShare(self._pool.judges(self.policy, self.registry))
         runner = ThreadPoolExecutor(1, thread_name_prefix="toolfuzz-executor")
         inflight: Optional[tuple] = None  # (scenarios, future of their traces)
         batch, last_progress, submitted = MIN_BATCH, 0.0, 0
+        resumed = time.monotonic()
         try:
             while True:
                 stop = self._stop(submitted, batch)
@@ -254,10 +295,12 @@ class ExecutorCampaign(Job):
                     began = time.monotonic()
                     traces = future.result()
                     inflight = None
+                    share.observe(waited=time.monotonic() - began, busy=began - resumed)
                 else:
                     done, traces, began = [], [], time.monotonic()
+                resumed = time.monotonic()
                 if scenarios:
-                    inflight = (scenarios, runner.submit(self._pool.run, scenarios, judged=judged))
+                    inflight = (scenarios, runner.submit(self._pool.run, scenarios, judged=share.flags(len(scenarios))))
                     submitted += len(scenarios)
                 self._judge_batch(done, traces)
                 if done:
@@ -297,7 +340,7 @@ class ExecutorCampaign(Job):
     @staticmethod
     def _batch_seconds(traces: list, waited: float) -> float:
         """How long the worker needed for a batch: what it reports, or what we waited."""
-        return max(waited, sum(float(t.data.get("real_s", 0.0)) for t in traces))
+        return max(waited, sum(float((t.judged or t.data).get("real_s", 0.0)) for t in traces))
 
     def _judge_batch(self, scenarios: list, traces: list) -> None:
         for scenario, trace in zip(scenarios, traces):

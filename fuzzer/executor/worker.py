@@ -167,12 +167,10 @@ class ScenarioRunner:
         sends back a few hundred bytes instead of the trace)."""
         from fuzzer.executor.checks import judge
         from fuzzer.executor.clock import real_perf_counter
-        from fuzzer.executor.scenario import Scenario, Step
 
         started, cpu = real_perf_counter(), time.process_time()
-        scenario = Scenario(steps=tuple(
-            Step(name=s["name"], arguments=s["arguments"], schedule=self._schedule(s.get("schedule", {})),
-                 gap=float(s.get("gap", 0)), valid=s.get("valid", True)) for s in data["steps"]))
+        scenario = _Steps([_Step(name, arguments, schedule, raw.get("valid", True))
+                           for (name, arguments, schedule), raw in zip(self.steps, data["steps"])])
         violations = judge(scenario, Trace("ran", trace), self.policy, self.registry)
         faults: dict = {}
         for record in trace["steps"]:
@@ -197,7 +195,8 @@ class ScenarioRunner:
 
         started, cpu = real_perf_counter(), time.process_time()
         clock, recorder = self.clock, self.recorder
-        steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {}))) for s in data["steps"]]
+        steps = self.steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})))
+                              for s in data["steps"]]
         gaps = [float(s.get("gap", 0)) for s in data["steps"]]
         clock.reset()
         random.seed(data.get("seed", 0))  # the executor's own jitter replays exactly
@@ -274,6 +273,23 @@ class ScenarioRunner:
                 self._schedules.clear()
             hit = self._schedules[key] = Schedule.from_json(json.loads(key))
         return hit
+
+
+class _Step:
+    """What the checks read of a scenario's step (:class:`~fuzzer.executor.scenario.Step` without
+    the cost of a frozen dataclass, built once per step of every scenario a worker judges)."""
+
+    __slots__ = ("name", "arguments", "schedule", "valid")
+
+    def __init__(self, name: str, arguments: Any, schedule: Any, valid: bool):
+        self.name, self.arguments, self.schedule, self.valid = name, arguments, schedule, valid
+
+
+class _Steps:
+    __slots__ = ("steps",)
+
+    def __init__(self, steps: list):
+        self.steps = steps
 
 
 #: Whole traces a judging worker sends per violation signature: the engine files a finding from
@@ -447,8 +463,10 @@ class ExecutorPool(Started):
         os.close(fd)
         self.config.error_file = error_file
         try:
+            # audit=False: the parser harness's unsafe oracle has no verdict here (the network
+            # guard is the runner's own hook), and its hook ran for every audit event of every scenario
             spec = TargetSpec(target=RUNNER, cwd=self.config.cwd, timeout=self.timeout,
-                              memory_limit_mb=self.memory_limit_mb)
+                              memory_limit_mb=self.memory_limit_mb, audit=False)
             pool = WorkerPool(spec, workers=self.workers, environ={ENV: self.config.to_env()})
             try:
                 pool.start()
@@ -483,17 +501,19 @@ class ExecutorPool(Started):
         return (bool(self.info.get("judges")) and decode_policy(self.config.policy) == policy
                 and self.info.get("registry") == registry_digest(registry))
 
-    def run(self, scenarios: list, *, judged: bool = False) -> list:
-        """One :class:`Trace` per scenario, in order; ``judged``: each judged in its worker (see
-        :meth:`ScenarioRunner.judged`)."""
+    def run(self, scenarios: list, *, judged: Any = False) -> list:
+        """One :class:`Trace` per scenario, in order; ``judged`` (one flag, or one per scenario):
+        judged in its worker (see :meth:`ScenarioRunner.judged`)."""
         if not scenarios:
             return []
         self.start()
-        if judged:
-            outcomes = self._pool.run(['{"judge":1,' + s.wire()[1:] for s in scenarios])
+        if judged is True:
+            texts = ['{"judge":1,' + s.wire()[1:] for s in scenarios]
+        elif judged:
+            texts = ['{"judge":1,' + s.wire()[1:] if flag else s.wire() for s, flag in zip(scenarios, judged)]
         else:
-            outcomes = self._pool.run([s.wire() for s in scenarios])
-        return [_trace(o) for o in outcomes]
+            texts = [s.wire() for s in scenarios]
+        return [_trace(o) for o in self._pool.run(texts)]
 
 
 def _trace(outcome: Any) -> Trace:
