@@ -185,3 +185,16 @@ def test_a_worker_keeps_one_registry_for_the_visits_that_bring_the_same_one():
     assert third.visit.registry is not first.visit.registry
     assert third.visit.registry.names() == other.names()
     assert registry_key(REGISTRY) != registry_key(other)
+
+
+def test_a_tool_s_share_of_the_budget_ends_without_restarting_a_worker():
+    """Each tool gets a share of --budget; at its end the orders still running finish (their
+    workers stay warm) instead of being killed, and every tool still gets fuzzed."""
+    names = REGISTRY.names()
+    settings = CampaignSettings(tools=names, target="fuzzer.targets.reference:parse", budget_s=len(names) * 0.6,
+                                formats=["json"], explore=False, slow=False, confirm=False)
+    with pool_for("fuzzer.targets.reference:parse", workers=1) as pool:
+        result = run_job(CampaignJob(REGISTRY, settings, pool)).result
+        assert pool.restarts <= 1, pool.restarts  # (the last tool's orders, at the hard deadline)
+    assert result.executions > 1000
+    assert result.elapsed_s <= settings.budget_s + 2.0  # the budget itself stays a hard limit
