@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional
 
 from fuzzer.budget import Budget
-from fuzzer.confirm import FLAKY, HISTORY, Confirmer
+from fuzzer.confirm import FLAKY, HISTORY, UNKNOWN, Confirmer
 from fuzzer.decisions import campaign_exit_code
 from fuzzer.engine import Failure, Tally, ToolCampaign, includes_valid, resolve_operators
 from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
@@ -26,7 +26,7 @@ from fuzzer.isolation.outcome import Outcome
 from corpus.signature import history_signature, same_hang, slow_signature
 from strategies._internal.sample import Sample
 from fuzzer.findings import Finding
-from fuzzer.oracle import Oracle, Verdict
+from fuzzer.oracle import Oracle, Verdict, coarse_damage
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 from fuzzer.shrink import FindingShrinker, size_key
@@ -320,8 +320,9 @@ class CampaignJob(Job):
             else:
                 self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
 
-    def _same(self, finding: Finding, sample: Any) -> Any:
+    def _same(self, finding: Finding, sample: Any, oracle_id: Optional[str] = None) -> Any:
         oracle = self.oracles[finding.level]
+        wanted = oracle_id or finding.oracle_id
 
         def same(outcome: Any) -> bool:
             if outcome.unsafe and finding.verdict is not Verdict.UNSAFE:
@@ -330,15 +331,17 @@ class CampaignJob(Job):
                 # as if it did not happen alone, and be filed as state kept between calls.
                 outcome = replace(outcome, unsafe=())
             judgment = oracle.judge(sample, outcome)
-            ok = judgment.failed and oracle.signature(sample, judgment, outcome).id == finding.oracle_id
+            ok = judgment.failed and oracle.signature(sample, judgment, outcome).id == wanted
             if ok and finding.traceback is None and getattr(outcome, "traceback", None):
                 finding.traceback = outcome.traceback
             return ok
         return same
 
-    def _confirm(self, finding: Finding) -> None:
+    def _confirm(self, finding: Finding) -> Optional[str]:
+        """Run the finding's input again in a fresh worker (and, if it passes there, after the
+        inputs that ran before it); returns the confirmer's status (None: not confirmed here)."""
         if not self.settings.confirm or finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
-            return
+            return None
         history = self._histories.pop(finding.signature.id, ())
         if finding.verdict in _TRUTH_VERDICTS and history_signature(finding.verdict.value).id in self.findings:
             # A state bug of this verdict is already explained: a failure that does not happen
@@ -360,8 +363,9 @@ class CampaignJob(Job):
             finding.reason += " (not reproducible in a fresh worker)"
             if finding.verdict in _TRUTH_VERDICTS:
                 self._rekey(finding, self._state_signature(finding))
-        elif finding.verdict is Verdict.CORRUPTION:  # it fails alone: file it by where it happens
+        elif status != UNKNOWN and finding.verdict is Verdict.CORRUPTION:  # it fails alone: filed by where
             self._key_by_path(finding)
+        return status
 
     def _state_signature(self, finding: Finding) -> Any:
         """Where a failure that needs earlier inputs is filed: with the finding of state kept between
@@ -419,8 +423,18 @@ class CampaignJob(Job):
                 match = self.oracles[finding.level].signature(sample, judgment, outcome).id
         started = time.monotonic()
         shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window)
-        self.budget.spent_shrinking(time.monotonic() - started)
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
+            self.budget.spent_shrinking(time.monotonic() - started)
+            return False
+        alone = self._fails_alone(finding, shrunk.sample, match)
+        self.budget.spent_shrinking(time.monotonic() - started)
+        if not alone:
+            if finding.minimized is None:
+                finding.shrink_note = (
+                    "not minimized: the budget ran out before the smaller input could be run alone"
+                    if self.budget.time_up() else
+                    "not minimized: the smaller inputs shrinking found fail only after other inputs in the same "
+                    "process (the target keeps state between calls); the input shown fails alone")
             return False
         if sample is not finding.sample:
             finding.sample, finding.outcome = sample, outcome  # report the input it came from
@@ -430,12 +444,54 @@ class CampaignJob(Job):
                                 note=shrunk.note)
         return True
 
+    def _fails_alone(self, finding: Finding, sample: Any, match: str) -> bool:
+        """Does a shrunk input still fail (the same way) in a fresh worker? Shrinking runs its
+        candidates in the campaign's workers, where a target that keeps state (a cache, a buffer)
+        can fail on a candidate only because of what ran before it: such a "minimal" input shows
+        nothing when its reproduce command runs it alone. Not checked where one run costs a
+        timeout (hang, slow) or the finding is not about one input alone; when the budget leaves
+        no time to run it, the smaller input is not shown either."""
+        if not self.settings.confirm or sample.text == finding.sample.text or \
+                finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
+            return True
+        outcome = self.pool.run([sample.text], deadline=self.budget.deadline, fresh=True)[0]
+        return outcome is not None and self._same(finding, sample, match)(outcome)  # None: no time left to tell
+
+    def _fold_unconfirmed(self, why: str) -> None:
+        """Corruptions the budget left unconfirmed are keyed by the exact characters altered (only
+        confirming files one by where it happens), so one bug that damages many inputs — a stale
+        cache, a repair pass — showed as dozens of findings. Those of one tool, level and kind of
+        damage are folded into the first (counted there, and said so)."""
+        first_of: dict = {}
+        folded: dict = {}
+        for finding in list(self.pending):
+            if finding.verdict is not Verdict.CORRUPTION or "|path|" in finding.signature.key or finding.history \
+                    or finding.merged_into is not None:
+                continue
+            judgment = self.oracles[finding.level].judge(finding.sample, finding.outcome)
+            kind, words = coarse_damage(judgment.key, judgment.reason)
+            group = (finding.sample.tool, finding.level, kind)
+            first = first_of.setdefault(group, finding)
+            if first is finding:
+                continue
+            first.count += finding.count
+            finding.merged_into = first
+            self.findings.pop(finding.signature.id, None)
+            self._alias[finding.signature.id] = first.signature.id
+            self.pending.remove(finding)
+            folded[id(first)] = (first, words, folded.get(id(first), (None, None, 0))[2] + 1)
+        for first, words, n in folded.values():
+            first.notes.append(f"{n} other failure(s) with the same kind of damage ({words}) are counted here: "
+                               f"they were not confirmed before {why}, so it is not known whether they are this bug")
+
     def _settle(self) -> Iterator[FindingRecorded]:
         """Confirm, shrink and announce the findings discovered since the last call (within budget)."""
         self._trace_suspects()
         while self.pending and not self.budget.time_up():
             finding = self.pending.pop(0)
-            self._confirm(finding)
+            if self._confirm(finding) == UNKNOWN:  # the budget ended first: wrap_up says so
+                self.pending.insert(0, finding)
+                break
             if finding.merged_into is not None:
                 continue  # the same bug as a finding already announced: counted there
             if self._shrink(finding) and "|path|" in finding.signature.key:
@@ -692,8 +748,9 @@ class CampaignJob(Job):
         if not interrupted:
             yield from self._settle()
         why = "interrupted" if interrupted else "the budget ran out"
+        self._fold_unconfirmed("the run was interrupted" if interrupted else why)
         for finding in self.pending:
-            finding.shrink_note = f"not minimized: {why} before it was shrunk"
+            finding.shrink_note = f"not confirmed or minimized: {why} first"
         self.pending.clear()
         for finding in self.findings.values():
             if finding.signature.id not in self.announced:

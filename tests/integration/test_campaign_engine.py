@@ -263,3 +263,26 @@ def test_one_stuck_loop_is_one_hang_whichever_helper_its_stack_was_caught_in():
         (replayed,) = load_harnesses()["parser"].replay([("e.json", entry)], "tests.integration.targets.buggy:stuck_scanner",
                                                        ReplayContext(registry=REGISTRY, cwd=str(ROOT), timeout=0.3))
         assert (replayed.status, replayed.signature) == ("fail", entry.signature), replayed
+
+
+def test_a_target_that_keeps_state_gets_findings_that_reproduce_alone():
+    """Shrinking runs candidates in warm workers: for a target that keeps state, a candidate can
+    fail only because of what ran before it. Every input a finding shows as failing on its own
+    must fail on its own (here: in a fresh worker, as a reproduce command runs it); and
+    corruptions the budget left unconfirmed are not one finding per pair of characters altered."""
+    target = "tests.integration.targets.buggy:cached_by_length"
+    settings = CampaignSettings(tools=["get_weather"], target=target, budget_s=10.0, seed=2, formats=["hermes"],
+                                explore=False, slow=False)
+    oracle = Oracle(REGISTRY, "parse")
+    with pool_for(target) as pool:
+        result = run_job(CampaignJob(REGISTRY, settings, pool)).result
+        shown_alone = [f for f in result.findings if f.minimized is not None and not f.history
+                       and "|history" not in f.signature.key
+                       and f.verdict not in (Verdict.NONDETERMINISM, Verdict.HANG, Verdict.SLOW)]
+        assert shown_alone, [f.signature.title for f in result.findings]
+        for finding in shown_alone:
+            (outcome,) = pool.run([finding.best.text], fresh=True)
+            assert oracle.judge(finding.best, outcome).failed, (finding.signature.title, finding.notes, finding.shrink_note, finding.found_at_s, finding.best.text == finding.sample.text)
+    unconfirmed = [f for f in result.findings if f.verdict is Verdict.CORRUPTION and f.minimized is None
+                   and "|path|" not in f.signature.key and "|history" not in f.signature.key]
+    assert len(unconfirmed) <= 3, [f.signature.title for f in unconfirmed]

@@ -128,3 +128,27 @@ def lazy_model_drops_unit(text):
     calls = _reference(text)
     return [{"name": c["name"], "arguments": {k: v for k, v in c["arguments"].items() if k != "unit"}}
             for c in calls]
+
+
+_BY_LENGTH: dict = {}
+_TAG = re.compile(r"<tool_call>(.*?)</tool_call>", re.DOTALL)
+
+
+def cached_by_length(text):
+    """A ``<tool_call>`` regex parser (bugs one input shows: a ``</tool_call>`` inside a string,
+    NaN accepted) behind a cache keyed by the text's length (a bug that depends on what ran
+    before: two outputs of one length get one answer)."""
+    hit = _BY_LENGTH.get(len(text))
+    if hit is not None:
+        return json.loads(hit)
+    calls = []
+    for match in _TAG.finditer(text):
+        try:
+            call = json.loads(match.group(1))
+        except ValueError as exc:
+            raise ValueError(str(exc)) from None
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise ValueError("not a call")
+        calls.append({"name": call["name"], "arguments": call.get("arguments", {})})
+    _BY_LENGTH[len(text)] = json.dumps(calls)
+    return calls
