@@ -29,6 +29,9 @@ class ExecutorFinding(ShrunkFinding):
     minimized_trace: Any = None
     minimized_violation: Any = None
     command: tuple = ()  # the fuzz command line prefix that replays a scenario (see reproduce)
+    #: What the scenario was judged by, kept in its corpus entry (replay uses them unless told otherwise).
+    tools_file: Optional[str] = None
+    policy: Any = None
 
     # -- Reportable --------------------------------------------------------------------------------
     best_trace = shown("trace")  # the shrunk scenario's trace and violation come with it
@@ -107,7 +110,12 @@ class ExecutorFinding(ShrunkFinding):
         from corpus.store import Entry
 
         step = self.failing_step()
-        return Entry(kind="executor", scenario=self.best.to_json(), text=self.best.describe(),
+        scenario = self.best.to_json()
+        if self.tools_file:
+            scenario["tools"] = self.tools_file
+        if self.policy is not None:
+            scenario["policy"] = self.policy.to_json()
+        return Entry(kind="executor", scenario=scenario, text=self.best.describe(),
                      signature=self.signature.id, verdict=self.verdict, title=self.signature.title,
                      tool=step.name if step is not None else None,
                      anomaly_class=step.anomaly if step is not None else None,

@@ -19,6 +19,7 @@ scenarios against both and classifies each by the violation signatures it shows 
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -26,24 +27,29 @@ from typing import Any, Optional
 from fuzzer.harness import Harness, ReplayContext, Replayed, register_harness
 
 
-def _policy(context: ReplayContext) -> Any:
-    from fuzzer.executor.policy import load_policy
+def _policy(context: ReplayContext, entry: Any = None) -> Any:
+    """``--executor-policy`` when given, else the policy the entry was found under (kept in it),
+    else the defaults (the project's config)."""
+    from fuzzer.executor.policy import Policy, load_policy
 
-    return load_policy(context.extra.get("executor_policy"), cwd=context.cwd)
+    given = context.extra.get("executor_policy")
+    stored = (entry.scenario or {}).get("policy") if entry is not None and not given else None
+    return Policy.from_json(stored) if stored is not None else load_policy(given, cwd=context.cwd)
 
 
-def _registry(context: ReplayContext) -> Any:
-    if context.registry is not None:
+def _registry(context: ReplayContext, tools_file: Optional[str] = None) -> Any:
+    if context.registry is not None and tools_file == context.tools_file:
         return context.registry
     from strategies._internal.tools import load_registry
 
-    return load_registry(context.tools_file)
+    return load_registry(tools_file if tools_file is not None else context.tools_file)
 
 
 def _settings(reference: str, context: ReplayContext, **overrides: Any) -> Any:
     from fuzzer.executor.job import ExecutorSettings
 
-    return ExecutorSettings(executor=reference, tools_file=context.tools_file, policy_file=context.extra.get("executor_policy"),
+    overrides.setdefault("tools_file", context.tools_file)
+    return ExecutorSettings(executor=reference, policy_file=context.extra.get("executor_policy"),
                             seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
                             timeout=context.timeout, memory_limit_mb=context.memory_limit_mb,
                             http=bool(context.extra.get("http")), implementations=context.extra.get("implementations"),
@@ -57,19 +63,28 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
     from fuzzer.executor.scenario import scenario_from_json
     from strategies.errors import ToolfuzzError
 
-    registry, policy = _registry(context), _policy(context)
-    settings = _settings(reference, context)
-    loaded: list = []
+    groups: dict = {}  # (tools file, policy) -> (registry, policy, [(index, scenario)]): one pool each
     out: list[Optional[Replayed]] = []
     for path, entry in items:
         try:
             if not entry.scenario:
                 raise ToolfuzzError("the entry has no scenario")
-            loaded.append((len(out), scenario_from_json(entry.scenario, registry)))
+            # the tools and policy the entry was found with, unless --tools / --executor-policy say otherwise
+            tools = context.tools_file or entry.scenario.get("tools")
+            policy = _policy(context, entry)
+            registry = _registry(context, tools)
+            scenario = scenario_from_json(entry.scenario, registry)
+            unknown = sorted({s.name for s in scenario.steps} - set(registry.names()) - _anomalous_names(scenario))
+            if unknown:
+                raise ToolfuzzError(f"its scenario calls {', '.join(map(repr, unknown))}, which the tools "
+                                    f"({tools or 'the built-in ones'}) do not have: give the tools file with --tools")
+            key = (tools, json.dumps(policy.to_json(), sort_keys=True, default=repr))
+            groups.setdefault(key, (registry, policy, []))[2].append((len(out), scenario))
             out.append(None)
         except ToolfuzzError as exc:
             out.append(Replayed(path=path, entry=entry, verdict="pass", signature=None, unjudged=str(exc)))
-    if loaded:
+    for (tools, _policy_text), (registry, policy, loaded) in groups.items():
+        settings = _settings(reference, context, tools_file=tools)
         with open_pool(settings, policy, registry) as pool:
             traces = pool.run([s for _i, s in loaded])
         for (i, scenario), trace in zip(loaded, traces):
@@ -80,6 +95,11 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
             verdict = next((v.verdict for v in violations if v.signature.id == now), "pass")
             out[i] = Replayed(path=path, entry=entry, verdict=verdict, signature=now, outcome=trace)
     return [r for r in out if r is not None]
+
+
+def _anomalous_names(scenario: Any) -> set:
+    """Names a step calls on purpose although no tool has them (the unknown_function anomaly)."""
+    return {s.name for s in scenario.steps if s.anomaly == "unknown_function"}
 
 
 def gate_campaign(reference: str, context: ReplayContext) -> Any:

@@ -79,6 +79,11 @@ def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
     return path
 
 
+def judged_by(settings: ExecutorSettings, policy: Any) -> dict:
+    """A finding's tools file (absolute) and policy, which its corpus entry keeps for replay."""
+    return {"tools_file": _absolute(settings.tools_file, settings.cwd), "policy": policy}
+
+
 def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> ExecutorPool:
     """Start the workers (a load failure raises a one-line TargetError)."""
     pool = ExecutorPool(settings.worker_config(policy, registry), timeout=settings.timeout,
@@ -422,7 +427,7 @@ class ExecutorCampaign(Job):
                 continue
             finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
                                       scenario=scenario, trace=trace, violation=violation,
-                                      command=self.settings.command())
+                                      command=self.settings.command(), **judged_by(self.settings, self.policy))
             self._by_signature[violation.signature.id] = finding
             self._pending.append(finding)
         while self._pending:
@@ -459,7 +464,8 @@ class ExecutorCampaign(Job):
                 continue
             finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
                                       scenario=scenario, trace=trace, violation=violation,
-                                      command=self.settings.command(), shrink_note="not confirmed or shrunk: interrupted")
+                                      command=self.settings.command(), **judged_by(self.settings, self.policy),
+                                      shrink_note="not confirmed or shrunk: interrupted")
             self._by_signature[violation.signature.id] = finding
             yield FindingRecorded(finding)
         self._unconfirmed = []
@@ -530,7 +536,7 @@ class ScenarioReplay(Job):
             yield NonFatalError(note)
         for v in r.violations:
             finding = ExecutorFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, scenario=self.scenario,
-                                      trace=trace, violation=v, command=self.settings.command())
+                                      trace=trace, violation=v, command=self.settings.command(), **judged_by(self.settings, self.policy))
             r.findings.append(finding)
             yield FindingRecorded(finding)
 

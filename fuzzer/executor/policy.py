@@ -144,6 +144,23 @@ class Policy:
         allowed = set(self.raises)  # dotted names; a bare name matches that class in any module
         return any(name in allowed or name.rpartition(".")[2] in allowed for name in mro)
 
+    @classmethod
+    def from_json(cls, data: Any, source: str = "the entry's policy") -> "Policy":
+        """The policy :meth:`to_json` wrote (an executor corpus entry keeps the one it was found under)."""
+        try:
+            data = dict(data)
+            backoff, breaker = Backoff(**data.pop("backoff", {})), dict(data.pop("breaker", {}))
+            if breaker.get("counts") is not None:
+                breaker["counts"] = tuple(breaker["counts"])
+            for key in ("retry_on", "retry_non_idempotent_on", "raises", "faults", "error_types"):
+                if key in data:
+                    data[key] = tuple(data[key])
+            if isinstance(data.get("non_idempotent"), list):
+                data["non_idempotent"] = tuple(data["non_idempotent"])
+            return cls(**data, backoff=backoff, breaker=Breaker(**breaker), source=source)
+        except (TypeError, ValueError) as exc:
+            raise PolicyError(f"{source}: not a policy toolfuzz wrote ({exc})") from None
+
     def to_json(self) -> dict:
         data = asdict(self)
         data.pop("source")

@@ -53,3 +53,36 @@ def test_two_executors_on_the_same_scenarios():
     assert diff.to_report()["counts"] == diff.counts
     assert [classify(a, b) for a, b in ((["x"], ["x"]), (["x"], []), ([], ["y"]), (["x"], ["y"]))] == [
         "same", "fixed", "regression", "changed"]
+
+
+def test_an_entry_replays_with_the_tools_and_policy_it_was_found_with(tmp_path):
+    """A campaign run with its own tools file and policy stores both in each entry: replay
+    without --tools / --executor-policy judges by them (it said "pass", and --update "fixed", for
+    bugs still there, judged by the built-in tools and the default policy)."""
+    import json
+
+    from fuzzer.executor.policy import load_policy
+    from strategies._internal.tools import load_registry
+
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps([{"name": "lookup_order", "description": "an order by id", "parameters": {
+        "type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]}}]))
+    policy_file = tmp_path / "policy.toml"
+    policy_file.write_text("max_attempts = 3\n")
+    policy, registry = load_policy(str(policy_file)), load_registry(str(tools))
+    settings = ExecutorSettings(executor=NAIVE, tools_file=str(tools), policy_file=str(policy_file),
+                                max_examples=80, seed=2, cwd=str(ROOT))
+    run_job(ExecutorCampaign(settings, registry=registry, policy=policy), [CorpusWriter(CorpusStore(tmp_path / "c"),
+                                                                                       target=NAIVE)])
+    items = CorpusStore(tmp_path / "c").entries()
+    assert items and all(entry.scenario["tools"] == str(tools) for _p, entry in items)
+    assert {entry.scenario["policy"]["max_attempts"] for _p, entry in items} == {3}
+    again = load_harnesses()["executor"].replay(items, NAIVE, ReplayContext(cwd=str(ROOT)))
+    assert [r.status for r in again] == ["fail"] * len(items), [(r.status, r.unjudged) for r in again]
+    assert [r.signature for r in again] == [entry.signature for _p, entry in items]
+    # an entry whose tools cannot be found is not judged, never passed
+    for _path, entry in items:
+        entry.scenario["tools"] = None
+    unjudged = load_harnesses()["executor"].replay(items, NAIVE, ReplayContext(cwd=str(ROOT)))
+    assert any(r.unjudged and "lookup_order" in r.unjudged for r in unjudged), [r.unjudged for r in unjudged]
+    assert all(r.unjudged or r.status == "fail" for r in unjudged), [(r.status, r.unjudged) for r in unjudged]
