@@ -123,12 +123,20 @@ class Policy:
     source: str = field(default="defaults", compare=False)
 
     # -- derived -----------------------------------------------------------------------------------
+    @functools.cached_property
+    def _retried(self) -> frozenset:
+        """``retry_on`` with the kinds a caller cannot tell apart from one in it: a timeout whose
+        side effect happened is, to the executor, the timeout it lists (FAULTS' category)."""
+        kinds = set(self.retry_on)
+        for category in {FAULTS[k].category for k in self.retry_on if k in FAULTS and FAULTS[k].category == "timeout"}:
+            kinds.update(name for name, kind in FAULTS.items() if kind.category == category)
+        return frozenset(kinds)
+
     def transient(self, kind: str) -> bool:
-        return kind in self.retry_on
+        return kind in self._retried
 
     def counts_for_breaker(self, kind: str) -> bool:
-        counted = self.breaker.counts if self.breaker.counts is not None else self.retry_on
-        return kind in counted
+        return kind in self.breaker.counts if self.breaker.counts is not None else kind in self._retried
 
     def is_idempotent(self, tool: str) -> bool:
         return tool not in self.non_idempotent_tools([tool])

@@ -96,3 +96,13 @@ def test_explain_marks_what_the_file_set_and_resolves_auto():
     assert "jitter = 0  # set" in lines
     assert "# non-idempotent tools: send_email" in lines
     assert any(line.startswith("# waits before attempts 2..: 0.1, 0.2, 0.4 s") for line in lines)
+
+
+def test_a_timeout_in_retry_on_covers_the_timeout_whose_side_effect_happened():
+    """The executor sees the same timeout either way: a policy listing "timeout" cannot mean to
+    forbid retrying commit_then_timeout (retry_non_idempotent_on decides that for tools with side
+    effects); the README's example policy gave a false retry_violation."""
+    policy = Policy(retry_on=("timeout", "http_503"))
+    assert policy.transient("commit_then_timeout") and policy.counts_for_breaker("commit_then_timeout")
+    assert not policy.transient("http_500")
+    assert not Policy(retry_on=("http_503",)).transient("commit_then_timeout")
