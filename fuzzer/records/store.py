@@ -532,6 +532,10 @@ class RecordStore:
         if must_exist and not os.path.isfile(self.path):
             what = "is a directory" if os.path.isdir(self.path) else "no such records database"
             raise RecordsError(f"{self.path}: {what}")
+        if must_exist and os.path.getsize(self.path) == 0:
+            # (opening it would make it a records database: a read command never writes)
+            raise RecordsError(f"{self.path}: an empty file, not a records database")
+        self._must_exist = must_exist
         try:
             self.conn = sqlite3.connect(self.path, timeout=busy_timeout_s, isolation_level=None,
                                         check_same_thread=False)
@@ -569,6 +573,8 @@ class RecordStore:
         app = conn.execute("PRAGMA application_id").fetchone()[0]
         if version or app:
             self._check_identity(version, app)
+        elif self._must_exist:
+            raise RecordsError(f"{self.path}: an SQLite database, but not a records database")
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
             mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
             if mode.lower() != "wal":

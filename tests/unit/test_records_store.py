@@ -250,3 +250,20 @@ def test_a_batch_leaves_the_table_as_upserting_its_rows_one_by_one_would(tmp_pat
                 plain.conn.execute(_ONE_BY_ONE, row)
         query = "SELECT id, * FROM records ORDER BY id"
         assert grouped.conn.execute(query).fetchall() == plain.conn.execute(query).fetchall()
+
+
+def test_a_read_command_never_turns_a_file_into_a_records_database(tmp_path):
+    import sqlite3
+
+    empty = tmp_path / "empty.db"
+    empty.write_bytes(b"")
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.close()
+    before = other.read_bytes()
+    for path, words in ((empty, "an empty file"), (other, "not a records database")):
+        with pytest.raises(RecordsError, match=words):
+            RecordStore(path, must_exist=True)
+    assert empty.read_bytes() == b"" and other.read_bytes() == before
+    RecordStore(tmp_path / "new.db").close()  # writing commands still create one
+    with RecordStore(tmp_path / "new.db", must_exist=True):
+        pass
