@@ -33,7 +33,7 @@ from fuzzer.executor.scenario import ScenarioGenerator
 from fuzzer.executor.shrink import shrink_scenario
 from fuzzer.executor.worker import ExecutorPool, WorkerConfig, encode_policy
 from fuzzer.pipeline import Job
-from fuzzer.results import FAILED, PASSED, JobResult, TestCase
+from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 
 #: Seconds of shrinking a finding may take at most (and when no budget is given).
 SHRINK_S = 8.0
@@ -182,8 +182,10 @@ class ExecutorResult(JobResult):
                           message=f.signature.title, detail=_detail(f)) for f in self.findings]
         if self.executions:
             failed = {f.verdict for f in self.findings}
-            cases += [TestCase(classname="toolfuzz.executor", name=verdict, status=PASSED,
-                               message=f"{self.executions} scenarios")
+            cut = self.stop_reason == StopReason.INTERRUPTED  # not a pass a CI reader could take for one
+            cases += [TestCase(classname="toolfuzz.executor", name=verdict, status=SKIPPED if cut else PASSED,
+                               message=f"interrupted after {self.executions} scenarios" if cut
+                               else f"{self.executions} scenarios")
                       for verdict in CHECKS if verdict not in failed]
         return cases
 
