@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from fuzzer.isolation import Outcome
@@ -212,3 +212,16 @@ def test_not_a_call_corruptions_are_keyed_by_the_part_that_is_wrong():
     assert sig("call #0: name is NoneType, not a string") != sig("call #0: arguments is list, not a mapping")
     assert sig("call #0: arguments string is not JSON (Expecting value: line 1 column 1 (char 0))") == \
         sig("call #0: arguments string is not JSON (Extra data: line 1 column 4 (char 3))")
+
+
+@given(st.text(min_size=2, max_size=40), st.data())
+def test_a_string_damaged_the_same_way_has_one_key_whatever_its_length(text, data):
+    """Removing every occurrence of some characters is one kind of damage: a long string (too long
+    to diff) gets the key a short one does, so one bug is one finding whatever it spoils."""
+    from fuzzer.oracle import _string_edit
+
+    removed = data.draw(st.sets(st.sampled_from(sorted(set(text))), min_size=1))
+    damage = lambda s: "".join(c for c in s if c not in removed)  # noqa: E731
+    assume(damage(text) and not text.startswith(damage(text)))
+    long_text = text * (20_000 // len(text) + 1)
+    assert _string_edit(long_text, damage(long_text))[0] == _string_edit(text, damage(text))[0]
