@@ -22,7 +22,7 @@ from typing import Any, Iterator, Optional
 from fuzzer.budget import Budget
 from fuzzer.decisions import DiffDecision
 from fuzzer.engine import includes_valid, resolve_operators
-from fuzzer.events import JobStarted, Phase, PhaseStarted, Progress
+from fuzzer.events import JobStarted, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.oracle import Oracle, outcome_fingerprint
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, SKIPPED, JobResult, TestCase
@@ -68,8 +68,10 @@ class Difference:
 
     @property
     def key(self) -> tuple:
-        return (self.kind, self.sample.anomaly_class, self.sample.operator, self.old.verdict, self.new.verdict,
-                self.old.signature, self.new.signature)
+        """One difference per pair of judgments, whichever operator made the input: the same
+        regression reached by twenty operators is one entry (counted twenty times), not twenty
+        (the per-class and per-format tables keep where it showed)."""
+        return (self.kind, self.old.verdict, self.new.verdict, self.old.signature, self.new.signature)
 
     def to_report(self) -> dict[str, Any]:
         best = self.minimized or self.sample
@@ -200,6 +202,8 @@ class DiffJob(Job):
         last = 0.0
         while streams:
             reason = self.budget.stop_reason(self.result_.samples - corpus_count)
+            if reason is None and self._differences and self._shrink_reserve_reached():
+                reason = StopReason.BUDGET  # what is left is the differences' to be shrunk
             if reason is not None:
                 self.stop_reason = reason
                 break
@@ -227,6 +231,14 @@ class DiffJob(Job):
                 started = time.monotonic()
                 self._shrink(diff, window)
                 self.budget.spent_shrinking(time.monotonic() - started)
+
+    def _shrink_reserve_reached(self) -> bool:
+        """Comparing may use the budget but for its shrinking share: a difference is shown
+        minimized (the comparing used to run to the end, and no example was ever shrunk)."""
+        b = self.budget
+        if b.seconds is None:
+            return False
+        return (b.remaining() or 0.0) <= max(0.0, b.seconds * b.shrink_share - b.shrink_spent)
 
     def _shrink(self, diff: Difference, budget_s: float) -> None:
         """Shrink the structured sample while the same difference (kind and both judgments) persists."""

@@ -249,3 +249,12 @@ def test_git_ref_outside_a_repository_is_exit_2(tmp_path):
 def test_malformed_git_target_is_exit_2(repo):
     run = fuzz("diff", "--old", "git:HEAD~1", "--new", "myparser:parse", "--max-examples", "10", cwd=repo)
     assert run.returncode == 2 and "git:REF:module:callable" in run.stderr
+
+
+def test_a_budgeted_diff_leaves_time_to_minimize_its_examples(tmp_path):
+    """With --budget, comparing stops where the shrinking share begins (it used to compare to the
+    end and never shrink an example)."""
+    run, data = _diff(tmp_path, REFERENCE, NAIVE, "--tool", "get_weather", "--budget", "8", "--seed", "1")
+    assert data["counts"]["regression"] and data["elapsed_s"] <= 8 + 2.0
+    shrunk = [d for d in data["differences"] if len(d["input"]) < len(d["original_input"])]
+    assert shrunk, [(d["kind"], len(d["input"])) for d in data["differences"]][:10]
