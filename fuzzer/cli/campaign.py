@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from contextlib import closing
 from typing import Any, Optional
 
@@ -31,6 +32,10 @@ def target_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: 
 DETERMINISTIC_TRACE_SHARE = 0.05
 
 
+#: A signature id: the verdict, then the first 12 hex digits of its key's hash.
+_SIGNATURE = re.compile(r"[a-z_]+-[0-9a-f]{12}")
+
+
 def read_ignore(values: tuple) -> frozenset:
     """``--ignore`` values: signatures, or files of them (one per line, ``#`` comments)."""
     ignored: set[str] = set()
@@ -42,10 +47,11 @@ def read_ignore(values: tuple) -> frozenset:
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"--ignore: cannot read {value} ({exc})") from None
             ignored.update(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
-        elif "-" in value and not os.sep in value:
+        elif _SIGNATURE.fullmatch(value.strip()):
             ignored.add(value.strip())
-        else:
-            raise ConfigError(f"--ignore: {value!r} is neither a signature (verdict-hash) nor a file")
+        else:  # (a mistyped file name is not taken for a signature that ignores nothing)
+            raise ConfigError(f"--ignore: {value!r} is neither a signature (verdict-hash, e.g. crash-0123456789ab) "
+                              f"nor a file")
     return frozenset(ignored)
 
 

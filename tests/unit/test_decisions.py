@@ -145,3 +145,16 @@ def test_a_corruption_stored_unshrunk_is_known_to_a_gate_that_filed_it_by_path_a
     # a corruption on another path, of another oracle key, is still new
     elsewhere = SimpleNamespace(signature=Sig(other_path), verdict_name="corruption", match_id="corruption-dddd")
     assert decide_gate([], [elsewhere], {oracle_key: unshrunk, path_key: filed_by_path}).new
+
+
+def test_ignore_takes_signatures_and_files_and_refuses_a_mistyped_file_name(tmp_path):
+    from fuzzer.cli.campaign import read_ignore
+    from fuzzer.cli.errors import ConfigError
+
+    listed = tmp_path / "known.txt"
+    listed.write_text("crash-0123456789ab  # a comment\n\n# only a comment\nhang-abcdefabcdef\n")
+    assert read_ignore(("corruption-7cdf9b014b55", str(listed))) == \
+        {"corruption-7cdf9b014b55", "crash-0123456789ab", "hang-abcdefabcdef"}
+    for wrong in ("nosuch-file.txt", "crash-123", str(tmp_path / "missing.txt")):
+        with pytest.raises(ConfigError, match="neither a signature"):
+            read_ignore((wrong,))

@@ -225,3 +225,11 @@ def test_a_string_damaged_the_same_way_has_one_key_whatever_its_length(text, dat
     assume(damage(text) and not text.startswith(damage(text)))
     long_text = text * (20_000 // len(text) + 1)
     assert _string_edit(long_text, damage(long_text))[0] == _string_edit(text, damage(text))[0]
+
+
+def test_a_whitespace_edit_names_the_whitespace_but_keeps_one_key():
+    from fuzzer.oracle import _string_edit
+
+    vertical, tab = _string_edit("a\x0bb", "a\nb"), _string_edit("a\tb", "a\nb")
+    assert vertical[0] == tab[0]  # one bug that rewrites whitespace: one finding
+    assert "'\\x0b'" in vertical[1] and "'\\n'" in vertical[1] and "'\\t'" in tab[1]
