@@ -466,8 +466,8 @@ class CampaignJob(Job):
         confirming files one by where it happens), so one bug that damages many inputs — a stale
         cache, a repair pass — showed as dozens of findings. Those of one tool, level and kind of
         damage are folded into the first (counted there, and said so)."""
-        first_of: dict = {}
-        folded: dict = {}
+        first_of: dict = {}  # (tool, level, kind of damage) -> the first such finding
+        folded: dict = {}  # id(first) -> [first, words, how many were folded into it]
         for finding in list(self.pending):
             if finding.verdict is not Verdict.CORRUPTION or "|path|" in finding.signature.key or finding.history \
                     or finding.merged_into is not None:
@@ -483,7 +483,7 @@ class CampaignJob(Job):
             self.findings.pop(finding.signature.id, None)
             self._alias[finding.signature.id] = first.signature.id
             self.pending.remove(finding)
-            folded[id(first)] = (first, words, folded.get(id(first), (None, None, 0))[2] + 1)
+            folded.setdefault(id(first), [first, words, 0])[2] += 1
         for first, words, n in folded.values():
             first.notes.append(f"{n} other failure(s) with the same kind of damage ({words}) are counted here: "
                                f"they were not confirmed before {why}, so it is not known whether they are this bug")

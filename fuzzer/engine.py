@@ -18,13 +18,14 @@ from typing import Any, Callable, Optional
 
 from fuzzer.isolation.pool import Lost
 from fuzzer.oracle import Judgment, Oracle, brief, declined, rerun_judgment
-from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample, registry_key
+from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
 from fuzzer.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import ANOMALY_CLASSES, Sample
 from strategies._internal.source import RandomSource
+from strategies._internal.tools import registry_digest
 
 #: Valid samples per probed variation (DESIGN.md: probe each format instead of flooding false_reject).
 PROBE_SAMPLES = 12
@@ -243,7 +244,7 @@ class ToolCampaign:
         """Plan this visit's structured arm here and have the workers build it (:meth:`fuzz`)."""
         self.start_stream(report)
         visit = Visit(registry=self.registry, tool=self.tool.name, operators=list(self.operators), level=self.level,
-                      keep_drawn=self.keep_drawn, registry_key=registry_key(self.registry))
+                      keep_drawn=self.keep_drawn, registry_key=registry_digest(self.registry))
         self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
                        pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
         self.planned = 0

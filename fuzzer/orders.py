@@ -22,7 +22,6 @@ reaching new lines: its tracer knows only its own).
 
 from __future__ import annotations
 
-import hashlib
 import pickle
 import random
 from collections import OrderedDict, deque
@@ -59,7 +58,7 @@ class Visit:
     level: str
     #: Send back the (operator, class) of every sample drawn (for tests of the schedule).
     keep_drawn: bool = False
-    #: A digest of the pickled registry (:func:`registry_key`): equal keys, equal registries.
+    #: :func:`~strategies._internal.tools.registry_digest` of ``registry``: equal keys, equal registries.
     registry_key: str = ""
 
 
@@ -224,23 +223,6 @@ class _VisitState:
 
 _STATES: "OrderedDict[str, _VisitState]" = OrderedDict()
 _REGISTRIES: "OrderedDict[str, Any]" = OrderedDict()
-_KEYS: dict = {}  # id(registry) -> (registry, key), engine side
-
-
-def registry_key(registry: Any) -> str:
-    """A digest of ``registry``'s pickle, computed once per registry object.
-
-    Why: a worker unpickles a fresh registry with every visit, and each fresh tool object is
-    compiled again (a few milliseconds per tool, for every tool an operator draws calls of). Over
-    50 tools visited for a fraction of a second each, that was a tenth of the worker's time."""
-    hit = _KEYS.get(id(registry))
-    if hit is not None and hit[0] is registry:
-        return hit[1]
-    key = hashlib.sha1(pickle.dumps(registry, pickle.HIGHEST_PROTOCOL)).hexdigest()
-    if len(_KEYS) > 16:
-        _KEYS.clear()
-    _KEYS[id(registry)] = (registry, key)
-    return key
 
 
 def _state_for(order: FuzzOrder, runner: Any) -> _VisitState:
@@ -279,4 +261,4 @@ def pinned_sample(tag: str, text: str, tool: str, why: str) -> Sample:
                   description=f"pinned when {why}")
 
 
-__all__ = ["FuzzOrder", "HISTORY", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample", "registry_key"]
+__all__ = ["FuzzOrder", "HISTORY", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample"]

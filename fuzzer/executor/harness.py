@@ -64,6 +64,7 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
     from strategies.errors import ToolfuzzError
 
     groups: dict = {}  # (tools file, policy) -> (registry, policy, [(index, scenario)]): one pool each
+    registries: dict = {}  # tools file -> registry (read and checked once, not once per entry)
     out: list[Optional[Replayed]] = []
     for path, entry in items:
         try:
@@ -72,7 +73,9 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
             # the tools and policy the entry was found with, unless --tools / --executor-policy say otherwise
             tools = context.tools_file or entry.scenario.get("tools")
             policy = _policy(context, entry)
-            registry = _registry(context, tools)
+            registry = registries.get(tools)
+            if registry is None:
+                registry = registries[tools] = _registry(context, tools)
             scenario = scenario_from_json(entry.scenario, registry)
             unknown = sorted({s.name for s in scenario.steps} - set(registry.names()) - _anomalous_names(scenario))
             if unknown:

@@ -31,7 +31,7 @@ from fuzzer.executor.checks import CHECKS, judge
 from fuzzer.executor.findings import ExecutorFinding, replay_command
 from fuzzer.executor.scenario import ScenarioGenerator
 from fuzzer.executor.shrink import shrink_scenario
-from fuzzer.executor.worker import ExecutorPool, WorkerConfig, encode_policy
+from fuzzer.executor.worker import ExecutorPool, WorkerConfig, encode_policy, summary_of
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 
@@ -389,17 +389,7 @@ class ExecutorCampaign(Job):
 
     def _count(self, scenario: Any, trace: Any, violations: list) -> None:
         r = self._result
-        if trace.judged is not None:
-            self._tally(trace.judged)
-        else:
-            r.executions += 1
-            r.calls += len(trace.steps)
-            r.virtual_s += float(trace.data.get("virtual_s", 0.0))
-            r.worker_s += float(trace.data.get("real_s", 0.0))
-            r.worker_cpu_s += float(trace.data.get("cpu_s", 0.0))
-            for record in trace.steps:
-                for inv in record.get("invocations", ()):
-                    r.faults[inv["fault"]] = r.faults.get(inv["fault"], 0) + 1
+        self._tally(trace.judged if trace.judged is not None else summary_of(trace.data))
         for verdict in {v.verdict for v in violations}:
             r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
         limit = self.settings.max_failures

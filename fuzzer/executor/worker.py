@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import gc
-import hashlib
 import inspect
 import json
 import os
@@ -33,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
 from fuzzer.isolation.pool import Started
+from strategies._internal.tools import registry_digest
 from strategies.errors import TargetError, ToolfuzzError
 
 ENV = "TOOLFUZZ_EXECUTOR_WORKER"
@@ -159,7 +159,7 @@ class ScenarioRunner:
         return [{"name": "trace", "arguments": {"json": dump_trace(trace)}}]
 
     def judged(self, data: dict, trace: dict) -> dict:
-        """The scenario judged here: what the engine counts (:class:`Judged`), with the whole trace
+        """The scenario judged here: what the engine counts (:func:`summary_of`), with the whole trace
         only while a violation's signature has been sent fewer than TRACES_PER_SIGNATURE times.
 
         Why here: judging costs the engine as much as generating, and the engine is one process
@@ -172,13 +172,8 @@ class ScenarioRunner:
         scenario = _Steps([_Step(name, arguments, schedule, raw.get("valid", True))
                            for (name, arguments, schedule), raw in zip(self.steps, data["steps"])])
         violations = judge(scenario, Trace("ran", trace), self.policy, self.registry)
-        faults: dict = {}
-        for record in trace["steps"]:
-            for inv in record.get("invocations", ()):
-                faults[inv["fault"]] = faults.get(inv["fault"], 0) + 1
-        summary = {"calls": len(trace["steps"]), "virtual_s": trace["virtual_s"], "faults": faults,
-                   "real_s": trace["real_s"] + real_perf_counter() - started,
-                   "cpu_s": trace["cpu_s"] + time.process_time() - cpu}
+        summary = summary_of(trace, real_s=trace["real_s"] + real_perf_counter() - started,
+                             cpu_s=trace["cpu_s"] + time.process_time() - cpu)
         if violations:
             summary["violations"] = [[v.verdict, v.signature.id] for v in violations]
             sent = self.sent
@@ -306,11 +301,18 @@ def decode_policy(text: str) -> Any:
     return pickle.loads(base64.b64decode(text))
 
 
-def registry_digest(registry: Any) -> str:
-    """Equal for registries with the same tools and schemas (the engine judges a worker's verdicts
-    only when the worker judged against the same registry)."""
-    tools = {tool.name: tool.schema for tool in registry}
-    return hashlib.sha1(json.dumps(tools, sort_keys=True, default=repr).encode()).hexdigest()
+def summary_of(trace: dict, real_s: Optional[float] = None, cpu_s: Optional[float] = None) -> dict:
+    """What the engine counts of a scenario's trace (:meth:`ExecutorCampaign._tally`): calls, virtual
+    and real seconds, and the faults its tools met; ``real_s`` / ``cpu_s`` replace the trace's own
+    (a judging worker adds its judging time)."""
+    steps = trace.get("steps", ())
+    faults: dict = {}
+    for record in steps:
+        for inv in record.get("invocations", ()):
+            faults[inv["fault"]] = faults.get(inv["fault"], 0) + 1
+    return {"calls": len(steps), "virtual_s": float(trace.get("virtual_s", 0.0)), "faults": faults,
+            "real_s": float(trace.get("real_s", 0.0)) if real_s is None else real_s,
+            "cpu_s": float(trace.get("cpu_s", 0.0)) if cpu_s is None else cpu_s}
 
 
 def dump_trace(trace: dict) -> str:

@@ -8,6 +8,7 @@ of tools a campaign fuzzes, loaded from an OpenAI ``tools`` list, an Anthropic t
 from __future__ import annotations
 
 import difflib
+import hashlib
 import importlib
 import inspect
 import json
@@ -34,6 +35,26 @@ class Tool:
     def __hash__(self) -> int:
         return hash(self.name)
 
+
+
+_DIGESTS: dict = {}  # id(registry) -> (registry, digest)
+
+
+def registry_digest(registry: Any) -> str:
+    """Equal for registries with the same tools and schemas, computed once per registry object.
+
+    A worker keeps the registry it has when a visit brings an equal one (its tools' compiled
+    generators and validators are cached on the tool objects), and the executor engine judges a
+    worker's verdicts only when the worker judged against an equal registry."""
+    hit = _DIGESTS.get(id(registry))
+    if hit is not None and hit[0] is registry:
+        return hit[1]
+    tools = {tool.name: tool.schema for tool in registry}
+    digest = hashlib.sha1(json.dumps(tools, sort_keys=True, default=repr).encode()).hexdigest()
+    if len(_DIGESTS) > 16:
+        _DIGESTS.clear()
+    _DIGESTS[id(registry)] = (registry, digest)
+    return digest
 
 @dataclass
 class Registry:

@@ -171,7 +171,8 @@ def test_a_worker_keeps_one_registry_for_the_visits_that_bring_the_same_one():
     fresh copy of a registry the worker already holds (each copy's tools were compiled again)."""
     import pickle
 
-    from fuzzer.orders import FuzzOrder, Visit, _state_for, registry_key
+    from fuzzer.orders import FuzzOrder, Visit, _state_for
+    from strategies._internal.tools import registry_digest as registry_key
 
     def state(registry: Any, tool: str, key: str) -> Any:
         visit = Visit(registry=registry, tool=tool, operators=[], level="parse", registry_key=registry_key(registry))
