@@ -597,7 +597,9 @@ class _ChoiceShrinker:
         return progressed
 
     def lower_each(self) -> bool:
-        """Per position, batched bisection toward 0: try up to 8 evenly spaced smaller values."""
+        """Per position, batched bisection toward 0: try up to 8 evenly spaced smaller values (the
+        largest is one less), narrow to the interval below the best that passed; a round where none
+        passes ends the position."""
         progressed = False
         for p in range(len(self.best)):
             if p >= len(self.best):
@@ -624,7 +626,10 @@ class _ChoiceShrinker:
                     failing = [x for x, k in zip(values, answers) if k is None and x < v]
                     lo = max(failing) if failing else lo
                 else:
-                    lo = values[-1]
+                    # Nothing lower passes, down to hi - 1: zooming into (values[-1], hi) would cost
+                    # a round per factor 8 of the value, almost always for nothing (a value a little
+                    # smaller rarely makes a sample smaller), and most positions end here.
+                    break
         return progressed
 
     def run(self) -> None:

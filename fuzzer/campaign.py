@@ -210,6 +210,7 @@ class CampaignJob(Job):
         self.budget = Budget(seconds=_total(settings, "budget_s"), max_examples=_total(settings, "max_examples"),
                              shrink_share=settings.shrink_share, shrink_cap_s=settings.shrink_cap_s)
         self._slices = _slices(settings)
+        self._ahead: Optional[ToolsAhead] = None  # the next tool, its probes being built
         self.tally = Tally()
         self.findings: dict[str, Finding] = {}
         self.pending: list[Finding] = []
@@ -600,11 +601,9 @@ class CampaignJob(Job):
         s, budget = self.settings, self.budget
         count = len(s.tools)
         deadline, examples = self._slice_end(index)
-        level = s.of(name, "level")
-        tool = self.tool_campaign(registry=self.registry, tool_name=name, level=level, formats=s.of(name, "formats"),
-                                  operators=self.operators, include_valid=self.include_valid,
-                                  seed=s.of(name, "seed") + index, oracle=self.oracles[level], run=self.pool.run,
-                                  tally=self.tally, on_failure=self._on_failure, run_orders=self.pool.run_orders)
+        tool = self._ahead.take(index) if self._ahead is not None else None
+        if tool is None:
+            tool = self._new_tool_campaign(index, name)
         explorer = self._explorer(name, index) if s.explore else None
         tool.explorer = explorer
         tool.class_weights = s.class_weights
@@ -643,7 +642,7 @@ class CampaignJob(Job):
             if s.slow else None
         fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
-        ran_any = False
+        ran_any = prepared = False
         rate = 0.0  # executions per second of the structured arm's last round
         while True:
             reason = budget.stop_reason(self.tally.executions)
@@ -670,7 +669,9 @@ class CampaignJob(Job):
                 reruns = RERUNS_PER_BATCH if left is None else min(RERUNS_PER_BATCH, max(0, left - sum(counts)) // len(counts))
                 started_round = time.monotonic()
                 # the budget's deadline is hard; this tool's share ends once its orders running finish
-                ran = tool.fuzz(counts, budget.deadline, reruns, stop_sending=deadline)
+                ran = tool.fuzz(counts, budget.deadline, reruns, stop_sending=deadline,
+                                on_sent=None if prepared else lambda: self._prepare_next(index))
+                prepared = True
                 rate = ran / max(1e-3, time.monotonic() - started_round)
             empty = 0 if ran else empty + 1
             if empty >= EMPTY_BATCHES:
@@ -692,6 +693,25 @@ class CampaignJob(Job):
         if not ran_any and empty >= EMPTY_BATCHES:
             return "nothing to generate: no selected anomaly class or operator applies to these calls"
         return None
+
+    def _new_tool_campaign(self, index: int, name: str) -> ToolCampaign:
+        s = self.settings
+        level = s.of(name, "level")
+        return self.tool_campaign(registry=self.registry, tool_name=name, level=level, formats=s.of(name, "formats"),
+                                  operators=self.operators, include_valid=self.include_valid,
+                                  seed=s.of(name, "seed") + index, oracle=self.oracles[level], run=self.pool.run,
+                                  tally=self.tally, on_failure=self._on_failure, run_orders=self.pool.run_orders)
+
+    def _prepare_next(self, index: int) -> None:
+        """Build the next tool's probes in a thread while this tool's orders run: the engine
+        mostly waits for the workers then, and otherwise they would wait for it (a twentieth of a
+        54-tool campaign). Not under an execution limit, whose probes depend on what is left."""
+        after = index + 1
+        if after >= len(self.settings.tools) or self._slices[1] is not None:
+            return
+        if self._ahead is None:
+            self._ahead = ToolsAhead()
+        self._ahead.start(after, self._new_tool_campaign(after, self.settings.tools[after]))
 
     def _slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
         """When tool ``index``'s part of the budget ends: (deadline, cumulative executions)."""
@@ -818,6 +838,43 @@ def _parts(settings: CampaignSettings, key: str) -> Optional[list]:
                     parts[i] += 1
                     remainder -= 1
     return parts
+
+
+class ToolsAhead:
+    """The next tool's :class:`~fuzzer.engine.ToolCampaign`, its probes built in a thread.
+
+    Building is pure Python on the tool's own source, so the samples are the ones the tool would
+    build when its turn came; a build that raises is thrown away and redone in turn, where its
+    error is reported as usual."""
+
+    def __init__(self) -> None:
+        self._index: Optional[int] = None
+        self._tool: Optional[ToolCampaign] = None
+        self._thread: Any = None
+        self._failed = False
+
+    def start(self, index: int, tool: ToolCampaign) -> None:
+        import threading
+
+        self.take(-1)  # an earlier one nobody took (its tool was skipped)
+        self._index, self._tool, self._failed = index, tool, False
+        self._thread = threading.Thread(target=self._build, name="toolfuzz-probes-ahead", daemon=True)
+        self._thread.start()
+
+    def _build(self) -> None:
+        try:
+            self._tool.prepare_probes()
+        except BaseException:  # noqa: BLE001 - redone in turn, where it is reported
+            self._failed = True
+
+    def take(self, index: int) -> Optional[ToolCampaign]:
+        """Tool ``index``'s campaign with its probes built (waits for the thread), or None."""
+        if self._thread is None:
+            return None
+        self._thread.join()
+        tool, ok = self._tool, self._index == index and not self._failed
+        self._index, self._tool, self._thread = None, None, None
+        return tool if ok else None
 
 
 def _slices(settings: CampaignSettings) -> tuple:

@@ -153,6 +153,7 @@ class ToolCampaign:
         self.explorer: Any = None
         #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
         self.class_weights: Optional[dict] = None
+        self._probes: Optional[tuple] = None  # built ahead (prepare_probes)
 
     # -- probing ---------------------------------------------------------------------------------
     def probe(self, deadline: Optional[float], examples: Optional[int] = None) -> ProbeReport:
@@ -165,22 +166,9 @@ class ToolCampaign:
         report = ProbeReport()
         names = self.formats or list(FORMATS)
         declared = bool(self.formats)
-        variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
-        per_variation = PROBE_SAMPLES if examples is None else \
-            max(1, min(PROBE_SAMPLES, int(examples * PROBE_SHARE) // len(variations)))
-        batch: list[Sample] = []
-        owner: list[Variation] = []
-        unwritable: set[str] = set()
-        for v in variations:
-            for _ in range(per_variation):
-                self.source.reset()
-                try:
-                    batch.append(build_sample(self.source, registry=self.registry, tool=self.tool,
-                                              format=v.format, chatter=v.chatter, multi=v.multi))
-                    owner.append(v)
-                except Unbuildable:  # the format cannot write this tool's name
-                    unwritable.add(v.format)
-                    break
+        variations, batch, owner, unwritable = self._probes if self._probes is not None and examples is None \
+            else self.build_probes(examples)
+        self._probes = None
         outcomes = [o for o in self.run([s.text for s in batch], deadline=deadline)]
         if self.explorer is not None:
             self.explorer.observe(batch, outcomes)
@@ -233,6 +221,34 @@ class ToolCampaign:
                     self.explorer.add_seed(sample.text, sample.format)
         return report
 
+    def build_probes(self, examples: Optional[int] = None) -> tuple:
+        """The probe samples :meth:`probe` runs: (variations, samples, each sample's variation, the
+        formats that cannot write this tool's name). The campaign builds the next tool's ahead
+        (:meth:`prepare_probes`) while this one's orders run, so the worker does not wait for them."""
+        names = self.formats or list(FORMATS)
+        variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
+        per_variation = PROBE_SAMPLES if examples is None else \
+            max(1, min(PROBE_SAMPLES, int(examples * PROBE_SHARE) // len(variations)))
+        batch: list[Sample] = []
+        owner: list[Variation] = []
+        unwritable: set[str] = set()
+        for v in variations:
+            for _ in range(per_variation):
+                self.source.reset()
+                try:
+                    batch.append(build_sample(self.source, registry=self.registry, tool=self.tool,
+                                              format=v.format, chatter=v.chatter, multi=v.multi))
+                    owner.append(v)
+                except Unbuildable:  # the format cannot write this tool's name
+                    unwritable.add(v.format)
+                    break
+        return variations, batch, owner, unwritable
+
+    def prepare_probes(self) -> None:
+        """Build the probes now (another thread may), for a :meth:`probe` without an execution
+        limit: the same samples it would build, from the same source, so a seed's run stays the same."""
+        self._probes = self.build_probes()
+
     def start_stream(self, report: ProbeReport) -> SampleStream:
         """The structured arm, drawn here (see :meth:`fuzz` for drawing it in the workers)."""
         self.stream = SampleStream(registry=self.registry, tool=self.tool, formats=dict(report.support),
@@ -251,7 +267,7 @@ class ToolCampaign:
         self._ahead = None
 
     def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int,
-             stop_sending: Optional[float] = None) -> int:
+             stop_sending: Optional[float] = None, on_sent: Optional[Callable[[], None]] = None) -> int:
         """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
         samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
         scheduler and built and judged by a worker; their results are filed in order as they
@@ -260,7 +276,8 @@ class ToolCampaign:
         The next round (the same counts) is planned while this one runs, from what the rounds
         before this one built, so the workers do not wait for it; what this round built is told
         to the scheduler afterwards. Both are fixed points of the run, so a seed's run stays the
-        same. A visit's first round is not planned ahead of: its first pass must be heard first."""
+        same. A visit's first round is not planned ahead of: its first pass must be heard first.
+        ``on_sent`` is called once the first orders are on their way (work to do meanwhile)."""
         ahead, self._ahead = self._ahead, None
         orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
         planning_ahead = self.planned > len(orders)
@@ -277,7 +294,8 @@ class ToolCampaign:
             if planning_ahead and self._ahead is None:
                 self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
 
-        results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived)
+        results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived,
+                                  on_sent=on_sent)
         take_arrived(results)
         for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
             ran += self._take(result, order)

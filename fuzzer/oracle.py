@@ -190,10 +190,24 @@ def without_duplicates(calls: Sequence[dict]) -> list:
 
 
 class Promise:
-    """The validate-level promise over a registry, with one compiled validator per tool."""
+    """The validate-level promise over a registry, with one compiled validator per tool.
 
-    def __init__(self, registry: Any):
+    Verdicts are cached per call (the tool's name and the arguments' ``repr``: exact, since the
+    target's returns are normalized to JSON types, where ``1``, ``1.0`` and ``True`` have different
+    reprs): a sample's returned calls are usually its truth again, and the candidates of one
+    shrink hold a few dozen distinct calls among thousands, while jsonschema takes 50-100 µs a call.
+    ``cached=False`` for a worker's fuzzing, whose calls are fresh: there the key costs more than it saves."""
+
+    #: Calls whose verdicts are kept (the cache starts over when full), and the longest ``repr``
+    #: of arguments cached (a huge argument is validated each time rather than kept).
+    CACHED_CALLS = 4096
+    CACHED_REPR = 2000
+
+    def __init__(self, registry: Any, *, cached: bool = True):
         self._registry = registry
+        self._cached = cached
+        self._ok: dict = {}  # (name, repr(arguments)) -> valid
+        self._keywords: dict = {}  # (name, repr(arguments)) -> the jsonschema keyword that fails
 
     def _validator(self, name: str) -> Any:
         # The schema's own draft (draft-4 boolean bounds, tuple items...), as the generator uses;
@@ -206,10 +220,53 @@ class Promise:
         name = call.get("name")
         if not isinstance(name, str) or name not in self._registry:
             return False
+        arguments = call.get("arguments")
+        key = self._key(name, arguments)
+        if key is None:
+            return self._valid(name, arguments)
+        ok = self._ok.get(key)
+        if ok is None:
+            if len(self._ok) >= self.CACHED_CALLS:
+                self._ok.clear()
+            ok = self._ok[key] = self._valid(name, arguments)
+        return ok
+
+    def _key(self, name: str, arguments: Any) -> Optional[tuple]:
+        if not self._cached:
+            return None
+        if arguments.__class__ is dict:  # a huge value is not cached: checked first, its repr costs
+            for value in arguments.values():
+                if value.__class__ in (str, list, dict) and len(value) > self.CACHED_REPR:
+                    return None
         try:
-            return self._validator(name).is_valid(call.get("arguments"))
+            shown = repr(arguments)
+        except Exception:  # noqa: BLE001 - not normalized, and its repr fails: not cached
+            return None
+        return (name, shown) if len(shown) <= self.CACHED_REPR else None
+
+    def _valid(self, name: str, arguments: Any) -> bool:
+        try:
+            return self._validator(name).is_valid(arguments)
         except RecursionError:
             return False
+
+    def _failing_keyword(self, name: str, arguments: Any) -> str:
+        """The jsonschema keyword an invalid call breaks (its best match), cached like verdicts."""
+        key = self._key(name, arguments)
+        keyword = self._keywords.get(key) if key is not None else None
+        if keyword is None:
+            try:
+                from jsonschema.exceptions import best_match
+
+                error = best_match(self._validator(name).iter_errors(arguments))
+                keyword = error.validator if error is not None else "invalid"
+            except RecursionError:
+                keyword = "recursion"
+            if key is not None:
+                if len(self._keywords) >= self.CACHED_CALLS:
+                    self._keywords.clear()
+                self._keywords[key] = keyword
+        return keyword
 
     def problem(self, calls: Sequence[dict]) -> Optional[str]:
         """Why ``calls`` break the promise, or None when they keep it."""
@@ -224,13 +281,7 @@ class Promise:
                 name = call.get("name")
                 if not isinstance(name, str) or name not in self._registry:
                     return "unknown_function", f"unknown function {name!r}"
-                try:
-                    from jsonschema.exceptions import best_match
-
-                    error = best_match(self._validator(name).iter_errors(call.get("arguments")))
-                    keyword = error.validator if error is not None else "invalid"
-                except RecursionError:
-                    keyword = "recursion"
+                keyword = self._failing_keyword(name, call.get("arguments"))
                 return f"schema:{keyword}", f"arguments of {name!r} break the schema ({keyword})"
         if len(without_duplicates(calls)) != len(calls):
             return "duplicate", "duplicate calls"
@@ -437,12 +488,12 @@ def _as_written(case: Case) -> Optional[Judgment]:
 class Oracle:
     """Judges (sample, outcome) at a level ("parse" or "validate") by running :data:`CHECKS`."""
 
-    def __init__(self, registry: Any, level: str = "parse"):
+    def __init__(self, registry: Any, level: str = "parse", *, cached: bool = True):
         if level not in ("parse", "validate"):
             raise ValueError(f"unknown level {level!r}")
         self.level = level
         self.registry = registry
-        self.promise = Promise(registry)
+        self.promise = Promise(registry, cached=cached)
         # the checks in registration order, read once: judging runs once per execution
         self._judges = tuple(item.judge for item in CHECKS.values())
 

@@ -197,7 +197,7 @@ class _VisitState:
     def __init__(self, visit: Visit):
         self.visit = visit
         self.tool = visit.registry[visit.tool]
-        self.oracle = Oracle(visit.registry, visit.level)
+        self.oracle = Oracle(visit.registry, visit.level, cached=False)  # fresh calls: see Promise
         self.sweep = TRUNCATION_SWEEP in visit.operators
         self.recent: deque = deque(maxlen=HISTORY)
         self.reported: set = set()

@@ -289,7 +289,8 @@ class WorkerPool(Started):
         return results
 
     def run_orders(self, orders: list, *, deadline: float | None = None, stop_sending: float | None = None,
-                   on_result: Callable[[list], None] | None = None) -> list[Any]:
+                   on_result: Callable[[list], None] | None = None,
+                   on_sent: Callable[[], None] | None = None) -> list[Any]:
         """One result per order, in order: each order is sent whole to one worker, which generates
         and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
         whatever ``order.run(runner)`` returns — the engine never handles those inputs one by one.
@@ -301,7 +302,7 @@ class WorkerPool(Started):
         as its result. Past ``deadline``: None. Past ``stop_sending`` (a tool's share of the
         budget), orders not sent yet are None, and those running finish: killing a worker for
         the deadline of a share would throw away its order and everything it has warmed up.
-        ``on_result`` as in :meth:`run`.
+        ``on_result`` as in :meth:`run`; ``on_sent()`` once, when the first orders have been sent.
         """
         orders = list(orders)
         if not orders:
@@ -311,7 +312,7 @@ class WorkerPool(Started):
         pending = deque([i] for i in range(len(orders)))
         try:
             self._trace, self._orders, self._order_list = None, True, orders
-            self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending)
+            self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent)
         except BaseException:
             self.close()
             raise
@@ -355,7 +356,7 @@ class WorkerPool(Started):
 
     def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
                deadline: float | None, on_result: Callable[[list], None] | None = None,
-               stop_sending: float | None = None) -> None:
+               stop_sending: float | None = None, on_sent: Callable[[], None] | None = None) -> None:
         timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
         restarts, notify = self.restarts, False
         while True:
@@ -369,6 +370,9 @@ class WorkerPool(Started):
                     while pending and len(slot.inflight) < depth:
                         if not self._send(slot, pending, texts, results):
                             break
+            if on_sent is not None:
+                on_sent, sent = None, on_sent
+                sent()
             if notify:  # the workers have their next messages: judge what arrived meanwhile
                 notify = False
                 on_result(results)

@@ -286,3 +286,39 @@ def test_a_target_that_keeps_state_gets_findings_that_reproduce_alone():
     unconfirmed = [f for f in result.findings if f.verdict is Verdict.CORRUPTION and f.minimized is None
                    and "|path|" not in f.signature.key and "|history" not in f.signature.key]
     assert len(unconfirmed) <= 3, [f.signature.title for f in unconfirmed]
+
+
+class ProbesRecordingTool(ToolCampaign):
+    """Records, per probe build, the tool, whether it ran in the engine's main thread, and the texts."""
+
+    builds: list = []
+
+    def build_probes(self, examples: Any = None) -> tuple:
+        import threading
+
+        built = super().build_probes(examples)
+        ProbesRecordingTool.builds.append((self.tool.name, threading.current_thread() is threading.main_thread(),
+                                           [s.text for s in built[1]]))
+        return built
+
+
+class ProbesRecording(CampaignJob):
+    tool_campaign = ProbesRecordingTool
+
+
+def test_the_next_tool_s_probes_are_built_while_this_one_is_fuzzed_and_are_the_same_samples(reference_pool):
+    """The worker would otherwise wait for the engine to build each tool's probes (a twentieth of
+    a 54-tool campaign). Built ahead in a thread, they must be exactly the samples the tool builds
+    in turn, so a seed's run does not depend on it."""
+    tools = TOOLS[:3]
+    ProbesRecordingTool.builds = []
+    campaign = ProbesRecording(REGISTRY, CampaignSettings(target=reference_pool.spec.target, tools=tools, budget_s=3.0),
+                               reference_pool)
+    run_job(campaign)
+    builds = ProbesRecordingTool.builds
+    assert [name for name, _main, _texts in builds] == tools  # each built once
+    assert builds[0][1] and not builds[1][1] and not builds[2][1]  # the later ones in the thread
+    ProbesRecordingTool.builds = []
+    for index, name in enumerate(tools):
+        campaign._new_tool_campaign(index, name).build_probes()  # in turn, in the main thread
+    assert [texts for _n, _m, texts in ProbesRecordingTool.builds] == [texts for _n, _m, texts in builds]

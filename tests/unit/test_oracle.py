@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from fuzzer.isolation import Outcome
@@ -233,3 +233,30 @@ def test_a_whitespace_edit_names_the_whitespace_but_keeps_one_key():
     vertical, tab = _string_edit("a\x0bb", "a\nb"), _string_edit("a\tb", "a\nb")
     assert vertical[0] == tab[0]  # one bug that rewrites whitespace: one finding
     assert "'\\x0b'" in vertical[1] and "'\\n'" in vertical[1] and "'\\t'" in tab[1]
+
+
+_DRAFT4 = {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object",
+           "properties": {"n": {"type": "integer"}, "tag": {"type": "string", "maxLength": 3}},
+           "required": ["n"], "additionalProperties": False}
+_JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 2.0, 0.5, -0.0]),
+                         st.text(max_size=5))
+
+
+@example(calls=[{"name": "count", "arguments": {"n": v}} for v in (1, 1.0, True, "1")])
+@given(calls=st.lists(st.fixed_dictionaries({
+    "name": st.sampled_from(["count", "get_weather", "nope"]),
+    "arguments": st.dictionaries(st.sampled_from(["n", "tag", "city", "x"]),
+                                 st.recursive(_JSON_LEAVES, lambda inner: st.lists(inner, max_size=2), max_leaves=4),
+                                 max_size=3)}), min_size=1, max_size=8))
+def test_a_cached_promise_judges_every_call_as_an_uncached_one(calls):
+    """The engine's promise caches verdicts per call by the arguments' repr; ``1``, ``1.0`` and
+    ``True`` must stay apart (a draft-4 integer is not 1.0), whatever was judged before."""
+    from fuzzer.oracle import Promise
+    from strategies._internal.tools import Registry, Tool
+
+    registry = Registry({"get_weather": REGISTRY["get_weather"], "count": Tool(name="count", schema=_DRAFT4)})
+    cached, fresh = Promise(registry), Promise(registry, cached=False)
+    for i in range(len(calls)):
+        for call in calls[:i + 1]:  # each call judged again after the others
+            assert cached.call_ok(call) == fresh.call_ok(call)
+        assert cached.problem_key(calls[:i + 1]) == fresh.problem_key(calls[:i + 1])

@@ -319,6 +319,31 @@ def test_narrowing_keywords_are_generated_natively_and_checked_without_a_hypothe
     assert len({json.dumps(v, sort_keys=True) for v in values}) >= 20  # varied, not one safe value
 
 
+@pytest.mark.parametrize("schema", NARROWING_SCHEMAS, ids=lambda s: ",".join(sorted(set(s) - {"type"})))
+def test_a_draw_whose_native_attempts_all_fail_gets_a_valid_value_without_a_hypothesis_pool(schema, monkeypatch):
+    """The rare value whose every native attempt fails the whole subschema (about 1 draw in 3,000
+    for an if/then) comes from what the compile-time seeds gave, simplest first: no pool, which
+    cost a worker up to 2 s in the middle of its budget."""
+    from strategies._internal.schema import fallback
+    from strategies._internal.schema.nodes import CheckedNode
+
+    def no_pool(*_args):
+        raise AssertionError("a hypothesis-jsonschema pool was drawn")
+
+    monkeypatch.setattr(fallback, "_draw_pool", no_pool)
+    monkeypatch.setattr(fallback, "_POOL_CACHE", {})
+    node = compile_schema(schema)
+    assert isinstance(node, CheckedNode)
+    attempts = []
+    node.inner = lambda source: attempts.append(1)  # null: valid for none of them
+    validator = Draft202012Validator(schema)
+    values = [node.generate(RandomSource(seed)) for seed in range(50)]
+    assert attempts and all(validator.is_valid(v) for v in values)
+    assert len({json.dumps(v, sort_keys=True) for v in values}) >= 2
+    simplest = node.generate(ReplaySource(()))  # choice 0: the simplest value the seeds gave
+    assert validator.is_valid(simplest) and all(len(json.dumps(simplest)) <= len(json.dumps(v)) for v in values)
+
+
 # a draw that keeps failing falls back to the pool, which hypothesis-jsonschema draws with @given
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.nested_given])
 @given(schema=st.sampled_from(NARROWING_SCHEMAS), choices=st.lists(st.integers(0, 2**16), max_size=40))

@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterable
 
 from strategies._internal.regex import UnsupportedPattern, compile_pattern
 from strategies._internal.schema.banks import _EXTRA_KEYS, _FREE_KEYS, FORMAT_GENERATORS
-from strategies._internal.schema.fallback import PoolNode
+from strategies._internal.schema.fallback import PoolNode, simplest_first
 from strategies._internal.schema.merge import CombinatorsMixin
 from strategies._internal.schema.nodes import (
     AnyNode, ArrayNode, BoolNode, CheckedNode, ConstNode, EnumNode, IntegerNode, LikelyNode, Node, NullNode,
@@ -67,6 +67,8 @@ CHECKED_KEYWORDS = frozenset({
 })
 #: Share of random draws of the native part that must satisfy the whole subschema at compile time.
 CHECKED_MIN_VALID = 12
+#: Seeds a verified native generator is tried on at compile time (see ``Compiler.checked``).
+CHECK_SEEDS = 24
 
 
 class _Compiler(RefsMixin, CombinatorsMixin):
@@ -168,10 +170,21 @@ class _Compiler(RefsMixin, CombinatorsMixin):
             return self.pool(schema, pointer, eager=True)
         finally:
             self.checking.discard(id(rest))
-        check = self.validator(schema)
-        if sum(check(inner.generate(RandomSource(seed))) for seed in range(24)) < CHECKED_MIN_VALID:
+        return self.checked(inner.generate, self.validator(schema), schema, pointer)
+
+    def checked(self, generate: Callable[[Source], Any], check: Callable[[Any], bool], schema: Any,
+                pointer: str) -> Node:
+        """``generate`` verified by ``check``, when it satisfies it on most of ``CHECK_SEEDS`` seeds
+        (otherwise the hypothesis-jsonschema pool is the generator, drawn now).
+
+        A value whose native attempts all fail (rare: most seeds pass) is picked from the values
+        those seeds gave that passed, simplest first. That backstop is deterministic and free;
+        drawing a hypothesis-jsonschema pool for it took up to 2 s, inside the budget, the first
+        time one draw in a few thousand failed (in each worker, again after every restart)."""
+        passed = [value for value in (generate(RandomSource(seed)) for seed in range(CHECK_SEEDS)) if check(value)]
+        if len(passed) < CHECKED_MIN_VALID:
             return self.pool(schema, pointer, eager=True)
-        return CheckedNode(inner.generate, check, self.pool(schema, pointer, eager=False))
+        return CheckedNode(generate, check, EnumNode(simplest_first(passed)))
 
     def compile_plain(self, schema: Mapping, pointer: str) -> Node:
         schema = normalize_local(schema)
@@ -313,9 +326,11 @@ class _Compiler(RefsMixin, CombinatorsMixin):
             raw = realistic_for_pattern(raw, check)
         # Probe at compile time: the native walk must satisfy the zero sequence and most seeds,
         # otherwise the fallback pool is the generator.
-        if not check(raw(ReplaySource(()))) or sum(check(raw(RandomSource(s))) for s in range(24)) < 12:
+        if not check(raw(ReplaySource(()))):
             return self.pool(sub, pointer, eager=True)
-        fresh = CheckedNode(raw, check, self.pool(sub, pointer, eager=False))
+        fresh = self.checked(raw, check, sub, pointer)
+        if not isinstance(fresh, CheckedNode):
+            return fresh
         values = plan_values((pattern, fmt, lo, hi), raw, check)
         return PlannedStringNode(values, fresh) if len(values) >= 4 else fresh
 

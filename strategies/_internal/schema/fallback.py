@@ -92,5 +92,13 @@ def _draw_pool(schema: Any, validate: Callable[[Any], bool]) -> list:
     except Exception as exc:
         if not values:
             raise Problem(f"hypothesis-jsonschema cannot generate it: {type(exc).__name__}", "") from None
-    values.sort(key=lambda v: (len(json.dumps(v, ensure_ascii=False)), json.dumps(v, sort_keys=True)))
-    return values
+    return simplest_first(values)
+
+
+def simplest_first(values: list) -> list:
+    """``values`` without repeats, shortest JSON first (ties by their sorted-keys JSON), so index 0
+    is what shrinking reaches."""
+    distinct: dict = {}
+    for value in values:
+        distinct.setdefault(canonical(value), value)
+    return sorted(distinct.values(), key=lambda v: (len(json.dumps(v, ensure_ascii=False)), json.dumps(v, sort_keys=True)))
