@@ -155,7 +155,11 @@ def path_signature(verdict: str, *, kind: str, words: str, functions: Sequence[s
     (``file:function``): one fallback path that mangles strings is one bug, whatever characters
     each input happened to lose."""
     funcs = sorted(set(functions))
-    shown = ", ".join(f.split(":", 1)[-1] for f in funcs[-3:]) + (" …" if len(funcs) > 3 else "")
+    # The title names real functions: a comprehension, lambda or module body (``<listcomp>``)
+    # says nothing to a reader; the key keeps them all.
+    names = [f.split(":", 1)[-1] for f in funcs]
+    named = [n for n in names if not n.startswith("<")] or names
+    shown = ", ".join(named[-3:]) + (" …" if len(named) > 3 else "")
     return _make(verdict, f"{verdict}|path|{kind}|{';'.join(funcs)}", f"{verdict}: {words} (via {shown})")
 
 

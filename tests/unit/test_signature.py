@@ -91,3 +91,20 @@ def test_a_hang_stack_and_its_extension_into_a_helper_are_one_hang(stack, deeper
 def test_hang_stacks_that_part_ways_are_two_hangs():
     assert not same_hang([("p.py", "parse"), ("p.py", "_scan")], [("p.py", "parse"), ("p.py", "_read")])
     assert not same_hang([], [("p.py", "parse")])  # no stack: nothing to tell
+
+
+def test_a_path_title_names_real_functions_and_its_key_keeps_every_frame():
+    """``(via <listcomp>, parse)`` says nothing to a reader: the title leaves comprehensions and
+    lambdas out (unless there is nothing else), the key and id keep them."""
+    from corpus.signature import path_signature
+
+    functions = ["p.py:parse", "p.py:<listcomp>", "p.py:_unescape", "p.py:<lambda>"]
+    sig = path_signature("corruption", kind="string:altered", words="a string argument was altered",
+                         functions=functions)
+    assert sig.title == "corruption: a string argument was altered (via _unescape, parse)"
+    assert "<listcomp>" in sig.key and "<lambda>" in sig.key
+    without = path_signature("corruption", kind="string:altered", words="a string argument was altered",
+                             functions=["p.py:parse", "p.py:_unescape"])
+    assert without.id != sig.id  # the path is still the key
+    only = path_signature("corruption", kind="k", words="w", functions=["p.py:<module>"])
+    assert only.title.endswith("(via <module>)")
