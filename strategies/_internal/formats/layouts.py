@@ -120,22 +120,36 @@ def json_dumper(layout: Layout, *, indent: bool = True) -> Callable[[Any], str]:
     separators = (item.rstrip(), key) if level is not None else (item, key)
     newline = layout.newline
 
-    # check_circular=False: the values are drawn trees, and the cycle check calls id() for every
-    # container, which raises an audit event each (a worker's audit hook then runs for nothing).
+    encode, escaped = _encoder(ascii_only, level, separators), _encoder(True, level, separators)
+
     def dump(value: Any) -> str:
-        text = json.dumps(value, ensure_ascii=ascii_only, allow_nan=False, indent=level, separators=separators,
-                          check_circular=False)
+        text = encode(value)
         if not ascii_only:
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:  # lone surrogates: escape them
-                text = json.dumps(value, ensure_ascii=True, allow_nan=False, indent=level, separators=separators,
-                                  check_circular=False)
+                text = escaped(value)
         if level is not None and newline != "\n":
             text = text.replace("\n", newline)
         return text
 
     return dump
+
+
+_ENCODERS: dict = {}
+
+
+def _encoder(ascii_only: bool, indent: Optional[int], separators: tuple) -> Callable[[Any], str]:
+    """``json.dumps`` with these options, its encoder made once (``json.dumps`` builds one per call
+    when given options: a few microseconds of every rendering). check_circular=False: the values
+    are drawn trees, and the cycle check calls id() for every container, which raises an audit
+    event each (a worker's audit hook then runs for nothing)."""
+    key = (ascii_only, indent, separators)
+    encode = _ENCODERS.get(key)
+    if encode is None:
+        encode = _ENCODERS[key] = json.JSONEncoder(ensure_ascii=ascii_only, allow_nan=False, indent=indent,
+                                                   separators=separators, check_circular=False).encode
+    return encode
 
 
 @dataclass(frozen=True)
