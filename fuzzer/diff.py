@@ -6,8 +6,9 @@ anomaly class), each isolated in its own worker pool. Each sample is classified:
 * ``same`` — both judged alike and answered alike;
 * ``fixed`` — the old target failed, the new one passes;
 * ``regression`` — the old target passed, the new one fails;
-* ``changed`` — both pass or both fail, but the calls returned, the rejection or the failure differ
-  (a different repair, a different crash).
+* ``changed`` — both pass or both fail, but the calls returned, the rejection's exception type or
+  the failure differ (a different repair, a different crash; a rejection raised elsewhere in the
+  target with the same type is the same).
 
 Every distinct regression and change is shrunk on the structured sample (its recipe) so that the
 same difference persists, so the example is small and its truth still right.
@@ -109,13 +110,18 @@ class DiffResult(JobResult):
 
 
 def classify(old: Side, new: Side) -> str:
+    """A rejection is compared by what a caller sees, its verdict and exception type: where in
+    the target it was raised is in its signature (the campaign files rejections by site), and a
+    refactor that renames or moves a helper made every one of them "changed"."""
     old_failed, new_failed = old.verdict != "pass", new.verdict != "pass"
     if old_failed and not new_failed:
         return "fixed"
     if new_failed and not old_failed:
         return "regression"
-    if old.signature != new.signature or outcome_fingerprint(old.outcome) != outcome_fingerprint(new.outcome):
+    if outcome_fingerprint(old.outcome) != outcome_fingerprint(new.outcome) or old.verdict != new.verdict:
         return "changed"
+    if old.signature != new.signature and old.outcome.kind != "rejected":
+        return "changed"  # the same answer, but another crash site, another kind of damage ...
     return "same"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import Any, Iterator, Optional
 
 import click
@@ -42,7 +43,11 @@ def _side_line(side: Any) -> str:
     if o.kind == "returned":
         what = f"returned {compact(o.calls, 120)}"
     elif o.kind in ("rejected", "raised"):
-        what = f"{o.kind} {o.exception}"
+        # where: two crashes of one type that differ only in their site (a helper renamed, a
+        # check moved) would otherwise print as the same line on both sides
+        frames = [frame for frame in (o.frames or ()) if len(frame) >= 2]
+        where = f" in {os.path.basename(str(frames[-1][0]))}:{frames[-1][1]}" if frames else ""
+        what = f"{o.kind} {o.exception}{where}"
     else:
         what = o.detail or o.kind
     return f"{side.verdict:<14} {what}"

@@ -87,6 +87,8 @@ def _kind(old: dict, new: dict) -> str:
     old_failed, new_failed = old["verdict"] != "pass", new["verdict"] != "pass"
     if old_failed != new_failed:
         return "fixed" if old_failed else "regression"
+    if old["outcome"] == new["outcome"] == "rejected":  # by what a caller sees, not where it was raised
+        return "same" if (old["verdict"], old["exception"]) == (new["verdict"], new["exception"]) else "changed"
     return "same" if old == new else "changed"
 
 
@@ -258,3 +260,42 @@ def test_a_budgeted_diff_leaves_time_to_minimize_its_examples(tmp_path):
     assert data["counts"]["regression"] and data["elapsed_s"] <= 8 + 2.0
     shrunk = [d for d in data["differences"] if len(d["input"]) < len(d["original_input"])]
     assert shrunk, [(d["kind"], len(d["input"])) for d in data["differences"]][:10]
+
+
+def test_a_refactor_that_moves_the_rejection_into_a_helper_changes_nothing(tmp_path):
+    """v1 raises its ValueErrors in ``parse``; the refactor raises the same ones from a new
+    helper. Every rejection now has other frames (another signature), yet no caller can tell:
+    the diff must report no change at all, and exit 0."""
+    repo = tmp_path / "refactor"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    (repo / "myparser.py").write_text(PARSER_V1, encoding="utf-8")
+    _git(repo, "add", "myparser.py")
+    _git(repo, "commit", "-q", "-m", "parser v1")
+    moved = PARSER_V1.replace('raise ValueError(f"not JSON: {exc}")', '_refuse(f"not JSON: {exc}")') \
+        .replace('raise ValueError("not a tool call")', '_refuse("not a tool call")') \
+        + "\n\ndef _refuse(why):\n    raise ValueError(why)\n"
+    assert moved.count("_refuse(") == 3
+    (repo / "myparser.py").write_text(moved, encoding="utf-8")
+    report = tmp_path / "diff.json"
+    run = fuzz("diff", "--old", "git:HEAD:myparser:parse", "--new", "myparser:parse", "--tool", "get_weather",
+               "--max-examples", "1500", "--seed", "1", "--report", str(report), cwd=repo)
+    assert run.returncode == 0, run.stdout + run.stderr
+    data = read_json(report)
+    _assert_consistent(run, data)
+    assert data["samples"] > 0 and data["counts"]["same"] == data["samples"], data["counts"]
+
+
+def test_two_crashes_of_one_type_at_different_sites_print_differently():
+    """A CHANGED entry whose sides crash with the same exception type must show what differs:
+    the innermost frame of each side."""
+    from fuzzer.cli.diff_cmd import _side_line
+    from fuzzer.diff import Side, classify
+
+    old = Side(Outcome(kind="raised", exception="RecursionError", frames=(("myp.py", "parse"), ("myp.py", "_load"))),
+               "crash", "crash-old")
+    new = Side(Outcome(kind="raised", exception="RecursionError", frames=(("myp.py", "parse"), ("myp.py", "_decode"))),
+               "crash", "crash-new")
+    assert classify(old, new) == "changed"
+    assert _side_line(old).endswith("raised RecursionError in myp.py:_load")
+    assert _side_line(new).endswith("raised RecursionError in myp.py:_decode")
