@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import closing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -42,7 +43,7 @@ def rate(*, tools_file: str | None, tools: list | None, level: str = "parse", se
     settings = CampaignSettings(tools=names, target=TARGET, level=level, budget_s=seconds, formats=["json"],
                                 explore=coverage, slow=False, confirm=False)
     spec = TargetSpec(target=TARGET, cwd=ROOT, coverage=coverage)
-    with WorkerPool(spec, workers=workers) as pool:
+    with closing(WorkerPool(spec, workers=workers)) as pool:  # started by the job, as the CLI's is
         result = run_job(CampaignJob(registry, settings, pool)).result
     fuzzing_s = max(1e-9, result.elapsed_s - result.setup_s)
     return result.executions / fuzzing_s

@@ -27,6 +27,7 @@ from corpus.signature import history_signature, same_hang, slow_signature
 from strategies._internal.sample import Sample
 from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict, coarse_damage
+from fuzzer.orders import prepare_for_workers
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 from fuzzer.shrink import FindingShrinker, size_key
@@ -545,6 +546,8 @@ class CampaignJob(Job):
                                    "formats": s.formats, "anomalies": s.anomalies})
         yield PhaseStarted(Phase.LOADING, s.target)
         self.result_.timeline.append((0.0, 0))
+        if not getattr(self.pool, "started", True):  # (a pool started before: nothing to inherit)
+            prepare_for_workers(self.registry, list(s.tools))  # inherited by every worker the pool forks
         self.pool.start()
         self.budget.start()
         self.result_.setup_s = self.elapsed()

@@ -34,6 +34,7 @@ from fuzzer.schedule import TRUNCATION_SWEEP, Cut, build_planned
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import Sample
 from strategies._internal.source import RandomSource
+from strategies._internal.tools import registry_digest
 
 #: Inputs remembered before each one, to explain a finding that only happens after others.
 HISTORY = 4096
@@ -236,19 +237,46 @@ def _state_for(order: FuzzOrder, runner: Any) -> _VisitState:
     return state
 
 
+def prepare_for_workers(registry: Any, tools: list) -> None:
+    """Compile ``tools`` (their generators, pattern plans, fallback pools, validators) here, and
+    keep ``registry`` as the one orders of an equal registry use, before the pool forks its
+    zygote: every worker, and every worker started again after a hang or a crash, then inherits
+    them instead of compiling each tool on its first visit (a few milliseconds a tool, and up to
+    seconds for a hypothesis-jsonschema pool). A tool that does not compile is left for its turn,
+    where its error is reported. (With the ``spawn`` start method nothing is inherited.)"""
+    from strategies._internal.schema import compile_tool, tool_validator
+
+    for name in tools:
+        try:
+            tool = registry[name]
+            compile_tool(tool)
+            tool_validator(tool)
+        except Exception:  # noqa: BLE001 - reported when the tool's turn comes
+            continue
+    key = registry_digest(registry)
+    _REGISTRIES.pop(key, None)  # this one, whose tools were just compiled, not an equal copy
+    _keep(key, registry)
+
+
 def _kept_registry(visit: Visit) -> Visit:
     """``visit`` with the registry this worker already holds under the same key, if any."""
     key = visit.registry_key
     if not key:
         return visit
+    kept = _keep(key, visit.registry)
+    return visit if kept is visit.registry else replace(visit, registry=kept)
+
+
+def _keep(key: str, registry: Any) -> Any:
+    """The registry kept under ``key`` (``registry`` if none was)."""
     kept = _REGISTRIES.get(key)
     if kept is not None:
         _REGISTRIES.move_to_end(key)
-        return replace(visit, registry=kept)
-    _REGISTRIES[key] = visit.registry
+        return kept
+    _REGISTRIES[key] = registry
     while len(_REGISTRIES) > REGISTRIES:
         _REGISTRIES.popitem(last=False)
-    return visit
+    return registry
 
 
 def pinned_sample(tag: str, text: str, tool: str, why: str) -> Sample:

@@ -199,3 +199,44 @@ def test_a_tool_s_share_of_the_budget_ends_without_restarting_a_worker():
         assert pool.restarts <= 1, pool.restarts  # (the last tool's orders, at the hard deadline)
     assert result.executions > 1000
     assert result.elapsed_s <= settings.budget_s + 2.0  # the budget itself stays a hard limit
+
+
+class HeldRegistryOrder:
+    """Report what this worker holds before any visit: the registries kept, and for each, the
+    tools whose generator and validator are already compiled."""
+
+    size = 1
+    lost: list = []
+
+    def run(self, runner: Any) -> Any:
+        from fuzzer import orders
+        from strategies._internal.schema import compiler, validators
+
+        held = {}
+        for key, registry in orders._REGISTRIES.items():
+            held[key] = sorted(tool.name for tool in registry
+                               if compiler._TOOL_CACHE.get((tool.name, id(tool)), (None,))[0] is tool
+                               and validators._VALIDATORS.get(id(tool), (None,))[0] is tool)
+        return held
+
+    def resume(self, lost: Any) -> bool:
+        return False
+
+
+def test_every_worker_a_campaign_starts_inherits_its_tools_compiled():
+    """The campaign compiles its tools before its pool forks the zygote, so a worker, even one
+    started again later, does not compile each tool on its first visit (a few ms a tool, and up to
+    seconds for a hypothesis-jsonschema pool)."""
+    from contextlib import closing
+
+    from strategies._internal.tools import registry_digest
+
+    registry = load_registry(str(ROOT / "tests" / "data" / "tools_50.json"))
+    names = registry.names()[:5]
+    settings = CampaignSettings(tools=names, target="fuzzer.targets.reference:parse", max_examples=200,
+                                formats=["json"], explore=False, slow=False, confirm=False, shrink=False)
+    with closing(WorkerPool(TargetSpec("fuzzer.targets.reference:parse", cwd=str(ROOT)), workers=1)) as pool:
+        run_job(CampaignJob(registry, settings, pool))  # it starts the pool
+        pool.run(["{}"], fresh=True)  # a worker that has run no visit
+        held = pool.run_orders([HeldRegistryOrder()])[0]
+    assert held.get(registry_digest(registry)) == sorted(names), held
