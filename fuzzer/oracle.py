@@ -220,16 +220,19 @@ class Promise:
         name = call.get("name")
         if not isinstance(name, str) or name not in self._registry:
             return False
-        arguments = call.get("arguments")
+        return self._memo(self._ok, self._valid, name, call.get("arguments"))
+
+    def _memo(self, cache: dict, compute: Callable[[str, Any], Any], name: str, arguments: Any) -> Any:
+        """``compute(name, arguments)``, kept in ``cache`` per call (see the class docstring)."""
         key = self._key(name, arguments)
         if key is None:
-            return self._valid(name, arguments)
-        ok = self._ok.get(key)
-        if ok is None:
-            if len(self._ok) >= self.CACHED_CALLS:
-                self._ok.clear()
-            ok = self._ok[key] = self._valid(name, arguments)
-        return ok
+            return compute(name, arguments)
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= self.CACHED_CALLS:
+                cache.clear()
+            found = cache[key] = compute(name, arguments)
+        return found
 
     def _key(self, name: str, arguments: Any) -> Optional[tuple]:
         if not self._cached:
@@ -251,22 +254,14 @@ class Promise:
             return False
 
     def _failing_keyword(self, name: str, arguments: Any) -> str:
-        """The jsonschema keyword an invalid call breaks (its best match), cached like verdicts."""
-        key = self._key(name, arguments)
-        keyword = self._keywords.get(key) if key is not None else None
-        if keyword is None:
-            try:
-                from jsonschema.exceptions import best_match
+        """The jsonschema keyword an invalid call breaks (its best match)."""
+        try:
+            from jsonschema.exceptions import best_match
 
-                error = best_match(self._validator(name).iter_errors(arguments))
-                keyword = error.validator if error is not None else "invalid"
-            except RecursionError:
-                keyword = "recursion"
-            if key is not None:
-                if len(self._keywords) >= self.CACHED_CALLS:
-                    self._keywords.clear()
-                self._keywords[key] = keyword
-        return keyword
+            error = best_match(self._validator(name).iter_errors(arguments))
+            return error.validator if error is not None else "invalid"
+        except RecursionError:
+            return "recursion"
 
     def problem(self, calls: Sequence[dict]) -> Optional[str]:
         """Why ``calls`` break the promise, or None when they keep it."""
@@ -281,7 +276,7 @@ class Promise:
                 name = call.get("name")
                 if not isinstance(name, str) or name not in self._registry:
                     return "unknown_function", f"unknown function {name!r}"
-                keyword = self._failing_keyword(name, call.get("arguments"))
+                keyword = self._memo(self._keywords, self._failing_keyword, name, call.get("arguments"))
                 return f"schema:{keyword}", f"arguments of {name!r} break the schema ({keyword})"
         if len(without_duplicates(calls)) != len(calls):
             return "duplicate", "duplicate calls"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 from contextlib import closing
 from typing import Any, Optional
 
@@ -11,6 +10,7 @@ import click
 
 from fuzzer.cli import load_registry, main, options, translate_errors
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
+from fuzzer.config import SIGNATURE_RE
 
 DEFAULT_BUDGET_S = 60.0
 
@@ -32,10 +32,6 @@ def target_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: 
 DETERMINISTIC_TRACE_SHARE = 0.05
 
 
-#: A signature id: the verdict, then the first 12 hex digits of its key's hash.
-_SIGNATURE = re.compile(r"[a-z_]+-[0-9a-f]{12}")
-
-
 def read_ignore(values: tuple) -> frozenset:
     """``--ignore`` values: signatures, or files of them (one per line, ``#`` comments)."""
     ignored: set[str] = set()
@@ -47,7 +43,7 @@ def read_ignore(values: tuple) -> frozenset:
             except (OSError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"--ignore: cannot read {value} ({exc})") from None
             ignored.update(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
-        elif _SIGNATURE.fullmatch(value.strip()):
+        elif SIGNATURE_RE.match(value.strip()):
             ignored.add(value.strip())
         else:  # (a mistyped file name is not taken for a signature that ignores nothing)
             raise ConfigError(f"--ignore: {value!r} is neither a signature (verdict-hash, e.g. crash-0123456789ab) "
