@@ -3,12 +3,13 @@ loop that runs the same scenarios with real sleeps, in the same run.
 
 The issue's goal: at least 2,000 scenarios/s per worker. Run from the repository root::
 
-    .venv/bin/python benchmarks/executor.py [--scenarios 4000] [--baseline-s 6] [--seed 0]
+    .venv/bin/python benchmarks/executor.py [--seconds 8] [--baseline-s 6] [--seed 0]
 
 For each executor (a hand-written retry loop with exponential backoff that honours Retry-After,
 defined below, and the bundled robust example: pydantic + tenacity + pybreaker) it prints
 
-* ``campaign``: the whole job (generate, run in one worker, judge) — scenarios / wall second;
+* ``campaign``: the whole job (generate, run in one worker, judge) for ``--seconds`` of budget, as
+  ``fuzz executor --budget`` runs it (start-up included, shrinking off) — scenarios / wall second;
 * ``worker``: scenarios / second of the worker's own time inside scenarios, in wall time and in
   CPU time (what one worker with a core to itself runs: the load-independent number);
 * ``real sleeps``: the same scenarios run by a plain loop whose tools and executor really sleep
@@ -104,9 +105,9 @@ def real_sleeping_loop(factory, scenarios, registry, budget_s):
     return done, time.perf_counter() - start
 
 
-def measure(ref, factory, *, scenarios, seed, baseline_s):
+def measure(ref, factory, *, seconds, seed, baseline_s):
     registry = builtin_registry()
-    settings = ExecutorSettings(executor=ref, max_examples=scenarios, seed=seed, shrink=False)
+    settings = ExecutorSettings(executor=ref, budget_s=seconds, seed=seed, shrink=False)
     cpu = time.process_time()
     final = run_job(ExecutorCampaign(settings, registry=registry, policy=Policy()))
     engine_cpu = time.process_time() - cpu
@@ -128,16 +129,16 @@ def measure(ref, factory, *, scenarios, seed, baseline_s):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", type=int, default=4000)
+    parser.add_argument("--seconds", type=float, default=8.0, help="budget of each campaign")
     parser.add_argument("--baseline-s", type=float, default=6.0)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     from fuzzer.targets import executor_robust
 
-    rows = [measure("benchmarks.executor:make_executor", make_executor, scenarios=args.scenarios, seed=args.seed,
+    rows = [measure("benchmarks.executor:make_executor", make_executor, seconds=args.seconds, seed=args.seed,
                     baseline_s=args.baseline_s),
             measure("fuzzer.targets.executor_robust:make_executor", executor_robust.make_executor,
-                    scenarios=max(500, args.scenarios // 2), seed=args.seed, baseline_s=args.baseline_s)]
+                    seconds=args.seconds, seed=args.seed, baseline_s=args.baseline_s)]
     print(f"load average: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     print(f"{'executor':46} {'campaign/s':>11} {'worker/s':>9} {'worker/CPU s':>13} {'real sleeps/s':>14} "
           f"{'ratio':>10}")

@@ -21,7 +21,6 @@ import contextlib
 import gc
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -38,7 +37,7 @@ from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 #: Seconds of shrinking a finding may take at most (and when no budget is given).
 SHRINK_S = 8.0
 PROGRESS_EVERY_S = 0.5
-MIN_BATCH, MAX_BATCH = 16, 256
+MIN_BATCH, MAX_BATCH = 16, 512
 
 
 @dataclass
@@ -282,57 +281,74 @@ class ExecutorCampaign(Job):
         self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools, flavors=available_flavors(self.policy),
                                            max_steps=s.max_steps, seed=s.seed)
         yield PhaseStarted(Phase.FUZZING, s.executor)
-        # The worker runs (and judges) one batch while this process generates the next (two cores
-        # busy instead of one); the pool has one caller at a time, always. The workers judge what
-        # they run when they judge by this campaign's policy and registry.
+        # Scenarios go to the workers in batches; while a batch runs, this process judges what
+        # has come back of it and draws the next batch (the pool calls ``arrived`` as traces
+        # arrive, and the workers have their next messages meanwhile), so neither side waits for
+        # the other. The end of a batch is judged while the next one runs. The workers judge a
+        # share of what they run when they judge by this campaign's policy and registry.
         share = JudgingShare(self._pool.judges(self.policy, self.registry))
-        runner = ThreadPoolExecutor(1, thread_name_prefix="toolfuzz-executor")
-        inflight: Optional[tuple] = None  # (scenarios, future of their traces)
         batch, last_progress, submitted = MIN_BATCH, 0.0, 0
-        resumed = time.monotonic()
+        ahead: list = []  # the next batch, drawn while this one runs
+        left: tuple = ((), ())  # the end of the last batch (scenarios, traces), not judged yet
+        mark = time.monotonic()
         try:
             while True:
                 stop = self._stop(submitted, batch)
-                scenarios: list = []
-                if stop is None:
-                    n = batch if s.max_examples is None else min(batch, s.max_examples - submitted)
-                    scenarios = [self.generator.generate() for _ in range(n)]
-                if inflight is not None:
-                    done, future = inflight
-                    began = time.monotonic()
-                    traces = future.result()
-                    inflight = None
-                    share.observe(waited=time.monotonic() - began, busy=began - resumed)
-                else:
-                    done, traces, began = [], [], time.monotonic()
-                resumed = time.monotonic()
-                if scenarios:
-                    inflight = (scenarios, runner.submit(self._pool.run, scenarios, judged=share.flags(len(scenarios))))
-                    submitted += len(scenarios)
-                self._judge_batch(done, traces)
-                if done:
-                    took = max(1e-3, self._batch_seconds(traces, time.monotonic() - began))
-                    # batches of about a fifth of a second: cheap per scenario, short for the budget
-                    batch = max(MIN_BATCH, min(MAX_BATCH, int(len(done) * 0.2 / took)))
-                if self._unconfirmed:
-                    if inflight is not None:  # confirming and shrinking need the pool to themselves
-                        self._judge_batch(inflight[0], inflight[1].result())
-                        inflight = None
+                n = 0 if stop is not None else batch if s.max_examples is None else min(batch, s.max_examples - submitted)
+                scenarios, ahead = ahead[:n], ahead[n:]  # (a batch smaller than drawn for: the rest waits)
+                scenarios += [self.generator.generate() for _ in range(n - len(scenarios))]
+                if not scenarios:
+                    self._judge_batch(*left)
+                    left = ((), ())
                     yield from self._settle()
-                if stop is not None and inflight is None:
                     self.stop_reason = stop
                     break
+                following = batch if s.max_examples is None else min(batch, s.max_examples - submitted - n)
+                judged, spent = 0, 0.0
+
+                def arrived(traces: list) -> None:
+                    nonlocal judged, left, spent
+                    began = time.monotonic()
+                    if left[0]:
+                        self._judge_batch(*left)
+                        left = ((), ())
+                    end = judged
+                    while end < len(traces) and traces[end] is not None:
+                        end += 1
+                    if end == len(traces):
+                        return  # all in: the worker waits for the next batch, which goes first
+                    self._judge_batch(scenarios[judged:end], traces[judged:end])
+                    judged = end
+                    # drawn by the time four fifths of the batch are back (the rest of it runs
+                    # meanwhile), no faster: this process must keep up with the worker
+                    want = min(following, -(-following * 5 * end // (4 * len(traces))))
+                    while len(ahead) < want:
+                        ahead.append(self.generator.generate())
+                    spent += time.monotonic() - began
+
+                began = time.monotonic()
+                traces = self._pool.run(scenarios, judged=share.flags(len(scenarios)), on_result=arrived)
+                ran = time.monotonic() - began
+                submitted += len(scenarios)
+                share.observe(waited=max(0.0, ran - spent), busy=began - mark + spent)
+                mark = time.monotonic()
+                if left[0]:  # (the pool called back with nothing new to judge)
+                    self._judge_batch(*left)
+                left = (scenarios[judged:], traces[judged:])
+                # batches of about a fifth of a second: cheap per scenario, short for the budget
+                took = max(1e-3, self._batch_seconds(traces, ran))
+                batch = max(MIN_BATCH, min(MAX_BATCH, int(len(scenarios) * 0.2 / took)))
+                if self._unconfirmed:  # confirming and shrinking need the pool to themselves
+                    self._judge_batch(*left)
+                    left = ((), ())
+                    yield from self._settle()
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY_S:
                     last_progress = now
                     yield self._progress(Phase.FUZZING)
         finally:
-            if inflight is not None:  # interrupted: what the worker ran still counts (and is judged)
-                try:
-                    self._judge_batch(inflight[0], inflight[1].result())
-                except BaseException:  # noqa: BLE001 - the pool is being closed anyway
-                    pass
-            runner.shutdown(wait=True)
+            if left[0]:  # interrupted: what came back still counts (and is judged)
+                self._judge_batch(*left)
 
     def _stop(self, submitted: int, batch: int) -> Optional[StopReason]:
         if self.settings.max_failures is not None and len(self._by_signature) >= self.settings.max_failures:

@@ -29,7 +29,7 @@ import random
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from fuzzer.isolation.pool import Started
 from strategies._internal.tools import registry_digest
@@ -92,6 +92,12 @@ class ScenarioRunner:
         # not walk it again on every collection of the objects scenarios create (nor touch its
         # pages, which the forked workers share with the zygote).
         gc.freeze()
+        # ... and collect the youngest generation less often: a scenario creates thousands of
+        # short-lived containers that reference counting frees (see young_collections_every).
+        from fuzzer.executor.job import YOUNG_OBJECTS
+
+        threshold = gc.get_threshold()
+        gc.set_threshold(max(threshold[0], YOUNG_OBJECTS), *threshold[1:])
 
     def _load(self, config: WorkerConfig) -> None:
         from fuzzer.executor.clock import CLOCK
@@ -152,7 +158,7 @@ class ScenarioRunner:
             info = {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
                     "judges": self.policy is not None}
             return [{"name": "hello", "arguments": info}]
-        data = json.loads(text)
+        data = load_json(text)
         trace = self.run_scenario(data)
         if data.get("judge") and self.policy is not None:
             return [{"name": "judged", "arguments": {"json": dump_trace(self.judged(data, trace))}}]
@@ -266,7 +272,7 @@ class ScenarioRunner:
         if hit is None:
             if len(self._schedules) > 4096:
                 self._schedules.clear()
-            hit = self._schedules[key] = Schedule.from_json(json.loads(key))
+            hit = self._schedules[key] = Schedule.from_json(load_json(key))
         return hit
 
 
@@ -326,7 +332,11 @@ def dump_trace(trace: dict) -> str:
         return json.dumps(trace, ensure_ascii=False)
 
 
-def load_trace(text: str) -> dict:
+def load_json(text: str) -> Any:
+    """A trace, a scenario or a schedule from its JSON text: orjson, or the standard library for
+    what orjson refuses (integers beyond 64 bits, NaN, lone surrogates), which reads the same
+    values otherwise. A worker reads a scenario and its schedules per run: with the standard
+    library that was a tenth of its time."""
     try:
         import orjson
 
@@ -503,9 +513,12 @@ class ExecutorPool(Started):
         return (bool(self.info.get("judges")) and decode_policy(self.config.policy) == policy
                 and self.info.get("registry") == registry_digest(registry))
 
-    def run(self, scenarios: list, *, judged: Any = False) -> list:
+    def run(self, scenarios: list, *, judged: Any = False, on_result: Optional[Callable[[list], None]] = None) -> list:
         """One :class:`Trace` per scenario, in order; ``judged`` (one flag, or one per scenario):
-        judged in its worker (see :meth:`ScenarioRunner.judged`)."""
+        judged in its worker (see :meth:`ScenarioRunner.judged`). ``on_result(traces)``: called
+        as traces arrive, with the list being filled (None where none has arrived yet), while the
+        workers run the next scenarios (:meth:`fuzzer.isolation.WorkerPool.run`); it must not call
+        the pool."""
         if not scenarios:
             return []
         self.start()
@@ -515,14 +528,25 @@ class ExecutorPool(Started):
             texts = ['{"judge":1,' + s.wire()[1:] if flag else s.wire() for s, flag in zip(scenarios, judged)]
         else:
             texts = [s.wire() for s in scenarios]
-        return [_trace(o) for o in self._pool.run(texts)]
+        if on_result is None:
+            return [_trace(o) for o in self._pool.run(texts)]
+        traces: list = [None] * len(texts)
+
+        def arrived(outcomes: list) -> None:
+            for i, outcome in enumerate(outcomes):
+                if outcome is not None and traces[i] is None:
+                    traces[i] = _trace(outcome)
+            on_result(traces)
+
+        outcomes = self._pool.run(texts, on_result=arrived)
+        return [t if t is not None else _trace(o) for t, o in zip(traces, outcomes)]
 
 
 def _trace(outcome: Any) -> Trace:
     if outcome.kind == "returned":
         try:
             call = outcome.calls[0]
-            data = load_trace(call["arguments"]["json"])
+            data = load_json(call["arguments"]["json"])
             if call["name"] == "judged":
                 return Trace("ran", data.pop("trace", None) or {}, judged=data)
             return Trace("ran", data)

@@ -274,7 +274,8 @@ class WorkerPool(Started):
         else:
             size = max(1, min(self.batch_size, -(-count // self.workers)))
             if on_result is not None:  # see run(): a few messages per worker, not one
-                size = min(size, max(-(-count // (self.workers * PIPELINED_PARTS)), PIPELINED_MIN))
+                size = min(size, max(-(-count // (self.workers * PIPELINED_PARTS)), PIPELINED_MIN),
+                           self._queueable(texts))
         pending = batches(texts, size)
         try:
             self._trace = trace
@@ -287,6 +288,13 @@ class WorkerPool(Started):
                 if outcome is not None and outcome.lines:
                     self.lines.update(outcome.lines)
         return results
+
+    def _queueable(self, texts: list[str]) -> int:
+        """Texts per message small enough that a second message can wait behind a running one
+        (see :meth:`_send`): with bigger ones (an executor's scenarios are kilobytes each) a
+        worker waits for every message while the caller judges what came back."""
+        average = sum(size_of(texts, i) for i in range(len(texts))) / len(texts)
+        return max(1, int(self._queue_bytes // max(1.0, 2 * average)))  # half: texts differ in size
 
     def run_orders(self, orders: list, *, deadline: float | None = None, stop_sending: float | None = None,
                    on_result: Callable[[list], None] | None = None,

@@ -141,6 +141,37 @@ def test_workers_that_judge_what_they_run_report_what_the_engine_would():
     assert there.worker_cpu_s > 0
 
 
+def test_judging_a_batch_as_it_comes_back_reports_what_judging_it_afterwards_does():
+    """The engine judges a batch's traces as they arrive and draws the next batch meanwhile; a
+    campaign whose pool hands back each batch only whole (judged while the next one runs) gives
+    the same findings on the same scenarios and the same counts."""
+    from fuzzer.executor.worker import ExecutorPool
+
+    calls = []
+
+    def run(as_they_come: bool):
+        original = ExecutorPool.run
+
+        def whole(self, scenarios, *, judged=False, on_result=None):
+            calls.append(on_result is not None)
+            return original(self, scenarios, judged=judged)
+
+        if not as_they_come:
+            ExecutorPool.run = whole
+        try:
+            return campaign("fuzzer.targets.executor_naive:make_executor", examples=600, seed=2, shrink=False).result
+        finally:
+            ExecutorPool.run = original
+
+    streamed, whole_batches = run(as_they_come=True), run(as_they_come=False)
+    assert any(calls)  # the fuzzing batches asked to be streamed
+    assert [(f.signature.id, f.scenario.wire()) for f in streamed.findings] == \
+        [(f.signature.id, f.scenario.wire()) for f in whole_batches.findings]
+    assert len(streamed.findings) >= 5
+    for field in ("executions", "calls", "faults", "by_verdict", "virtual_s"):
+        assert getattr(streamed, field) == getattr(whole_batches, field), field
+
+
 def test_a_pool_judges_only_with_the_campaign_s_own_policy_and_registry():
     from fuzzer.executor.job import open_pool
     from strategies._internal.tools import load_registry

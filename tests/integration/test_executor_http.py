@@ -26,8 +26,8 @@ class Recorded:
         self.traces = []
         original = self.pool.run
 
-        def run(scenarios, judged=False):
-            traces = original(scenarios)
+        def run(scenarios, judged=False, on_result=None):
+            traces = original(scenarios, on_result=on_result)
             self.traces += traces
             return traces
 

@@ -366,3 +366,29 @@ def test_outcomes_judged_as_they_arrive_are_the_outcomes_run_returns(workers):
         assert all(b is not None for a, b in zip(earlier, later) if a is not None)
         assert sum(o is not None for o in later) >= sum(o is not None for o in earlier)
     assert seen[-1] == arrived or any(o is None for o in seen[-1])
+
+
+def test_a_run_judged_as_it_arrives_keeps_a_second_message_queued_even_for_long_texts():
+    """A worker only gets its next message at once when it has one waiting behind the running one,
+    and a second one is queued only while both fit a quarter of the socket buffer. Texts of
+    kilobytes (an executor's scenarios) used to go four messages per run, each too big to queue: the
+    worker then waited for every one while the caller judged. Messages are cut small enough to
+    queue, and the outcomes are the same."""
+    text = json.dumps({"name": "get_weather", "arguments": {"city": "Paris " * 500}})  # 3 KB
+    queued: list = []
+    with WorkerPool(spec("ok"), workers=1) as pool:
+        pool.start()
+        send = pool._send
+
+        def spying(slot, *args):
+            behind = len(slot.inflight)
+            sent = send(slot, *args)
+            queued.append((behind, sent))
+            return sent
+
+        pool._send = spying
+        outcomes = pool.run([text] * 256, on_result=lambda results: time.sleep(0.002))
+    assert [o.kind for o in outcomes] == ["returned"] * 256
+    assert outcomes[0].calls[0]["arguments"]["city"] == "Paris " * 500
+    assert any(behind == 1 and sent for behind, sent in queued)  # sent while another ran
+    assert not any(behind == 1 and not sent for behind, sent in queued)  # never refused for its size
