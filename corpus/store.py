@@ -48,8 +48,10 @@ class CorpusFormatError(ToolfuzzError, ValueError):
 
 
 def utc_now() -> str:
-    """The current time as the ISO-8601 UTC string entries use (second resolution, ``Z`` suffix)."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The current time as the ISO-8601 UTC string entries use (``Z`` suffix). Millisecond resolution:
+    a replay can mark an entry fixed within the second its failure was last seen, and merging a stale
+    copy compares the two times (seconds made them tie, and the tie re-opened the entry)."""
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def _parse_time(value: str) -> datetime:
@@ -248,12 +250,15 @@ def _check_recipe(recipe: dict) -> None:
         raise CorpusFormatError("field 'recipe': 'operator' must be a string or null")
 
 
-def _known_at(entry: "Entry") -> datetime:
-    """When ``entry``'s status was last known true: its last failure, or its last status change."""
+def _known_at(entry: "Entry") -> tuple[datetime, bool]:
+    """When ``entry``'s status was last known true: its last failure, or its last status change.
+    The flag orders a tie: a status change stamped with the same time as the failure was judged
+    after that failure was seen (a replay only judges entries already stored), so it wins."""
     seen = _parse_time(entry.last_seen)
     if entry.status_since:
-        return max(seen, _parse_time(entry.status_since))
-    return seen
+        changed = _parse_time(entry.status_since)
+        return (max(seen, changed), changed >= seen)
+    return (seen, False)
 
 
 def _latest_status(old: "Entry", new: "Entry") -> str:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus.store import (FORMAT_VERSION, CorpusFormatError, CorpusStore, Entry, InMemoryStore, Store)
+from corpus.store import (FORMAT_VERSION, CorpusFormatError, CorpusStore, Entry, InMemoryStore, Store, utc_now)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -191,6 +191,29 @@ def test_status_remove_and_get(store):
     assert store.remove(sig) is True
     assert store.remove(sig) is False
     assert store.get(sig) is None and store.entries() == []
+
+
+def test_a_fix_made_within_the_instant_of_the_failure_survives_merging_a_copy_taken_before_it(store):
+    """A campaign stores an entry, the corpus is copied, a replay marks it fixed, the copy is merged
+    back: all inside one clock tick (the CI run that found this did it within one second). The copy
+    has not heard of the fix, so it must not re-open the entry."""
+    import time_machine
+
+    with time_machine.travel("2026-12-02T17:00:00Z", tick=False):
+        now = utc_now()
+        store.put(make_entry(first_seen=now, last_seen=now))
+        copy = InMemoryStore()
+        copy.merge(store)
+        store.mark_fixed(make_entry().signature)
+        store.merge(copy)
+    assert store.get(make_entry().signature).status == "fixed"
+
+
+def test_entry_times_have_millisecond_resolution():
+    import time_machine
+
+    with time_machine.travel("2026-12-02T17:00:00.250Z", tick=False):
+        assert utc_now() == "2026-12-02T17:00:00.250Z"
 
 
 def test_returned_entries_are_copies(store):
