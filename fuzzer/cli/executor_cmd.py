@@ -54,6 +54,7 @@ def _load_scenario(value: str, registry: Any) -> Any:
 @options.seed
 @click.option("--timeout", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
               help="Real seconds one scenario may run before it counts as a hang (time inside is virtual).")
+@options.workers
 @options.memory
 @options.max_failures
 @options.exitfirst
@@ -73,7 +74,7 @@ def _load_scenario(value: str, registry: Any) -> Any:
 @options.quiet
 @translate_errors
 def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Optional[str], budget_s: Optional[float],
-             max_examples: Optional[int], seed: int, timeout: float, memory_limit_mb: int,
+             max_examples: Optional[int], seed: int, timeout: float, workers: int, memory_limit_mb: int,
              corpus_dir: Optional[str], explain: bool, http: bool, implementations: Optional[str],
              replay_scenario: Optional[str], shrink: bool, quiet: bool, max_failures: Optional[int], exitfirst: bool,
              ignore: tuple, **report_paths: Any) -> None:
@@ -114,7 +115,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     if budget_s is None and max_examples is None:
         budget_s = DEFAULT_BUDGET_S
     settings = ExecutorSettings(executor=executor, tools_file=tools_file, policy_file=policy_file, seed=seed,
-                                budget_s=budget_s, max_examples=max_examples, timeout=timeout,
+                                budget_s=budget_s, max_examples=max_examples, timeout=timeout, workers=workers,
                                 memory_limit_mb=memory_limit_mb, http=http, implementations=implementations,
                                 shrink=shrink, max_failures=1 if exitfirst else max_failures,
                                 ignore=read_ignore(ignore))

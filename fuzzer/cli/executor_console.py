@@ -13,6 +13,14 @@ import click
 
 from fuzzer.events import Event, JobFinished
 from fuzzer.pipeline import EventHandler
+from fuzzer.reports.common import printable
+
+
+def _one_line(text: Any) -> str:
+    """A line of the summary: what the executor or its tools wrote (arguments, messages, values)
+    with newlines and every control or line-separator character escaped, so it stays one line
+    and cannot move a terminal's cursor."""
+    return printable(str(text)).replace("\n", "\\n")
 
 
 def _seconds(values: Any) -> str:
@@ -50,17 +58,18 @@ def finding_lines(i: int, f: Any) -> list[str]:
               if f.is_minimized else "not shrunk")
     if f.shrink_note:
         shrunk += f" ({f.shrink_note})"
-    lines = [f"  {i}. {f.verdict}  {f.signature.id}  {f.signature.title}",
-             f"     {f.best_violation.reason}",
-             f"     minimal schedule: {f.schedule_text()}",
+    schedule = [_one_line(part) for part in f.schedule_text().split("\n")]  # several lines: no failing call
+    lines = [f"  {i}. {f.verdict}  {f.signature.id}  {_one_line(f.signature.title)}",
+             f"     {_one_line(f.best_violation.reason)}",
+             f"     minimal schedule: {schedule[0]}", *(f"       {part}" for part in schedule[1:]),
              f"     virtual waits: {_seconds(f.waits)}",
              f"     seen in {f.count} scenario{'s' if f.count != 1 else ''}; {shrunk}"]
     exception = f.exception()
     if exception and f.verdict in ("crash", "hang"):
-        lines.append(f"     exception: {exception}")
-    if len(f.best.steps) > 1:
+        lines.append(f"     exception: {_one_line(exception)}")
+    if len(f.best.steps) > 1 and len(schedule) == 1:
         lines.append("     scenario:")
-        lines += [f"       {line}" for line in f.best.describe().splitlines()]
+        lines += [f"       {_one_line(line)}" for line in f.best.describe().split("\n")]
     command = f.reproduce
     if command:
         lines.append(f"     reproduce: {command}")
@@ -86,22 +95,22 @@ class ReplayConsole(EventHandler):
             return
         click.echo(f"{len(result.findings)} violation{'s' if len(result.findings) != 1 else ''}:")
         for f in result.findings:
-            click.echo(f"  {f.verdict}  {f.signature.id}  {f.signature.title}")
-            click.echo(f"     {f.violation.reason}")
+            click.echo(f"  {f.verdict}  {f.signature.id}  {_one_line(f.signature.title)}")
+            click.echo(f"     {_one_line(f.violation.reason)}")
 
 
 def trace_lines(scenario: Any, trace: Any) -> list[str]:
     if trace is None:
         return ["(not run)"]
     if trace.kind != "ran":
-        return [f"the scenario did not finish: {trace.kind} ({trace.detail})"]
+        return [f"the scenario did not finish: {trace.kind} ({_one_line(trace.detail)})"]
     lines = []
     factory = trace.data.get("factory_error")
     if factory:
-        lines.append(f"make_executor raised {factory['type']}: {factory['message']}")
+        lines.append(f"make_executor raised {factory['type']}: {_one_line(factory['message'])}")
     for i, (step, record) in enumerate(zip(scenario.steps, trace.steps), 1):
         gap = f" after {step.gap:g} s" if step.gap else ""
-        lines.append(f"call {i}{gap}: {step.call_text()}  -- {step.schedule.describe()}")
+        lines.append(f"call {i}{gap}: {_one_line(step.call_text())}  -- {step.schedule.describe()}")
         previous: Optional[float] = None
         for inv in record.get("invocations", []):
             wait = f", after waiting {inv['t0'] - previous:g} s" if previous is not None else ""
@@ -115,10 +124,10 @@ def trace_lines(scenario: Any, trace: Any) -> list[str]:
             import json
 
             shown = json.dumps(record.get("value"), ensure_ascii=False)
-            lines.append(f"  returned {shown[:160]}{'…' if len(shown) > 160 else ''}")
+            lines.append(f"  returned {_one_line(shown[:160])}{'…' if len(shown) > 160 else ''}")
         elif outcome == "raised":
             exc = record.get("exception") or {}
-            lines.append(f"  raised {exc.get('type')}: {exc.get('message')}")
+            lines.append(f"  raised {exc.get('type')}: {_one_line(exc.get('message'))}")
         else:
             lines.append(f"  aborted by toolfuzz ({record.get('abort')})")
         lines.append(f"  virtual time of the call: {record['t1'] - record['t0']:g} s; waits: "

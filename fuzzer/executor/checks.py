@@ -10,8 +10,10 @@ runs, so one bug is one signature whichever scenario exposed it.
 
 =======================  =====================================================================
 crash                    an exception the policy does not declare escaped ``execute``
-retry_violation          a non-transient failure retried (or a success), or a transient one not
-                         retried while attempts, time and the breaker allow
+retry_violation          a non-transient failure retried (or a success), a non-idempotent tool
+                         retried after a failure that may have reached the service (one not in
+                         ``retry_non_idempotent_on``), or a transient one not retried while
+                         attempts, time and the breaker allow
 attempts_exceeded        more invocations of the tool than ``max_attempts``
 backoff_violation        a wait shorter than the backoff (or than Retry-After), or above its cap
 breaker_violation        a tool called while its breaker (fail_max consecutive failures, reset
@@ -375,11 +377,23 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
                                 f"call {view.index + 1}: {view.step.name} failed with {done.fault} (not in retry_on) "
                                 f"on attempt {k + 1} and was tried again", view.index, view.waits())
                 break
+            if not j.may_retry_unsafely(view, done) and not done.committed:
+                # A committed attempt repeated is a duplicate_side_effect, reported there.
+                retried_wrongly = True
+                what = f"retried a non-idempotent tool after a {_words(done.category)} that may have reached the service"
+                yield Violation("retry_violation", _sig("retry_violation", f"unsafe|{done.category}", what),
+                                f"call {view.index + 1}: {view.step.name} (not idempotent) failed with {done.fault} "
+                                f"on attempt {k + 1}, which may have reached the service (not in "
+                                f"retry_non_idempotent_on), and was tried again", view.index, view.waits())
+                break
         if not a or retried_wrongly:
             continue  # one retry_violation per call: the first thing that went wrong
         last = a[-1]
         if not j.transient(last) or len(a) >= p.max_attempts or last.maybe_open_after:
             continue
+        wrong = _wait_out_of_bounds(j, view)
+        if wrong is not None and wrong[1] > wrong[3]:
+            continue  # it waited longer than the cap (backoff_violation), so ran out of time early
         if not j.may_retry_unsafely(view, last):
             continue
         ra = last.retry_after if p.backoff.honour_retry_after else None
@@ -389,8 +403,13 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             longest = max(_upper_wait(p, len(a)), (ra or 0.0) + p.backoff.jitter)
             if last.t1 + longest > view.record["t0"] + p.deadline + EPS:
                 continue
-        what = f"gave up after a transient {_words(last.category)}"
-        yield Violation("retry_violation", _sig("retry_violation", f"not_retried|{last.category}", what),
+        if any(done.category == last.category for done in a[:-1]):
+            # it retried this kind of failure before, then stopped: too few attempts or too little
+            # time, whatever the kind (one finding, not one per kind of failure it stopped after)
+            key, what = "gave_up_early", "stopped retrying a transient failure while attempts and time remained"
+        else:
+            key, what = f"not_retried|{last.category}", f"gave up after a transient {_words(last.category)}"
+        yield Violation("retry_violation", _sig("retry_violation", key, what),
                         f"call {view.index + 1}: {view.step.name} failed with {last.fault} on attempt {len(a)} of "
                         f"{p.max_attempts} and was not retried", view.index, view.waits())
 
@@ -424,6 +443,22 @@ def _upper_wait(p: Any, k: int) -> float:
     return _bounds(p, k, None)[1]
 
 
+def _wait_out_of_bounds(j: Judgement, view: StepView) -> Optional[tuple]:
+    """The first wait between transient failures outside its bounds: ``(k, wait, lower, upper)``
+    (``k``: 0-based attempt it followed), or None."""
+    p, a = j.policy, view.attempts
+    for k in range(len(a) - 1):
+        done = a[k]
+        if not j.transient(done):
+            return None  # retrying it at all is the violation (retry_violation)
+        wait = a[k + 1].t0 - done.t1
+        lower, upper = _bounds(p, k + 1, done.retry_after)
+        tol = EPS + 1e-6 * max(lower, upper)
+        if wait < lower - tol or wait > upper + tol:
+            return k, wait, lower, upper
+    return None
+
+
 @check
 def backoff_violation(j: Judgement) -> Iterator[Violation]:
     """Waits between attempts: not shorter than the backoff or Retry-After, not above the cap."""
@@ -431,30 +466,24 @@ def backoff_violation(j: Judgement) -> Iterator[Violation]:
     for view in j.views:
         if not view.step.valid:
             continue
-        a = view.attempts
-        for k in range(len(a) - 1):
-            done = a[k]
-            if not j.transient(done):
-                break  # retrying it at all is the violation (retry_violation)
-            wait = a[k + 1].t0 - done.t1
-            ra = done.retry_after
-            lower, upper = _bounds(p, k + 1, ra)
-            tol = EPS + 1e-6 * max(lower, upper)
-            if wait < lower - tol:
-                honoured = p.backoff.honour_retry_after and ra is not None and wait < min(ra, p.backoff.retry_after_cap)
-                key, what = (("below_retry_after", "waited less than Retry-After") if honoured
-                             else ("below_minimum", "waited less than the backoff"))
-                why = f"Retry-After said {ra:g} s" if honoured else f"the backoff requires at least {lower:g} s"
-                yield Violation("backoff_violation", _sig("backoff_violation", key, what),
-                                f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
-                                f"{why}", view.index, view.waits())
-                break
-            if wait > upper + tol:
-                yield Violation("backoff_violation", _sig("backoff_violation", "above_cap",
-                                                          "waited longer than the backoff cap"),
-                                f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
-                                f"at most {upper:g} s allowed", view.index, view.waits())
-                break
+        found = _wait_out_of_bounds(j, view)
+        if found is None:
+            continue
+        k, wait, lower, upper = found
+        ra = view.attempts[k].retry_after
+        if wait < lower:
+            honoured = p.backoff.honour_retry_after and ra is not None and wait < min(ra, p.backoff.retry_after_cap)
+            key, what = (("below_retry_after", "waited less than Retry-After") if honoured
+                         else ("below_minimum", "waited less than the backoff"))
+            why = f"Retry-After said {ra:g} s" if honoured else f"the backoff requires at least {lower:g} s"
+            yield Violation("backoff_violation", _sig("backoff_violation", key, what),
+                            f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
+                            f"{why}", view.index, view.waits())
+        else:
+            yield Violation("backoff_violation", _sig("backoff_violation", "above_cap",
+                                                      "waited longer than the backoff cap"),
+                            f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
+                            f"at most {upper:g} s allowed", view.index, view.waits())
 
 
 @check

@@ -51,6 +51,13 @@ class ExecutorFinding(ShrunkFinding):
 
     @property
     def waits(self) -> tuple:
+        """The virtual waits the executor made during the failing call: every ``sleep`` it made,
+        as the replay prints them (the waits between attempts when the trace has none)."""
+        index, trace = self.best_violation.step, self.best_trace
+        if trace is not None and trace.kind == "ran" and index is not None and index < len(trace.steps):
+            sleeps = trace.steps[index].get("sleeps")
+            if sleeps:
+                return tuple(sleeps)
         return tuple(self.best_violation.waits)
 
     def exception(self) -> Optional[str]:

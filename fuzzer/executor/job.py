@@ -28,6 +28,7 @@ from fuzzer.decisions import campaign_exit_code
 from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.executor.checks import CHECKS, judge
 from fuzzer.executor.findings import ExecutorFinding, replay_command
+from fuzzer.executor.policy import PolicyError
 from fuzzer.executor.scenario import ScenarioGenerator
 from fuzzer.executor.shrink import shrink_scenario
 from fuzzer.executor.worker import ExecutorPool, WorkerConfig, encode_policy, summary_of
@@ -88,6 +89,11 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Executo
     pool = ExecutorPool(settings.worker_config(policy, registry), timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb, workers=settings.workers)
     pool.start()
+    unresolved = pool.info.get("unresolved_raises") or []
+    if unresolved:
+        pool.close()
+        name, why = unresolved[0]
+        raise PolicyError(f"{policy.source}: raises: {name!r}: {why}")
     return pool
 
 
@@ -166,6 +172,7 @@ class ExecutorResult(JobResult):
     policy: Any = None
     seed: int = 0
     http: bool = False
+    workers: int = 1
     tools: list = field(default_factory=list)
     calls: int = 0
     virtual_s: float = 0.0
@@ -195,6 +202,7 @@ class ExecutorResult(JobResult):
             "tools": self.tools,
             "http": self.http,
             "seed": self.seed,
+            "workers": self.workers,
             "policy": self.policy.to_json() if self.policy is not None else None,
             "policy_source": self.policy.source if self.policy is not None else None,
             "executions": self.executions,
@@ -227,10 +235,12 @@ class ExecutorCampaign(Job):
         self._own_pool = pool is None
         self._started = time.monotonic()
         self._deadline = None if settings.budget_s is None else self._started + settings.budget_s
-        self._result = ExecutorResult(label=settings.executor, policy=policy, seed=settings.seed, http=settings.http)
+        self._result = ExecutorResult(label=settings.executor, policy=policy, seed=settings.seed, http=settings.http,
+                                      workers=settings.workers)
         self._by_signature: dict[str, ExecutorFinding] = {}
         self._pending: list[ExecutorFinding] = []  # confirmed, not announced yet (interrupted mid-shrink)
         self._unconfirmed: list = []  # (scenario, trace, violation) of this batch, not confirmed yet
+        self._confirmed: dict = {}  # signature id -> (trace, violation) of its confirming run
         self.generator: Optional[ScenarioGenerator] = None
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -238,8 +248,10 @@ class ExecutorCampaign(Job):
         return None if self._deadline is None else self._deadline - time.monotonic()
 
     def run_and_judge(self, scenarios: list) -> list:
-        traces = self._pool.run(scenarios)
-        return [(t, judge(s, t, self.policy, self.registry)) for s, t in zip(scenarios, traces)]
+        """(trace, violations) per scenario; (None, None) for one the budget left no time to run."""
+        traces = self._pool.run(scenarios, deadline=self._deadline)
+        return [(None, None) if t is None else (t, judge(s, t, self.policy, self.registry))
+                for s, t in zip(scenarios, traces)]
 
     def result(self) -> ExecutorResult:
         r = self._result
@@ -327,7 +339,8 @@ class ExecutorCampaign(Job):
                     spent += time.monotonic() - began
 
                 began = time.monotonic()
-                traces = self._pool.run(scenarios, judged=share.flags(len(scenarios)), on_result=arrived)
+                traces = self._pool.run(scenarios, judged=share.flags(len(scenarios)), on_result=arrived,
+                                        deadline=self._deadline)
                 ran = time.monotonic() - began
                 submitted += len(scenarios)
                 share.observe(waited=max(0.0, ran - spent), busy=began - mark + spent)
@@ -363,10 +376,12 @@ class ExecutorCampaign(Job):
     @staticmethod
     def _batch_seconds(traces: list, waited: float) -> float:
         """How long the worker needed for a batch: what it reports, or what we waited."""
-        return max(waited, sum(float((t.judged or t.data).get("real_s", 0.0)) for t in traces))
+        return max(waited, sum(float((t.judged or t.data).get("real_s", 0.0)) for t in traces if t is not None))
 
     def _judge_batch(self, scenarios: list, traces: list) -> None:
         for scenario, trace in zip(scenarios, traces):
+            if trace is None:
+                continue  # not run: the budget ended first
             if trace.judged is not None and not trace.data:
                 self._count_judged(trace.judged)  # judged by its worker, nothing new in it
             else:
@@ -427,7 +442,15 @@ class ExecutorCampaign(Job):
         todo, self._unconfirmed = self._unconfirmed, []
         yield PhaseStarted(Phase.CONFIRMING, self.settings.executor)
         again = self.run_and_judge([scenario for scenario, _t, _v in todo])
-        for (scenario, trace, violation), (_trace2, violations2) in zip(todo, again):
+        for (scenario, trace, violation), (trace2, violations2) in zip(todo, again):
+            if trace2 is None:  # the budget ended first: reported as seen, never dropped
+                finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict,
+                                          reason=violation.reason, scenario=scenario, trace=trace, violation=violation,
+                                          command=self.settings.command(), **judged_by(self.settings, self.policy),
+                                          shrink_note="not confirmed or shrunk: the budget ran out")
+                self._by_signature[violation.signature.id] = finding
+                yield FindingRecorded(finding)
+                continue
             if not any(v.signature.id == violation.signature.id for v in violations2):
                 note = f"{violation.signature.id} did not reproduce when its scenario ran again: {violation.reason}"
                 self._result.notes.append(note)
@@ -436,6 +459,9 @@ class ExecutorCampaign(Job):
             finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
                                       scenario=scenario, trace=trace, violation=violation,
                                       command=self.settings.command(), **judged_by(self.settings, self.policy))
+            # the shrinker starts from this run instead of running the scenario a third time
+            self._confirmed[violation.signature.id] = (trace2, next(v for v in violations2
+                                                                     if v.signature.id == violation.signature.id))
             self._by_signature[violation.signature.id] = finding
             self._pending.append(finding)
         while self._pending:
@@ -454,7 +480,7 @@ class ExecutorCampaign(Job):
             finding.shrink_note = "not shrunk: the budget ran out"
             return
         best, stopped = shrink_scenario(finding.scenario, finding.signature.id, self.run_and_judge, self.generator,
-                                        budget_s=budget)
+                                        budget_s=budget, known=self._confirmed.pop(finding.signature.id, None))
         if best is not None:
             finding.minimized, finding.minimized_trace, finding.minimized_violation = best
         if stopped:
@@ -528,7 +554,10 @@ class ScenarioReplay(Job):
             # Several times: the first run in a fresh worker pays its one-time costs (first
             # imports, caches); the others show what the scenario itself costs (the median is
             # reported) and that it replays the same way.
-            cold, *warm = pool.run([self.scenario] * (1 + WARM_RUNS))
+            # A scenario that hangs or kills its worker runs once more only: each run costs the
+            # whole watchdog timeout and a restart, and its timing means nothing.
+            (cold,) = pool.run([self.scenario])
+            warm = pool.run([self.scenario] * (WARM_RUNS if cold.kind == "ran" else 1))
             warm.sort(key=lambda t: float(t.data.get("real_s", 0.0)))
             trace = warm[len(warm) // 2]
         finally:

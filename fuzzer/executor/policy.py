@@ -358,6 +358,41 @@ def _exception_name(ref: str) -> str:
     return ref.replace(":", ".").strip()
 
 
+def unresolved_exceptions(names: Iterable[str]) -> list[tuple[str, str]]:
+    """The ``raises`` names no exception class answers to, each with why, as seen from a process
+    that has imported the executor (its worker): a dotted name must import as an exception class,
+    a bare one must be a builtin exception or the name of one in a loaded module. A typo would
+    otherwise declare nothing, and every escape of the class meant would be a crash."""
+    import builtins
+    import importlib
+    import sys
+
+    def is_exception(value: Any) -> bool:
+        return isinstance(value, type) and issubclass(value, BaseException)
+
+    missing = []
+    for name in names:
+        module_name, _, attribute = name.rpartition(".")
+        if not module_name:
+            if is_exception(getattr(builtins, name, None)) or any(
+                    is_exception(getattr(m, name, None)) for m in list(sys.modules.values()) if m is not None):
+                continue
+            close = difflib.get_close_matches(name, [n for n in dir(builtins) if is_exception(getattr(builtins, n))], 1)
+            missing.append((name, "no loaded module defines an exception class of that name"
+                            + (f" (did you mean {close[0]!r}?)" if close else "; give its dotted name")))
+            continue
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # noqa: BLE001 - any import failure is the answer
+            missing.append((name, f"module {module_name!r} cannot be imported ({type(exc).__name__}: {exc})"))
+            continue
+        value = getattr(module, attribute, None)
+        if not is_exception(value):
+            found = "not found" if value is None else f"a {type(value).__name__}, not an exception class"
+            missing.append((name, f"{attribute!r} in {module_name!r}: {found}"))
+    return missing
+
+
 def _fallback_schema(table: Mapping, top: _Reader, base_dir: Optional[str]) -> Any:
     if "fallback_schema" not in table:
         return dict(DEFAULT_FALLBACK_SCHEMA)

@@ -4,9 +4,9 @@ The predicate is "the scenario, run again, still violates with this signature" �
 each time, so a shrunk scenario means what its verdict says. Two stages, every candidate run
 through the worker pool in batches:
 
-1. **Steps**: cut the scenario after the failing call, then delete calls one at a time, until no
-   single deletion keeps the signature (the shortest sequence that still builds the state — say,
-   the five failures that open a breaker — is what remains).
+1. **Steps**: cut the scenario after the failing call, try that call alone, then delete calls one
+   at a time, until no single deletion keeps the signature (the shortest sequence that still
+   builds the state — say, the five failures that open a breaker — is what remains).
 2. **Choices**: each remaining step is two choice sequences (its gap and schedule; its call),
    shrunk with :func:`corpus.minimize.shrink_choices` and re-realized by the generator, so faults
    become ``ok`` or simpler kinds, runs get shorter, parameters smaller, anomalous calls valid and
@@ -32,9 +32,13 @@ Runner = Callable[[list], list]
 
 class ScenarioShrinker:
     def __init__(self, run: Runner, generator: Any, signature_id: str, *, budget_s: Optional[float]):
+        """``run(scenarios)`` gives (trace, violations) per scenario, (None, None) for one the
+        budget left no time for. A real-time hang costs the watchdog's whole timeout per candidate,
+        so for one the candidates are tried one at a time, smallest first, until one keeps it."""
         self._run = run
         self._generator = generator
         self._signature = signature_id
+        self._one_at_a_time = False  # set when the scenario hung in real time (see shrink)
         self._deadline = None if budget_s is None else time.monotonic() + budget_s
         self._cache: dict[str, Any] = {}
         self.best: Optional[tuple] = None  # (scenario, trace, violation)
@@ -55,15 +59,23 @@ class ScenarioShrinker:
         todo = [s for s in scenarios if s.wire() not in self._cache]
         if todo:
             for s, (trace, violations) in zip(todo, self._run(todo)):
+                if trace is None:  # not run: the budget ended (not cached: it says nothing)
+                    self.stopped_by_budget = True
+                    continue
                 hit = next((v for v in violations if v.signature.id == self._signature), None)
                 self._cache[s.wire()] = (trace, hit) if hit is not None else None
-        return [self._cache[s.wire()] for s in scenarios]
+        return [self._cache.get(s.wire()) for s in scenarios]
 
     def _adopt(self, candidates: list) -> bool:
         """Adopt the smallest candidate that keeps the signature and is smaller than the best."""
         if not candidates or self._out_of_time():
             return False
-        answers = self._evaluate(candidates)
+        if self._one_at_a_time:
+            candidates = sorted(candidates, key=Scenario.size_key)
+            for candidate in candidates:
+                if self._out_of_time() or self._evaluate([candidate])[0] is not None:
+                    break
+        answers = [self._cache.get(c.wire()) for c in candidates] if self._one_at_a_time else self._evaluate(candidates)
         good = [(c.size_key(), i) for i, (c, a) in enumerate(zip(candidates, answers)) if a is not None]
         if not good:
             return False
@@ -74,12 +86,16 @@ class ScenarioShrinker:
         self.best = (candidates[i], trace, violation)
         return True
 
-    def shrink(self, scenario: Scenario) -> Optional[tuple]:
-        """The smallest (scenario, trace, violation) found, or None if it does not reproduce."""
+    def shrink(self, scenario: Scenario, known: Optional[tuple] = None) -> Optional[tuple]:
+        """The smallest (scenario, trace, violation) found, or None if it does not reproduce.
+        ``known``: (trace, violation) of a run of ``scenario`` already made (its confirmation)."""
+        if known is not None:
+            self._cache[scenario.wire()] = known
         first = self._evaluate([scenario])[0]
         if first is None:
             return None
         self.best = (scenario, *first)
+        self._one_at_a_time = first[0].kind == "hung"
         self._steps()
         if self.best[0].genome is not None:
             self._choices()
@@ -98,6 +114,10 @@ class ScenarioShrinker:
         scenario, _trace, violation = self.best
         if violation.step is not None and violation.step + 1 < len(scenario.steps):
             self._adopt([self._without(scenario, list(range(violation.step + 1)))])
+        if violation.step is not None and len(self.best[0].steps) > 1:
+            # the failing call alone: most failures need no state, and it costs one run (a hang's
+            # deletions one at a time cost a timeout each)
+            self._adopt([self._without(self.best[0], [self.best[2].step])])
         progressed = True
         while progressed and not self._out_of_time():
             scenario = self.best[0]
@@ -140,10 +160,10 @@ class ScenarioShrinker:
 
 
 def shrink_scenario(scenario: Scenario, signature_id: str, run: Runner, generator: Any, *,
-                    budget_s: Optional[float]) -> tuple[Optional[tuple], bool]:
+                    budget_s: Optional[float], known: Optional[tuple] = None) -> tuple[Optional[tuple], bool]:
     """``(best (scenario, trace, violation) or None, stopped by the budget)``."""
     shrinker = ScenarioShrinker(run, generator, signature_id, budget_s=budget_s)
-    return shrinker.shrink(scenario), shrinker.stopped_by_budget
+    return shrinker.shrink(scenario, known), shrinker.stopped_by_budget
 
 
 __all__ = ["ScenarioShrinker", "shrink_scenario"]

@@ -155,8 +155,11 @@ class ScenarioRunner:
 
     def run(self, text: str) -> list:
         if text == HELLO:
+            from fuzzer.executor.policy import unresolved_exceptions
+
             info = {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
-                    "judges": self.policy is not None}
+                    "judges": self.policy is not None,
+                    "unresolved_raises": unresolved_exceptions(self.policy.raises) if self.policy is not None else []}
             return [{"name": "hello", "arguments": info}]
         data = load_json(text)
         trace = self.run_scenario(data)
@@ -513,12 +516,14 @@ class ExecutorPool(Started):
         return (bool(self.info.get("judges")) and decode_policy(self.config.policy) == policy
                 and self.info.get("registry") == registry_digest(registry))
 
-    def run(self, scenarios: list, *, judged: Any = False, on_result: Optional[Callable[[list], None]] = None) -> list:
+    def run(self, scenarios: list, *, judged: Any = False, on_result: Optional[Callable[[list], None]] = None,
+            deadline: Optional[float] = None) -> list:
         """One :class:`Trace` per scenario, in order; ``judged`` (one flag, or one per scenario):
         judged in its worker (see :meth:`ScenarioRunner.judged`). ``on_result(traces)``: called
         as traces arrive, with the list being filled (None where none has arrived yet), while the
         workers run the next scenarios (:meth:`fuzzer.isolation.WorkerPool.run`); it must not call
-        the pool."""
+        the pool. ``deadline`` (``time.monotonic()``): scenarios not finished by then are None
+        (not run; their workers are restarted), so a budget holds when scenarios hang."""
         if not scenarios:
             return []
         self.start()
@@ -529,7 +534,7 @@ class ExecutorPool(Started):
         else:
             texts = [s.wire() for s in scenarios]
         if on_result is None:
-            return [_trace(o) for o in self._pool.run(texts)]
+            return [_trace(o) for o in self._pool.run(texts, deadline=deadline)]
         traces: list = [None] * len(texts)
 
         def arrived(outcomes: list) -> None:
@@ -538,11 +543,13 @@ class ExecutorPool(Started):
                     traces[i] = _trace(outcome)
             on_result(traces)
 
-        outcomes = self._pool.run(texts, on_result=arrived)
+        outcomes = self._pool.run(texts, on_result=arrived, deadline=deadline)
         return [t if t is not None else _trace(o) for t, o in zip(traces, outcomes)]
 
 
-def _trace(outcome: Any) -> Trace:
+def _trace(outcome: Any) -> Optional[Trace]:
+    if outcome is None:
+        return None  # not run: the deadline came first
     if outcome.kind == "returned":
         try:
             call = outcome.calls[0]

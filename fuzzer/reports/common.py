@@ -118,6 +118,16 @@ class Facts:
     note: Optional[str]
     location: Optional[tuple]  # (path, function)
     found_at_s: Optional[float]
+    schedule: Optional[str] = None  # an executor finding's minimal schedule (its input is a scenario)
+
+    @property
+    def origin(self) -> str:
+        """Where the failing input came from: the sample's class and format (a parser finding),
+        or the failing call and the faults its attempts met (an executor finding)."""
+        if self.schedule is not None:
+            return f"schedule: {self.schedule}"
+        sample = "/".join(x for x in (self.anomaly_class or "valid", self.operator) if x)
+        return f"{sample} in {self.format or '?'}" + (f" for {self.tool}" if self.tool else "")
 
     @property
     def headline(self) -> str:
@@ -153,7 +163,7 @@ def facts_of(finding: Any) -> Facts:
                  anomaly_class=report.get("anomaly_class"), operator=report.get("operator"),
                  format=report.get("format"), tool=report.get("tool"), note=report.get("note"),
                  location=tuple(location) if location else None,
-                 found_at_s=getattr(finding, "found_at_s", None))
+                 found_at_s=getattr(finding, "found_at_s", None), schedule=report.get("schedule"))
 
 
 def calls_diff(expected: Any, returned: Any) -> list[tuple[str, str]]:

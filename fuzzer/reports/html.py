@@ -165,8 +165,7 @@ def _findings(facts: list[Facts]) -> str:
 
 def _finding(number: int, f: Facts) -> str:
     where = [f"<code>{_e(f.signature)}</code>", f"seen {f.count:,}x"]
-    sample = "/".join(x for x in (f.anomaly_class or "valid", f.operator) if x)
-    where.append(f"{_e(sample)} in {_e(f.format or '?')}" + (f" for {_e(f.tool)}" if f.tool else ""))
+    where.append(_e(f.origin))
     if f.found_at_s is not None:
         where.append(f"found at {f.found_at_s:.2f} s")
     if f.location:

@@ -120,15 +120,18 @@ def _classes(s: Summary) -> list[str]:
 
 
 def _finding(number: int, f: Facts) -> list[str]:
-    sample = "/".join(x for x in (f.anomaly_class or "valid", f.operator) if x)
     where = f" in {_code(f.location[1])} ({_cell(os.path.relpath(f.location[0]))})" if f.location else ""
     lines = ["", f"#### {number}. {_cell(f.headline)}", "",
-             f"{_code(f.signature)} · seen {f.count:,}x · {_cell(sample)} in {_cell(f.format or '?')}{where}"]
+             f"{_code(f.signature)} · seen {f.count:,}x · {_cell(f.origin)}{where}"]
     if f.reason:
         lines += ["", _cell(f.reason)]
-    label = "Minimized input" if f.minimized else "Input (not minimized)"
-    shown = bounded(json.dumps(f.shown_input, ensure_ascii=False), INPUT_LIMIT)
-    lines += ["", f"{label} ({len(f.shown_input):,} characters, as a JSON string):", "", fence(printable(shown))]
+    if f.schedule is not None:  # a scenario, one call per line: shown as it is
+        label = "Minimized scenario" if f.minimized else "Scenario (not minimized)"
+        lines += ["", f"{label}:", "", fence(printable(bounded(f.shown_input, INPUT_LIMIT)))]
+    else:
+        label = "Minimized input" if f.minimized else "Input (not minimized)"
+        shown = bounded(json.dumps(f.shown_input, ensure_ascii=False), INPUT_LIMIT)
+        lines += ["", f"{label} ({len(f.shown_input):,} characters, as a JSON string):", "", fence(printable(shown))]
     if f.exception and f.exception != f.reason:
         lines += ["", f"Exception: {_code(f.exception)}"]
     if f.has_calls_diff:

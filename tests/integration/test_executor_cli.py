@@ -40,6 +40,13 @@ def fuzz(tmp_path, monkeypatch):
     (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "non_idempotent = ['send_emails']\n"},
      "p.toml: unknown tool 'send_emails'; did you mean send_email?"),
     (["--executor", NAIVE, "--tools", "nope.json"], {}, "nope.json: no such file"),
+    (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "raises = ['ValueErorr']\n"},
+     "p.toml: raises: 'ValueErorr': no loaded module defines an exception class of that name (did you mean 'ValueError'?)"),
+    (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "raises = ['nosuchpkg.errors.ToolError']\n"},
+     "p.toml: raises: 'nosuchpkg.errors.ToolError': module 'nosuchpkg.errors' cannot be imported"),
+    (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "raises = ['json.dumps']\n"},
+     "p.toml: raises: 'json.dumps': 'dumps' in 'json': a function, not an exception class"),
+    (["--executor", NAIVE, "--workers", "0"], {}, "--workers"),
     (["--executor", BROKEN + "NOT_A_FACTORY"], {}, "int object is not callable"),
     (["--executor", BROKEN + "make_returns_int"], {},
      "it returned int, which is neither callable as execute(name, arguments) nor has an execute_tool"),
@@ -130,3 +137,47 @@ def test_exitfirst_max_failures_and_ignore_limit_what_an_executor_run_reports(tm
     assert len(run("--max-failures", "2")[1]) == 2
     kept = run("--ignore", everything[0])[1]
     assert kept and everything[0] not in kept and set(kept) <= set(everything)
+
+
+def test_declared_exceptions_resolve_by_dotted_or_bare_name(fuzz, tmp_path):
+    (tmp_path / "p.toml").write_text("raises = ['json.JSONDecodeError', 'KeyError', 'ToolError']\n", encoding="utf-8")
+    (tmp_path / "myexec.py").write_text(
+        "class ToolError(Exception):\n    pass\n\n"
+        "def make_executor(tools):\n    return lambda name, arguments: {'error': 'no'}\n", encoding="utf-8")
+    result = fuzz("--executor", "myexec:make_executor", "--policy", "p.toml", "--max-examples", "5", "--no-shrink")
+    assert result.exit_code in (0, 1), result.output  # it ran: every name answered to a class
+
+
+def test_replaying_a_scenario_that_hangs_runs_it_twice_not_ten_times(fuzz):
+    scenario = {"steps": [{"name": "calculate", "arguments": {"expression": "1+1"}}]}
+    began = time.monotonic()
+    result = fuzz("--executor", BROKEN + "make_busy_hangs", "--timeout", "0.5", "--replay-scenario",
+                  json.dumps(scenario))
+    took = time.monotonic() - began
+    assert result.exit_code == 1, result.output
+    assert "the scenario did not finish: hung" in result.output and "hang" in result.output
+    assert took < 5, took  # two timeouts and restarts; ten were 8 s
+
+
+def test_workers_run_the_campaign_and_come_from_the_config_file_too(tmp_path):
+    (tmp_path / "toolfuzz.toml").write_text("workers = 2\n", encoding="utf-8")
+    result = run_cli(tmp_path, "executor", "--executor", NAIVE, "--max-examples", "80", "--seed", "1", "--no-shrink",
+                     "--report", "r.json", "-q")
+    assert result.code == 1, result
+    assert result.report()["executions"] == 80
+    assert result.report()["workers"] == 2
+
+
+def test_what_tools_and_arguments_carry_is_printed_on_one_line_and_escaped(fuzz, tmp_path):
+    (tmp_path / "wild.py").write_text(
+        "def make_executor(tools):\n"
+        "    def execute(name, arguments):\n"
+        "        raise RuntimeError('line one\\nline two \\u2028 and \\x7f and \\x1b[2J')\n"
+        "    return execute\n", encoding="utf-8")
+    result = fuzz("--executor", "wild:make_executor", "--max-examples", "20", "--seed", "2")
+    assert result.exit_code == 1, result.output
+    assert "line one\\nline two \\u2028 and \\x7f and \\x1b[2J" in result.output
+    for bad in ("\u2028", "\x7f", "\x1b", "line one\n"):
+        assert bad not in result.output
+    for line in result.output.split("\n"):
+        assert not line or line.startswith((" ", "executor", "[executor")), repr(line)  # nothing at column 0 mid-finding

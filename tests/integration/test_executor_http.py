@@ -26,8 +26,8 @@ class Recorded:
         self.traces = []
         original = self.pool.run
 
-        def run(scenarios, judged=False, on_result=None):
-            traces = original(scenarios, on_result=on_result)
+        def run(scenarios, judged=False, on_result=None, deadline=None):
+            traces = original(scenarios, on_result=on_result, deadline=deadline)
             self.traces += traces
             return traces
 

@@ -99,6 +99,20 @@ def test_giving_up_on_a_transient_failure_only_when_something_allowed_it():
     assert verdicts(scenario_of(step()), [record(inv)]) == set()
 
 
+def test_giving_up_because_its_own_uncapped_waits_used_the_deadline_is_one_backoff_violation():
+    """Waits doubling past the cap run into the deadline: the executor gives up early. That is a
+    consequence of the one bug (the waits), not a second finding."""
+    policy = Policy(max_attempts=10, deadline=45.0,
+                    backoff=POLICY.backoff.__class__(initial=1.0, multiplier=2.0, max=4.0, jitter=0.0))
+    uncapped = at(("timeout", 30, 1.0), ("timeout", 0, 2.0), ("timeout", 0, 8.0), ("timeout", 0, 0))
+    assert verdicts(scenario_of(step()), [record(uncapped)], policy) == {("backoff_violation", "above_cap")}
+    # with waits inside the cap, the same give-up is a retry_violation of its own, whichever the
+    # kind of failure it stopped after
+    for fault in ("timeout", "http_500", "connection_reset"):
+        capped = at((fault, 30, 1.0), (fault, 0, 2.0), (fault, 0, 4.0), (fault, 0, 0))
+        assert verdicts(scenario_of(step()), [record(capped)], policy) == {("retry_violation", "gave_up_early")}
+
+
 def test_more_attempts_than_promised():
     inv = at(*[("timeout", 0, 8.0)] * 11)
     found = verdicts(scenario_of(step()), [record(inv, end=200)], Policy(breaker=Policy().breaker.__class__(enabled=False),
@@ -161,6 +175,27 @@ def test_a_side_effect_repeated_after_commit_then_timeout():
     inv = at(("commit_then_timeout", 5, 1.0), ("ok", 0, 0), tool="send_email")
     assert verdicts(scenario_of(email), [record(inv, value={})]) == {
         ("duplicate_side_effect", "after_commit_then_timeout")}
+
+
+@pytest.mark.parametrize("fault, category", [("connection_reset", "connection"), ("http_500", "server_error"),
+                                             ("http_502", "server_error"), ("http_504", "server_error"),
+                                             ("timeout", "timeout")])
+def test_a_non_idempotent_tool_retried_after_a_failure_that_may_have_reached_the_service(fault, category):
+    email = step("send_email", {"recipients": ["a@b.c"]})
+    inv = at((fault, 0, 1.0), ("ok", 0, 0), tool="send_email")
+    assert verdicts(scenario_of(email), [record(inv, value={})]) == {("retry_violation", f"unsafe|{category}")}
+    # the same retry of an idempotent tool is what the policy asks for
+    assert verdicts(scenario_of(step()), [record(at((fault, 0, 1.0), ("ok", 0, 0)), value={})]) == set()
+    # and a policy that calls the failure safe for non-idempotent tools allows it too
+    lenient = Policy(backoff=POLICY.backoff, retry_non_idempotent_on=(fault,))
+    assert verdicts(scenario_of(email), [record(inv, value={})], lenient) == set()
+
+
+@pytest.mark.parametrize("fault", ["connection_refused", "http_429", "http_503"])
+def test_a_non_idempotent_tool_may_be_retried_after_a_failure_that_surely_did_not_reach_the_service(fault):
+    email = step("send_email", {"recipients": ["a@b.c"]})
+    inv = at((fault, 0, 1.0), ("ok", 0, 0), tool="send_email")
+    assert verdicts(scenario_of(email), [record(inv, value={})]) == set()
 
 
 def test_fallbacks_must_match_the_fallback_schema():

@@ -23,6 +23,17 @@ def make_hangs(tools):
     return execute
 
 
+def make_busy_hangs(tools):
+    """Spins the CPU on calls to calculate (a retry loop that never sleeps, say): no virtual
+    clock can end it, only the watchdog."""
+    def execute(name, arguments):
+        if name == "calculate":
+            while True:
+                pass
+        return tools[name](**arguments) if name in tools else {"error": "unknown"}
+    return execute
+
+
 def make_dies(tools):
     def execute(name, arguments):
         if name == "calculate":
