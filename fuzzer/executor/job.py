@@ -241,6 +241,7 @@ class ExecutorCampaign(Job):
         self._pending: list[ExecutorFinding] = []  # confirmed, not announced yet (interrupted mid-shrink)
         self._unconfirmed: list = []  # (scenario, trace, violation) of this batch, not confirmed yet
         self._confirmed: dict = {}  # signature id -> (trace, violation) of its confirming run
+        self._seen: dict = {}  # signature id -> scenarios that showed it
         self.generator: Optional[ScenarioGenerator] = None
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -403,9 +404,7 @@ class ExecutorCampaign(Job):
         for verdict in {verdict for verdict, _id in violations}:
             r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
         for _verdict, signature_id in violations:
-            known = self._by_signature.get(signature_id)
-            if known is not None:
-                known.count += 1
+            self._saw(signature_id)
 
     def _tally(self, summary: dict) -> None:
         r = self._result
@@ -425,15 +424,25 @@ class ExecutorCampaign(Job):
             r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
         limit = self.settings.max_failures
         for v in violations:
-            known = self._by_signature.get(v.signature.id)
-            if known is not None:
-                known.count += 1
-            elif v.signature.id in self.settings.ignore:
+            if self._saw(v.signature.id) or v.signature.id in self.settings.ignore:
                 continue
-            elif limit is not None and len(self._by_signature) + len(self._unconfirmed) >= limit:
+            if limit is not None and len(self._by_signature) + len(self._unconfirmed) >= limit:
                 continue  # one batch can show several new bugs: --max-failures N reports N
-            elif not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
+            if not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
                 self._unconfirmed.append((scenario, trace, v))
+
+    def _saw(self, signature_id: str) -> bool:
+        """Count a scenario that showed ``signature_id`` (``seen in`` and ``by_verdict`` count the
+        same scenarios, those seen before the finding was confirmed too); True if it is a finding."""
+        self._seen[signature_id] = self._seen.get(signature_id, 0) + 1
+        known = self._by_signature.get(signature_id)
+        if known is not None:
+            known.count = self._seen[signature_id]
+        return known is not None
+
+    def _found(self, finding: ExecutorFinding) -> None:
+        finding.count = max(1, self._seen.get(finding.signature.id, 0))
+        self._by_signature[finding.signature.id] = finding
 
     def _settle(self) -> Iterator[Any]:
         """Confirm this batch's new signatures, shrink them, announce them."""
@@ -448,7 +457,7 @@ class ExecutorCampaign(Job):
                                           reason=violation.reason, scenario=scenario, trace=trace, violation=violation,
                                           command=self.settings.command(), **judged_by(self.settings, self.policy),
                                           shrink_note="not confirmed or shrunk: the budget ran out")
-                self._by_signature[violation.signature.id] = finding
+                self._found(finding)
                 yield FindingRecorded(finding)
                 continue
             if not any(v.signature.id == violation.signature.id for v in violations2):
@@ -462,7 +471,7 @@ class ExecutorCampaign(Job):
             # the shrinker starts from this run instead of running the scenario a third time
             self._confirmed[violation.signature.id] = (trace2, next(v for v in violations2
                                                                      if v.signature.id == violation.signature.id))
-            self._by_signature[violation.signature.id] = finding
+            self._found(finding)
             self._pending.append(finding)
         while self._pending:
             finding = self._pending[0]
@@ -500,7 +509,7 @@ class ExecutorCampaign(Job):
                                       scenario=scenario, trace=trace, violation=violation,
                                       command=self.settings.command(), **judged_by(self.settings, self.policy),
                                       shrink_note="not confirmed or shrunk: interrupted")
-            self._by_signature[violation.signature.id] = finding
+            self._found(finding)
             yield FindingRecorded(finding)
         self._unconfirmed = []
 

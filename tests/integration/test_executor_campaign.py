@@ -52,6 +52,11 @@ def test_the_naive_executor_breaks_at_least_five_promises_each_with_a_minimal_re
         assert proc.returncode == 1, proc.stderr
         assert finding.signature.id in proc.stdout
     assert set(result.to_report()["by_verdict"]) == {f.verdict for f in result.findings}
+    # "seen in" counts the scenarios by_verdict counts (those before a finding was confirmed too):
+    # a scenario can show two signatures of one verdict, never a verdict without its signature
+    for verdict, scenarios in result.by_verdict.items():
+        counts = [f.count for f in result.findings if f.verdict == verdict]
+        assert max(counts) <= scenarios <= sum(counts), (verdict, scenarios, counts)
     assert result.virtual_s > 100 * result.worker_s  # waits are virtual
 
 

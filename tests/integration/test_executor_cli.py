@@ -181,3 +181,16 @@ def test_what_tools_and_arguments_carry_is_printed_on_one_line_and_escaped(fuzz,
         assert bad not in result.output
     for line in result.output.split("\n"):
         assert not line or line.startswith((" ", "executor", "[executor")), repr(line)  # nothing at column 0 mid-finding
+
+
+def test_markdown_and_html_reports_speak_of_schedules_and_scenarios(tmp_path):
+    result = run_cli(tmp_path, "executor", "--executor", NAIVE, "--max-examples", "40", "--seed", "1",
+                     "--markdown", "r.md", "--html", "r.html", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    markdown, page = (tmp_path / "r.md").read_text(), (tmp_path / "r.html").read_text()
+    failures = result.report()["failures"]
+    assert markdown.count("\n#### ") == len(failures)
+    assert "schedule: " in markdown and "Minimized scenario:" in markdown
+    for parser_words in ("as a JSON string", "valid in ?", " in ?"):
+        assert parser_words not in markdown and parser_words not in page
+    assert failures[0]["schedule"] in markdown.replace("\\|", "|")
