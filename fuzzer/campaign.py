@@ -766,8 +766,7 @@ class CampaignJob(Job):
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
                           shrink_complete=slow.reduced_fully, growth=growth,
                           shrink_note="" if slow.reduced_fully else
-                          "not minimized: the reduction of the text around the run stopped (out of measurements "
-                          "or budget) before every character was tried")
+                          f"not minimized: the reduction of the text around the run stopped ({slow.stopped_because})")
         self.findings[signature.id] = finding
         self.pending.append(finding)
 

@@ -289,6 +289,8 @@ class SlowProbe:
 
     def __init__(self, *, seed: int, run: Callable[[list], list], timeout: float):
         self.reduced_fully = True
+        self.stopped_because = ""  # why the last reduction was not complete (for the finding's note)
+        self.hung = False  # the last measure returned None because an input hung (not the budget)
         self.random = random.Random(seed ^ 0x510)
         self.run = run
         self.timeout = timeout
@@ -297,6 +299,7 @@ class SlowProbe:
         counts = (base_count, 2 * base_count, 4 * base_count, 8 * base_count)
         texts = [prefix + fragment * c + suffix for c in counts]
         outcomes = self.run(texts)
+        self.hung = any(o is not None and o.kind == "hung" for o in outcomes) and None not in outcomes
         if any(o is None or o.kind == "hung" for o in outcomes):
             return None  # a hang is reported as one; the budget ran out
         return Growth(prefix, fragment, suffix, counts, tuple(o.elapsed for o in outcomes))
@@ -365,13 +368,23 @@ class SlowProbe:
         """The shortest fragment (a piece of the one found) whose repetition still grows as fast,
         then the least of the seed around the run that keeps it growing. :attr:`reduced_fully`
         says afterwards whether every measurement it tried ran (not cut off by the budget)."""
-        self.reduced_fully = True
+        self.reduced_fully, self.stopped_because = True, ""
         return self._reduce_context(self._reduce_fragment(growth))
 
+    def _incomplete(self, because: str) -> None:
+        self.reduced_fully = False
+        self.stopped_because = self.stopped_because or because
+
     def _tried(self, prefix: str, fragment: str, suffix: str, count: int) -> Optional[Growth]:
+        """The growth of a candidate. One that hangs at these repetitions is slower than the run
+        it came from (a smaller context can make a regex cubic): it is timed again at a quarter
+        of them, down to one, instead of counting as "does not grow"."""
         tried = self.measure(prefix, fragment, suffix, count)
+        while tried is None and self.hung and count > 1:
+            count = max(1, count // 4)
+            tried = self.measure(prefix, fragment, suffix, count)
         if tried is None:
-            self.reduced_fully = False  # the budget ran out (or it hung): a smaller one may exist
+            self._incomplete("a candidate hung even at one repetition" if self.hung else "the budget ran out")
         return tried
 
     def _reduce_fragment(self, growth: Growth) -> Growth:
@@ -410,7 +423,7 @@ class SlowProbe:
                         break
                     chunks = min(len(part), chunks * 2)
             if tries <= 0 and len(getattr(best, side)) > 1:
-                self.reduced_fully = False  # out of measurements before every character was tried
+                self._incomplete(f"out of measurements ({self.CONTEXT_TRIES}) before every character was tried")
         return best
 
 

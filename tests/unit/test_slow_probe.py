@@ -74,3 +74,28 @@ def test_a_reduction_the_budget_cuts_short_says_so():
     assert probe.reduced_fully
     cut = SlowProbe(seed=0, run=lambda texts: [None] * len(texts), timeout=10.0)
     assert cut.reduce(found) is found and not cut.reduced_fully
+
+
+def test_a_candidate_that_hangs_is_timed_again_at_fewer_repetitions_not_dropped():
+    """Less context can make the slow code slower still (a regex that is quadratic after junk is
+    cubic right after the quote): the smaller candidate hangs at the run's size. It is the better
+    finding, so it is timed again at a quarter of the repetitions, down to one."""
+    timeout = 2.0
+
+    def seconds(text: str) -> float:
+        at = text.find(OPENER)
+        if at < 0:
+            return 1e-6 * len(text)
+        run = len(text[at + 1:]) - len(text[at + 1:].lstrip(" "))
+        return 1e-7 * run ** (3 if at == 0 else 2) + 1e-6 * len(text)
+
+    def run(texts: list) -> list:
+        return [SimpleNamespace(kind="hung", elapsed=timeout) if seconds(t) > timeout
+                else SimpleNamespace(kind="returned", elapsed=seconds(t)) for t in texts]
+
+    probe = SlowProbe(seed=0, run=run, timeout=timeout)
+    found = probe.measure("abc" * 6 + OPENER, " ", "", 256)
+    reduced = probe.reduce(found)
+    assert reduced.prefix == OPENER and reduced.counts[0] < 256, reduced
+    assert probe.reduced_fully, probe.stopped_because
+    assert reduced.exponent >= 2.5  # the cubic growth, measured where it does not hang
