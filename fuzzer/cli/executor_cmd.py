@@ -20,7 +20,7 @@ def _load_scenario(value: str, registry: Any) -> Any:
 
     text = value.strip()
     where = "--replay-scenario"
-    if not text.startswith("{"):
+    if not text.startswith(("{", "[")):
         if not os.path.isfile(value):
             raise ConfigError(f"--replay-scenario: {value}: no such file (give a file or the scenario's JSON)")
         try:

@@ -380,8 +380,9 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             if not j.may_retry_unsafely(view, done) and not done.committed:
                 # A committed attempt repeated is a duplicate_side_effect, reported there.
                 retried_wrongly = True
-                what = f"retried a non-idempotent tool after a {_words(done.category)} that may have reached the service"
-                yield Violation("retry_violation", _sig("retry_violation", f"unsafe|{done.category}", what),
+                # one finding whatever the failure: the fix is the same (ask whether the tool is idempotent)
+                what = "retried a non-idempotent tool after a failure that may have reached the service"
+                yield Violation("retry_violation", _sig("retry_violation", "unsafe", what),
                                 f"call {view.index + 1}: {view.step.name} (not idempotent) failed with {done.fault} "
                                 f"on attempt {k + 1}, which may have reached the service (not in "
                                 f"retry_non_idempotent_on), and was tried again", view.index, view.waits())
@@ -403,9 +404,9 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             longest = max(_upper_wait(p, len(a)), (ra or 0.0) + p.backoff.jitter)
             if last.t1 + longest > view.record["t0"] + p.deadline + EPS:
                 continue
-        if any(done.category == last.category for done in a[:-1]):
-            # it retried this kind of failure before, then stopped: too few attempts or too little
-            # time, whatever the kind (one finding, not one per kind of failure it stopped after)
+        if len(a) > 1:
+            # it retried this call, then stopped: too few attempts or too little time, whatever
+            # the kind of failure it stopped after (one finding, not one per kind)
             key, what = "gave_up_early", "stopped retrying a transient failure while attempts and time remained"
         else:
             key, what = f"not_retried|{last.category}", f"gave up after a transient {_words(last.category)}"
@@ -581,7 +582,8 @@ def fallback_violation(j: Judgement) -> Iterator[Violation]:
             continue
         shown = json.dumps(value, ensure_ascii=False)
         shown = shown if len(shown) <= 120 else shown[:117] + "..."
-        why = "an invalid call" if not view.step.valid else "a call whose every attempt failed"
+        why = ("an invalid call" if not view.step.valid else "a call whose every attempt failed" if view.attempts
+               else "a call that never reached its tool")
         yield Violation("fallback_violation", _sig("fallback_violation", f"schema|{error.validator}",
                                                    "returned a fallback that breaks the fallback schema"),
                         f"call {view.index + 1}: for {why} the executor returned {shown} ({error.message[:120]})",

@@ -426,14 +426,14 @@ def _short(value: Any) -> str:
 def check_against_registry(policy: Policy, tool_names: Iterable[str]) -> None:
     """Tool names the policy mentions must exist (``non_idempotent``, ``http_responses``)."""
     names = list(tool_names)
-    mentioned = list(policy.http_responses)
+    mentioned = [("http_responses", name) for name in policy.http_responses]
     if policy.non_idempotent != "auto":
-        mentioned += list(policy.non_idempotent)
-    for name in mentioned:
+        mentioned += [("non_idempotent", name) for name in policy.non_idempotent]
+    for key, name in mentioned:
         if name not in names:
             close = difflib.get_close_matches(name, names, n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else f" (tools: {', '.join(names)})"
-            raise PolicyError(f"{policy.source}: unknown tool {name!r}{hint}")
+            raise PolicyError(f"{policy.source}: {key}: unknown tool {name!r}{hint}")
 
 
 def explain(policy: Policy, tool_names: Iterable[str]) -> list[str]:

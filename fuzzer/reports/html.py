@@ -175,8 +175,13 @@ def _finding(number: int, f: Facts) -> str:
              f"{_e(f.what)}</h3>", f"<p class=\"meta\">{' · '.join(where)}</p>"]
     if f.reason:
         parts.append(f"<p>{_e(f.reason)}</p>")
-    heading = "Minimized input" if f.minimized else "Input (not minimized)"
-    parts.append(f"<h4>{heading} ({len(f.shown_input):,} characters)</h4><pre>{_e(bounded(f.shown_input, INPUT_LIMIT))}</pre>")
+    if f.schedule is not None:  # an executor finding: its input is a scenario, one call per line
+        heading = "Minimized scenario" if f.minimized else "Scenario (not minimized)"
+        parts.append(f"<h4>{heading}</h4><pre>{_e(bounded(f.shown_input, INPUT_LIMIT))}</pre>")
+    else:
+        heading = "Minimized input" if f.minimized else "Input (not minimized)"
+        parts.append(f"<h4>{heading} ({len(f.shown_input):,} characters)</h4>"
+                     f"<pre>{_e(bounded(f.shown_input, INPUT_LIMIT))}</pre>")
     if f.input and f.input != f.shown_input:
         parts.append(f"<details><summary>Original input ({len(f.input):,} characters)</summary>"
                      f"<pre>{_e(bounded(f.input, INPUT_LIMIT))}</pre></details>")

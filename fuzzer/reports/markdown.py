@@ -99,9 +99,10 @@ def markdown_report(result: Any) -> str:
 def _summary(s: Summary) -> list[str]:
     verdicts = ", ".join(f"{n} {v}" for v, n in sorted(s.by_verdict.items())) or "none"
     status = "❌ failures found" if s.findings or s.counts.get("failed") else (
-        "⚠️ nothing tested" if s.problem else "✅ no failure found")
+        "⚠️ nothing tested" if s.problem else
+        "⚠️ interrupted: no failure found so far" if str(s.stop_reason) == "interrupted" else "✅ no failure found")
     lines = [f"## toolfuzz {_cell(s.job)}: {status}", "", f"Target: {_code(s.label)}", "",
-             "| executions | seconds | executions/s | distinct findings | by verdict | test cases (passed / failed / skipped) | stopped |",
+             "| executions | seconds | executions/s | distinct findings | findings by verdict | test cases (passed / failed / skipped) | stopped |",
              "|---:|---:|---:|---:|---|---|---|",
              f"| {s.executions:,} | {s.elapsed_s:,.1f} | {s.execs_per_s:,.0f} | {s.findings:,} | {_cell(verdicts)} | "
              f"{s.counts.get('passed', 0)} / {s.counts.get('failed', 0)} / {s.counts.get('skipped', 0)} | "

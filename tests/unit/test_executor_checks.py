@@ -107,9 +107,9 @@ def test_giving_up_because_its_own_uncapped_waits_used_the_deadline_is_one_backo
     uncapped = at(("timeout", 30, 1.0), ("timeout", 0, 2.0), ("timeout", 0, 8.0), ("timeout", 0, 0))
     assert verdicts(scenario_of(step()), [record(uncapped)], policy) == {("backoff_violation", "above_cap")}
     # with waits inside the cap, the same give-up is a retry_violation of its own, whichever the
-    # kind of failure it stopped after
-    for fault in ("timeout", "http_500", "connection_reset"):
-        capped = at((fault, 30, 1.0), (fault, 0, 2.0), (fault, 0, 4.0), (fault, 0, 0))
+    # kinds of failure it retried and stopped after
+    for faults in (("timeout",) * 4, ("http_500",) * 4, ("http_500", "http_503", "connection_reset", "timeout")):
+        capped = at((faults[0], 30, 1.0), (faults[1], 0, 2.0), (faults[2], 0, 4.0), (faults[3], 0, 0))
         assert verdicts(scenario_of(step()), [record(capped)], policy) == {("retry_violation", "gave_up_early")}
 
 
@@ -183,7 +183,7 @@ def test_a_side_effect_repeated_after_commit_then_timeout():
 def test_a_non_idempotent_tool_retried_after_a_failure_that_may_have_reached_the_service(fault, category):
     email = step("send_email", {"recipients": ["a@b.c"]})
     inv = at((fault, 0, 1.0), ("ok", 0, 0), tool="send_email")
-    assert verdicts(scenario_of(email), [record(inv, value={})]) == {("retry_violation", f"unsafe|{category}")}
+    assert verdicts(scenario_of(email), [record(inv, value={})]) == {("retry_violation", "unsafe")}
     # the same retry of an idempotent tool is what the policy asks for
     assert verdicts(scenario_of(step()), [record(at((fault, 0, 1.0), ("ok", 0, 0)), value={})]) == set()
     # and a policy that calls the failure safe for non-idempotent tools allows it too

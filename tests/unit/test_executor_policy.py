@@ -84,7 +84,7 @@ def test_missing_and_misplaced_policy_files(tmp_path):
 
 def test_tools_the_policy_names_must_exist():
     policy = policy_from_mapping({"non_idempotent": ["send_emial"]}, source="p.toml")
-    with pytest.raises(PolicyError, match="p.toml: unknown tool 'send_emial'; did you mean send_email"):
+    with pytest.raises(PolicyError, match="p.toml: non_idempotent: unknown tool 'send_emial'; did you mean send_email"):
         check_against_registry(policy, ["get_weather", "send_email"])
 
 
