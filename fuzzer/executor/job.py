@@ -440,9 +440,14 @@ class ExecutorCampaign(Job):
             known.count = self._seen[signature_id]
         return known is not None
 
-    def _found(self, finding: ExecutorFinding) -> None:
-        finding.count = max(1, self._seen.get(finding.signature.id, 0))
-        self._by_signature[finding.signature.id] = finding
+    def _found(self, scenario: Any, trace: Any, violation: Any, shrink_note: str = "") -> ExecutorFinding:
+        """The finding of a violation seen in ``scenario``, filed under its signature."""
+        finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
+                                  scenario=scenario, trace=trace, violation=violation, command=self.settings.command(),
+                                  shrink_note=shrink_note, count=max(1, self._seen.get(violation.signature.id, 0)),
+                                  **judged_by(self.settings, self.policy))
+        self._by_signature[violation.signature.id] = finding
+        return finding
 
     def _settle(self) -> Iterator[Any]:
         """Confirm this batch's new signatures, shrink them, announce them."""
@@ -453,11 +458,7 @@ class ExecutorCampaign(Job):
         again = self.run_and_judge([scenario for scenario, _t, _v in todo])
         for (scenario, trace, violation), (trace2, violations2) in zip(todo, again):
             if trace2 is None:  # the budget ended first: reported as seen, never dropped
-                finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict,
-                                          reason=violation.reason, scenario=scenario, trace=trace, violation=violation,
-                                          command=self.settings.command(), **judged_by(self.settings, self.policy),
-                                          shrink_note="not confirmed or shrunk: the budget ran out")
-                self._found(finding)
+                finding = self._found(scenario, trace, violation, "not confirmed or shrunk: the budget ran out")
                 yield FindingRecorded(finding)
                 continue
             if not any(v.signature.id == violation.signature.id for v in violations2):
@@ -465,13 +466,10 @@ class ExecutorCampaign(Job):
                 self._result.notes.append(note)
                 yield NonFatalError(note)
                 continue
-            finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
-                                      scenario=scenario, trace=trace, violation=violation,
-                                      command=self.settings.command(), **judged_by(self.settings, self.policy))
+            finding = self._found(scenario, trace, violation)
             # the shrinker starts from this run instead of running the scenario a third time
             self._confirmed[violation.signature.id] = (trace2, next(v for v in violations2
                                                                      if v.signature.id == violation.signature.id))
-            self._found(finding)
             self._pending.append(finding)
         while self._pending:
             finding = self._pending[0]
@@ -505,11 +503,7 @@ class ExecutorCampaign(Job):
         for scenario, trace, violation in self._unconfirmed:
             if violation.signature.id in self._by_signature:
                 continue
-            finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
-                                      scenario=scenario, trace=trace, violation=violation,
-                                      command=self.settings.command(), **judged_by(self.settings, self.policy),
-                                      shrink_note="not confirmed or shrunk: interrupted")
-            self._found(finding)
+            finding = self._found(scenario, trace, violation, "not confirmed or shrunk: interrupted")
             yield FindingRecorded(finding)
         self._unconfirmed = []
 
