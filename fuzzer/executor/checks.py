@@ -393,8 +393,10 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
         if not j.transient(last) or len(a) >= p.max_attempts or last.maybe_open_after:
             continue
         wrong = _wait_out_of_bounds(j, view)
-        if wrong is not None and wrong[1] > wrong[3]:
-            continue  # it waited longer than the cap (backoff_violation), so ran out of time early
+        if wrong is not None:
+            _k, wait, _lower, upper = wrong
+            if wait > upper:
+                continue  # it waited longer than the cap (backoff_violation), so ran out of time early
         if not j.may_retry_unsafely(view, last):
             continue
         ra = last.retry_after if p.backoff.honour_retry_after else None

@@ -461,15 +461,15 @@ class ExecutorCampaign(Job):
                 finding = self._found(scenario, trace, violation, "not confirmed or shrunk: the budget ran out")
                 yield FindingRecorded(finding)
                 continue
-            if not any(v.signature.id == violation.signature.id for v in violations2):
+            again_seen = next((v for v in violations2 if v.signature.id == violation.signature.id), None)
+            if again_seen is None:
                 note = f"{violation.signature.id} did not reproduce when its scenario ran again: {violation.reason}"
                 self._result.notes.append(note)
                 yield NonFatalError(note)
                 continue
             finding = self._found(scenario, trace, violation)
             # the shrinker starts from this run instead of running the scenario a third time
-            self._confirmed[violation.signature.id] = (trace2, next(v for v in violations2
-                                                                     if v.signature.id == violation.signature.id))
+            self._confirmed[violation.signature.id] = (trace2, again_seen)
             self._pending.append(finding)
         while self._pending:
             finding = self._pending[0]

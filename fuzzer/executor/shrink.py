@@ -66,16 +66,27 @@ class ScenarioShrinker:
                 self._cache[s.wire()] = (trace, hit) if hit is not None else None
         return [self._cache.get(s.wire()) for s in scenarios]
 
+    def _evaluate_until_one_keeps(self, candidates: list) -> list:
+        """:meth:`_evaluate` one candidate at a time, stopping at the first that keeps the
+        signature (or at the budget); those not tried are None."""
+        answers: list = []
+        for candidate in candidates:
+            if self._out_of_time():
+                break
+            answers += self._evaluate([candidate])
+            if answers[-1] is not None:
+                break
+        return answers + [None] * (len(candidates) - len(answers))
+
     def _adopt(self, candidates: list) -> bool:
         """Adopt the smallest candidate that keeps the signature and is smaller than the best."""
         if not candidates or self._out_of_time():
             return False
         if self._one_at_a_time:
             candidates = sorted(candidates, key=Scenario.size_key)
-            for candidate in candidates:
-                if self._out_of_time() or self._evaluate([candidate])[0] is not None:
-                    break
-        answers = [self._cache.get(c.wire()) for c in candidates] if self._one_at_a_time else self._evaluate(candidates)
+            answers = self._evaluate_until_one_keeps(candidates)
+        else:
+            answers = self._evaluate(candidates)
         good = [(c.size_key(), i) for i, (c, a) in enumerate(zip(candidates, answers)) if a is not None]
         if not good:
             return False
