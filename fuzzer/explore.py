@@ -362,7 +362,7 @@ class SlowProbe:
 
     #: Measurements the reduction of the text around the run may take, half on each side (each
     #: runs four inputs).
-    CONTEXT_TRIES = 64
+    CONTEXT_TRIES = 24
 
     def reduce(self, growth: Growth) -> Growth:
         """The shortest fragment (a piece of the one found) whose repetition still grows as fast,
