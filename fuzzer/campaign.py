@@ -18,6 +18,7 @@ from typing import Any, Iterator, Optional
 from fuzzer.budget import Budget
 from fuzzer.confirm import FLAKY, HISTORY, UNKNOWN, Confirmer
 from fuzzer.decisions import campaign_exit_code
+from fuzzer.interrupts import BALANCED
 from fuzzer.engine import Failure, Tally, ToolCampaign, includes_valid, resolve_operators
 from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
                            Progress, StopReason)
@@ -320,11 +321,12 @@ class CampaignJob(Job):
             if "|path|" not in keyed.key or keyed.id == found.signature.id or other is found:
                 self._offer(found, sample, outcome)  # it is this finding's (and counted there already)
                 continue
-            found.count -= failure.count  # it belongs elsewhere
-            if other is not None:
-                self._count_into(other, sample, outcome, failure.count)
-            else:
-                self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
+            with BALANCED:  # it moves whole: out of one finding's count, into another's
+                found.count -= failure.count  # it belongs elsewhere
+                if other is not None:
+                    self._count_into(other, sample, outcome, failure.count)
+                else:
+                    self._open(keyed, failure, level, match_id=oracle.signature(sample, judgment, outcome).id)
 
     def _same(self, finding: Finding, sample: Any, oracle_id: Optional[str] = None) -> Any:
         oracle = self.oracles[finding.level]
@@ -397,15 +399,16 @@ class CampaignJob(Job):
         if signature.id == old:
             return
         finding.match_id = finding.match_id or old
-        self._alias[old] = signature.id
-        self.findings.pop(old, None)
-        known = self.findings.get(signature.id)
-        if known is not None and known is not finding:
-            known.count += finding.count
-            finding.merged_into = known
-            return
-        finding.signature = signature
-        self.findings[signature.id] = finding
+        with BALANCED:  # out of the book under one signature, back in under another or merged: whole
+            self._alias[old] = signature.id
+            self.findings.pop(old, None)
+            known = self.findings.get(signature.id)
+            if known is not None and known is not finding:
+                known.count += finding.count
+                finding.merged_into = known
+                return
+            finding.signature = signature
+            self.findings[signature.id] = finding
 
     def _shrink(self, finding: Finding, sample: Any = None, outcome: Any = None) -> bool:
         """Shrink ``finding`` (or a smaller candidate for it); True when the shown input changed."""
@@ -480,12 +483,13 @@ class CampaignJob(Job):
             first = first_of.setdefault(group, finding)
             if first is finding:
                 continue
-            first.count += finding.count
-            finding.merged_into = first
-            self.findings.pop(finding.signature.id, None)
-            self._alias[finding.signature.id] = first.signature.id
-            self.pending.remove(finding)
-            folded.setdefault(id(first), [first, words, 0])[2] += 1
+            with BALANCED:  # its count moves whole into the first's
+                first.count += finding.count
+                finding.merged_into = first
+                self.findings.pop(finding.signature.id, None)
+                self._alias[finding.signature.id] = first.signature.id
+                self.pending.remove(finding)
+                folded.setdefault(id(first), [first, words, 0])[2] += 1
         for first, words, n in folded.values():
             first.notes.append(f"{n} other failure(s) with the same kind of damage ({words}) are counted here: "
                                f"they were not confirmed before {why}, so it is not known whether they are this bug")

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from fuzzer.interrupts import BALANCED
 from fuzzer.isolation.pool import Lost
 from fuzzer.oracle import Judgment, Oracle, brief, declined, rerun_judgment
 from fuzzer.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
@@ -322,15 +323,16 @@ class ToolCampaign:
         if result is None or isinstance(result, Lost):
             return ran  # a Lost result is one of ``order.lost``, or pins nothing
         tally = self.tally
-        for cls, (executions, failures) in result.by_class.items():
-            tally.add(cls, executions, failures)
-        for sample, outcome, judgment, count, smallest, history in result.failures:
-            earlier = history or ()
-            if smallest is not None:  # the same bug in a smaller input: offered for shrinking
-                self.on_failure(Failure(sample, outcome, judgment, lambda: earlier))
-                self.on_failure(Failure(*smallest, count=count - 1))
-            else:
-                self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
+        with BALANCED:  # its failures are in their classes and in the finding book, or in neither
+            for cls, (executions, failures) in result.by_class.items():
+                tally.add(cls, executions, failures)
+            for sample, outcome, judgment, count, smallest, history in result.failures:
+                earlier = history or ()
+                if smallest is not None:  # the same bug in a smaller input: offered for shrinking
+                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier))
+                    self.on_failure(Failure(*smallest, count=count - 1))
+                else:
+                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
         if result.seeds and self.explorer is not None:
             self.explorer.observe_seeds(result.seeds)
         return ran + result.executions
@@ -394,11 +396,14 @@ class ToolCampaign:
     def _judge(self, sample: Sample, outcome: Any) -> bool:
         """Judge, count, hand a failure to the book; True when it failed."""
         judgment = self.oracle.judge(sample, outcome)
-        self.tally.count(sample.anomaly_class, judgment.failed)
-        if judgment.failed:
-            recent = self._recent
+        if not judgment.failed:
+            self.tally.count(sample.anomaly_class, False)
+            return False
+        recent = self._recent
+        with BALANCED:  # counted in its class and in its finding, or in neither
+            self.tally.count(sample.anomaly_class, True)
             self.on_failure(Failure(sample, outcome, judgment, lambda: tuple(recent)))
-        return judgment.failed
+        return True
 
     def check_determinism(self, pairs: list[tuple[Sample, Any]], deadline: Optional[float]) -> list[bool]:
         """Re-run inputs; a different answer is a nondeterminism failure. Returns which differed."""

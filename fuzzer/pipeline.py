@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any, Generator, Iterable, Iterator, Optional, Sequence
 
 from fuzzer.events import Event, ExitCode, Interrupted, JobFinished, JobStarted, StopReason
+from fuzzer.interrupts import ctrl_c_waits_for_books
 
 
 class EventHandler:
@@ -117,8 +118,14 @@ def run_job(job: Job, handlers: Sequence[EventHandler] = ()) -> JobFinished:
     """Feed every event of ``job`` to every handler; return the final event.
 
     A Ctrl-C that lands while a handler runs is delivered into the job (``throw``), so the job
-    stops and wraps up exactly as if it had been interrupted itself.
+    stops and wraps up exactly as if it had been interrupted itself. One that lands while the job
+    books a failure waits until the books balance (:mod:`fuzzer.interrupts`).
     """
+    with ctrl_c_waits_for_books():
+        return _run_job(job, handlers)
+
+
+def _run_job(job: Job, handlers: Sequence[EventHandler]) -> JobFinished:
     stream = job.events()
     final: Optional[JobFinished] = None
     for handler in handlers:

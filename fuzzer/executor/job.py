@@ -26,6 +26,7 @@ from typing import Any, Iterator, Optional
 
 from fuzzer.decisions import campaign_exit_code
 from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.interrupts import BALANCED
 from fuzzer.executor.checks import CHECKS, judge
 from fuzzer.executor.findings import ExecutorFinding, replay_command
 from fuzzer.executor.policy import PolicyError
@@ -398,13 +399,14 @@ class ExecutorCampaign(Job):
     def _count_judged(self, summary: dict) -> None:
         """A scenario its worker judged and sent without its trace: it kept every promise, or it
         broke them only in ways whose findings the engine has (or was sent) already."""
-        self._tally(summary)
         violations = summary.get("violations", ())
         r = self._result
-        for verdict in {verdict for verdict, _id in violations}:
-            r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
-        for _verdict, signature_id in violations:
-            self._saw(signature_id)
+        with BALANCED:  # in the executions, its verdicts and its findings' counts, or in none
+            self._tally(summary)
+            for verdict in {verdict for verdict, _id in violations}:
+                r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+            for _verdict, signature_id in violations:
+                self._saw(signature_id)
 
     def _tally(self, summary: dict) -> None:
         r = self._result
@@ -419,17 +421,18 @@ class ExecutorCampaign(Job):
 
     def _count(self, scenario: Any, trace: Any, violations: list) -> None:
         r = self._result
-        self._tally(trace.judged if trace.judged is not None else summary_of(trace.data))
-        for verdict in {v.verdict for v in violations}:
-            r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
         limit = self.settings.max_failures
-        for v in violations:
-            if self._saw(v.signature.id) or v.signature.id in self.settings.ignore:
-                continue
-            if limit is not None and len(self._by_signature) + len(self._unconfirmed) >= limit:
-                continue  # one batch can show several new bugs: --max-failures N reports N
-            if not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
-                self._unconfirmed.append((scenario, trace, v))
+        with BALANCED:  # in the executions, its verdicts and its findings' counts, or in none
+            self._tally(trace.judged if trace.judged is not None else summary_of(trace.data))
+            for verdict in {v.verdict for v in violations}:
+                r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+            for v in violations:
+                if self._saw(v.signature.id) or v.signature.id in self.settings.ignore:
+                    continue
+                if limit is not None and len(self._by_signature) + len(self._unconfirmed) >= limit:
+                    continue  # one batch can show several new bugs: --max-failures N reports N
+                if not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
+                    self._unconfirmed.append((scenario, trace, v))
 
     def _saw(self, signature_id: str) -> bool:
         """Count a scenario that showed ``signature_id`` (``seen in`` and ``by_verdict`` count the

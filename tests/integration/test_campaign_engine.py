@@ -9,6 +9,8 @@ scratch. ``Recording`` subclasses the per-tool engine only to look at the sample
 from __future__ import annotations
 
 import collections
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from fuzzer.campaign import CampaignJob, CampaignSettings
 from fuzzer.engine import ToolCampaign
 from fuzzer.isolation import TargetSpec, WorkerPool
+from fuzzer.events import StopReason
 from fuzzer.pipeline import run_job
 from fuzzer.oracle import Oracle, Verdict
 from strategies._internal.build import build_family
@@ -168,6 +171,38 @@ def test_a_deterministic_target_gets_no_nondeterminism_finding(naive_pool):
     campaign = run_campaign(naive_pool, tool="get_weather", seed=2, max_examples=20000)
     assert campaign.result_.findings
     assert all(f.verdict is not Verdict.NONDETERMINISM for f in campaign.result_.findings)
+
+
+# -- a Ctrl-C keeps the books balanced ---------------------------------------------------------
+
+
+class CtrlCAtFailure(CampaignJob):
+    """Sends itself a real SIGINT as its ``at``-th failing execution is booked: the moment a
+    Ctrl-C does the most harm, after the failure is counted in its class, before its finding."""
+
+    at = 1
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.booked = 0
+
+    def _on_failure(self, failure: Any) -> None:
+        self.booked += 1
+        if self.booked == self.at:
+            os.kill(os.getpid(), signal.SIGINT)
+        super()._on_failure(failure)
+
+
+@pytest.mark.parametrize("at", [1, 9, 60])
+def test_a_ctrl_c_while_a_failure_is_booked_leaves_class_failures_equal_to_finding_counts(naive_pool, at):
+    CtrlCAtFailure.at = at
+    campaign = run_campaign(naive_pool, CtrlCAtFailure, tool="get_weather", seed=3, max_examples=20000)
+    result = campaign.result_
+    assert result.stop_reason is StopReason.INTERRUPTED
+    assert campaign.booked >= at
+    in_classes = sum(s.failures for s in result.by_class.values())
+    in_findings = sum(f.count for f in result.findings if f.verdict not in (Verdict.NONDETERMINISM, Verdict.SLOW))
+    assert in_classes == in_findings > 0
 
 
 # -- shrinking keeps the signature -----------------------------------------------------------
