@@ -743,13 +743,13 @@ class CampaignJob(Job):
         if growth is None:
             return
         growth = slow.reduce(growth)
-        largest = growth.text(growth.counts[-1])
-        # Filed by where it spends its time: sample the stack early enough that the run is still
-        # going on a loaded machine, again later if that caught the worker before the target ran
-        # (without frames it would be keyed by the fragment alone).
+        # Filed by where it spends its time: sample the stack of a longer run (again, earlier,
+        # if that one finished first on a loaded machine; without frames it would be keyed by
+        # the fragment alone).
+        largest, after_s = growth.sampled(self.pool.spec.timeout)
         outcome, frames = None, ()
-        for share in (4, 2, 16):
-            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, growth.seconds[-1] / share),
+        for share in (1, 4):
+            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, after_s / share),
                                                      deadline=self.budget.deadline)
             if frames:
                 break

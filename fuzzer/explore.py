@@ -238,6 +238,22 @@ class Growth:
     def text(self, count: int) -> str:
         return self.prefix + self.fragment * count + self.suffix
 
+    def sampled(self, timeout: float) -> tuple[str, float]:
+        """The input whose stack is sampled to see where the time goes, and when to sample it:
+        the fragment repeated until it should run about :data:`SAMPLE_S` (extrapolated with the
+        exponent, at most a quarter of ``timeout``), sampled half way. The input that was timed
+        is not enough: at a few milliseconds, starting a fresh worker and the target's code
+        around the slow part take a share of its time, and a sample there files the finding
+        under another signature."""
+        last_count, last_s = self.counts[-1], max(self.seconds[-1], 1e-6)
+        wanted = min(SAMPLE_S, timeout / 4)
+        count = last_count
+        if last_s < wanted:
+            room = (4 * MAX_PROBE_CHARS - len(self.prefix) - len(self.suffix)) // max(1, len(self.fragment))
+            count = max(last_count, min(room, int(last_count * (wanted / last_s) ** (1 / max(self.exponent, 1.0)))))
+        expected = last_s * (len(self.text(count)) / len(self.text(last_count))) ** max(self.exponent, 1.0)
+        return self.text(count), min(expected, wanted) / 2
+
     def describe(self) -> str:
         points = ", ".join(f"{len(self.text(c)):,} chars {t * 1000:.1f} ms" for c, t in zip(self.counts, self.seconds))
         return f"time grows as n^{self.exponent:.1f} ({points}) repeating {self.fragment!r}"
@@ -245,6 +261,8 @@ class Growth:
 
 #: The largest input a probe grows to: a quadratic parser takes seconds well before 64 KB.
 MAX_PROBE_CHARS = 64_000
+#: How long the input whose stack is sampled should run (:meth:`Growth.sampled`).
+SAMPLE_S = 0.2
 #: Fragments whose long runs make naive regexes and loops super-linear.
 SLOW_FRAGMENTS = (" ", "\n", "\t", "\\", '"', "'", "[", "{", "(", ",", ":", "a", "0", ", ", "\\n", "<", "`", "-")
 #: Growth faster than this is super-linear (quadratic is 2; noise and constant costs pull it down).
@@ -295,14 +313,35 @@ class SlowProbe:
         self.run = run
         self.timeout = timeout
 
-    def measure(self, prefix: str, fragment: str, suffix: str, base_count: int) -> Optional[Growth]:
+    def measure(self, prefix: str, fragment: str, suffix: str, base_count: int,
+                careful: bool = False) -> Optional[Growth]:
+        """The growth of ``fragment`` repeated 1, 2, 4 and 8 times ``base_count``; None when an
+        input hung or would (:attr:`hung`), or the budget ran out. ``careful``: the sizes run one
+        by one, and once one took so long that the rest, growing at least as fast as
+        SLOW_EXPONENT, would reach the timeout, they are not run (each would cost a whole
+        timeout and a new worker) — for sizes that may be much slower than any timed so far."""
         counts = (base_count, 2 * base_count, 4 * base_count, 8 * base_count)
         texts = [prefix + fragment * c + suffix for c in counts]
-        outcomes = self.run(texts)
-        self.hung = any(o is not None and o.kind == "hung" for o in outcomes) and None not in outcomes
-        if any(o is None or o.kind == "hung" for o in outcomes):
-            return None  # a hang is reported as one; the budget ran out
-        return Growth(prefix, fragment, suffix, counts, tuple(o.elapsed for o in outcomes))
+        self.hung = False
+        if not careful:
+            outcomes = self.run(texts)
+            if None in outcomes:
+                return None  # the budget ran out
+            self.hung = any(o.kind == "hung" for o in outcomes)
+            return None if self.hung else Growth(prefix, fragment, suffix, counts, tuple(o.elapsed for o in outcomes))
+        seconds: list = []
+        for text in texts:
+            outcome = self.run([text])[0]
+            if outcome is None:
+                return None
+            after = len(texts) - 1 - len(seconds)  # sizes still to run
+            # each doubling multiplies the time by 3 (2 ** SLOW_EXPONENT) at least, or by what the last one did
+            factor = max(3.0, outcome.elapsed / seconds[-1]) if seconds and seconds[-1] >= 0.001 else 3.0
+            if outcome.kind == "hung" or outcome.elapsed * factor ** after > self.timeout:
+                self.hung = True
+                return None
+            seconds.append(outcome.elapsed)
+        return Growth(prefix, fragment, suffix, counts, tuple(seconds))
 
     def probe(self, text: str) -> Optional[Growth]:
         """One random fragment of ``text``: its growth when it looks super-linear, else None."""
@@ -327,8 +366,11 @@ class SlowProbe:
             suffix = suffix[:1] if suffix[:1] not in ("]", "}", ")", "") else ""
         count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
+        growth = None
         while True:
-            growth = self.measure(prefix, fragment, suffix, count)
+            # four times the repetitions can be 4 ** 3 times slower: carefully near the timeout
+            growth = self.measure(prefix, fragment, suffix, count,
+                                  careful=growth is not None and growth.seconds[-1] * 4 ** 3 > self.timeout)
             if growth is None:
                 return None
             if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > MAX_PROBE_CHARS \
@@ -362,7 +404,7 @@ class SlowProbe:
 
     #: Measurements the reduction of the text around the run may take, half on each side (each
     #: runs four inputs).
-    CONTEXT_TRIES = 24
+    CONTEXT_TRIES = 64
 
     def reduce(self, growth: Growth) -> Growth:
         """The shortest fragment (a piece of the one found) whose repetition still grows as fast,
@@ -375,23 +417,39 @@ class SlowProbe:
         self.reduced_fully = False
         self.stopped_because = self.stopped_because or because
 
+    #: What the largest input of a reduction's measurement should take: well above SLOW_MIN_S
+    #: (a loaded machine's noise), far below the second a run found slow can take (dozens of
+    #: measurements of that would stall the campaign).
+    REDUCE_S = 0.1
+
+    @classmethod
+    def _economical(cls, growth: Growth) -> int:
+        """Base repetitions at which ``growth``'s largest input should take about :attr:`REDUCE_S`."""
+        last = growth.seconds[-1]
+        if last <= 2 * cls.REDUCE_S:
+            return growth.counts[0]
+        return max(1, int(growth.counts[0] / (last / cls.REDUCE_S) ** (1 / max(growth.exponent, 1.0))))
+
     def _tried(self, prefix: str, fragment: str, suffix: str, count: int) -> Optional[Growth]:
         """The growth of a candidate. One that hangs at these repetitions is slower than the run
         it came from (a smaller context can make a regex cubic): it is timed again at a quarter
-        of them, down to one, instead of counting as "does not grow"."""
-        tried = self.measure(prefix, fragment, suffix, count)
+        of them, down to one, instead of counting as "does not grow"; one too fast to time (a
+        smaller context can make it faster) is timed again at four times them."""
+        tried = self.measure(prefix, fragment, suffix, count, careful=True)
         while tried is None and self.hung and count > 1:
             count = max(1, count // 4)
-            tried = self.measure(prefix, fragment, suffix, count)
+            tried = self.measure(prefix, fragment, suffix, count, careful=True)
         if tried is None:
             self._incomplete("a candidate hung even at one repetition" if self.hung else "the budget ran out")
+        elif tried.seconds[-1] < SLOW_MIN_S and len(tried.text(32 * count)) <= MAX_PROBE_CHARS:
+            tried = self.measure(prefix, fragment, suffix, 4 * count, careful=True) or tried
         return tried
 
     def _reduce_fragment(self, growth: Growth) -> Growth:
         for size in range(1, len(growth.fragment)):
             for start in range(0, len(growth.fragment) - size + 1):
                 piece = growth.fragment[start:start + size]
-                count = growth.counts[0] * len(growth.fragment) // len(piece)
+                count = self._economical(growth) * len(growth.fragment) // len(piece)
                 tried = self._tried(growth.prefix, piece, growth.suffix, max(1, count))
                 if grows_super_linearly(tried):
                     return tried
@@ -413,7 +471,7 @@ class SlowProbe:
                     tries -= 1
                     rest = part[:i * size] + part[(i + 1) * size:]
                     prefix, suffix = (rest, best.suffix) if side == "prefix" else (best.prefix, rest)
-                    tried = self._tried(prefix, best.fragment, suffix, best.counts[0])
+                    tried = self._tried(prefix, best.fragment, suffix, self._economical(best))
                     if grows_super_linearly(tried):
                         best = tried
                         chunks = max(1, chunks - 1)

@@ -246,8 +246,9 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
         # One sample may land where the slow code is not (a loaded machine, a call before it): it
         # takes three samples elsewhere to say the time is now spent somewhere else.
         seen = []
-        for share in (2, 4, 8):
-            _outcome, frames = pool.sample_stack(growth.text(growth.counts[-1]), after_s=growth.seconds[-1] / share)
+        text, after_s = growth.sampled(pool.spec.timeout)
+        for share in (1, 2, 4):
+            _outcome, frames = pool.sample_stack(text, after_s=after_s / share)
             if frames:
                 seen.append(slow_signature(frames=frames, fragment_kind="").id)
                 if seen[-1] == entry.signature:

@@ -99,3 +99,71 @@ def test_a_candidate_that_hangs_is_timed_again_at_fewer_repetitions_not_dropped(
     assert reduced.prefix == OPENER and reduced.counts[0] < 256, reduced
     assert probe.reduced_fully, probe.stopped_because
     assert reduced.exponent >= 2.5  # the cubic growth, measured where it does not hang
+
+
+def test_a_careful_measurement_stops_before_an_input_that_would_hang():
+    """A reduction candidate that is cubic where the run it came from was quadratic would hang
+    at the larger sizes; its first sizes already show it, so none of them is run (each hang costs
+    a whole timeout and a new worker), and it is timed again at fewer repetitions instead."""
+    timeout, ran = 2.0, []
+
+    def run(texts: list) -> list:
+        ran.extend(texts)
+        return [SimpleNamespace(kind="hung", elapsed=timeout) if 1e-7 * len(t) ** 3 > timeout
+                else SimpleNamespace(kind="returned", elapsed=1e-7 * len(t) ** 3) for t in texts]
+
+    probe = SlowProbe(seed=0, run=run, timeout=timeout)
+    assert probe.measure("", " ", "", 200, careful=True) is None and probe.hung
+    assert not any(1e-7 * len(t) ** 3 > timeout for t in ran)
+    assert len(ran) == 1  # 200 spaces take 0.8 s: 1,600 would take a minute, the rest are not run
+    growth = probe._tried("", " ", "", 200)
+    # 50 spaces, then 100 (a tenth of a second, 8x the 50): 400 would hang; so 12, 24, 48, 96
+    assert growth is not None and growth.counts == (12, 24, 48, 96) and growth.exponent >= 2.5
+    assert not any(1e-7 * len(t) ** 3 > timeout for t in ran)
+
+
+def test_a_reduction_times_its_candidates_at_sizes_cheaper_than_the_run_found():
+    """A run found at a second is reduced with candidates whose largest input takes about
+    REDUCE_S: dozens of measurements of the found sizes would stall the campaign."""
+    spent = []
+
+    def run(texts: list) -> list:
+        outcomes = simulated_run(texts)
+        spent.extend(o.elapsed for o in outcomes)
+        return outcomes
+
+    probe = SlowProbe(seed=0, run=run, timeout=10.0)
+    found = probe.measure("abc{}" * 8 + OPENER, " ", "", 400)
+    assert found.seconds[-1] > 0.9
+    spent.clear()
+    reduced = probe.reduce(found)
+    assert probe.reduced_fully and reduced.prefix.endswith(OPENER) and reduced.exponent >= SLOW_EXPONENT
+    assert reduced.counts[0] < found.counts[0]
+    assert max(spent) < found.seconds[-1] / 2
+    assert sum(spent) < 20 * found.seconds[-1]  # without the rescaling: one found run per candidate size
+
+
+@settings(max_examples=200, deadline=None)
+@given(exponent=st.floats(1.6, 4.0), last_ms=st.floats(0.03 * 1000, 3000.0), count=st.integers(1, 4000),
+       fragment=st.sampled_from([" ", "\n", "ab", "{\"a\":"]), timeout=st.floats(0.5, 30.0))
+def test_the_sampled_input_runs_long_enough_to_be_caught_in_the_slow_code_and_never_hangs(
+        exponent, last_ms, count, fragment, timeout):
+    """The stack is sampled on a run predicted to take about SAMPLE_S (a fresh worker's start is
+    then a small share of it), at least the largest measured, at most a quarter of the timeout,
+    and half way through the time predicted."""
+    from fuzzer.explore import MAX_PROBE_CHARS, SAMPLE_S, Growth
+
+    counts = (count, 2 * count, 4 * count, 8 * count)
+    texts = ["x" + fragment * c for c in counts]
+    last = last_ms / 1000
+    seconds = tuple(last * (len(t) / len(texts[-1])) ** exponent for t in texts)
+    growth = Growth("x", fragment, "", counts, seconds)
+    text, after_s = growth.sampled(timeout)
+    assert len(text) >= len(texts[-1]) and len(text) <= max(len(texts[-1]), 4 * MAX_PROBE_CHARS)
+    predicted = last * (len(text) / len(texts[-1])) ** exponent
+    wanted = min(SAMPLE_S, timeout / 4)
+    if last >= wanted:
+        assert text == texts[-1]
+    elif len(text) + len(fragment) <= 4 * MAX_PROBE_CHARS:  # not capped by size
+        assert wanted * 0.4 <= predicted <= wanted * 1.01
+    assert after_s <= wanted / 2 + 1e-9 and after_s <= predicted / 2 + 1e-9
