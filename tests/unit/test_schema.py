@@ -351,3 +351,21 @@ def test_any_choice_sequence_yields_a_valid_value_for_narrowing_keywords(schema,
     """Shrinking replays truncated and zeroed choice sequences: whatever they are, the checked node
     (its retries, then the pool) never gives an invalid value."""
     assert Draft202012Validator(schema).is_valid(compile_schema(schema).generate(ReplaySource(choices)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet="abcABC0", max_size=400), limit=st.integers(0, 300))
+def test_the_validator_with_cut_messages_judges_exactly_as_jsonschema(text, limit):
+    """pattern and maxLength errors show a long string cut (its repr cost more than the check),
+    and judge every string exactly as jsonschema's own keywords do."""
+    import jsonschema
+
+    from strategies._internal.schema.validators import SHOWN_CHARS
+
+    schema = {"type": "object", "properties": {"a": {"type": "string", "pattern": "^[A-C]+$", "maxLength": limit}}}
+    ours = validator_for_schema(schema)(schema)
+    theirs = jsonschema.Draft202012Validator(schema)
+    assert ours.is_valid({"a": text}) == theirs.is_valid({"a": text})
+    assert sorted(e.validator for e in ours.iter_errors({"a": text})) == \
+        sorted(e.validator for e in theirs.iter_errors({"a": text}))
+    assert all(len(e.message) < SHOWN_CHARS + 100 for e in ours.iter_errors({"a": text}))
