@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from corpus.signature import retitled_path
 from fuzzer.isolation.outcome import describe_outcome
-from fuzzer.reproduce import command_for, needs_file, reproducer_document
+from fuzzer.reproduce import command_for, file_command, needs_file, reproducer_document, reproducer_path
 from fuzzer.results import ShrunkFinding, shown
 
 
@@ -106,16 +106,22 @@ class Finding(ShrunkFinding):
     # -- reproduce -------------------------------------------------------------------------------
     @property
     def reproduce(self) -> str:
+        if self.needs_reproducer_file and self.growth is not None:
+            return file_command(reproducer_path(self.reproduce_dir, self.signature.id))
         return command_for(target=self.target, text=self.best.text, history=self.history,
                            reproduce_dir=self.reproduce_dir, signature=self.signature.id)
 
     @property
     def needs_reproducer_file(self) -> bool:
-        return self.reproduce_dir is not None and needs_file(self.best.text, self.history)
+        """A slow finding always has one: run once, its input takes a millisecond and shows
+        nothing; its reproducer file times the repetitions, as replay does."""
+        return self.reproduce_dir is not None and (self.growth is not None or needs_file(self.best.text, self.history))
 
     def reproducer(self) -> dict[str, Any]:
+        growth = self._scenario().get("growth") if self.growth is not None else None
         return reproducer_document(target=self.target, text=self.best.text, history=self.history,
-                                   reject_on=self.reject_on, signature=self.signature.id, title=self.title)
+                                   reject_on=self.reject_on, signature=self.signature.id, title=self.title,
+                                   growth=growth)
 
     def location(self) -> Optional[tuple[str, str]]:
         """(path, function) of the innermost frame in the user's code where it failed, if known

@@ -84,9 +84,14 @@ def reproducer_path(directory: str, signature: str) -> str:
 
 
 def reproducer_document(*, target: str, text: str, history: Sequence[str] = (), reject_on: Sequence[str] = (),
-                        signature: str = "", title: str = "") -> dict[str, Any]:
-    return {"toolfuzz_reproducer": REPRODUCER_VERSION, "signature": signature, "title": title, "target": target,
-            "reject_on": list(reject_on), "history": list(history), "input": text}
+                        signature: str = "", title: str = "", growth: Optional[dict] = None) -> dict[str, Any]:
+    """``growth`` (a slow finding's prefix, fragment, suffix and count) makes `fuzz reproduce`
+    time the fragment's repetitions instead of running the input once."""
+    document = {"toolfuzz_reproducer": REPRODUCER_VERSION, "signature": signature, "title": title, "target": target,
+                "reject_on": list(reject_on), "history": list(history), "input": text}
+    if growth:
+        document["growth"] = dict(growth)
+    return document
 
 
 def write_reproducer(path: str, document: dict[str, Any]) -> None:

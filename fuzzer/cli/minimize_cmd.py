@@ -82,13 +82,15 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
 def reproduce(path: str, target: Optional[str]) -> None:
     """Run one finding's input on its target in this process and show what it does.
 
-    FILE is a reproducer file (written for long or history-dependent findings; it names the
+    FILE is a reproducer file (written for long, history-dependent or slow findings; it names the
     target and any earlier inputs that must run first), a corpus entry, or a raw model output
     (then --target is required). Prints the calls returned, or the full traceback.
 
     Exit status 1 when the input still fails: it raises, or (for a corpus entry whose calls are
     known) the target rejects a valid output or returns other calls than those written. Without
     that truth (a raw file, a reproducer), only raising counts; `fuzz replay` judges fully.
+    A slow finding (its reproducer file or corpus entry) is timed at 1x, 2x, 4x and 8x its
+    repetitions instead, and fails while the time still grows super-linearly.
     """
     import json
     import traceback
@@ -101,6 +103,7 @@ def reproduce(path: str, target: Optional[str]) -> None:
     history: list = []
     reject: list = []
     expected: Optional[list] = None  # the entry's ground truth, when known
+    growth: Optional[dict] = None  # a slow finding's repetitions: timed, not run once
     entry = None
     try:
         text = read_text_exactly(path)
@@ -112,6 +115,7 @@ def reproduce(path: str, target: Optional[str]) -> None:
             text, history = str(data.get("input", "")), list(data.get("history") or [])
             target = target or data.get("target")
             reject = list(data.get("reject_on") or [])
+            growth = data.get("growth") if isinstance(data.get("growth"), dict) else None
         else:
             sample, entry = read_sample_file(path)
             text = sample.text
@@ -126,7 +130,8 @@ def reproduce(path: str, target: Optional[str]) -> None:
         reject_types = load_reject_types(reject)
     except (ToolfuzzError, InputError) as exc:
         raise ConfigError(str(exc)) from None
-    growth = (entry.scenario or {}).get("growth") if entry is not None and entry.verdict == "slow" else None
+    if entry is not None and entry.verdict == "slow":
+        growth = (entry.scenario or {}).get("growth")
     if growth:
         _reproduce_slow(target, function, growth)
         return

@@ -180,7 +180,7 @@ class ExecutorResult(JobResult):
     worker_s: float = 0.0  # real seconds the workers spent inside scenarios
     worker_cpu_s: float = 0.0  # ... of which CPU seconds (what a worker with a core of its own needs)
     faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
-    by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it
+    scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
 
     def test_cases(self) -> list[TestCase]:
         from fuzzer.results import _detail
@@ -217,7 +217,7 @@ class ExecutorResult(JobResult):
             "stop_reason": str(self.stop_reason),
             "problem": self.problem,
             "failures": [f.to_report() for f in self.findings],
-            "by_verdict": dict(sorted(self.by_verdict.items())),
+            "scenarios_by_verdict": dict(sorted(self.scenarios_by_verdict.items())),
             "faults": dict(sorted(self.faults.items())),
             "counts": self.counts(),
             "notes": list(self.notes),
@@ -404,7 +404,7 @@ class ExecutorCampaign(Job):
         with BALANCED:  # in the executions, its verdicts and its findings' counts, or in none
             self._tally(summary)
             for verdict in {verdict for verdict, _id in violations}:
-                r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+                r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + 1
             for _verdict, signature_id in violations:
                 self._saw(signature_id)
 
@@ -425,7 +425,7 @@ class ExecutorCampaign(Job):
         with BALANCED:  # in the executions, its verdicts and its findings' counts, or in none
             self._tally(trace.judged if trace.judged is not None else summary_of(trace.data))
             for verdict in {v.verdict for v in violations}:
-                r.by_verdict[verdict] = r.by_verdict.get(verdict, 0) + 1
+                r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + 1
             for v in violations:
                 if self._saw(v.signature.id) or v.signature.id in self.settings.ignore:
                     continue
@@ -435,7 +435,7 @@ class ExecutorCampaign(Job):
                     self._unconfirmed.append((scenario, trace, v))
 
     def _saw(self, signature_id: str) -> bool:
-        """Count a scenario that showed ``signature_id`` (``seen in`` and ``by_verdict`` count the
+        """Count a scenario that showed ``signature_id`` (``seen in`` and ``scenarios_by_verdict`` count the
         same scenarios, those seen before the finding was confirmed too); True if it is a finding."""
         self._seen[signature_id] = self._seen.get(signature_id, 0) + 1
         known = self._by_signature.get(signature_id)

@@ -51,10 +51,10 @@ def test_the_naive_executor_breaks_at_least_five_promises_each_with_a_minimal_re
                               text=True, timeout=120)
         assert proc.returncode == 1, proc.stderr
         assert finding.signature.id in proc.stdout
-    assert set(result.to_report()["by_verdict"]) == {f.verdict for f in result.findings}
-    # "seen in" counts the scenarios by_verdict counts (those before a finding was confirmed too):
+    assert set(result.to_report()["scenarios_by_verdict"]) == {f.verdict for f in result.findings}
+    # "seen in" counts the scenarios scenarios_by_verdict counts (those before a finding was confirmed too):
     # a scenario can show two signatures of one verdict, never a verdict without its signature
-    for verdict, scenarios in result.by_verdict.items():
+    for verdict, scenarios in result.scenarios_by_verdict.items():
         counts = [f.count for f in result.findings if f.verdict == verdict]
         assert max(counts) <= scenarios <= sum(counts), (verdict, scenarios, counts)
     assert result.virtual_s > 100 * result.worker_s  # waits are virtual
@@ -160,7 +160,7 @@ def test_workers_that_judge_what_they_run_report_what_the_engine_would():
     assert [(f.signature.id, f.scenario.wire()) for f in here.findings] == \
         [(f.signature.id, f.scenario.wire()) for f in there.findings]
     assert len(here.findings) >= 5
-    for field in ("executions", "calls", "faults", "by_verdict", "virtual_s"):
+    for field in ("executions", "calls", "faults", "scenarios_by_verdict", "virtual_s"):
         assert getattr(here, field) == getattr(there, field), field
     assert there.worker_cpu_s > 0
 
@@ -192,7 +192,7 @@ def test_judging_a_batch_as_it_comes_back_reports_what_judging_it_afterwards_doe
     assert [(f.signature.id, f.scenario.wire()) for f in streamed.findings] == \
         [(f.signature.id, f.scenario.wire()) for f in whole_batches.findings]
     assert len(streamed.findings) >= 5
-    for field in ("executions", "calls", "faults", "by_verdict", "virtual_s"):
+    for field in ("executions", "calls", "faults", "scenarios_by_verdict", "virtual_s"):
         assert getattr(streamed, field) == getattr(whole_batches, field), field
 
 

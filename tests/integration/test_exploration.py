@@ -3,7 +3,11 @@ coverage-guided exploration reaches. Real campaigns through the CLI, real worker
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+from tests.conftest import cli_env
 
 EXPLORE = "tests.integration.targets.explore:"
 
@@ -31,7 +35,6 @@ def test_a_parser_that_runs_a_command_is_blocked_and_reported(cli, tmp_path):
     assert result.code == 1, result
     (unsafe,) = [f for f in result.report()["failures"] if f["verdict"] == "unsafe"]
     assert "os.system" in unsafe["title"] and "started a process" in unsafe["reason"]
-    import os
 
     assert not os.path.exists("/tmp/toolfuzz-should-never-exist")  # blocked, not just seen
 
@@ -48,6 +51,14 @@ def test_a_quadratic_regex_is_reported_slow_with_its_exponent_before_any_hang(cl
     assert "quadratic_cleanup" in slow[0]["title"]  # where the time goes: the stack sampled mid-run
     hangs = [f for f in failures if f["verdict"] == "hang"]
     assert all(h["found_at_s"] > slow[0]["found_at_s"] for h in hangs)
+    # its reproduce command, run as printed from elsewhere, times the repetitions (run once, the
+    # minimized input takes a millisecond and shows nothing)
+    import shlex
+    import subprocess
+
+    shown = subprocess.run(shlex.split(slow[0]["reproduce"]), cwd="/", capture_output=True, text=True,
+                           timeout=120, env=cli_env())  # PYTHONPATH: the test targets
+    assert shown.returncode == 1 and "still slow" in shown.stdout and "grows as n^" in shown.stdout, shown
     # its corpus entry is timed again by reproduce (still slow: exit 1), as replay judges it;
     # minimize says in one line that there is nothing left to shrink
     import json
