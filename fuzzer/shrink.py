@@ -25,6 +25,7 @@ from corpus.minimize import NotInteresting, shortlex, shrink_choices, shrink_tex
 from fuzzer.oracle import TEXT_CARRIED, Oracle, Verdict
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
+from strategies.json_values import json_identical
 
 #: A sample regenerated from an edited recipe can raise anything its generator raises on
 #: pathological choice sequences; such a candidate is simply not interesting.
@@ -101,6 +102,7 @@ class FindingShrinker:
         self._oracle = oracle
         self._registry = registry
         self._seen: dict[str, Any] = {}
+        self._judged: dict[tuple, list] = {}  # text and sample fields -> [(truth, signature id)]
         self._deadline: Optional[float] = None
 
     def _run(self, texts: list[str]) -> list[Any]:
@@ -115,10 +117,20 @@ class FindingShrinker:
         return [seen.get(t) for t in texts]
 
     def _signature_id(self, sample: Sample, outcome: Any) -> Optional[str]:
+        """The signature ``sample`` fails with (None: it passes), judged once per shrink for each
+        text and truth: most candidates regenerate a text seen before (three in four, shrinking a
+        validate-level finding), whose one outcome (:meth:`_run`) gets the same judgment. Keyed by
+        the text and what else the oracle reads of a sample; the truth is compared, not hashed (a
+        ``repr`` of a 64 KB argument cost more than judging it)."""
+        key = (sample.text, sample.tool, sample.format, sample.anomaly_class, sample.operator, sample.truth_known)
+        judged = self._judged.setdefault(key, [])
+        for calls, found in judged:
+            if (calls is None) == (sample.calls is None) and (calls is None or json_identical(calls, sample.calls)):
+                return found
         judgment = self._oracle.judge(sample, outcome)
-        if not judgment.failed:
-            return None
-        return self._oracle.signature(sample, judgment, outcome).id
+        found = self._oracle.signature(sample, judgment, outcome).id if judgment.failed else None
+        judged.append((sample.calls, found))
+        return found
 
     def shrink(self, sample: Sample, outcome: Any, verdict: Verdict, signature_id: str, *,
                budget_s: float, max_tests: int = 4000) -> Shrunk:
@@ -127,7 +139,7 @@ class FindingShrinker:
             return Shrunk(sample, outcome, False, "nondeterministic failures are not shrunk")
         if budget_s <= 0:
             return Shrunk(sample, outcome, False, "not minimized: the budget ran out")
-        self._seen = {sample.text: outcome}
+        self._seen, self._judged = {sample.text: outcome}, {}
         self._deadline = time.monotonic() + budget_s
         notes: list[str] = []
 
@@ -175,7 +187,7 @@ class FindingShrinker:
         if not complete:
             notes.append("not minimized: shrinking stopped at its time budget"
                          if time.monotonic() >= self._deadline else "not fully minimized")
-        self._seen = {}
+        self._seen, self._judged = {}, {}
         return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)))
 
 

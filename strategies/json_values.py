@@ -19,8 +19,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["JSON_TYPES", "canonical", "canonical_json", "copy_json", "json_equal", "json_kind", "json_type_name",
-           "json_types", "shortlex"]
+__all__ = ["JSON_TYPES", "canonical", "canonical_json", "copy_json", "json_equal", "json_identical", "json_kind",
+           "json_type_name", "json_types", "shortlex"]
 
 
 #: The seven JSON Schema type names.
@@ -47,6 +47,28 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, (list, tuple)):
         return isinstance(b, (list, tuple)) and len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
     return ca is cb and a == b
+
+
+def json_identical(a: Any, b: Any) -> bool:
+    """The very same document: same types (``1`` is not ``1.0``, ``true`` is not ``1``), same keys in
+    the same order, same items. Stricter than :func:`json_equal`: what a cache of judgments keyed
+    by a value needs, where two values json_equal holds equal may still be judged apart (a
+    draft-3 ``integer`` rejects ``2.0``; jsonschema's errors follow key order)."""
+    ca = a.__class__
+    if ca is not b.__class__:
+        return False
+    if ca is dict:
+        if len(a) != len(b):
+            return False
+        for (key, value), (other_key, other) in zip(a.items(), b.items()):
+            if key != other_key or not json_identical(value, other):
+                return False
+        return True
+    if ca is list or ca is tuple:
+        return len(a) == len(b) and all(json_identical(x, y) for x, y in zip(a, b))
+    if ca is float:
+        return repr(a) == repr(b)  # -0.0 is not 0.0; a NaN is the NaN it was
+    return a == b
 
 
 def canonical(value: Any) -> Any:

@@ -9,14 +9,14 @@ import sys
 
 import jsonschema
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from strategies.json_schemas import (
     ignores_ref_siblings, legacy_draft, merge_schemas, normalize_local, normalize_openapi, pointer,
     resolve_pointer, validator_class,
 )
 from strategies.json_values import (
-    canonical, canonical_json, copy_json, json_equal, json_kind, json_type_name, json_types, shortlex,
+    canonical, canonical_json, copy_json, json_equal, json_identical, json_kind, json_type_name, json_types, shortlex,
 )
 
 scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from([0.0, 1.0, 2.5, -1.0]) | \
@@ -40,6 +40,25 @@ def test_canonical_forms_agree_with_json_equal(a, b):
     assert (canonical(a) == canonical(b)) == json_equal(a, b)
     assert (canonical_json(a) == canonical_json(b)) == json_equal(a, b)
     assert json_equal(a, json.loads(json.dumps(a))) and json_equal(copy_json(a), a)
+
+
+exact_values = st.recursive(
+    scalars | st.sampled_from([-0.0, float("nan"), 2, 2.0, 1, True, 0, False]),
+    lambda inner: st.lists(inner, max_size=3) | st.tuples(inner) | st.dictionaries(
+        st.sampled_from(["a", "b", "c"]), inner, max_size=3), max_leaves=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(exact_values, exact_values)
+@example({"a": 1, "b": [2]}, {"b": [2], "a": 1}).via("key order")
+@example([1], [1.0]).via("number types")
+@example({"a": True}, {"a": 1}).via("booleans")
+def test_identical_documents_are_those_with_the_same_repr(a, b):
+    """json_identical keys a cache of judgments: it must tell apart exactly what a repr tells apart
+    (number types, key order, -0.0, lists and tuples), and find a copy the same."""
+    assert json_identical(a, b) == (repr(a) == repr(b))
+    assert json_identical(a, copy_json(a)) == (repr(a) == repr(copy_json(a)))
+    assert not json_identical(a, b) or json_equal(a, b) or "nan" in repr(a)
 
 
 @given(values)

@@ -28,3 +28,41 @@ def test_a_failure_of_any_call_shrinks_from_several_calls_to_one(seed, fmt):
     assert len(shrunk.sample.calls) == 1
     assert size_key(shrunk.sample) <= size_key(sample)
     assert keeps(shrunk.sample, "failed")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_a_shrink_judges_each_text_and_truth_once_and_never_reuses_another_truths_judgment(data):
+    """The shrinker keeps one judgment per text and truth: a candidate whose text was seen with the
+    same truth gets that judgment, one whose truth differs (the number types, key order or values)
+    is judged afresh and exactly as the oracle judges it."""
+    from fuzzer.isolation import Outcome
+    from fuzzer.oracle import Oracle
+    from fuzzer.shrink import FindingShrinker
+    from strategies._internal.sample import Sample
+
+    truths = [[{"name": "get_weather", "arguments": {"city": "Paris"}}],
+              [{"name": "get_weather", "arguments": {"city": "Lyon"}}],
+              [{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}}],
+              [{"name": "get_weather", "arguments": {"city": "Paris", "days": 2.0}}],
+              [{"name": "get_weather", "arguments": {"days": 2, "city": "Paris"}}], None]
+    returned = data.draw(st.sampled_from(truths[:-1]))
+    outcome = Outcome(kind="returned", calls=returned)
+    level = data.draw(st.sampled_from(["parse", "validate"]))
+    oracle, judged = Oracle(REGISTRY, level), []
+
+    class Counting(Oracle):
+        def judge(self, sample, outcome):
+            judged.append(repr(sample.calls))
+            return super().judge(sample, outcome)
+
+    shrinker = FindingShrinker(lambda texts, deadline=None: [outcome] * len(texts), Counting(REGISTRY, level),
+                               REGISTRY)
+    drawn = data.draw(st.lists(st.sampled_from(truths), min_size=1, max_size=12))
+    for truth in drawn:
+        s = Sample(text='{"name": "get_weather"}', format="json", anomaly_class=None if truth else "truncation",
+                   operator=None, calls=truth, tool="get_weather")
+        judgment = oracle.judge(s, outcome)
+        expected = oracle.signature(s, judgment, outcome).id if judgment.failed else None
+        assert shrinker._signature_id(s, outcome) == expected
+    assert sorted(judged) == sorted({repr(truth) for truth in drawn})
