@@ -753,8 +753,15 @@ class CampaignJob(Job):
                                                      deadline=self.budget.deadline)
             if frames:
                 break
-        signature = slow_signature(frames=frames, fragment_kind=_fragment_kind(growth.fragment))
+        kind = _fragment_kind(growth.fragment)
+        signature = slow_signature(frames=frames, fragment_kind=kind)
         found = self.findings.get(signature.id)
+        if found is None and not frames:
+            # No stack caught (the run ended first, or the budget did): nothing tells this growth
+            # from a slow finding of this tool on the same kind of fragment, which is then the
+            # one bug seen again, not a second one keyed by the fragment alone.
+            found = next((f for f in self.findings.values() if f.growth is not None and f.sample.tool == tool
+                          and _fragment_kind(f.growth.fragment) == kind), None)
         if found is not None:
             found.count += 1
             return
