@@ -57,15 +57,57 @@ def needs_file(text: str, history: Sequence[str] = ()) -> bool:
 
 
 def inline_command(target: str, text: str) -> str:
-    """``<python> -c '...'`` printing what ``target`` returns for ``text`` (or its traceback)."""
+    """``<python> -c '...'`` printing what ``target`` returns for ``text`` (or its traceback).
+
+    A target found through the run's directory (a module of the user's next to the tools file,
+    not an installed one) is looked up there, by absolute path: pasted into a terminal elsewhere,
+    the command must find the same code."""
     literal = python_literal(text)
     module, _, attr = target.partition(":")
+    home = target_home(target)
     if "/" in module or module.endswith(".py") or "." in attr:
         # file paths and Class.method targets load exactly as the engine loads them
-        code = f"from fuzzer.target import load_target; print(load_target({target!r})({literal}))"
+        where = f", cwd={home!r}" if home else ""
+        code = f"from fuzzer.target import load_target; print(load_target({target!r}{where})({literal}))"
     else:
-        code = f"from {module} import {attr} as t; print(t({literal}))"
+        where = f"import sys; sys.path.insert(0, {home!r}); " if home else ""
+        code = f"{where}from {module} import {attr} as t; print(t({literal}))"
     return f"{_env(target)}{python()} -c {shlex.quote(code)}"
+
+
+_HOMES: dict = {}
+
+
+def target_home(target: str, cwd: Optional[str] = None) -> Optional[str]:
+    """The absolute directory ``target`` is found through when it is not importable from
+    anywhere else (a file path, or a module in the run's directory ``cwd``); None for an
+    installed module (the bundled targets, a package of the user's installed in the venv)."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    module = target.partition(":")[0]
+    if "/" in module or module.endswith(".py"):
+        return cwd
+    key = (module, cwd)
+    if key not in _HOMES:
+        import importlib.machinery
+
+        top = module.split(".")[0]
+        elsewhere = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != cwd]
+        found = False
+        for finder in sys.meta_path:
+            try:
+                if finder is importlib.machinery.PathFinder:
+                    spec = finder.find_spec(top, elsewhere)
+                elif hasattr(finder, "find_spec"):
+                    spec = finder.find_spec(top, None)
+                else:
+                    spec = None
+            except Exception:  # noqa: BLE001 - a finder that cannot answer does not find it
+                spec = None
+            if spec is not None:
+                found = True
+                break
+        _HOMES[key] = None if found else cwd
+    return _HOMES[key]
 
 
 def file_command(path: str) -> str:
@@ -89,6 +131,9 @@ def reproducer_document(*, target: str, text: str, history: Sequence[str] = (), 
     time the fragment's repetitions instead of running the input once."""
     document = {"toolfuzz_reproducer": REPRODUCER_VERSION, "signature": signature, "title": title, "target": target,
                 "reject_on": list(reject_on), "history": list(history), "input": text}
+    home = target_home(target)
+    if home:  # where the target was found: `fuzz reproduce FILE` run elsewhere looks there
+        document["target_home"] = home
     if growth:
         document["growth"] = dict(growth)
     return document
@@ -113,4 +158,4 @@ def command_for(*, target: str, text: str, history: Sequence[str] = (),
 
 
 __all__ = ["REPRODUCE_LIMIT", "command_for", "file_command", "inline_command", "needs_file", "python",
-           "python_literal", "reproducer_document", "reproducer_path", "write_reproducer"]
+           "python_literal", "reproducer_document", "reproducer_path", "target_home", "write_reproducer"]

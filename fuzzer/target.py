@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from strategies.errors import TargetError
 
-__all__ = ["InvalidReturn", "load_reject_types", "load_target", "normalize_calls"]
+__all__ = ["InvalidReturn", "load_reject_types", "load_target", "normalize_calls", "takes_one_text"]
 
 #: Deeper nesting than this in a returned value is refused (also catches cyclic containers),
 #: so a pathological return cannot turn normalization into a RecursionError.
@@ -66,6 +66,22 @@ def load_target(ref: str, *, cwd: str | None = None) -> Callable[[str], Any]:
     if not callable(obj):
         raise TargetError(f"target {ref!r}: {type(obj).__name__} object is not callable")
     return obj
+
+
+def takes_one_text(target: Any, ref: str) -> Any:
+    """``target``, when it can be called with one argument (the model output); else a one-line
+    TargetError. A ``parse()`` with no parameter (or with two required ones) otherwise "crashes"
+    on every input: a whole budget spent on one TypeError in the harness's call, not a bug found."""
+    try:
+        signature = inspect.signature(target)
+    except (TypeError, ValueError):  # a builtin or extension callable without one: cannot tell
+        return target
+    try:
+        signature.bind("model output")
+    except TypeError as exc:
+        raise TargetError(f"target {ref!r}: cannot be called with one argument, the model output "
+                          f"({_one_line(exc)}); its signature is {signature}") from None
+    return target
 
 
 def load_reject_types(refs: list[str] | tuple[str, ...], *,

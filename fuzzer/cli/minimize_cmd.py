@@ -104,6 +104,8 @@ def reproduce(path: str, target: Optional[str]) -> None:
     reject: list = []
     expected: Optional[list] = None  # the entry's ground truth, when known
     growth: Optional[dict] = None  # a slow finding's repetitions: timed, not run once
+    home = ""  # the directory the finding's run found its target in
+    explicit_target = target is not None
     entry = None
     try:
         text = read_text_exactly(path)
@@ -115,6 +117,7 @@ def reproduce(path: str, target: Optional[str]) -> None:
             text, history = str(data.get("input", "")), list(data.get("history") or [])
             target = target or data.get("target")
             reject = list(data.get("reject_on") or [])
+            home = str(data.get("target_home") or "") if not explicit_target else ""
             growth = data.get("growth") if isinstance(data.get("growth"), dict) else None
         else:
             sample, entry = read_sample_file(path)
@@ -126,8 +129,14 @@ def reproduce(path: str, target: Optional[str]) -> None:
                     expected = entry.calls
         if not target:
             raise ConfigError(f"{path}: names no target; give --target M:A")
-        function = load_target(target)
-        reject_types = load_reject_types(reject)
+        try:
+            function = load_target(target)
+            home = ""
+        except ToolfuzzError:
+            if not home:
+                raise
+            function = load_target(target, cwd=home)  # run elsewhere: where the finding's run found it
+        reject_types = load_reject_types(reject, cwd=home or None)
     except (ToolfuzzError, InputError) as exc:
         raise ConfigError(str(exc)) from None
     if entry is not None and entry.verdict == "slow":

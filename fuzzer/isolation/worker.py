@@ -22,7 +22,7 @@ from fuzzer.isolation.outcome import (FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PIN_
                                       PROTOCOL, STRIDE, TargetSpec)
 from fuzzer.isolation.wire import outcome_of
 from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
-                           normalize_calls)
+                           normalize_calls, takes_one_text)
 from strategies.errors import TargetError
 
 
@@ -77,7 +77,7 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool, pins: Any 
     try:
         if spec.cwd:
             os.chdir(spec.cwd)
-        target = load_target(spec.target, cwd=spec.cwd)
+        target = takes_one_text(load_target(spec.target, cwd=spec.cwd), spec.target)
         reject = load_reject_types(list(spec.reject_on), cwd=spec.cwd)
     except TargetError as exc:
         ctl.send(("error", str(exc)))

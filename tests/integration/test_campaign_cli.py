@@ -401,6 +401,7 @@ USAGE_ERRORS = {
     "missing attribute": (["--target", "fuzzer.targets.naive:nosuch"], "nosuch"),
     "no colon": (["--target", "fuzzer.targets.naive"], "fuzzer.targets.naive"),
     "not callable": (["--target", "fuzzer.targets.naive:json"], "not callable"),
+    "target takes no argument": (["--target", BUGGY + "no_argument"], "cannot be called with one argument"),
     "target fails to import": (["--target", BUGGY.replace("buggy:", "import_error:parse")], "RuntimeError"),
     "target import kills the process": (["--target", BUGGY.replace("buggy:", "import_death:parse")], "died"),
     "bad reject-on": (["--reject-on", "nosuch:X"], "nosuch"),
