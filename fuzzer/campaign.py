@@ -435,7 +435,7 @@ class CampaignJob(Job):
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
             self.budget.spent_shrinking(time.monotonic() - started)
             return False
-        alone = self._fails_alone(finding, shrunk.sample, match)
+        alone, traceback = self._fails_alone(finding, shrunk.sample, match)
         self.budget.spent_shrinking(time.monotonic() - started)
         if not alone:
             if finding.minimized is None:
@@ -451,20 +451,27 @@ class CampaignJob(Job):
                 finding.match_id = match
         finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracles[finding.level], complete=shrunk.complete,
                                 note=shrunk.note)
+        if traceback:
+            # formatted by the fresh worker that ran the minimized input: the report's traceback
+            # is the input shown, not the first one that crashed at that place
+            finding.traceback = traceback
         return True
 
-    def _fails_alone(self, finding: Finding, sample: Any, match: str) -> bool:
+    def _fails_alone(self, finding: Finding, sample: Any, match: str) -> tuple[bool, Optional[str]]:
         """Does a shrunk input still fail (the same way) in a fresh worker? Shrinking runs its
         candidates in the campaign's workers, where a target that keeps state (a cache, a buffer)
         can fail on a candidate only because of what ran before it: such a "minimal" input shows
         nothing when its reproduce command runs it alone. Not checked where one run costs a
         timeout (hang, slow) or the finding is not about one input alone; when the budget leaves
-        no time to run it, the smaller input is not shown either."""
+        no time to run it, the smaller input is not shown either. With the answer, the traceback
+        the fresh run formatted (None when it was not run or did not crash)."""
         if not self.settings.confirm or sample.text == finding.sample.text or \
                 finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
-            return True
+            return True, None
         outcome = self.pool.run([sample.text], deadline=self.budget.deadline, fresh=True)[0]
-        return outcome is not None and self._same(finding, sample, match)(outcome)  # None: no time left to tell
+        if outcome is None or not self._same(finding, sample, match)(outcome):
+            return False, None  # another outcome alone, or no time left to tell
+        return True, getattr(outcome, "traceback", None)
 
     def _fold_unconfirmed(self, why: str) -> None:
         """Corruptions the budget left unconfirmed are keyed by the exact characters altered (only

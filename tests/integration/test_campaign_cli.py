@@ -598,3 +598,16 @@ def test_max_failures_stops_at_exactly_that_many_findings(cli, limit):
     assert run.code == 1, run.stdout + run.stderr
     assert len(report["failures"]) == wanted and report["stop_reason"] == "max_failures"
     assert f"{wanted} distinct failure" in run.stdout
+
+
+def test_a_crash_s_traceback_is_the_minimized_input_s(cli):
+    """A worker formats a traceback for the first input that crashes at a place; the finding shows
+    its minimized input, whose fresh confirming run formats its own: the report's traceback ends
+    with the exception the report names (it read 'NoneType' beside an input of [0])."""
+    result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "iterates_any", "--budget", "8",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    crashes = [f for f in result.report()["failures"] if f["verdict"] == "crash" and f["traceback"]]
+    assert len(crashes) >= 2, result.report()["failures"]
+    for f in crashes:
+        assert f["traceback"].strip().splitlines()[-1] == f["exception"], f

@@ -157,3 +157,13 @@ def cached_by_length(text):
 def no_argument():
     """A parser written without its parameter: a usage error before any run, not 40,000 crashes."""
     return []
+
+
+def iterates_any(text):
+    """Crashes at one place with a message naming the value: ``[None]`` and ``[0]`` are one bug
+    whose words differ, so a report could show one input's traceback beside another's exception."""
+    value = json.loads(text)
+    out = []
+    for call in value if isinstance(value, list) else [value]:
+        out.append({"name": call["name"], "arguments": call.get("arguments", {})})
+    return out
