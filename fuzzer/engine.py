@@ -170,7 +170,7 @@ class ToolCampaign:
         variations, batch, owner, unwritable = self._probes if self._probes is not None and examples is None \
             else self.build_probes(examples)
         self._probes = None
-        outcomes = [o for o in self.run([s.text for s in batch], deadline=deadline)]
+        outcomes = self._run_probes(batch, deadline)
         if self.explorer is not None:
             self.explorer.observe(batch, outcomes)
         ran = [i for i, o in enumerate(outcomes) if o is not None]
@@ -392,6 +392,24 @@ class ToolCampaign:
         if self.explorer is not None:
             self.explorer.observe(samples[:ran], outcomes[:ran])
         return ran
+
+    def _run_probes(self, batch: list, deadline: Optional[float]) -> list:
+        """The probes' outcomes. Which formats are supported is known only once all have run, but
+        a crash, a hang or an unsafe act is a finding in any format: on Ctrl-C those that arrived
+        are judged before it is raised (a parser that hung on every probe showed "0 executions,
+        interrupted before anything was found" after seconds of hangs)."""
+        arrived: list = []
+
+        def keep(results: list) -> None:  # the list the pool fills, as outcomes arrive
+            arrived[:] = [results]
+
+        try:
+            return self.run([s.text for s in batch], deadline=deadline, on_result=keep)
+        except KeyboardInterrupt:
+            for sample, outcome in zip(batch, arrived[0] if arrived else ()):
+                if outcome is not None and (outcome.kind in ("raised", "hung", "died") or outcome.unsafe):
+                    self._judge(sample, outcome)
+            raise
 
     def _judge(self, sample: Sample, outcome: Any) -> bool:
         """Judge, count, hand a failure to the book; True when it failed."""
