@@ -138,7 +138,9 @@ def test_return_shapes_are_normalized_in_the_worker():
 
 
 def test_non_calls_are_invalid():
-    with WorkerPool(spec("non_call")) as pool:
+    # nothing here hangs: a generous timeout, so building and freeing the 100,000-deep list on a
+    # loaded machine is not taken for a hang (CI once read DEEP as "hung" at 2 s)
+    with WorkerPool(spec("non_call", timeout=15.0)) as pool:
         outcomes = pool.run(["STRING", "NONAME", "BADARGS", "DEEP", "none"])
     assert [o.kind for o in outcomes] == ["invalid"] * 4 + ["returned"]
     assert "str" in outcomes[0].message and "name" in outcomes[1].message
