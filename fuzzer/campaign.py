@@ -275,6 +275,8 @@ class CampaignJob(Job):
                           reproduce_dir=self.settings.reproduce_dir)
         finding.match_id = match_id
         finding.count = failure.count
+        if judgment.verdict is Verdict.HANG:
+            finding.timeout = self.pool.spec.timeout
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)

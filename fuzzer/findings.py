@@ -51,6 +51,8 @@ class Finding(ShrunkFinding):
     notes: list = field(default_factory=list)
     #: For the slow verdict: the measured growth (fuzzer.explore.Growth).
     growth: Any = None
+    #: For the hang verdict: the timeout it did not finish within (its reproducer runs it so).
+    timeout: Optional[float] = None
     #: A crash's formatted traceback, when the outcomes it keeps came without one (a worker sends
     #: it for the first crash at a place; confirming runs the input in a fresh worker, which does).
     traceback: Optional[str] = None
@@ -106,22 +108,28 @@ class Finding(ShrunkFinding):
     # -- reproduce -------------------------------------------------------------------------------
     @property
     def reproduce(self) -> str:
-        if self.needs_reproducer_file and self.growth is not None:
+        if self.needs_reproducer_file and self._timed:
             return file_command(reproducer_path(self.reproduce_dir, self.signature.id))
         return command_for(target=self.target, text=self.best.text, history=self.history,
                            reproduce_dir=self.reproduce_dir, signature=self.signature.id)
 
     @property
+    def _timed(self) -> bool:
+        """A slow or hang finding: what it shows is time, which running the input once in a
+        plain ``python -c`` does not show (a millisecond; or no end at all)."""
+        return self.growth is not None or (self.verdict.value == "hang" and self.timeout is not None)
+
+    @property
     def needs_reproducer_file(self) -> bool:
-        """A slow finding always has one: run once, its input takes a millisecond and shows
-        nothing; its reproducer file times the repetitions, as replay does."""
-        return self.reproduce_dir is not None and (self.growth is not None or needs_file(self.best.text, self.history))
+        """Slow and hang findings always have one: it times the repetitions (as replay does), or
+        runs the input in a worker under the campaign's timeout and says where it is stuck."""
+        return self.reproduce_dir is not None and (self._timed or needs_file(self.best.text, self.history))
 
     def reproducer(self) -> dict[str, Any]:
         growth = self._scenario().get("growth") if self.growth is not None else None
         return reproducer_document(target=self.target, text=self.best.text, history=self.history,
                                    reject_on=self.reject_on, signature=self.signature.id, title=self.title,
-                                   growth=growth)
+                                   growth=growth, hang_timeout=self.timeout if self.verdict.value == "hang" else None)
 
     def location(self) -> Optional[tuple[str, str]]:
         """(path, function) of the innermost frame in the user's code where it failed, if known

@@ -126,9 +126,11 @@ def reproducer_path(directory: str, signature: str) -> str:
 
 
 def reproducer_document(*, target: str, text: str, history: Sequence[str] = (), reject_on: Sequence[str] = (),
-                        signature: str = "", title: str = "", growth: Optional[dict] = None) -> dict[str, Any]:
+                        signature: str = "", title: str = "", growth: Optional[dict] = None,
+                        hang_timeout: Optional[float] = None) -> dict[str, Any]:
     """``growth`` (a slow finding's prefix, fragment, suffix and count) makes `fuzz reproduce`
-    time the fragment's repetitions instead of running the input once."""
+    time the fragment's repetitions instead of running the input once; ``hang_timeout`` (a
+    hang's) makes it run the input in a worker that is stopped after that many seconds."""
     document = {"toolfuzz_reproducer": REPRODUCER_VERSION, "signature": signature, "title": title, "target": target,
                 "reject_on": list(reject_on), "history": list(history), "input": text}
     home = target_home(target)
@@ -136,6 +138,8 @@ def reproducer_document(*, target: str, text: str, history: Sequence[str] = (), 
         document["target_home"] = home
     if growth:
         document["growth"] = dict(growth)
+    if hang_timeout:
+        document["hang_timeout"] = float(hang_timeout)
     return document
 
 

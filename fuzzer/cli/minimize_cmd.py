@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from contextlib import closing
 from typing import Any, Optional
 
@@ -90,7 +91,8 @@ def reproduce(path: str, target: Optional[str]) -> None:
     known) the target rejects a valid output or returns other calls than those written. Without
     that truth (a raw file, a reproducer), only raising counts; `fuzz replay` judges fully.
     A slow finding (its reproducer file or corpus entry) is timed at 1x, 2x, 4x and 8x its
-    repetitions instead, and fails while the time still grows super-linearly.
+    repetitions instead, and fails while the time still grows super-linearly. A hang's reproducer
+    file runs the input in a worker stopped after the campaign's timeout, and fails while it hangs.
     """
     import json
     import traceback
@@ -105,6 +107,7 @@ def reproduce(path: str, target: Optional[str]) -> None:
     expected: Optional[list] = None  # the entry's ground truth, when known
     growth: Optional[dict] = None  # a slow finding's repetitions: timed, not run once
     home = ""  # the directory the finding's run found its target in
+    hang_timeout = None  # a hang's: run in a worker stopped after that many seconds
     explicit_target = target is not None
     entry = None
     try:
@@ -119,6 +122,7 @@ def reproduce(path: str, target: Optional[str]) -> None:
             reject = list(data.get("reject_on") or [])
             home = str(data.get("target_home") or "") if not explicit_target else ""
             growth = data.get("growth") if isinstance(data.get("growth"), dict) else None
+            hang_timeout = data.get("hang_timeout") if isinstance(data.get("hang_timeout"), (int, float)) else None
         else:
             sample, entry = read_sample_file(path)
             text = sample.text
@@ -144,6 +148,8 @@ def reproduce(path: str, target: Optional[str]) -> None:
     if growth:
         _reproduce_slow(target, function, growth)
         return
+    if hang_timeout and _still_hangs(target, home, reject, history, text, float(hang_timeout)):
+        click.get_current_context().exit(1)
     for earlier in history:
         try:
             function(earlier)
@@ -172,6 +178,26 @@ def reproduce(path: str, target: Optional[str]) -> None:
     if expected is not None and not json_equal(calls, expected):
         click.echo(f"expected: {json.dumps(expected, ensure_ascii=False)} (still fails: other calls than written)")
         click.get_current_context().exit(1)
+
+
+def _still_hangs(target: str, home: str, reject: list, history: list, text: str, timeout: float) -> bool:
+    """A hang's input, run (after its history) in a worker that is stopped after ``timeout``
+    seconds, as the campaign ran it: True, with where it was stuck, while it still hangs;
+    otherwise the caller runs it here and shows what it does now."""
+    from fuzzer.isolation import TargetSpec, WorkerPool
+
+    spec = TargetSpec(target=target, reject_on=tuple(reject), cwd=home or os.getcwd(), timeout=timeout)
+    with closing(WorkerPool(spec)) as pool:
+        outcome = pool.run(list(history) + [text], fresh=True)[-1]
+    if outcome is None or outcome.kind != "hung":
+        click.echo(f"finished within the {timeout:g} s timeout: it does not hang any more")
+        return False
+    click.echo(f"target: {target}")
+    click.echo(f"input:  {preview(text, 400)}")
+    click.echo(f"still hangs: no result within {timeout:g} s")
+    for path, function in list(outcome.frames or ())[-6:]:
+        click.echo(f"  stuck in {os.path.basename(str(path))}:{function}")
+    return True
 
 
 def _reproduce_slow(target: str, function: Any, growth: dict) -> None:
