@@ -80,7 +80,10 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True))
 @click.option("--target", "target", metavar="M:A", type=options.TargetRef(), default=None,
               help="The target to run (default: the one the file names).")
-def reproduce(path: str, target: Optional[str]) -> None:
+@click.option("--timeout", "timeout", type=click.FloatRange(min=0.01), default=None, metavar="SECONDS",
+              help="For a hang: seconds without a result before it counts as still hanging (default: the "
+                   "campaign's --timeout, which a hang's reproducer file records; 2 for a corpus entry).")
+def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> None:
     """Run one finding's input on its target in this process and show what it does.
 
     FILE is a reproducer file (written for long, history-dependent or slow findings; it names the
@@ -145,6 +148,10 @@ def reproduce(path: str, target: Optional[str]) -> None:
         raise ConfigError(str(exc)) from None
     if entry is not None and entry.verdict == "slow":
         growth = (entry.scenario or {}).get("growth")
+    if entry is not None and entry.verdict == "hang":
+        hang_timeout = 2.0  # what replay's --timeout defaults to
+    if hang_timeout and timeout:
+        hang_timeout = timeout
     if growth:
         _reproduce_slow(target, function, growth)
         return

@@ -622,7 +622,7 @@ def test_a_hang_s_reproduce_command_stops_after_the_timeout_and_says_where_it_is
     """Run once in a plain `python -c`, a hang's input never returns; its reproducer file runs it
     in a worker under the campaign's timeout, from any directory, and exits 1 while it hangs."""
     result = cli("campaign", "--tool", "get_weather", "--target", TORTURE + "hang_always", "--budget", "4",
-                 "--timeout", "0.3", "--report", "r.json", "-q")
+                 "--timeout", "0.3", "--report", "r.json", "--corpus", "c", "-q")
     assert result.code == 1, result
     (hang,) = [f for f in result.report()["failures"] if f["verdict"] == "hang"]
     argv = shlex.split(hang["reproduce"])
@@ -633,3 +633,7 @@ def test_a_hang_s_reproduce_command_stops_after_the_timeout_and_says_where_it_is
     ran = subprocess.run(argv, cwd=elsewhere, env=cli_env(), capture_output=True, text=True, timeout=60)
     assert ran.returncode == 1 and "still hangs: no result within 0.3 s" in ran.stdout, ran
     assert "stuck in torture.py:hang_always" in ran.stdout and time.monotonic() - started < 30, ran
+    # its corpus entry too (it records no timeout: --timeout says how long, as replay's does)
+    (entry,) = [p for p in (tmp_path / "c").glob("*.json") if json.loads(p.read_text())["verdict"] == "hang"]
+    again = cli("reproduce", str(entry), "--timeout", "0.5", timeout=60)
+    assert again.code == 1 and "still hangs: no result within 0.5 s" in again.stdout, again
