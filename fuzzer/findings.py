@@ -108,7 +108,7 @@ class Finding(ShrunkFinding):
     # -- reproduce -------------------------------------------------------------------------------
     @property
     def reproduce(self) -> str:
-        if self.needs_reproducer_file and self._timed:
+        if self.needs_reproducer_file:
             return file_command(reproducer_path(self.reproduce_dir, self.signature.id))
         return command_for(target=self.target, text=self.best.text, history=self.history,
                            reproduce_dir=self.reproduce_dir, signature=self.signature.id)
