@@ -22,9 +22,16 @@ def write_text_atomic(path: str, text: str) -> None:
 
 
 def preview(text: str, limit: int = 160) -> str:
-    """A one-line, escaped, bounded rendering of a model output."""
+    """A one-line, escaped, bounded rendering of a model output. One too long to show whole is
+    shown as its Python expression when that fits (``'```j' + '\n' * 512``: a slow finding's
+    minimized input is a fence and a run, which cut after 160 characters looked unminimized)."""
     shown = json_line(text)
     if len(shown) > limit:
+        from fuzzer.reproduce import python_literal
+
+        literal = python_literal(text)
+        if len(literal) <= limit - 20:
+            return f"{literal} ({len(text):,} chars)"
         shown = f"{shown[:limit - 20]}…\" ({len(text)} chars)"
     return shown
 

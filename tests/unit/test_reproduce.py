@@ -91,3 +91,16 @@ def test_a_target_found_in_the_run_s_directory_reproduces_from_anywhere(tmp_path
     for command in (inline_command(target, "{oops"), f"{sys.executable} -m fuzzer reproduce {project / 'r.json'}"):
         ran = subprocess.run(shlex.split(command), cwd=elsewhere, capture_output=True, text=True, timeout=60)
         assert ran.returncode == 1 and "KeyError" in ran.stderr + ran.stdout, (command, ran)
+
+
+@given(texts)
+def test_a_preview_too_long_to_show_whole_is_exact_when_it_is_a_repetition(text):
+    """A long input shown as its Python expression (a fence and a 512-newline run) says exactly the
+    input; otherwise it is the JSON string, cut, with the input's length."""
+    from fuzzer.report import preview
+
+    shown = preview(text)
+    assert len(shown) <= 160 + 24
+    if not shown.startswith('"'):
+        literal, _, size = shown.rpartition(" (")
+        assert eval(literal) == text and size == f"{len(text):,} chars)"  # noqa: S307
