@@ -21,7 +21,7 @@ from fuzzer.engine import ToolCampaign
 from fuzzer.isolation import TargetSpec, WorkerPool
 from fuzzer.events import StopReason
 from fuzzer.pipeline import run_job
-from fuzzer.oracle import Oracle, Verdict
+from fuzzer.oracle import Oracle, Verdict, coarse_damage
 from strategies._internal.build import build_family
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.source import RandomSource
@@ -322,7 +322,15 @@ def test_a_target_that_keeps_state_gets_findings_that_reproduce_alone():
             assert oracle.judge(finding.best, outcome).failed, (finding.signature.title, finding.notes, finding.shrink_note, finding.found_at_s, finding.best.text == finding.sample.text)
     unconfirmed = [f for f in result.findings if f.verdict is Verdict.CORRUPTION and f.minimized is None
                    and "|path|" not in f.signature.key and "|history" not in f.signature.key]
-    assert len(unconfirmed) <= 3, [f.signature.title for f in unconfirmed]
+    # how many the budget leaves unconfirmed depends on the machine's speed; what may not happen
+    # is two of them with one kind of damage (a stale cache altered 29 strings: 29 findings)
+    kinds = [(f.sample.tool, f.level, coarse_damage(*_judged(oracle, f))[0]) for f in unconfirmed]
+    assert len(kinds) == len(set(kinds)), [f.signature.title for f in unconfirmed]
+
+
+def _judged(oracle, finding):
+    judgment = oracle.judge(finding.sample, finding.outcome)
+    return judgment.key, judgment.reason
 
 
 class ProbesRecordingTool(ToolCampaign):
