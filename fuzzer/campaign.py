@@ -43,7 +43,7 @@ RERUNS_PER_BATCH = 8
 #: job confirms, shrinks, reports, and plans the next round from what this one built). The same
 #: for up to 4 workers, so the number of workers does not change a seed's run; more workers get
 #: two orders each.
-ROUND_ORDERS = 8
+ROUND_ORDERS = 16
 
 
 #: Failures of each path-keyed corruption traced before they count towards it (each smaller one

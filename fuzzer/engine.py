@@ -374,7 +374,7 @@ class ToolCampaign:
                 judged += 1
                 if sample.__class__ is Cut:
                     # Truth None: only a declined answer passes. Judge fully only what fails.
-                    if declined(outcome):
+                    if declined(outcome) and not outcome.unsafe:
                         self.tally.count(Cut.anomaly_class, False)
                         recent.append(sample)
                         continue

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 from fuzzer.confirm import text_of
+from fuzzer.isolation.wire import declined_quietly, outcome_of
 from fuzzer.oracle import Oracle, declined, rerun_judgment
 from fuzzer.schedule import TRUNCATION_SWEEP, Cut, build_planned
 from strategies._internal.mutations import OPERATORS
@@ -151,24 +152,31 @@ class FuzzOrder:
                     continue  # it hung or killed a worker: the engine holds it
                 cut = sample.__class__ is Cut
                 base = sample.base if cut else sample
-                text = base.text[:sample.end] if cut else sample.text
                 key = (base.format, sample.operator)
                 tag = tags.get(key)
                 if tag is None:
                     tag = tags[key] = f"{base.format}{TAG_SEP}{sample.operator or ''}"
-                outcome = runner(text, tag, index)
-                if outcome.lines:
-                    seeds.append((text, base.format, outcome.lines))
                 cls = sample.anomaly_class or "valid"
                 counts = by_class.get(cls)
                 if counts is None:
                     counts = by_class[cls] = [0, 0]
                 counts[0] += 1
                 if cut:  # truth None: only a declined answer passes; judge fully only what fails
-                    if declined(outcome):
+                    row = runner.prefix(base.text, sample.end, tag, index)
+                    if declined_quietly(row):
+                        recent.append(sample)
+                        continue
+                    outcome = outcome_of(row)
+                    if outcome.lines:
+                        seeds.append((base.text[:sample.end], base.format, outcome.lines))
+                    if declined(outcome) and not outcome.unsafe:
                         recent.append(sample)
                         continue
                     sample = sample.materialize()
+                else:
+                    outcome = runner(sample.text, tag, index)
+                    if outcome.lines:
+                        seeds.append((sample.text, base.format, outcome.lines))
                 judgment = judge(sample, outcome)
                 if judgment.failed:
                     counts[1] += 1

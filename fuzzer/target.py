@@ -230,9 +230,18 @@ def _one_line(exc: BaseException) -> str:
 
 
 def exception_name(cls: type) -> str:
-    """``module.QualName`` of an exception type (bare for builtins and ``__main__``)."""
-    module = getattr(cls, "__module__", None)
-    return cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
+    """``module.QualName`` of an exception type (bare for builtins and ``__main__``). Looked up once
+    per class: a worker names the exception of every rejection."""
+    name = _NAMES.get(cls)
+    if name is None:
+        module = getattr(cls, "__module__", None)
+        name = cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
+        if len(_NAMES) < 4096:
+            _NAMES[cls] = name
+    return name
+
+
+_NAMES: dict = {}
 
 
 def exception_message(exc: BaseException, limit: int) -> str:

@@ -25,6 +25,8 @@ import os
 import sys
 from typing import Any, Optional
 
+from fuzzer.isolation.outcome import NO_EXTRA
+
 _DONE: set = set()
 
 #: Audit events, what they mean, and whether the call is blocked.
@@ -211,7 +213,12 @@ class Instruments:
     # -- per input -------------------------------------------------------------------------------
     def begin(self, text: str, trace: Optional[bool] = None) -> None:
         self.text = text
-        self._lines, self._functions, self._unsafe = [], set(), []
+        if self._lines:
+            self._lines = []
+        if self._functions:
+            self._functions = set()
+        if self._unsafe:
+            self._unsafe = []
         if self.coverage:
             if trace is None and len(text) > TRACE_CHARS:
                 trace = False
@@ -226,13 +233,18 @@ class Instruments:
         self.armed = self.audit
 
     def end(self, elapsed: float = 0.0) -> tuple:
+        """What this input reached and did; the one shared empty answer when it was neither traced
+        nor unsafe (most inputs: building three empty tuples cost more than the check)."""
         self.armed = False
-        if self._tracing:
+        traced = self._tracing
+        if traced:
             sys.settrace(None)
         if self.coverage:
             if self._adaptive:
-                self._learn(self._tracing, elapsed)
+                self._learn(traced, elapsed)
             self._tracing = False
+        if not (traced or self._unsafe or self._lines):
+            return NO_EXTRA
         return (tuple(self._lines), tuple(sorted(self._functions)), tuple(self._unsafe))
 
     def _learn(self, traced: bool, elapsed: float) -> None:

@@ -89,3 +89,13 @@ def outcome_of(row: tuple, _new: Any = object.__new__, _kinds: tuple = KINDS, _p
                                 functions=extra[1], unsafe=extra[2],
                                 traceback=row[6] if len(row) > 6 else None)
     return outcome
+
+
+def declined_quietly(row: tuple, _plain: tuple = NO_EXTRA) -> bool:
+    """Whether a worker's row is a clean decline (a rejection, or no call returned) during which
+    the target reached no new line and did nothing unsafe: all a cut-off input may do, so the
+    order counts it without making its :class:`Outcome`."""
+    kind, size = row[0], len(row)
+    if kind == 1:
+        return size == 5 or row[5] is _plain or row[5] == _plain
+    return kind == 0 and not row[2] and (size == 3 or row[3] is _plain or row[3] == _plain)

@@ -243,3 +243,26 @@ def test_every_worker_a_campaign_starts_inherits_its_tools_compiled():
         pool.run(["{}"], fresh=True)  # a worker that has run no visit
         held = pool.run_orders([HeldRegistryOrder()])[0]
     assert held.get(registry_digest(registry)) == sorted(names), held
+
+
+def test_a_cut_off_input_that_was_declined_but_did_something_unsafe_is_judged_unsafe():
+    """A cut-off of a valid output may only be declined, and a decline is counted without judging
+    it — unless the target did something unsafe meanwhile: every cut-off here is a failure."""
+    import pickle
+
+    from fuzzer.orders import FuzzOrder, Visit
+    from fuzzer.schedule import TRUNCATION_SWEEP, Variation
+    from strategies._internal.tools import registry_digest
+
+    visit = Visit(registry=REGISTRY, tool="get_weather", operators=[TRUNCATION_SWEEP], level="parse",
+                  registry_key=registry_digest(REGISTRY))
+    plan = [(Variation("json"), [None], 0)] * 6  # valid samples, each followed by its cut-offs
+    with pool_for("tests.integration.targets.torture:system_on_broken_json") as pool:
+        (result,) = pool.run_orders([FuzzOrder("cuts", pickle.dumps(visit), plan, 7, 1000, 0)])
+    executions, failures = result.by_class["truncated_output"]
+    assert executions >= 6 * 10 and failures == executions
+    assert result.by_class["valid"] == [6, 0]
+    (failure,) = result.failures
+    sample, outcome, judgment, count = failure[:4]
+    assert (judgment.verdict, sample.operator, count) == ("unsafe", TRUNCATION_SWEEP, executions)
+    assert outcome.kind == "rejected" and outcome.unsafe[0][0] == "os.system"

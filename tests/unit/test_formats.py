@@ -446,3 +446,45 @@ def test_qwen3_refuses_strings_it_cannot_write_unambiguously():
     text = render("qwen3_xml", [{"name": "f", "arguments": {"s": "it's 5 o'clock", "n": 5, "b": True, "o": {"a": [1]}}}],
                   ReplaySource([]), chatter=False).text
     assert "\nit's 5 o'clock\n" in text and "\n5\n" in text and "\ntrue\n" in text and '\n{"a": [1]}\n' in text
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize("indent", [None, 0, 2, 4])
+@pytest.mark.parametrize("separators", [(", ", ": "), (",", ":"), (", ", ":")])
+@settings(max_examples=40, deadline=None)
+@given(value=json_values | arguments | st.floats())
+def test_one_shot_encoders_write_what_json_dumps_writes(ascii_only, indent, separators, value):
+    """The renderers' encoders are built once (layouts.one_shot_encoder); they must still write
+    exactly json.dumps's text for the same options, and refuse NaN and infinities as it does."""
+    from strategies._internal.formats.layouts import _encoder
+
+    if indent is not None:
+        separators = (separators[0].rstrip(), separators[1])
+    encode = _encoder(ascii_only, indent, separators)
+    assert not hasattr(encode, "__self__")  # the fast path, not JSONEncoder.encode itself
+    try:
+        expected = json.dumps(value, ensure_ascii=ascii_only, indent=indent, separators=separators,
+                              allow_nan=False)
+    except ValueError:
+        with pytest.raises(ValueError):
+            encode(value)
+        return
+    assert encode(value) == expected
+
+
+def test_layouts_keep_their_fields_through_pickling_after_their_dumpers_are_made():
+    import pickle
+
+    from strategies._internal.formats.layouts import json_dumper
+
+    layout = Layout(indent=2, newline="\r\n", ascii=True)
+    assert json_dumper(layout)({"a": "é"}) == '{\r\n  "a": "\\u00e9"\r\n}'
+    copy = pickle.loads(pickle.dumps(layout))
+    assert copy == layout and copy.label() == layout.label()
+    assert json_dumper(copy)({"a": "é"}) == json_dumper(layout)({"a": "é"})
+
+
+def test_equal_drawn_layouts_are_one_object():
+    first = draw_layout(ReplaySource((1, 2, 1, 0, 0, 1)), frozenset({"json", "key_order"}))
+    again = draw_layout(ReplaySource((1, 2, 1, 0, 0, 1)), frozenset({"json", "key_order"}))
+    assert first is again and first != USUAL

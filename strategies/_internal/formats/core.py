@@ -36,12 +36,13 @@ from collections.abc import Mapping
 from typing import Any, Callable, Optional
 
 from strategies._internal.formats.layouts import LAYOUTS, USUAL, Layout, draw_layout, json_dumper, resolve_layout
+from strategies._internal.once import computed_once
 from strategies._internal.source import ReplaySource, Source
 from strategies.errors import ToolfuzzError, UnknownName
 from strategies.registry import Registry
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Piece:
     """One piece of a rendering: prose (``chatter``), envelope tokens, or a payload (see the contract)."""
 
@@ -51,22 +52,14 @@ class Piece:
     args_end: Optional[int] = None
     call_index: Optional[int] = None  # payload of a single call, or None when it holds several
 
-
-class _computed_once:
-    """``functools.cached_property`` without the lock Python 3.10 and 3.11 take on each first read:
-    every rendering's text is read once or twice, and the lock was a fifth of the cost."""
-
-    def __init__(self, function: Callable[[Any], Any]):
-        self.function, self.name, self.__doc__ = function, function.__name__, function.__doc__
-
-    def __get__(self, instance: Any, owner: Any = None) -> Any:
-        if instance is None:
-            return self
-        value = instance.__dict__[self.name] = self.function(instance)
-        return value
+    def __init__(self, text: str, role: str, json: bool = False, args_end: Optional[int] = None,
+                 call_index: Optional[int] = None):
+        # A frozen dataclass's own __init__ sets each field through object.__setattr__: a
+        # rendering makes several pieces, and that was a tenth of what rendering cost.
+        self.__dict__.update(text=text, role=role, json=json, args_end=args_end, call_index=call_index)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Rendered:
     """Calls rendered in a format: the pieces of the text (``text`` is their concatenation), the calls
     the text denotes, exactly, and the layout it was written in."""
@@ -75,9 +68,12 @@ class Rendered:
     calls: list
     pieces: tuple
     chatter: bool
-    layout: Layout = field(default=Layout(), compare=False)
+    layout: Layout = field(default=USUAL, compare=False)
 
-    @_computed_once
+    def __init__(self, format: str, calls: list, pieces: tuple, chatter: bool, layout: Layout = USUAL):
+        self.__dict__.update(format=format, calls=calls, pieces=pieces, chatter=chatter, layout=layout)
+
+    @computed_once
     def text(self) -> str:
         return "".join(p.text for p in self.pieces)
 

@@ -21,6 +21,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional
 
+from strategies._internal.once import computed_once
 from strategies._internal.source import Source
 from strategies.registry import Registry
 
@@ -48,6 +49,19 @@ class Layout:
 
     def label(self) -> str:
         """A short description of what differs from the usual layout (``usual`` when nothing does)."""
+        return self._label
+
+    def __getstate__(self) -> dict:
+        """The fields only: the cached dumpers are closures, and a pickled layout is rebuilt."""
+        return {name: value for name, value in self.__dict__.items() if not name.startswith("_")}
+
+    @computed_once
+    def _dumpers(self) -> dict:
+        """This layout's JSON dumpers, by ``indent`` (see :func:`json_dumper`)."""
+        return {}
+
+    @computed_once
+    def _label(self) -> str:
         parts = []
         if self.separators != SPACED:
             parts.append({COMPACT: "compact JSON", NO_SPACE: "no space after ':'"}.get(self.separators, "separators"))
@@ -103,7 +117,15 @@ def draw_layout(source: Source, dims: frozenset) -> Layout:
     fields["trailing_newline"] = source.boolean(0.3)
     if "fence_tag" in dims:
         fields["fence_tag"] = _FENCE_TAGS[source.weighted((3, 2, 1))]
-    return Layout(**fields)
+    key = tuple(fields.items())
+    layout = _DRAWN.get(key)
+    if layout is None:  # drawn once: equal draws share one object, and with it its dumpers
+        layout = _DRAWN[key] = Layout(**fields)
+    return layout
+
+
+#: Layouts drawn so far, by their drawn fields (at most a few thousand combinations).
+_DRAWN: dict = {}
 
 
 def json_dumper(layout: Layout, *, indent: bool = True) -> Callable[[Any], str]:
@@ -112,19 +134,27 @@ def json_dumper(layout: Layout, *, indent: bool = True) -> Callable[[Any], str]:
     Strings holding lone surrogates are always escaped so the text stays encodable as UTF-8;
     ``allow_nan=False`` makes rendering a non-JSON value fail loudly instead of producing a text whose
     truth is not the calls. Indented JSON takes the layout's line ends (raw newlines never occur
-    inside JSON strings, so the replacement is exact).
+    inside JSON strings, so the replacement is exact). Made once per layout object and ``indent``:
+    every rendering asks for two.
     """
+    dumpers = layout._dumpers
+    dump = dumpers.get(indent)
+    if dump is None:
+        dump = dumpers[indent] = _make_dumper(layout, indent)
+    return dump
+
+
+def _make_dumper(layout: Layout, indent: bool) -> Callable[[Any], str]:
     ascii_only = layout.ascii
     level = layout.indent if indent else None
     item, key = layout.separators
     separators = (item.rstrip(), key) if level is not None else (item, key)
     newline = layout.newline
-
     encode, escaped = _encoder(ascii_only, level, separators), _encoder(True, level, separators)
 
     def dump(value: Any) -> str:
         text = encode(value)
-        if not ascii_only:
+        if not ascii_only and not text.isascii():
             try:
                 text.encode("utf-8")
             except UnicodeEncodeError:  # lone surrogates: escape them
@@ -140,16 +170,67 @@ _ENCODERS: dict = {}
 
 
 def _encoder(ascii_only: bool, indent: Optional[int], separators: tuple) -> Callable[[Any], str]:
-    """``json.dumps`` with these options, its encoder made once (``json.dumps`` builds one per call
-    when given options: a few microseconds of every rendering). check_circular=False: the values
-    are drawn trees, and the cycle check calls id() for every container, which raises an audit
-    event each (a worker's audit hook then runs for nothing)."""
+    """``json.dumps`` with these options, made once (see :func:`one_shot_encoder`). check_circular=False:
+    the values are drawn trees, and the cycle check calls id() for every container, which raises
+    an audit event each (a worker's audit hook then runs for nothing)."""
     key = (ascii_only, indent, separators)
     encode = _ENCODERS.get(key)
     if encode is None:
-        encode = _ENCODERS[key] = json.JSONEncoder(ensure_ascii=ascii_only, allow_nan=False, indent=indent,
-                                                   separators=separators, check_circular=False).encode
+        encode = _ENCODERS[key] = one_shot_encoder(json.JSONEncoder(
+            ensure_ascii=ascii_only, allow_nan=False, indent=indent, separators=separators, check_circular=False))
     return encode
+
+
+def one_shot_encoder(encoder: json.JSONEncoder) -> Callable[[Any], str]:
+    """``encoder.encode``, its chunk iterator built once instead of on every call.
+
+    ``JSONEncoder.encode`` builds the C encoder (one line) or the pure-Python closures (indented)
+    afresh for each value, which cost more than encoding a tool call does: a fifth of what
+    rendering one cost. Without a cycle check neither keeps state between values, so one serves
+    them all. Built from the ``json`` module's own pieces (the C ``c_make_encoder`` and
+    ``_make_iterencode``, with the float formatting ``JSONEncoder.iterencode`` gives the latter);
+    where an interpreter lacks them, or encodes a probe differently, ``encoder.encode`` itself.
+    """
+    if encoder.check_circular:
+        return encoder.encode
+    from json import encoder as stdlib
+
+    strings = stdlib.encode_basestring_ascii if encoder.ensure_ascii else stdlib.encode_basestring
+    allow_nan = encoder.allow_nan
+    chunks: Any = None
+    try:
+        if encoder.indent is None and stdlib.c_make_encoder is not None:
+            chunks = stdlib.c_make_encoder(None, encoder.default, strings, None, encoder.key_separator,
+                                           encoder.item_separator, encoder.sort_keys, encoder.skipkeys, allow_nan)
+        else:
+            def floatstr(value: float, _repr: Any = float.__repr__) -> str:
+                if value != value or value in (_INFINITY, -_INFINITY):
+                    if not allow_nan:
+                        raise ValueError("Out of range float values are not JSON compliant: " + repr(value))
+                    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+                return _repr(value)
+
+            chunks = stdlib._make_iterencode(None, encoder.default, strings, encoder.indent, floatstr,
+                                             encoder.key_separator, encoder.item_separator, encoder.sort_keys,
+                                             encoder.skipkeys, True)
+    except (AttributeError, TypeError):
+        return encoder.encode
+    join = "".join
+
+    def encode(value: Any) -> str:
+        return join(chunks(value, 0))
+
+    try:
+        same = all(encode(probe) == encoder.encode(probe) for probe in _PROBES)
+    except Exception:  # noqa: BLE001 - any difference at all: the slow, sure way
+        same = False
+    return encode if same else encoder.encode
+
+
+_INFINITY = float("inf")
+#: Values a one-shot encoder must encode as its ``JSONEncoder`` does before it is used.
+_PROBES = ("a\u00e9\"\n", 1, -2.5e-300, 1e16, True, None, [], {}, [1, [2, {"k": "v"}]],
+           {"name": "f", "arguments": {"x": [1.5, "\u2028"], "y": {}, "z": None}})
 
 
 @dataclass(frozen=True)
