@@ -68,6 +68,11 @@ class Fault:
                 return value
         return default
 
+    def __getstate__(self) -> dict:
+        """The fields only: a cached ``spec`` holds the kind's functions (scenarios drawn in a
+        worker come back pickled, their faults looked up already)."""
+        return {"kind": self.kind, "params": self.params}
+
     @functools.cached_property
     def spec(self) -> "FaultKind":
         """The registered kind (looked up once per record: the worker reads it several times per

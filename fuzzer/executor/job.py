@@ -19,8 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
+import pickle
 import time
+import zlib
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -29,17 +32,24 @@ from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, Pha
 from fuzzer.interrupts import BALANCED
 from fuzzer.executor.checks import CHECKS, judge
 from fuzzer.executor.findings import ExecutorFinding, replay_command
+from fuzzer.executor.orders import OrderLine, ScenarioOrder, ScenarioResult, order_seed
 from fuzzer.executor.policy import PolicyError
 from fuzzer.executor.scenario import ScenarioGenerator
 from fuzzer.executor.shrink import shrink_scenario
-from fuzzer.executor.worker import ExecutorPool, WorkerConfig, encode_policy, summary_of
+from fuzzer.executor.worker import ExecutorPool, Trace, WorkerConfig, encode_policy, load_json, summary_of
 from fuzzer.pipeline import Job
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 
 #: Seconds of shrinking a finding may take at most (and when no budget is given).
 SHRINK_S = 8.0
 PROGRESS_EVERY_S = 0.5
-MIN_BATCH, MAX_BATCH = 16, 512
+#: Scenarios per order (a few to tens of milliseconds of a worker's time), and orders per round
+#: (between rounds the job confirms and shrinks what it found); more workers get two orders each.
+ORDER_SCENARIOS = 32
+ROUND_ORDERS = 16
+#: Seconds before the budget's end at which no more orders are sent (nor rounds planned).
+STOP_MARGIN_S = 0.3
+_CAMPAIGNS = itertools.count()
 
 
 @dataclass
@@ -125,46 +135,6 @@ def available_flavors(policy: Any) -> tuple:
     import importlib.util
 
     return tuple(f for f in policy.error_types if f == "builtin" or importlib.util.find_spec(f) is not None) or ("builtin",)
-
-
-class JudgingShare:
-    """Which scenarios the workers judge, the others being judged here, so that neither side
-    waits for the other.
-
-    Judging costs about a third of running a scenario. With one worker on two cores the worker
-    is the slower side if it judges everything, and this process is if it judges nothing; with
-    several workers, this process (one for all of them) is the slower side unless the workers
-    judge. After each batch: if this process waited for the workers, it takes a larger share of
-    the judging; if it never waited, it hands more to them. Where a scenario is judged changes
-    nothing it reports (the same checks, the same policy and registry: :meth:`ExecutorPool.judges`)."""
-
-    STEP = 0.1
-
-    def __init__(self, able: bool):
-        self.able = able
-        self.share = 1.0 if able else 0.0  # of the scenarios, judged by the workers
-        self._credit = 0.0
-
-    def flags(self, n: int) -> Any:
-        """``ExecutorPool.run``'s ``judged`` for the next ``n`` scenarios."""
-        if self.share >= 1.0 or self.share <= 0.0:
-            return self.share >= 1.0
-        out = []
-        for _ in range(n):
-            self._credit += self.share
-            out.append(self._credit >= 1.0)
-            if out[-1]:
-                self._credit -= 1.0
-        return out
-
-    def observe(self, *, waited: float, busy: float) -> None:
-        """``waited``: seconds this process waited for a batch; ``busy``: its own seconds since the last wait."""
-        if not self.able:
-            return
-        if waited > 0.1 * busy:
-            self.share = max(0.0, self.share - self.STEP)
-        elif waited < 0.02 * busy:
-            self.share = min(1.0, self.share + self.STEP)
 
 
 @dataclass
@@ -293,101 +263,123 @@ class ExecutorCampaign(Job):
             self.stop_reason = StopReason.NOTHING_TESTED
             return
         self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools, flavors=available_flavors(self.policy),
-                                           max_steps=s.max_steps, seed=s.seed)
+                                           max_steps=s.max_steps, seed=s.seed).with_every_pool()
         yield PhaseStarted(Phase.FUZZING, s.executor)
-        # Scenarios go to the workers in batches; while a batch runs, this process judges what
-        # has come back of it and draws the next batch (the pool calls ``arrived`` as traces
-        # arrive, and the workers have their next messages meanwhile), so neither side waits for
-        # the other. The end of a batch is judged while the next one runs. The workers judge a
-        # share of what they run when they judge by this campaign's policy and registry.
-        share = JudgingShare(self._pool.judges(self.policy, self.registry))
-        batch, last_progress, submitted = MIN_BATCH, 0.0, 0
-        ahead: list = []  # the next batch, drawn while this one runs
-        left: tuple = ((), ())  # the end of the last batch (scenarios, traces), not judged yet
-        mark = time.monotonic()
+        # The workers draw and run the scenarios (fuzzer/executor/orders.py): this process plans
+        # rounds of orders and files their results in order. One worker sends its traces back
+        # and this process judges them while the worker runs the next scenarios (judging costs
+        # about half of what running does: split between two processes, neither waits); several
+        # workers judge what they run (this process alone could not keep up with them), if they
+        # judge with exactly this campaign's policy and registry.
+        judge_there = s.workers > 1 and self._pool.judges(self.policy, self.registry)
+        setup = zlib.compress(pickle.dumps(self.generator, pickle.HIGHEST_PROTOCOL), 1)
+        key = f"{os.getpid()}#{next(_CAMPAIGNS)}"
+        planned = planned_scenarios = 0
+        last_progress = 0.0
+        line = OrderLine()
         try:
             while True:
-                stop = self._stop(submitted, batch)
-                n = 0 if stop is not None else batch if s.max_examples is None else min(batch, s.max_examples - submitted)
-                scenarios, ahead = ahead[:n], ahead[n:]  # (a batch smaller than drawn for: the rest waits)
-                scenarios += [self.generator.generate() for _ in range(n - len(scenarios))]
-                if not scenarios:
-                    self._judge_batch(*left)
-                    left = ((), ())
+                stop = self._stop(planned_scenarios, in_line=len(line))
+                if stop is not None:
                     yield from self._settle()
                     self.stop_reason = stop
                     break
-                following = batch if s.max_examples is None else min(batch, s.max_examples - submitted - n)
-                judged, spent = 0, 0.0
+                for count in self._sizes(planned_scenarios, max(ROUND_ORDERS, 2 * s.workers) - len(line.waiting())):
+                    line.add(ScenarioOrder(key, setup, order_seed(s.seed, planned), count, judge_there))
+                    planned, planned_scenarios = planned + 1, planned_scenarios + count
+                orders = line.waiting()
+                taken: set = set()
 
-                def arrived(traces: list) -> None:
-                    nonlocal judged, left, spent
-                    began = time.monotonic()
-                    if left[0]:
-                        self._judge_batch(*left)
-                        left = ((), ())
-                    end = judged
-                    while end < len(traces) and traces[end] is not None:
-                        end += 1
-                    if end == len(traces):
-                        return  # all in: the worker waits for the next batch, which goes first
-                    self._judge_batch(scenarios[judged:end], traces[judged:end])
-                    judged = end
-                    # drawn by the time four fifths of the batch are back (the rest of it runs
-                    # meanwhile), no faster: this process must keep up with the worker
-                    want = min(following, -(-following * 5 * end // (4 * len(traces))))
-                    while len(ahead) < want:
-                        ahead.append(self.generator.generate())
-                    spent += time.monotonic() - began
+                def take_arrived(results: list) -> None:
+                    """File what can be filed of what arrived (see OrderLine)."""
+                    for i, result in enumerate(results):
+                        if result is not None and i not in taken:
+                            taken.add(i)
+                            line.arrived(orders[i], result)
+                    self._file(line.ready())
 
-                began = time.monotonic()
-                traces = self._pool.run(scenarios, judged=share.flags(len(scenarios)), on_result=arrived,
-                                        deadline=self._deadline)
-                ran = time.monotonic() - began
-                submitted += len(scenarios)
-                share.observe(waited=max(0.0, ran - spent), busy=began - mark + spent)
-                mark = time.monotonic()
-                if left[0]:  # (the pool called back with nothing new to judge)
-                    self._judge_batch(*left)
-                left = (scenarios[judged:], traces[judged:])
-                # batches of about a fifth of a second: cheap per scenario, short for the budget
-                took = max(1e-3, self._batch_seconds(traces, ran))
-                batch = max(MIN_BATCH, min(MAX_BATCH, int(len(scenarios) * 0.2 / took)))
+                def settle_first() -> bool:
+                    """Send no more of this round once a finding waits to be confirmed (a scenario
+                    a worker was lost on, among them): settling it comes first."""
+                    return bool(self._unconfirmed)
+
+                results = self._pool.run_orders(orders, deadline=self._deadline, on_result=take_arrived,
+                                                stop_sending=None if self._deadline is None
+                                                else self._deadline - STOP_MARGIN_S, stop_when=settle_first)
+                take_arrived(results)
                 if self._unconfirmed:  # confirming and shrinking need the pool to themselves
-                    self._judge_batch(*left)
-                    left = ((), ())
                     yield from self._settle()
                 now = time.monotonic()
                 if now - last_progress >= PROGRESS_EVERY_S:
                     last_progress = now
                     yield self._progress(Phase.FUZZING)
-        finally:
-            if left[0]:  # interrupted: what came back still counts (and is judged)
-                self._judge_batch(*left)
+        finally:  # the budget ended or a Ctrl-C came: what came back counts, in order still
+            self._file(line.drain())
 
-    def _stop(self, submitted: int, batch: int) -> Optional[StopReason]:
+    def _file(self, ready: list) -> None:
+        for order, lost, result in ready:
+            for one in lost:
+                self._take_lost(order, one)
+            if result is not None:
+                self._take(order, result)
+
+    def _sizes(self, submitted: int, orders: int) -> list:
+        """The sizes of the next ``orders`` orders: fixed, so that the orders and their scenarios are
+        the same whatever the machine's speed and the number of workers (fewer and smaller when
+        only ``--max-examples`` minus ``submitted`` remain)."""
+        left = None if self.settings.max_examples is None else self.settings.max_examples - submitted
+        sizes: list = []
+        for _ in range(orders):
+            size = ORDER_SCENARIOS if left is None else min(ORDER_SCENARIOS, left - sum(sizes))
+            if size <= 0:
+                break
+            sizes.append(size)
+        return sizes
+
+    def _stop(self, planned: int, in_line: int) -> Optional[StopReason]:
+        """Why the campaign stops now (``planned`` scenarios so far, ``in_line`` orders not filed yet), or None."""
         if self.settings.max_failures is not None and len(self._by_signature) >= self.settings.max_failures:
             return StopReason.MAX_FAILURES
-        if self.settings.max_examples is not None and submitted >= self.settings.max_examples:
+        if self.settings.max_examples is not None and planned >= self.settings.max_examples and not in_line:
             return StopReason.MAX_EXAMPLES
         left = self._left()
-        if left is not None and left <= 0.3:
+        if left is not None and left <= STOP_MARGIN_S:
             return StopReason.BUDGET
         return None
 
-    @staticmethod
-    def _batch_seconds(traces: list, waited: float) -> float:
-        """How long the worker needed for a batch: what it reports, or what we waited."""
-        return max(waited, sum(float((t.judged or t.data).get("real_s", 0.0)) for t in traces if t is not None))
+    def _take(self, order: ScenarioOrder, result: ScenarioResult) -> None:
+        """File one order's result: the counted scenarios at once, then each one that came back
+        with its trace."""
+        r = self._result
+        with BALANCED:  # its scenarios in the executions, their verdicts and their findings' counts, or in none
+            self._tally(result.summary(), result.scenarios)
+            for verdict, n in result.by_verdict.items():
+                r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + n
+            for signature_id, n in result.seen.items():
+                self._saw(signature_id, n)
+        traced = result.traced
+        drawn = self._scenarios(order, [index for index, *_ in traced])
+        for (index, summary, text, failure), scenario in zip(traced, drawn):
+            trace = Trace("error", detail=failure) if failure is not None else \
+                Trace("ran", load_json(text), judged=summary)
+            self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
 
-    def _judge_batch(self, scenarios: list, traces: list) -> None:
-        for scenario, trace in zip(scenarios, traces):
-            if trace is None:
-                continue  # not run: the budget ended first
-            if trace.judged is not None and not trace.data:
-                self._count_judged(trace.judged)  # judged by its worker, nothing new in it
-            else:
-                self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
+    def _take_lost(self, order: ScenarioOrder, lost: Any) -> None:
+        """A scenario its worker hung or died on, judged by how its worker was lost."""
+        from fuzzer.executor.worker import _trace
+
+        (scenario,) = self._scenarios(order, [lost.index])
+        trace = _trace(lost.outcome)
+        self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
+
+    def _scenarios(self, order: ScenarioOrder, indices: list) -> list:
+        """The scenarios at ``indices`` (ascending) of ``order``, drawn again here from its seed:
+        the worker's copy of the generator drew them the same way."""
+        if not indices:
+            return []
+        self.generator.restart(order.seed)
+        drawn = [self.generator.generate() for _ in range(indices[-1] + 1)]
+        return [drawn[index] for index in indices]
 
     def _progress(self, phase: Phase) -> Progress:
         failures: dict[str, int] = {}
@@ -396,21 +388,9 @@ class ExecutorCampaign(Job):
         return Progress(executions=self._result.executions, elapsed_s=time.monotonic() - self._started,
                         failures=failures, phase=phase, label=self.settings.executor, budget_s=self.settings.budget_s)
 
-    def _count_judged(self, summary: dict) -> None:
-        """A scenario its worker judged and sent without its trace: it kept every promise, or it
-        broke them only in ways whose findings the engine has (or was sent) already."""
-        violations = summary.get("violations", ())
+    def _tally(self, summary: dict, scenarios: int = 1) -> None:
         r = self._result
-        with BALANCED:  # in the executions, its verdicts and its findings' counts, or in none
-            self._tally(summary)
-            for verdict in {verdict for verdict, _id in violations}:
-                r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + 1
-            for _verdict, signature_id in violations:
-                self._saw(signature_id)
-
-    def _tally(self, summary: dict) -> None:
-        r = self._result
-        r.executions += 1
+        r.executions += scenarios
         r.calls += summary["calls"]
         r.virtual_s += float(summary["virtual_s"])
         r.worker_s += float(summary["real_s"])
@@ -434,10 +414,10 @@ class ExecutorCampaign(Job):
                 if not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
                     self._unconfirmed.append((scenario, trace, v))
 
-    def _saw(self, signature_id: str) -> bool:
-        """Count a scenario that showed ``signature_id`` (``seen in`` and ``scenarios_by_verdict`` count the
+    def _saw(self, signature_id: str, scenarios: int = 1) -> bool:
+        """Count ``scenarios`` that showed ``signature_id`` (``seen in`` and ``scenarios_by_verdict`` count the
         same scenarios, those seen before the finding was confirmed too); True if it is a finding."""
-        self._seen[signature_id] = self._seen.get(signature_id, 0) + 1
+        self._seen[signature_id] = self._seen.get(signature_id, 0) + scenarios
         known = self._by_signature.get(signature_id)
         if known is not None:
             known.count = self._seen[signature_id]

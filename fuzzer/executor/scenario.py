@@ -45,7 +45,7 @@ OTHER_TOOL_PROBABILITY = 0.3
 MAX_STEPS = 12
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Step:
     name: str
     arguments: Any
@@ -55,6 +55,13 @@ class Step:
     operator: Optional[str] = None
     #: the call names a registry tool and its arguments satisfy that tool's schema
     valid: bool = True
+
+    def __init__(self, name: str, arguments: Any, schedule: Optional[Schedule] = None, gap: float = 0.0,
+                 anomaly: Optional[str] = None, operator: Optional[str] = None, valid: bool = True):
+        # one update instead of a frozen dataclass's object.__setattr__ per field: a campaign
+        # draws every step of every scenario twice (the worker runs it, the engine files it)
+        self.__dict__.update(name=name, arguments=arguments, schedule=Schedule() if schedule is None else schedule,
+                             gap=gap, anomaly=anomaly, operator=operator, valid=valid)
 
     def call_text(self) -> str:
         return f"{self.name}({json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)})"
@@ -93,7 +100,7 @@ class Scenario:
 
     def wire(self) -> str:
         """The text a worker receives (each schedule as its own JSON text, which the worker caches;
-        a call that is not valid says so, for a worker that judges)."""
+        a call that is not valid says so)."""
         text = self.__dict__.get("_wire")
         if text is None:
             steps = ",".join(f'{{"name":{_scalar_json(s.name)},"arguments":{_arguments_json(s.arguments)},'
@@ -208,6 +215,33 @@ class ScenarioGenerator:
         self._pools: dict = {}
 
     # -- drawing ---------------------------------------------------------------------------------
+    def restart(self, seed: int) -> None:
+        """Draw the next scenarios from ``seed`` (the same pools): an order of scenarios is a pure
+        function of its seed, whichever process draws it (:mod:`fuzzer.executor.orders`)."""
+        self._source = RandomSource(seed)
+
+    def with_every_pool(self) -> "ScenarioGenerator":
+        """This generator with the call pools of all its tools drawn (before it is sent to workers,
+        which then draw from exactly the pools this process replays genomes against)."""
+        for name in self.tools:
+            self._pool(name)
+        return self
+
+    def __getstate__(self) -> dict:
+        """Picklable: the pools' operators travel by name, the source is not sent (see restart)."""
+        state = dict(self.__dict__)
+        state["_pools"] = {name: (valid, [(n, a, op.name, ok) for n, a, op, ok in anomalous])
+                           for name, (valid, anomalous) in self._pools.items()}
+        state["_source"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        pools = state.pop("_pools")
+        self.__dict__.update(state)
+        self._pools = {name: (valid, [(n, a, OPERATORS[op], ok) for n, a, op, ok in anomalous])
+                       for name, (valid, anomalous) in pools.items()}
+        self._source = RandomSource(self._seed)
+
     def generate(self) -> Scenario:
         """A new random scenario, built while its genome is recorded."""
         source = self._source

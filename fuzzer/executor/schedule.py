@@ -97,9 +97,18 @@ class FaultMenu:
     flavors: tuple
 
     def draw(self, source: Any, kinds: Sequence[str] = ()) -> Fault:
-        name = source.choice(tuple(kinds) or self.kinds)
+        name = source.choice(kinds or self.kinds)
         params = FAULTS[name].draw(source, self.flavors)
-        return Fault(name, tuple(sorted(params.items())))
+        key = (name, tuple(sorted(params.items())) if len(params) > 1 else tuple(params.items()))
+        fault = _FAULTS.get(key)
+        if fault is None:  # drawn faults repeat a few dozen values: one object each, its lookups cached
+            if len(_FAULTS) >= 4096:
+                _FAULTS.clear()
+            fault = _FAULTS[key] = Fault(*key)
+        return fault
+
+
+_FAULTS: dict = {}
 
 
 @PATTERNS.decorator("healthy")
@@ -137,13 +146,22 @@ WEIGHTS = {"healthy": 0.35, "single": 0.2, "succeed_after": 0.2, "flaky": 0.1, "
 def draw_schedule(source: Any, menu: FaultMenu) -> Schedule:
     if not menu.kinds:
         return Schedule()
-    names = PATTERNS.names()
-    name = names[source.weighted([WEIGHTS.get(n, 0.1) for n in names])]
+    names, weights = _patterns()
+    name = names[source.weighted(weights)]
     if not menu.transient and name in ("succeed_after", "down"):
         name = "flaky"
     return _interned(PATTERNS[name](source, menu))
 
 
+def _patterns() -> tuple:
+    """The registered patterns' names and weights (worked out again only when one is registered)."""
+    names = PATTERNS.names()
+    if _WEIGHED[0] != names:
+        _WEIGHED[:] = [names, [WEIGHTS.get(n, 0.1) for n in names]]
+    return _WEIGHED[0], _WEIGHED[1]
+
+
+_WEIGHED: list = [None, None]
 _DRAWN: dict = {}
 
 

@@ -123,6 +123,11 @@ class ScenarioShrinker:
 
     def _steps(self) -> None:
         scenario, _trace, violation = self.best
+        if violation.step is None and self._one_at_a_time and len(scenario.steps) > 1:
+            # a real-time hang does not say in which call: each call alone, smallest first — the
+            # ones that do not hang come back at once, and the first that does is adopted (one
+            # timeout, where deleting the calls one by one costs one for each call kept)
+            self._adopt([self._without(scenario, [i]) for i in range(len(scenario.steps))])
         if violation.step is not None and violation.step + 1 < len(scenario.steps):
             self._adopt([self._without(scenario, list(range(violation.step + 1)))])
         if violation.step is not None and len(self.best[0].steps) > 1:

@@ -77,6 +77,10 @@ class WorkerConfig:
 class ScenarioRunner:
     """Built once in the zygote; :meth:`run` runs one scenario in a worker."""
 
+    #: The runner this process built (in the zygote, so every worker forked from it has it):
+    #: what an order runs its scenarios with (:meth:`run_direct`).
+    current: "Optional[ScenarioRunner]" = None
+
     def __init__(self) -> None:
         config = WorkerConfig.from_env()
         try:
@@ -98,6 +102,7 @@ class ScenarioRunner:
 
         threshold = gc.get_threshold()
         gc.set_threshold(max(threshold[0], YOUNG_OBJECTS), *threshold[1:])
+        ScenarioRunner.current = self
 
     def _load(self, config: WorkerConfig) -> None:
         from fuzzer.executor.clock import CLOCK
@@ -162,12 +167,23 @@ class ScenarioRunner:
                     "unresolved_raises": unresolved_exceptions(self.policy.raises) if self.policy is not None else []}
             return [{"name": "hello", "arguments": info}]
         data = load_json(text)
-        trace = self.run_scenario(data)
-        if data.get("judge") and self.policy is not None:
-            return [{"name": "judged", "arguments": {"json": dump_trace(self.judged(data, trace))}}]
-        return [{"name": "trace", "arguments": {"json": dump_trace(trace)}}]
+        steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})), float(s.get("gap", 0)),
+                  s.get("valid", True)) for s in data["steps"]]
+        return [{"name": "trace", "arguments": {"json": dump_trace(self.run_steps(steps, data.get("seed", 0)))}}]
 
-    def judged(self, data: dict, trace: dict) -> dict:
+    def run_direct(self, scenario: Any, judge: bool) -> tuple:
+        """A :class:`~fuzzer.executor.scenario.Scenario` drawn in this worker (an order's), run
+        without the JSON text a scenario sent by the engine travels as: (its summary when judged
+        here, else None; its trace as JSON text when it must travel whole, else None)."""
+        steps = [(s.name, s.arguments, s.schedule, s.gap, s.valid) for s in scenario.steps]
+        trace = self.run_steps(steps, scenario.seed)
+        if not (judge and self.policy is not None):
+            return None, dump_trace(trace)
+        summary = self.judged(steps, trace)
+        whole = summary.pop("trace", None)
+        return summary, (dump_trace(whole) if whole is not None else None)
+
+    def judged(self, steps: list, trace: dict) -> dict:
         """The scenario judged here: what the engine counts (:func:`summary_of`), with the whole trace
         only while a violation's signature has been sent fewer than TRACES_PER_SIGNATURE times.
 
@@ -178,8 +194,7 @@ class ScenarioRunner:
         from fuzzer.executor.clock import real_perf_counter
 
         started, cpu = real_perf_counter(), time.process_time()
-        scenario = _Steps([_Step(name, arguments, schedule, raw.get("valid", True))
-                           for (name, arguments, schedule), raw in zip(self.steps, data["steps"])])
+        scenario = _Steps([_Step(name, arguments, schedule, valid) for name, arguments, schedule, _gap, valid in steps])
         violations = judge(scenario, Trace("ran", trace), self.policy, self.registry)
         summary = summary_of(trace, real_s=trace["real_s"] + real_perf_counter() - started,
                              cpu_s=trace["cpu_s"] + time.process_time() - cpu)
@@ -192,20 +207,20 @@ class ScenarioRunner:
                 summary["trace"] = trace
         return summary
 
-    def run_scenario(self, data: dict) -> dict:
+    def run_steps(self, steps: list, seed: int) -> dict:
+        """Run one scenario's ``steps`` — (name, arguments, schedule, gap, valid) each — against a
+        fresh executor; its trace."""
         from fuzzer.executor.clock import ScenarioLoop, VirtualTimeExceeded, real_perf_counter
         from fuzzer.executor.recorder import RunawayExecution, plain
         from strategies._internal.sample import copy_json
 
         started, cpu = real_perf_counter(), time.process_time()
         clock, recorder = self.clock, self.recorder
-        steps = self.steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})))
-                              for s in data["steps"]]
-        gaps = [float(s.get("gap", 0)) for s in data["steps"]]
+        calls = [(name, arguments, schedule) for name, arguments, schedule, _gap, _valid in steps]
         clock.reset()
-        random.seed(data.get("seed", 0))  # the executor's own jitter replays exactly
+        random.seed(seed)  # the executor's own jitter replays exactly
         blocked_before, created_before = len(self.guard.blocked), self.guard.created
-        recorder.begin_scenario(steps, capture=any(sch.serves_canary for _n, _a, sch in steps))
+        recorder.begin_scenario(calls, capture=any(sch.serves_canary for _n, _a, sch in calls))
         records: list = []
         trace: dict = {"steps": records}
         with ScenarioLoop(clock) as loop, self.output:
@@ -219,10 +234,10 @@ class ScenarioRunner:
             except BaseException as exc:  # noqa: BLE001
                 trace["factory_error"] = recorder.describe_exception(exc)
                 execute = None
-            for index, (name, arguments, _schedule) in enumerate(steps):
+            for index, (name, arguments, _schedule, gap, _valid) in enumerate(steps):
                 if execute is None:
                     break
-                clock.advance(gaps[index])
+                clock.advance(gap)
                 recorder.begin_step(index)
                 t0 = clock.elapsed
                 clock.arm(self.config.virtual_limit_s)
@@ -510,41 +525,31 @@ class ExecutorPool(Started):
         return list(self.info.get("tools", []))
 
     def judges(self, policy: Any, registry: Any) -> bool:
-        """Whether the workers judge with exactly ``policy`` and ``registry`` (then
-        ``run(..., judged=True)`` may be asked for)."""
+        """Whether the workers judge with exactly ``policy`` and ``registry`` (then an order may
+        ask them to: :class:`~fuzzer.executor.orders.ScenarioOrder`)."""
         self.start()
         return (bool(self.info.get("judges")) and decode_policy(self.config.policy) == policy
                 and self.info.get("registry") == registry_digest(registry))
 
-    def run(self, scenarios: list, *, judged: Any = False, on_result: Optional[Callable[[list], None]] = None,
-            deadline: Optional[float] = None) -> list:
-        """One :class:`Trace` per scenario, in order; ``judged`` (one flag, or one per scenario):
-        judged in its worker (see :meth:`ScenarioRunner.judged`). ``on_result(traces)``: called
-        as traces arrive, with the list being filled (None where none has arrived yet), while the
-        workers run the next scenarios (:meth:`fuzzer.isolation.WorkerPool.run`); it must not call
-        the pool. ``deadline`` (``time.monotonic()``): scenarios not finished by then are None
-        (not run; their workers are restarted), so a budget holds when scenarios hang."""
+    def run(self, scenarios: list, *, deadline: Optional[float] = None) -> list:
+        """One :class:`Trace` per scenario, in order. ``deadline`` (``time.monotonic()``): scenarios
+        not finished by then are None (not run; their workers are restarted), so a budget holds
+        when scenarios hang."""
         if not scenarios:
             return []
         self.start()
-        if judged is True:
-            texts = ['{"judge":1,' + s.wire()[1:] for s in scenarios]
-        elif judged:
-            texts = ['{"judge":1,' + s.wire()[1:] if flag else s.wire() for s, flag in zip(scenarios, judged)]
-        else:
-            texts = [s.wire() for s in scenarios]
-        if on_result is None:
-            return [_trace(o) for o in self._pool.run(texts, deadline=deadline)]
-        traces: list = [None] * len(texts)
+        return [_trace(o) for o in self._pool.run([s.wire() for s in scenarios], deadline=deadline)]
 
-        def arrived(outcomes: list) -> None:
-            for i, outcome in enumerate(outcomes):
-                if outcome is not None and traces[i] is None:
-                    traces[i] = _trace(outcome)
-            on_result(traces)
-
-        outcomes = self._pool.run(texts, on_result=arrived, deadline=deadline)
-        return [t if t is not None else _trace(o) for t, o in zip(traces, outcomes)]
+    def run_orders(self, orders: list, *, deadline: Optional[float] = None, stop_sending: Optional[float] = None,
+                   on_result: Optional[Callable[[list], None]] = None,
+                   stop_when: Optional[Callable[[], bool]] = None) -> list:
+        """One result per :class:`~fuzzer.executor.orders.ScenarioOrder` (see
+        :meth:`fuzzer.isolation.WorkerPool.run_orders`: None past ``deadline`` or ``stop_sending``
+        or once ``stop_when()``, a :class:`~fuzzer.isolation.pool.Lost` for an order that lost too
+        many scenarios)."""
+        self.start()
+        return self._pool.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=on_result,
+                                     stop_when=stop_when)
 
 
 def _trace(outcome: Any) -> Optional[Trace]:
@@ -552,11 +557,7 @@ def _trace(outcome: Any) -> Optional[Trace]:
         return None  # not run: the deadline came first
     if outcome.kind == "returned":
         try:
-            call = outcome.calls[0]
-            data = load_json(call["arguments"]["json"])
-            if call["name"] == "judged":
-                return Trace("ran", data.pop("trace", None) or {}, judged=data)
-            return Trace("ran", data)
+            return Trace("ran", load_json(outcome.calls[0]["arguments"]["json"]))
         except (IndexError, KeyError, TypeError, ValueError) as exc:
             return Trace("error", detail=f"unreadable trace ({exc})")
     if outcome.kind in ("hung", "died"):

@@ -298,7 +298,8 @@ class WorkerPool(Started):
 
     def run_orders(self, orders: list, *, deadline: float | None = None, stop_sending: float | None = None,
                    on_result: Callable[[list], None] | None = None,
-                   on_sent: Callable[[], None] | None = None) -> list[Any]:
+                   on_sent: Callable[[], None] | None = None,
+                   stop_when: Callable[[], bool] | None = None) -> list[Any]:
         """One result per order, in order: each order is sent whole to one worker, which generates
         and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
         whatever ``order.run(runner)`` returns — the engine never handles those inputs one by one.
@@ -310,7 +311,8 @@ class WorkerPool(Started):
         as its result. Past ``deadline``: None. Past ``stop_sending`` (a tool's share of the
         budget), orders not sent yet are None, and those running finish: killing a worker for
         the deadline of a share would throw away its order and everything it has warmed up.
-        ``on_result`` as in :meth:`run`; ``on_sent()`` once, when the first orders have been sent.
+        ``on_result`` as in :meth:`run`; ``on_sent()`` once, when the first orders have been sent;
+        once ``stop_when()`` is true, orders not sent yet are None too (as past ``stop_sending``).
         """
         orders = list(orders)
         if not orders:
@@ -320,7 +322,7 @@ class WorkerPool(Started):
         pending = deque([i] for i in range(len(orders)))
         try:
             self._trace, self._orders, self._order_list = None, True, orders
-            self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent)
+            self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent, stop_when)
         except BaseException:
             self.close()
             raise
@@ -364,14 +366,16 @@ class WorkerPool(Started):
 
     def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
                deadline: float | None, on_result: Callable[[list], None] | None = None,
-               stop_sending: float | None = None, on_sent: Callable[[], None] | None = None) -> None:
+               stop_sending: float | None = None, on_sent: Callable[[], None] | None = None,
+               stop_when: Callable[[], bool] | None = None) -> None:
         timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
         restarts, notify = self.restarts, False
         while True:
             if deadline is not None and monotonic() >= deadline:
                 self._abandon(slots)
                 return
-            if stop_sending is not None and pending and monotonic() >= stop_sending:
+            if pending and ((stop_sending is not None and monotonic() >= stop_sending)
+                            or (stop_when is not None and stop_when())):
                 pending.clear()
             for depth in range(1, DEPTH + 1):  # one batch per worker first, then a second each
                 for slot in slots:

@@ -339,17 +339,7 @@ class OrderRunner:
         return outcome_of(self._run(text, tag, index))
 
     def _run(self, text: str, tag: str, index: int) -> tuple:
-        i = self.base + self.i
-        self.i += 1
-        pin = self.pin
-        if pin is not None:
-            self._whole = ("", None)
-            data = f"{tag}\x00{text}".encode("utf-8", "surrogatepass")
-            full = len(data)
-            size = min(full, len(pin) - PIN_HEADER)
-            pin[PIN_HEADER:PIN_HEADER + size] = data if size == full else data[:size]
-            pin[:PIN_HEADER] = PIN_STRUCT.pack(i, index, size, full)
-        self.seq[self.pos] = i
+        self.enter(tag, index, text)
         return self.execute(text, self.trace, False)
 
     def prefix(self, text: str, end: int, tag: str = "", index: int = -1) -> tuple:
@@ -367,8 +357,7 @@ class OrderRunner:
             data = f"{tag}\x00{text}".encode("utf-8", "surrogatepass")
             if len(data) != len(tag) + 1 + len(text):  # not ASCII: byte and character offsets differ
                 return self._run(text[:end], tag, index)
-            size = min(len(data), len(pin) - PIN_HEADER)
-            pin[PIN_HEADER:PIN_HEADER + size] = data if size == len(data) else data[:size]
+            self._copy(data)
             self._whole = (tag, text)
         i = self.base + self.i
         self.i += 1
@@ -376,6 +365,24 @@ class OrderRunner:
         pin[:PIN_HEADER] = PIN_STRUCT.pack(i, index, min(full, len(pin) - PIN_HEADER), full)
         self.seq[self.pos] = i
         return self.execute(text[:end], self.trace, False)
+
+    def enter(self, tag: str, index: int, text: str = "") -> None:
+        """Pin input ``index`` of the order (``tag`` and ``text``) and publish its sequence number,
+        before it runs. An order that can draw an input again from its index alone pins only its
+        tag, and runs the input itself (the executor's scenarios)."""
+        i = self.base + self.i
+        self.i += 1
+        if self.pin is not None:
+            self._whole = ("", None)
+            data = f"{tag}\x00{text}".encode("utf-8", "surrogatepass")
+            self.pin[:PIN_HEADER] = PIN_STRUCT.pack(i, index, self._copy(data), len(data))
+        self.seq[self.pos] = i
+
+    def _copy(self, data: bytes) -> int:
+        """``data`` (or as much as fits) into the pin buffer; the bytes kept."""
+        size = min(len(data), len(self.pin) - PIN_HEADER)
+        self.pin[PIN_HEADER:PIN_HEADER + size] = data if size == len(data) else data[:size]
+        return size
 
     def busy(self) -> None:
         self.seq[self.pos] = self.base + self.i

@@ -137,63 +137,32 @@ def test_the_report_is_json_with_the_design_keys(tmp_path):
                 "count", "schedule", "virtual_waits"} <= set(failure)
 
 
-def test_workers_that_judge_what_they_run_report_what_the_engine_would():
-    """The workers judge the scenarios they run (the engine only generates); a campaign whose engine
-    judges every trace itself gives the same findings on the same scenarios and the same counts."""
+def test_a_seed_reports_the_same_with_one_worker_or_two_and_wherever_the_scenarios_are_judged():
+    """The workers draw and run the scenarios (fuzzer/executor/orders.py); one worker sends every
+    trace back to be judged by the engine, two judge what they run and send only what is new.
+    Either way, and with two workers that cannot judge, a seed gives the same findings on the
+    same scenarios and the same counts."""
     from fuzzer.executor.worker import ExecutorPool
 
-    counted = []
-
-    def run(engine_judges: bool):
-        original, count_judged = ExecutorPool.judges, ExecutorCampaign._count_judged
-        if engine_judges:
+    def run(workers: int, workers_judge: bool = True):
+        original = ExecutorPool.judges
+        if not workers_judge:
             ExecutorPool.judges = lambda self, policy, registry: False
-        ExecutorCampaign._count_judged = lambda self, summary: (counted.append(engine_judges),
-                                                                count_judged(self, summary))
         try:
-            return campaign("fuzzer.targets.executor_naive:make_executor", examples=300, seed=5, shrink=False).result
+            return campaign("fuzzer.targets.executor_naive:make_executor", examples=700, seed=5, shrink=False,
+                            workers=workers).result
         finally:
-            ExecutorPool.judges, ExecutorCampaign._count_judged = original, count_judged
+            ExecutorPool.judges = original
 
-    here, there = run(engine_judges=True), run(engine_judges=False)
-    assert counted and not any(counted)  # only the second campaign's workers judged
-    assert [(f.signature.id, f.scenario.wire()) for f in here.findings] == \
-        [(f.signature.id, f.scenario.wire()) for f in there.findings]
-    assert len(here.findings) >= 5
-    for field in ("executions", "calls", "faults", "scenarios_by_verdict", "virtual_s"):
-        assert getattr(here, field) == getattr(there, field), field
-    assert there.worker_cpu_s > 0
-
-
-def test_judging_a_batch_as_it_comes_back_reports_what_judging_it_afterwards_does():
-    """The engine judges a batch's traces as they arrive and draws the next batch meanwhile; a
-    campaign whose pool hands back each batch only whole (judged while the next one runs) gives
-    the same findings on the same scenarios and the same counts."""
-    from fuzzer.executor.worker import ExecutorPool
-
-    calls = []
-
-    def run(as_they_come: bool):
-        original = ExecutorPool.run
-
-        def whole(self, scenarios, *, judged=False, on_result=None, deadline=None):
-            calls.append(on_result is not None)
-            return original(self, scenarios, judged=judged, deadline=deadline)
-
-        if not as_they_come:
-            ExecutorPool.run = whole
-        try:
-            return campaign("fuzzer.targets.executor_naive:make_executor", examples=600, seed=2, shrink=False).result
-        finally:
-            ExecutorPool.run = original
-
-    streamed, whole_batches = run(as_they_come=True), run(as_they_come=False)
-    assert any(calls)  # the fuzzing batches asked to be streamed
-    assert [(f.signature.id, f.scenario.wire()) for f in streamed.findings] == \
-        [(f.signature.id, f.scenario.wire()) for f in whole_batches.findings]
-    assert len(streamed.findings) >= 5
-    for field in ("executions", "calls", "faults", "scenarios_by_verdict", "virtual_s"):
-        assert getattr(streamed, field) == getattr(whole_batches, field), field
+    one, two, two_not_judging = run(1), run(2), run(2, workers_judge=False)
+    assert len(one.findings) >= 5
+    for other in (two, two_not_judging):
+        assert [(f.signature.id, f.scenario.wire(), f.count) for f in other.findings] == \
+            [(f.signature.id, f.scenario.wire(), f.count) for f in one.findings]
+        for field in ("executions", "calls", "faults", "scenarios_by_verdict"):
+            assert getattr(other, field) == getattr(one, field), field
+        assert other.virtual_s == pytest.approx(one.virtual_s, rel=1e-9)  # added up in another order
+    assert one.executions == 700 and two.worker_cpu_s > 0
 
 
 def test_a_pool_judges_only_with_the_campaign_s_own_policy_and_registry():

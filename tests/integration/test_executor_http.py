@@ -17,32 +17,26 @@ POLICY = policy_from_mapping({"http_responses": {"get_weather": {"temperature": 
                                                  "get_stock_price": {"price": 187.25}}}, source="test")
 
 
-class Recorded:
-    """A started pool whose traces are kept (its ``run`` wrapped; whole traces, so the engine
-    judges them instead of the workers)."""
+class Recorded(ExecutorCampaign):
+    """A campaign that keeps every trace it files (one worker sends them all whole: the engine
+    judges them)."""
 
     def __init__(self, settings):
-        self.pool = open_pool(settings, POLICY, REGISTRY)
+        super().__init__(settings, registry=REGISTRY, policy=POLICY)
         self.traces = []
-        original = self.pool.run
 
-        def run(scenarios, judged=False, on_result=None, deadline=None):
-            traces = original(scenarios, on_result=on_result, deadline=deadline)
-            self.traces += traces
-            return traces
-
-        self.pool.run = run
+    def _count(self, scenario, trace, violations):
+        self.traces.append(trace)
+        super()._count(scenario, trace, violations)
 
 
 def test_requests_and_httpx_tools_meet_every_fault_and_no_socket_is_opened():
     settings = ExecutorSettings(executor="fuzzer.targets.executor_robust:make_executor", http=True, implementations=TOOLS,
                                 max_examples=120, seed=3, cwd=str(ROOT))
     recorded = Recorded(settings)
-    try:
-        final = run_job(ExecutorCampaign(settings, registry=REGISTRY, policy=POLICY, pool=recorded.pool))
-    finally:
-        recorded.pool.close()
+    final = run_job(recorded)
     result = final.result
+    assert len(recorded.traces) == result.executions == 120
     assert result.tools == ["get_weather", "get_stock_price"]
     assert final.exit_code == 0, [f.best_violation.reason for f in result.findings]
     invocations = [inv for t in recorded.traces for step in t.steps for inv in step["invocations"]]
