@@ -30,7 +30,7 @@ from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict, coarse_damage
 from fuzzer.orders import prepare_for_workers
 from fuzzer.pipeline import Job
-from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase, finding_detail
 from fuzzer.shrink import FindingShrinker, size_key
 
 #: Seconds between Progress events.
@@ -133,7 +133,7 @@ class CampaignResult(JobResult):
                                   r.unjudged or (f"{r.status}: {r.entry.title}" if status == FAILED else ""),
                                   r.entry.text if status == FAILED else ""))
         for f in self.findings:
-            cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, _finding_detail(f)))
+            cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, finding_detail(f)))
         if self.problem:
             cases.append(TestCase(f"toolfuzz.{self.job}", "campaign", FAILED, f"nothing tested: {self.problem}"))
         elif not self.findings and self.stop_reason == StopReason.INTERRUPTED:
@@ -178,14 +178,6 @@ class CampaignResult(JobResult):
             files[file] = files.get(file, 0) + 1
         return {"lines": len(self.lines), "files": dict(sorted(files.items())),
                 "exploration_share": {k: round(v, 3) for k, v in self.exploration_share.items()}}
-
-
-def _finding_detail(f: Any) -> str:
-    lines = [f"{f.verdict.value}: {f.reason}", f"input: {f.best.text}"]
-    if f.exception:
-        lines.append(f"exception: {f.exception}")
-    lines.append(f"reproduce: {f.reproduce}")
-    return "\n".join(lines)
 
 
 class CampaignJob(Job):
@@ -914,15 +906,22 @@ def _fragment_kind(fragment: str) -> str:
 
 def reject_on_hints(findings: list, target: str, reject_on: tuple) -> list[str]:
     """When most crashes raise one exception class defined in the target's own package, it is
-    probably the parser's rejection type: say how to declare it."""
-    if reject_on:
-        return []
+    probably the parser's rejection type: say how to declare it. When --reject-on was given and
+    crashes raise ValueError, say that the declared types replace ValueError (a parser that
+    raises both reads as crashing on every ValueError)."""
     crashes: dict[str, int] = {}
     for f in findings:
         exc = f.outcome.exception if f.verdict is Verdict.CRASH and f.outcome is not None else None
         if exc:
             crashes[exc] = crashes.get(exc, 0) + f.count
     if not crashes:
+        return []
+    if reject_on:
+        if "ValueError" in crashes and not any(ref.rpartition(":")[2] == "ValueError" for ref in reject_on):
+            kinds = sum(1 for f in findings if f.verdict is Verdict.CRASH and f.outcome is not None
+                        and f.outcome.exception == "ValueError")
+            return [f"{kinds} crash finding(s) raise ValueError, which is not a clean rejection once --reject-on "
+                    f"declares other types; if the parser rejects with it too, add --reject-on builtins:ValueError"]
         return []
     top, hits = max(crashes.items(), key=lambda kv: kv[1])
     package = target.split(":", 1)[0].split(".")[0]

@@ -132,9 +132,13 @@ def _known_as(finding: Any, known: dict) -> str:
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
-                     interrupted: bool = False, unreadable: int = 0) -> int:
-    """``fuzz replay``: 1 when any entry fails, a corpus file cannot be read (its regression test
-    is lost, as the gate says), or nothing could be judged at all; else 0."""
+                     interrupted: bool = False, unreadable: int = 0, empty: bool = False) -> int:
+    """``fuzz replay``: 2 when the corpus holds no entry at all (a wrong ``--corpus``, as a
+    campaign that could test nothing exits 2); 1 when any entry fails, a corpus file cannot be
+    read (its regression test is lost, as the gate says), the target tests nothing, or nothing
+    could be judged at all; else 0."""
+    if empty and not unreadable:
+        return ExitCode.USAGE
     judged = [r for r in replayed if r.status != "unjudged"]
     if nothing_tested or unreadable or any(r.status != "pass" for r in judged):
         return ExitCode.FAILURES

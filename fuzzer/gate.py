@@ -15,7 +15,7 @@ from fuzzer.events import JobStarted
 from fuzzer.harness import ReplayContext, load_harnesses
 from fuzzer.pipeline import Job
 from fuzzer.replay import ReplayJob
-from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase, finding_detail
 
 
 @dataclass
@@ -39,7 +39,7 @@ class GateResult(JobResult):
             else:
                 kind = "regression" if r in d.regressions else "new"
                 cases.append(TestCase("toolfuzz.gate.campaign", r.signature.id, FAILED,
-                                      f"{kind}: {r.signature.title}", _detail(r)))
+                                      f"{kind}: {r.signature.title}", finding_detail(r)))
         for r in d.known:
             cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", SKIPPED,
                                   f"known open failure {r.signature}: {r.entry.title}"))
@@ -92,12 +92,6 @@ def _ident(x: Any) -> dict:
         return {"signature": x.entry.signature, "now": x.signature, "title": x.entry.title, "file": x.path}
     report = x.to_report()  # any harness's finding
     return {"signature": x.signature.id, "title": report["title"], "reproduce": report.get("reproduce")}
-
-
-def _detail(finding: Any) -> str:
-    report = finding.to_report()
-    return "\n".join(f"{k}: {report[k]}" for k in ("reason", "minimized_input", "exception", "reproduce")
-                     if report.get(k))
 
 
 class GateJob(Job):

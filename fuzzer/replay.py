@@ -67,6 +67,7 @@ class ReplayJob(Job):
                  update: bool = False):
         super().__init__()
         self.store, self.references, self.context, self.update = store, dict(references), context, update
+        self._empty = False  # the corpus holds no entry at all
         self.result_ = ReplayResult(corpus=str(getattr(store, "path", "")),
                                     label=", ".join(r for r in self.references.values() if r))
         import time
@@ -113,6 +114,7 @@ class ReplayJob(Job):
         self.result_.replayed = [outcome[i] for i in sorted(outcome)]
         if not items and self.result_.problem is None:
             self.result_.problem = f"nothing to replay: {self.result_.corpus or 'the corpus'} holds no entries"
+            self._empty = True
         if self.update:
             self._apply_updates()
         self.result_.elapsed_s = time.monotonic() - self._t0
@@ -132,7 +134,7 @@ class ReplayJob(Job):
 
     def exit_code(self, result: ReplayResult) -> int:
         return replay_exit_code(result.replayed, nothing_tested=result.problem, interrupted=self.interrupted,
-                                unreadable=len(result.notes))
+                                unreadable=len(result.notes), empty=self._empty)
 
 
 __all__ = ["ReplayJob", "ReplayResult"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 from typing import Any
 
@@ -57,12 +58,16 @@ def json_line(value: Any) -> str:
         line.encode("utf-8")
     except UnicodeEncodeError:
         return json.dumps(value, ensure_ascii=True)
-    # Characters str.splitlines() treats as line breaks can only sit inside JSON strings here:
-    # escape them so the output stays one sample per line for every reader.
-    for ch in _LINE_BREAKS:
-        if ch in line:
-            line = line.replace(ch, f"\\u{ord(ch):04x}")
+    # Characters that do not show can only sit inside JSON strings here: escaped, the same value
+    # (JSON reads \u00a0 as the character). Line breaks keep the output one sample per line for
+    # every reader; an expected and a returned call that differ by a no-break space must not
+    # print alike.
+    if not line.isascii():
+        line = _INVISIBLE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
     return line
 
 
-_LINE_BREAKS = ("\x85", "\u2028", "\u2029")
+#: Non-ASCII characters that do not show: C1 controls (U+0085 a line break), no-break and other
+#: spaces, zero-width and direction marks, the line and paragraph separators, fillers, the BOM.
+_INVISIBLE = re.compile("[\x80-\xa0\xad\u034f\u061c\u115f\u1160\u1680\u180e\u2000-\u200f\u2028-\u202f"
+                        "\u205f-\u206f\u3000\u3164\ufeff\ufff9-\ufffb]")

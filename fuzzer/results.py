@@ -132,7 +132,7 @@ class JobResult:
     def test_cases(self) -> list[TestCase]:
         """Default: one failed case per finding."""
         return [TestCase(classname=f"toolfuzz.{self.job}", name=f.signature.id, status=FAILED,
-                         message=f.signature.title, detail=_detail(f)) for f in self.findings]
+                         message=f.signature.title, detail=finding_detail(f)) for f in self.findings]
 
     def counts(self) -> dict[str, int]:
         """{passed, failed, skipped} over :meth:`test_cases`: the numbers every writer prints."""
@@ -150,17 +150,27 @@ def shown_input(report: dict) -> str:
     return report.get("minimized_input") or report.get("input") or ""
 
 
-def _detail(finding: Any) -> str:
+def finding_detail(finding: Any) -> str:
+    """The text of a finding's failed JUnit case (every job's): the verdict and why, the input
+    shown, what was expected and returned when the verdict is about the calls, the exception, and
+    the command that reproduces it."""
     report = finding.to_report()
     lines = [f"{report.get('verdict')}: {report.get('reason') or ''}".rstrip()]
     shown = shown_input(report)
     if shown:
         lines.append(f"input: {shown}")
+    if report.get("verdict") in ("corruption", "missed_anomaly", "false_reject") and "truth" in report:
+        from fuzzer.report import compact
+
+        # what a CI reader needs to see the damage without running anything
+        lines.append(f"expected: {compact(report['truth']) if report['truth'] is not None else 'no call'}")
+        if report.get("returned") is not None:
+            lines.append(f"returned: {compact(report['returned'])}")
     for key in ("exception", "reproduce"):
         if report.get(key):
             lines.append(f"{key}: {report[key]}")
     return "\n".join(lines)
 
 
-__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase", "shown",
-           "shown_input"]
+__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase", "finding_detail",
+           "shown", "shown_input"]

@@ -76,16 +76,21 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
         for value in ignore:
             cmd += ["--ignore", value]
         # The command that stores each harness's findings in the corpus (its own command: a
-        # campaign does not run an executor or an agent loop).
+        # campaign does not run an executor or an agent loop), judging as this gate judges: at
+        # another level, timeout or set of clean rejections it would store other signatures
+        # (a clean rejection filed as a crash), and the gate would stay blocked.
         store_cmds = []
-        common = ["--corpus", corpus_dir, "--seed", str(seed), "--max-examples", examples] + \
-                 (["--tools", tools_file] if tools_file else [])
+        common = ["--corpus", corpus_dir, "--seed", str(seed), "--max-examples", examples,
+                  "--timeout", f"{timeout:g}"] + (["--tools", tools_file] if tools_file else [])
         if target:
-            store_cmds.append(["fuzz", "campaign", "--target", target, *common] +
-                              [a for name in tool_names for a in ("--tool", name)])
+            store_cmds.append(["fuzz", "campaign", "--target", target, *common, "--level", level] +
+                              [a for ref in reject_on for a in ("--reject-on", ref)] +
+                              [a for name in tool_names for a in ("--tool", name)] +
+                              [a for name in formats for a in ("--format", name)])
         if executor:
             store_cmds.append(["fuzz", "executor", "--executor", executor, *common] +
-                              (["--policy", extra["executor_policy"]] if extra.get("executor_policy") else []))
+                              (["--policy", extra["executor_policy"]] if extra.get("executor_policy") else []) +
+                              (["--http"] if extra.get("http") else []))
         if agent:
             store_cmds.append(["fuzz", "agent", "--agent", agent, *common] +
                               (["--policy", extra["agent_policy"]] if extra.get("agent_policy") else []) +

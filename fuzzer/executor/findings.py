@@ -11,6 +11,7 @@ readable rendering (``Scenario.describe``), so the corpus keeps the smallest tex
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import sys
 from dataclasses import dataclass
@@ -139,9 +140,23 @@ class ExecutorFinding(ShrunkFinding):
 
 
 def replay_command(*, executor: str, tools_file: Optional[str] = None, policy_file: Optional[str] = None,
-                   http: bool = False, implementations: Optional[str] = None, timeout: Optional[float] = None) -> tuple:
-    """``python -m fuzzer executor --executor M:A ...`` with the interpreter that runs toolfuzz."""
-    command = [sys.executable, "-m", "fuzzer", "executor", "--executor", executor]
+                   http: bool = False, implementations: Optional[str] = None, timeout: Optional[float] = None,
+                   cwd: Optional[str] = None) -> tuple:
+    """``python -m fuzzer executor --executor M:A ...`` with the interpreter that runs toolfuzz;
+    preceded by ``env PYTHONPATH=DIR`` when the executor (or the tool implementations) were found
+    through the run's directory ``cwd`` rather than installed, so the command runs from anywhere."""
+    from fuzzer.reproduce import target_home
+
+    module, _, attribute = executor.partition(":")
+    if cwd and ("/" in module or module.endswith(".py")):  # a file: by its absolute path
+        executor = f"{os.path.abspath(os.path.join(cwd, module))}:{attribute}"
+    homes = []
+    for ref in (executor, implementations if http else None):
+        home = target_home(ref, cwd) if ref and "/" not in ref.partition(":")[0] else None
+        if home and home not in homes:
+            homes.append(home)
+    command = ["env", "PYTHONPATH=" + os.pathsep.join(homes)] if homes else []
+    command += [sys.executable, "-m", "fuzzer", "executor", "--executor", executor]
     if tools_file:
         command += ["--tools", tools_file]
     if policy_file:

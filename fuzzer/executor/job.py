@@ -80,8 +80,11 @@ class ExecutorSettings:
                             flavors=list(available_flavors(policy)), policy=encode_policy(policy))
 
     def command(self) -> tuple:
-        return replay_command(executor=self.executor, tools_file=self.tools_file, policy_file=self.policy_file,
-                              http=self.http, implementations=self.implementations, timeout=self.timeout)
+        """The command that replays a scenario, from any directory: files by absolute path, and the
+        directory the executor was found through (not an installed module) on PYTHONPATH."""
+        return replay_command(executor=self.executor, tools_file=_absolute(self.tools_file, self.cwd),
+                              policy_file=_absolute(self.policy_file, self.cwd), http=self.http,
+                              implementations=self.implementations, timeout=self.timeout, cwd=self.cwd)
 
 
 def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
@@ -153,10 +156,10 @@ class ExecutorResult(JobResult):
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
 
     def test_cases(self) -> list[TestCase]:
-        from fuzzer.results import _detail
+        from fuzzer.results import finding_detail
 
         cases = [TestCase(classname="toolfuzz.executor", name=f.signature.id, status=FAILED,
-                          message=f.signature.title, detail=_detail(f)) for f in self.findings]
+                          message=f.signature.title, detail=finding_detail(f)) for f in self.findings]
         if self.executions:
             failed = {f.verdict for f in self.findings}
             cut = self.stop_reason == StopReason.INTERRUPTED  # not a pass a CI reader could take for one

@@ -190,9 +190,23 @@ def assert_reproduces(target: str, failure: dict) -> None:
 
 def _naive_campaign(directory: Path) -> dict:
     result = run_cli(directory, "campaign", "--tool", "get_weather", "--target", NAIVE, "--budget", "15",
-                     "--report", "r.json")
+                     "--report", "r.json", "--junit", "j.xml")
     return {"code": result.code, "stdout": result.stdout, "stderr": result.stderr,
-            "report": result.report() if (directory / "r.json").exists() else None}
+            "report": result.report() if (directory / "r.json").exists() else None,
+            "junit": (directory / "j.xml").read_text() if (directory / "j.xml").exists() else ""}
+
+
+def test_junit_failures_show_what_was_expected_and_returned(naive_run):
+    """A CI reader sees a corruption's damage in the JUnit failure itself, without running anything."""
+    import xml.etree.ElementTree as ET
+
+    texts = {case.get("name"): (case.find("failure").text or "")
+             for case in ET.fromstring(naive_run["junit"]).iter("testcase") if case.find("failure") is not None}
+    damaged = [f for f in naive_run["report"]["failures"] if f["verdict"] == "corruption" and f["returned"]]
+    assert damaged
+    for failure in damaged:
+        text = next(t for name, t in texts.items() if failure["signature"] in name)
+        assert "expected: " in text and "returned: " in text, text
 
 
 @pytest.fixture
@@ -637,3 +651,36 @@ def test_a_hang_s_reproduce_command_stops_after_the_timeout_and_says_where_it_is
     (entry,) = [p for p in (tmp_path / "c").glob("*.json") if json.loads(p.read_text())["verdict"] == "hang"]
     again = cli("reproduce", str(entry), "--timeout", "0.5", timeout=60)
     assert again.code == 1 and "still hangs: no result within 0.5 s" in again.stdout, again
+
+
+TWO_REJECTIONS = '''
+import json
+
+
+class ParseError(Exception):
+    pass
+
+
+def parse(text):
+    """Rejects with its own type when the text is not JSON, with ValueError when it is no call."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        raise ParseError("not JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("arguments"), dict):
+        raise ValueError("not a call")
+    return [data]
+'''
+
+
+def test_declared_rejections_replace_value_error_and_the_summary_says_so(cli, tmp_path):
+    (tmp_path / "two_rejections.py").write_text(TWO_REJECTIONS)
+    declared = cli("campaign", "--tool", "get_weather", "--target", "two_rejections:parse", "--format", "json",
+                   "--reject-on", "two_rejections:ParseError", "--max-examples", "1500", "--seed", "1")
+    assert declared.code == 1, declared
+    assert "ValueError, which is not a clean rejection once --reject-on declares other types" in declared.stdout
+    both = cli("campaign", "--tool", "get_weather", "--target", "two_rejections:parse", "--format", "json",
+               "--reject-on", "two_rejections:ParseError", "--reject-on", "builtins:ValueError",
+               "--max-examples", "1500", "--seed", "1", "--report", "r.json")
+    assert not [f for f in both.report()["failures"] if f["exception"] and f["exception"].startswith("ValueError")]
+    assert "declares other types" not in both.stdout

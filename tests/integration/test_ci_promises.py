@@ -67,9 +67,15 @@ def test_1_gate_and_replay_on_a_parser_that_accepts_nothing_exit_1(cli, tmp_path
 
 
 def test_1_replay_of_an_empty_corpus_is_not_an_all_clear(cli, tmp_path):
+    """Nothing to replay is a wrong --corpus (exit 2, as a campaign that can test nothing); a
+    corpus whose only file cannot be read has lost a regression test (exit 1)."""
     (tmp_path / "empty").mkdir()
     result = cli("replay", "--corpus", "empty", "--target", REFERENCE)
-    assert result.code == 1 and "nothing to replay" in result.stderr, result
+    assert result.code == 2 and "nothing to replay" in result.stderr, result
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "crash-0123456789ab.json").write_text("{not json", encoding="utf-8")
+    broken = cli("replay", "--corpus", "broken", "--target", REFERENCE)
+    assert broken.code == 1, broken
 
 
 # -- 2. --target is required -------------------------------------------------------------------

@@ -195,3 +195,38 @@ def test_markdown_and_html_reports_speak_of_schedules_and_scenarios(tmp_path):
     for parser_words in ("as a JSON string", "valid in ?", " in ?"):
         assert parser_words not in markdown and parser_words not in page
     assert failures[0]["schedule"] in markdown.replace("\\|", "|")
+
+
+RETRIES_EVERYTHING = '''
+import time
+
+
+def make_executor(tools):
+    def execute(name, arguments):
+        for attempt in range(3):
+            try:
+                return tools[name](**arguments)
+            except Exception as exc:  # retries a 404 as readily as a 503
+                if attempt == 2:
+                    return {"error": type(exc).__name__}
+                time.sleep(0.5 * 2 ** attempt)
+    return execute
+'''
+
+
+def test_a_finding_s_reproduce_command_runs_from_another_directory(tmp_path):
+    """The executor and the tools file are the user's own, next to each other: the printed command
+    finds both from anywhere (files by absolute path, the executor's directory on PYTHONPATH)."""
+    (tmp_path / "my_executor.py").write_text(RETRIES_EVERYTHING, encoding="utf-8")
+    (tmp_path / "my_tools.json").write_text(json.dumps({"lookup": {
+        "type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]}}), encoding="utf-8")
+    result = run_cli(tmp_path, "executor", "--executor", "my_executor:make_executor", "--tools", "my_tools.json",
+                     "--max-examples", "200", "--seed", "2", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    failure = next(f for f in result.report()["failures"] if f["verdict"] == "retry_violation")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    replay = subprocess.run(failure["reproduce"], shell=True, cwd=elsewhere, env=cli_env(), capture_output=True,
+                            text=True, timeout=120)
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    assert failure["signature"] in replay.stdout

@@ -291,3 +291,47 @@ def test_replay_names_a_corpus_file_it_cannot_read_and_fails(corpus, tmp_path):
     assert any(line.startswith("UNREADABLE corpus file") and "zz-bad.json" in line for line in run.stdout.splitlines())
     suite, cases = _junit(junit)
     assert suite.get("failures") == "1" and any("zz-bad.json" in name for name in cases)
+
+
+STRICT_REJECTIONS = '''
+import json
+
+
+class ParseError(Exception):
+    pass
+
+
+def parse(text):
+    """Reads a bare JSON call and never validates it; rejects everything else with its own type."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ParseError("not JSON") from None
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str) or not isinstance(data.get("arguments"), dict):
+        raise ParseError("not a call")
+    return [data]
+'''
+
+
+def test_the_command_that_stores_a_blocked_gate_s_findings_judges_as_the_gate_does(tmp_path):
+    """The gate prints how to accept its new failures as known. That command must judge as the
+    gate did (level, clean rejections, timeout, formats): run as printed, the gate passes after it
+    (a campaign at parse level filed the parser's own rejections as crashes, and the gate stayed
+    blocked)."""
+    (tmp_path / "strict_parser.py").write_text(STRICT_REJECTIONS)
+    (tmp_path / "corp").mkdir()
+    gate = ("gate", "--corpus", "corp", "--target", "strict_parser:parse", "--reject-on", "strict_parser:ParseError",
+            "--level", "validate", "--tool", "get_weather", "--format", "json", "--seed", "2",
+            "--max-examples", "1500", "--timeout", "3")
+    blocked = fuzz(*gate, cwd=tmp_path)
+    assert blocked.returncode == 1 and "gate: BLOCKED" in blocked.stdout, blocked.stdout + blocked.stderr
+    store = next(line for line in blocked.stdout.splitlines() if line.startswith("after fixing"))
+    argv = shlex.split(store.split(": ", 1)[1])
+    assert argv[:2] == ["fuzz", "campaign"]
+    for flag in ("--level", "--reject-on", "--timeout", "--format", "--tool"):
+        assert flag in argv, argv
+    stored = fuzz(*argv[1:], cwd=tmp_path)
+    assert stored.returncode == 1, stored.stdout + stored.stderr  # the missed anomalies, stored
+    assert "ParseError in" not in stored.stdout  # its rejections are clean, as in the gate
+    again = fuzz(*gate, cwd=tmp_path)
+    assert again.returncode == 0 and "gate: passed" in again.stdout, again.stdout + again.stderr

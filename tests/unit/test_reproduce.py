@@ -46,11 +46,17 @@ def test_long_inputs_and_history_get_a_reproducer_file_command(tmp_path):
     assert shlex.split(command) == [sys.executable, "-m", "fuzzer", "reproduce", str(tmp_path / "crash-0123.json")]
 
 
-@given(st.dictionaries(st.text(), st.text()))
-def test_json_lines_are_one_line_and_round_trip(value):
+INVISIBLE = "\x85\xa0\xad\u2000\u2007\u200b\u200d\u200e\u2028\u2029\u202f\u2060\u3000\ufeff"
+
+
+@given(st.dictionaries(st.text(), st.text() | st.lists(st.sampled_from(INVISIBLE + "aé "), max_size=5).map("".join)))
+def test_json_lines_are_one_line_round_trip_and_show_every_character(value):
+    """A no-break or zero-width space in a value prints escaped (the same JSON value): an expected
+    and a returned call that differ only there must not print alike."""
     line = json_line(value)
     assert line.splitlines() == [line] or line == ""
     assert json.loads(line) == value
+    assert not any(c in line for c in INVISIBLE)
 
 
 def test_fuzz_reproduce_exits_1_while_a_corpus_entry_still_fails_and_0_once_fixed(tmp_path):
