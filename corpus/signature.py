@@ -29,14 +29,26 @@ class Signature:
     id: str
     title: str
     key: str
+    #: The end of ``key`` that says where in the target the failure happened (the innermost
+    #: frames, the functions on the path); "" when the key says nothing of where.
+    site: str = ""
 
     def __str__(self) -> str:
         return self.id
 
+    @property
+    def what(self) -> str:
+        """The key without where it happened. A refactor that moves code between functions
+        changes a failure's site, not its ``what``: a corpus entry whose own input fails with the
+        same ``what`` from another place has moved, it is not a new bug (fuzzer.decisions)."""
+        return self.key[:-len(self.site) - 1] if self.site and self.key.endswith("|" + self.site) else self.key
 
-def _make(verdict: str, key: str, title: str) -> Signature:
+
+def _make(verdict: str, key: str, title: str, site: str = "") -> Signature:
+    """``site``: the end of ``key`` (after its last ``|``) that says where; it is part of the key
+    (and the id), and kept apart as well (:attr:`Signature.what`)."""
     digest = hashlib.sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return Signature(id=f"{verdict}-{digest}", title=title, key=key)
+    return Signature(id=f"{verdict}-{digest}", title=title, key=key, site=site)
 
 
 #: Values inside exception messages: quoted strings, numbers, hex addresses, long runs. Replaced
@@ -86,14 +98,15 @@ def crash_signature(*, exception: Optional[str], frames: Sequence[Sequence[str]]
     where = f" in {inner[-1]}" if inner else ""
     if exception is None:
         how = detail or "worker died"
-        return _make("crash", f"crash|died|{how}|{';'.join(inner)}", f"crash: the target process died ({how}){where}")
+        return _make("crash", f"crash|died|{how}|{';'.join(inner)}", f"crash: the target process died ({how}){where}",
+                     ";".join(inner))
     # Frames carry no line numbers (a signature survives unrelated edits), so two raise sites in
     # one function are told apart by the message: len() of None and int() of None in one parse()
     # are two bugs. Values are normalized away (KeyError 'city' and 'date' are one); a decoder's
     # message says where in the input it failed and would split one bug into dozens, so it is left out.
     shape = "" if _message_varies_with_input(exception) else normalize_message(message)
     key = f"crash|{exception}|{shape}|{';'.join(inner)}" if shape else f"crash|{exception}|{';'.join(inner)}"
-    return _make("crash", key, f"crash: {exception}{where}")
+    return _make("crash", key, f"crash: {exception}{where}", ";".join(inner))
 
 
 def rejection_signature(*, format: Optional[str], exception: Optional[str], message: Optional[str] = None,
@@ -110,14 +123,15 @@ def rejection_signature(*, format: Optional[str], exception: Optional[str], mess
     shape = normalize_message(message)  # a decoder's words too: see normalize_message
     where = f" in {inner[-1]}" if inner else ""
     return _make("false_reject", f"false_reject|{fmt}|{exception}|{shape}|{';'.join(inner)}",
-                 f"false_reject: valid {fmt} rejected with {exception}{where}" + (f" ({shape})" if shape else ""))
+                 f"false_reject: valid {fmt} rejected with {exception}{where}" + (f" ({shape})" if shape else ""),
+                 ";".join(inner))
 
 
 def hang_signature(*, frames: Sequence[Sequence[str]]) -> Signature:
     """A hang whose stack was captured (the worker dumps it before it is killed): keyed, like a
     crash, by where it was stuck — one super-linear loop is one bug whatever input exposed it."""
     inner = _inner(frames)
-    return _make("hang", f"hang|{';'.join(inner)}", f"hang: stuck in {inner[-1]}")
+    return _make("hang", f"hang|{';'.join(inner)}", f"hang: stuck in {inner[-1]}", ";".join(inner))
 
 
 def same_hang(a: Sequence[Sequence[str]], b: Sequence[Sequence[str]]) -> bool:
@@ -136,7 +150,8 @@ def unsafe_signature(*, event: str, frames: Sequence[Sequence[str]]) -> Signatur
     is one bug."""
     real = [f"{file}:{func}" for file, func in frames if not str(file).startswith("<")]
     where = f" in {real[-1]}" if real else ""
-    return _make("unsafe", f"unsafe|{event}|{real[-1] if real else ''}", f"unsafe: {event}{where}")
+    return _make("unsafe", f"unsafe|{event}|{real[-1] if real else ''}", f"unsafe: {event}{where}",
+                 real[-1] if real else "")
 
 
 def slow_signature(*, frames: Sequence[Sequence[str]], fragment_kind: str) -> Signature:
@@ -146,7 +161,7 @@ def slow_signature(*, frames: Sequence[Sequence[str]], fragment_kind: str) -> Si
     grow when no stack was caught."""
     inner = _inner(frames)[-1:]
     if inner:
-        return _make("slow", f"slow|{inner[0]}", f"slow: super-linear time in {inner[0]}")
+        return _make("slow", f"slow|{inner[0]}", f"slow: super-linear time in {inner[0]}", inner[0])
     return _make("slow", f"slow|{fragment_kind}", f"slow: super-linear time on repeated {fragment_kind}")
 
 
@@ -160,7 +175,8 @@ def path_signature(verdict: str, *, kind: str, words: str, functions: Sequence[s
     names = [f.split(":", 1)[-1] for f in funcs]
     named = [n for n in names if not n.startswith("<")] or names
     shown = ", ".join(named[-3:]) + (" …" if len(named) > 3 else "")
-    return _make(verdict, f"{verdict}|path|{kind}|{';'.join(funcs)}", f"{verdict}: {words} (via {shown})")
+    return _make(verdict, f"{verdict}|path|{kind}|{';'.join(funcs)}", f"{verdict}: {words} (via {shown})",
+                 ";".join(funcs))
 
 
 def retitled_path(signature: Signature, words: str) -> Signature:
@@ -168,7 +184,7 @@ def retitled_path(signature: Signature, words: str) -> Signature:
     the title of a finding describes the input it shows, which shrinking may have changed."""
     verdict, _, via = signature.title.partition(": ")
     via = via[via.rfind(" (via "):] if " (via " in via else ""
-    return Signature(id=signature.id, title=f"{verdict}: {words}{via}", key=signature.key)
+    return Signature(id=signature.id, title=f"{verdict}: {words}{via}", key=signature.key, site=signature.site)
 
 
 def history_signature(verdict: str) -> Signature:

@@ -83,6 +83,7 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], bool, bool], ...] = (
     ("anomaly_class", (str,), True, False),
     ("operator", (str,), True, False),
     ("exception", (str,), True, False),
+    ("what", (str,), True, False),
     ("target", (str,), True, False),
     ("target_version", (str,), True, False),
     ("first_seen", (str,), False, True),
@@ -121,6 +122,10 @@ class Entry:
     anomaly_class: Optional[str] = None
     operator: Optional[str] = None
     exception: Optional[str] = None
+    #: The signature's key without where in the target it failed (corpus.signature.Signature.what):
+    #: this entry's input failing the same way from another place has moved (a refactor), not
+    #: found a new bug. None in entries written before it was kept.
+    what: Optional[str] = None
     calls: Optional[list] = None
     truth_known: bool = True
     recipe: Optional[dict] = None

@@ -21,6 +21,9 @@ class GateDecision:
     * ``new``: campaign findings whose signature the corpus does not hold, and corpus entries
       that now fail with such a signature;
     * ``known``: entries still failing as recorded (open): reported, never blocking;
+    * ``moved``: open entries whose input fails the same way from another place in the target
+      (a refactor moved the code; :attr:`fuzzer.harness.Replayed.moved`), and campaign findings
+      under the signature such an entry fails with now: known bugs, never blocking;
     * ``passed``: entries that pass; ``unjudged``: entries that could not be run (said why);
     * ``ignored``: failures whose signature is on the ignore list;
     * ``nothing_tested``: why the campaign could test nothing (a parser that accepts nothing
@@ -32,6 +35,7 @@ class GateDecision:
     regressions: tuple = ()
     new: tuple = ()
     known: tuple = ()
+    moved: tuple = ()
     passed: tuple = ()
     unjudged: tuple = ()
     ignored: tuple = ()
@@ -76,6 +80,7 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
     regressions: list = []
     new: list = []
     held: list = []
+    moved: list = []
     passed: list = []
     unjudged: list = []
     ignored: list = []
@@ -92,18 +97,31 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
             regressions.append(r)
             regressed_signatures.add(r.entry.signature)
         elif r.signature not in known:
-            new.append(r)  # an entry that now fails with a signature nobody recorded: a new bug
+            # an entry that now fails with a signature nobody recorded: a new bug, unless it is
+            # its own failure raised from another place
+            (moved if r.moved else new).append(r)
         else:
             held.append(r)
+    moved_to = {r.signature for r in moved}
+    # A corruption is filed by the kind of damage and the target functions its input ran; replay
+    # judges a corpus entry's by the damage (the oracle's signature, its "match"). A campaign
+    # finding with an entry's damage, on another path, while that entry's input still shows it:
+    # the path moved (a refactor), the bug did not.
+    still_failing = {(r.entry.scenario or {}).get("match"): r.entry for r in held if (r.entry.scenario or {}).get("match")}
     for f in findings:
         sid = _known_as(f, known)
+        entry = still_failing.get(getattr(f, "match_id", None))
         if sid in ignored_ids:
             ignored.append(f)
+        elif sid in moved_to or (sid not in known and entry is not None and entry.what
+                                 and entry.what == getattr(f.signature, "what", None)):
+            moved.append(f)
         elif sid not in known:
             new.append(f)
         elif known[sid].status == "fixed" and sid not in regressed_signatures:
             regressions.append(f)
-    return GateDecision(regressions=tuple(regressions), new=tuple(new), known=tuple(held), passed=tuple(passed),
+    return GateDecision(regressions=tuple(regressions), new=tuple(new), known=tuple(held), moved=tuple(moved),
+                        passed=tuple(passed),
                         unjudged=tuple(unjudged), ignored=tuple(ignored), nothing_tested=nothing_tested,
                         unreadable=tuple(unreadable))
 

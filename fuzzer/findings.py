@@ -207,7 +207,7 @@ class Finding(ShrunkFinding):
         best = self.best
         return Entry(text=best.text, signature=self.signature.id, verdict=self.verdict.value, title=self.title,
                      tool=best.tool or None, format=best.format, anomaly_class=best.anomaly_class,
-                     operator=best.operator, exception=self.exception,
+                     operator=best.operator, exception=self.exception, what=self.signature.what,
                      calls=best.calls if best.truth_known else None,
                      recipe=best.recipe.to_json() if best.recipe is not None else None,
                      truth_known=best.truth_known, target=target, target_version=version, level=self.level,

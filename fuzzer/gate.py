@@ -43,6 +43,11 @@ class GateResult(JobResult):
         for r in d.known:
             cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", SKIPPED,
                                   f"known open failure {r.signature}: {r.entry.title}"))
+        for r in d.moved:
+            if hasattr(r, "entry"):
+                cases.append(TestCase("toolfuzz.gate.corpus", f"{r.entry.signature} ({r.entry.status})", SKIPPED,
+                                      f"known open failure, moved: it fails the same way as {r.signature}, "
+                                      f"from another place in the target: {r.entry.title}"))
         for r in d.ignored:
             name = r.entry.signature if hasattr(r, "entry") else r.signature.id
             cases.append(TestCase("toolfuzz.gate.ignored", name, SKIPPED, "on the ignore list"))
@@ -76,7 +81,7 @@ class GateResult(JobResult):
             "gate": {"blocked": d.blocked, "new": ids(d.new), "regressions": ids(d.regressions)},
             "corpus": self.corpus, "target": self.label, "blocked": d.blocked, "counts": self.counts(),
             "regressions": [_ident(x) for x in d.regressions], "new": [_ident(x) for x in d.new],
-            "known": [_ident(x) for x in d.known], "passed": len(d.passed),
+            "known": [_ident(x) for x in d.known], "moved": [_ident(x) for x in d.moved], "passed": len(d.passed),
             "unjudged": [{"signature": r.entry.signature, "why": r.unjudged} for r in d.unjudged],
             "ignored": [_ident(x) for x in d.ignored], "nothing_tested": d.nothing_tested,
             "unreadable": list(d.unreadable),

@@ -36,6 +36,16 @@ class Replayed:
     #: given, its harness's reference was not given): such an entry is reported, never counted
     #: as a pass or a failure, and never deleted.
     unjudged: Optional[str] = None
+    #: The failure's signature now without where it happened (corpus.signature.Signature.what):
+    #: the same as the entry's while it fails the same way, from wherever in the target.
+    what: Optional[str] = None
+
+    @property
+    def moved(self) -> bool:
+        """An open entry that fails the same way from another place in the target (a refactor
+        moved the code): the same bug, under another signature."""
+        return (self.status == "changed" and self.entry.status == "open" and self.verdict == self.entry.verdict
+                and bool(self.entry.what) and self.what == self.entry.what)
 
     @property
     def status(self) -> str:

@@ -165,29 +165,31 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         oracle = oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level))
         outcome = outcomes[i]
         judgment = oracle.judge(samples[i], outcome)
-        signature = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed else None
-        results[i] = Replayed(path, entry, judgment.verdict.value, signature, outcome=outcome)
+        now = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed else None
+        results[i] = Replayed(path, entry, judgment.verdict.value, now.id if now else None, outcome=outcome,
+                              what=now.what if now else None)
     return [r for r in results if r is not None]
 
 
-def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> str:
+def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> Any:
     """The signature an entry's failure has now, keyed as the campaign keys it: a history-
     dependent one by "history", a re-keyed corruption by the functions its input runs."""
-    from corpus.signature import history_signature
+    from corpus.signature import Signature, history_signature
     from fuzzer.oracle import Verdict
 
-    signature = oracle.signature(sample, judgment, outcome).id
+    signature = oracle.signature(sample, judgment, outcome)
     scenario = entry.scenario or {}
+    as_filed = Signature(id=entry.signature, title=entry.title, key=entry.what or "")
     if history_of(entry) and judgment.verdict.value == entry.verdict and judgment.verdict in (
             Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY):
-        return history_signature(judgment.verdict.value).id
+        return history_signature(judgment.verdict.value)
     if judgment.verdict is Verdict.HANG and entry.holds_hang(getattr(outcome, "frames", ())):
-        return entry.signature  # the same stuck loop, caught in another of its helpers
-    if scenario.get("match", entry.signature) == signature:
+        return as_filed  # the same stuck loop, caught in another of its helpers
+    if scenario.get("match", entry.signature) == signature.id:
         # the same failure the entry was filed for (an entry the campaign had no time to key by
         # path is filed under the oracle's signature: tracing it now would call it another bug)
-        return entry.signature
-    return keyed_signature(oracle, sample, judgment, outcome, run).id
+        return as_filed
+    return keyed_signature(oracle, sample, judgment, outcome, run)
 
 
 def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
@@ -241,7 +243,7 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
     if not slow:
         return Replayed(path, entry, "pass", None)
     pool = getattr(run, "__self__", None)
-    signature = entry.signature
+    signature, what = entry.signature, entry.what
     if pool is not None and hasattr(pool, "sample_stack"):
         # One sample may land where the slow code is not (a loaded machine, a call before it): it
         # takes three samples elsewhere to say the time is now spent somewhere else.
@@ -250,12 +252,12 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
         for share in (1, 2, 4):
             _outcome, frames = pool.sample_stack(text, after_s=after_s / share)
             if frames:
-                seen.append(slow_signature(frames=frames, fragment_kind="").id)
-                if seen[-1] == entry.signature:
+                seen.append(slow_signature(frames=frames, fragment_kind=""))
+                if seen[-1].id == entry.signature:
                     break
-        if seen and entry.signature not in seen:
-            signature = seen[0]
-    return Replayed(path, entry, "slow", signature)
+        if seen and entry.signature not in [s.id for s in seen]:
+            signature, what = seen[0].id, seen[0].what
+    return Replayed(path, entry, "slow", signature, what=what)
 
 
 def _replay(items: list, reference: str, context: ReplayContext) -> list[Replayed]:

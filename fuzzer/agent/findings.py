@@ -107,7 +107,7 @@ class AgentFinding(ShrunkFinding):
 
     def to_entry(self, *, target: str, version: Optional[str]) -> Entry:
         return Entry(kind="agent", text=listing(self.best), scenario=self.scenario(), signature=self.signature.id,
-                     title=self.signature.title, verdict=self.verdict, exception=self.exception,
+                     title=self.signature.title, verdict=self.verdict, exception=self.exception, what=self.signature.what,
                      format=self.best.shape, target=target, target_version=version)
 
     # -- printing ----------------------------------------------------------------------------

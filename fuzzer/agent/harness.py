@@ -58,7 +58,8 @@ def replay(items: list, reference: Optional[str], context: ReplayContext) -> lis
             same = next((v for v in violations if v.signature.id == entry.signature), None)
             shown = same or (violations[0] if violations else None)
             out[i] = Replayed(path, entry, verdict=shown.verdict if shown else "pass",
-                              signature=shown.signature.id if shown else None, outcome=trace)
+                              signature=shown.signature.id if shown else None, outcome=trace,
+                              what=shown.signature.what if shown else None)
     return out
 
 

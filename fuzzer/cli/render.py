@@ -117,12 +117,18 @@ def replay_lines(result: Any) -> list[str]:
 def gate_lines(result: Any) -> list[str]:
     d = result.decision
     regressions = len(d.corpus_regressions)
+    moved_entries = [x for x in d.moved if hasattr(x, "entry")]
     lines = [f"replayed {len(result.replay.replayed)} corpus entries: {len(d.passed)} pass, {len(d.known)} known "
              f"open failures, {regressions} regression{'' if regressions == 1 else 's'}, "
              f"{len(d.corpus_new)} now failing differently, "
-             f"{len(d.unjudged)} unjudged, {len(d.corpus_ignored)} ignored"]
+             + (f"{len(moved_entries)} moved, " if moved_entries else "")
+             + f"{len(d.unjudged)} unjudged, {len(d.corpus_ignored)} ignored"]
+    moved_findings = len(d.moved) - len(moved_entries)
     lines.append(f"campaign: {result.executions:,} executions, {len(result.findings)} signatures, "
-                 f"{len(d.campaign_new)} new")
+                 f"{len(d.campaign_new)} new" + (f", {moved_findings} moved" if moved_findings else ""))
+    for x in moved_entries:
+        lines.append(f"MOVED {x.entry.signature} -> {x.signature} (corpus entry {os.path.basename(x.path)} fails the "
+                     f"same way from another place in the target: a known bug, not new)")
     # Campaign findings are any harness's (parser, executor, agent): read through their report.
     for x in d.regressions:
         if hasattr(x, "entry"):

@@ -128,6 +128,7 @@ class ExecutorFinding(ShrunkFinding):
                      tool=step.name if step is not None else None,
                      anomaly_class=step.anomaly if step is not None else None,
                      operator=step.operator if step is not None else None, exception=self.exception(),
+                     what=self.signature.what,
                      truth_known=False, target=target, target_version=version)
 
     def location(self) -> Optional[tuple[str, str]]:

@@ -93,10 +93,11 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
         for (i, scenario), trace in zip(loaded, traces):
             path, entry = items[i]
             violations = judge(scenario, trace, policy, registry)
-            ids = [v.signature.id for v in violations]
-            now = entry.signature if entry.signature in ids else (ids[0] if ids else None)
-            verdict = next((v.verdict for v in violations if v.signature.id == now), "pass")
-            out[i] = Replayed(path=path, entry=entry, verdict=verdict, signature=now, outcome=trace)
+            shown = next((v for v in violations if v.signature.id == entry.signature), None) or \
+                (violations[0] if violations else None)
+            out[i] = Replayed(path=path, entry=entry, verdict=shown.verdict if shown else "pass",
+                              signature=shown.signature.id if shown else None, outcome=trace,
+                              what=shown.signature.what if shown else None)
     return [r for r in out if r is not None]
 
 

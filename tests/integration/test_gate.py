@@ -335,3 +335,64 @@ def test_the_command_that_stores_a_blocked_gate_s_findings_judges_as_the_gate_do
     assert "ParseError in" not in stored.stdout  # its rejections are clean, as in the gate
     again = fuzz(*gate, cwd=tmp_path)
     assert again.returncode == 0 and "gate: passed" in again.stdout, again.stdout + again.stderr
+
+
+TAGGED = '''
+import json
+import re
+
+
+def parse(text):
+    match = re.search(r"<tool_call>(.*?)</tool_call>", text, re.S)
+    if match is None:
+        raise ValueError("no tool call")
+    data = json.loads(match.group(1))
+    return [{"name": data["name"], "arguments": data["arguments"]}]
+'''
+#: The same parser after a refactor that changes nothing it does: its body moved into a helper.
+TAGGED_REFACTORED = '''
+import json
+import re
+
+
+def _call(data):
+    return {"name": data["name"], "arguments": data["arguments"]}
+
+
+def _extract(text):
+    match = re.search(r"<tool_call>(.*?)</tool_call>", text, re.S)
+    if match is None:
+        raise ValueError("no tool call")
+    return [_call(json.loads(match.group(1)))]
+
+
+def parse(text):
+    return _extract(text)
+'''
+
+
+def test_a_refactor_that_moves_a_known_bug_does_not_block_the_gate_and_a_new_bug_still_does(tmp_path):
+    """A crash's signature names where it is raised: after a refactor the corpus entry's own input
+    fails the same way from another function. The gate calls that moved (a known bug), and the
+    campaign's findings under the moved signature known; a new bug in the refactored code blocks."""
+    module = tmp_path / "tagged.py"
+    module.write_text(TAGGED)
+    common = ("--target", "tagged:parse", "--tool", "get_weather", "--format", "hermes", "--seed", "1",
+              "--max-examples", "2000")
+    stored = fuzz("campaign", *common, "--corpus", "corp", "-q", cwd=tmp_path)
+    assert stored.returncode == 1 and "crash" in stored.stdout, stored.stdout + stored.stderr
+    assert fuzz("gate", "--corpus", "corp", *common, cwd=tmp_path).returncode == 0  # nothing new yet
+
+    module.write_text(TAGGED_REFACTORED)
+    moved = fuzz("gate", "--corpus", "corp", *common, "--report", "g.json", cwd=tmp_path)
+    assert moved.returncode == 0 and "gate: passed" in moved.stdout, moved.stdout + moved.stderr
+    assert "MOVED crash-" in moved.stdout and "NEW" not in moved.stdout
+    report = read_json(tmp_path / "g.json")
+    assert report["moved"] and not report["new"]
+
+    module.write_text(TAGGED_REFACTORED.replace('    return {"name": data["name"], "arguments": data["arguments"]}',
+                                                '    if data["arguments"] == {}:\n        return [][0]\n'
+                                                '    return {"name": data["name"], "arguments": data["arguments"]}'))
+    new = fuzz("gate", "--corpus", "corp", *common, cwd=tmp_path)
+    assert new.returncode == 1 and "gate: BLOCKED" in new.stdout, new.stdout + new.stderr
+    assert "NEW crash-" in new.stdout and "IndexError" in new.stdout

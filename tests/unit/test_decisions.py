@@ -158,3 +158,32 @@ def test_ignore_takes_signatures_and_files_and_refuses_a_mistyped_file_name(tmp_
     for wrong in ("nosuch-file.txt", "crash-123", str(tmp_path / "missing.txt")):
         with pytest.raises(ConfigError, match="neither a signature"):
             read_ignore((wrong,))
+
+
+def test_an_entry_failing_the_same_way_from_another_place_moved_and_so_did_its_campaign_finding():
+    """A refactor moves a known crash to another function: the entry's input fails with the same
+    ``what`` (exception and message) under another signature. Moved: not new, not blocking; the
+    campaign finding under that signature neither. Another ``what``, or a fixed entry, still blocks."""
+    from corpus.signature import crash_signature
+
+    before = crash_signature(exception="KeyError", message="'name'", frames=[("p.py", "parse")])
+    after = crash_signature(exception="KeyError", message="'name'", frames=[("p.py", "_call"), ("p.py", "parse")])
+    other = crash_signature(exception="IndexError", message="list index", frames=[("p.py", "_call")])
+    assert before.id != after.id and before.what == after.what != other.what
+    stored = Entry(text="{}", signature=before.id, verdict="crash", what=before.what)
+    known = {before.id: stored}
+
+    def replay(now, status="open"):
+        e = Entry(text="{}", signature=before.id, verdict="crash", what=before.what, status=status)
+        return Replayed("e.json", e, "crash", now.id, what=now.what)
+
+    d = decide_gate([replay(after)], [Found(after)], known)
+    assert not d.blocked and len(d.moved) == 2 and not d.new
+    d = decide_gate([replay(other)], [Found(other)], known)
+    assert d.blocked and len(d.new) == 2 and not d.moved
+    d = decide_gate([replay(after, "fixed")], [], {before.id: Entry(text="{}", signature=before.id, verdict="crash",
+                                                                    what=before.what, status="fixed")})
+    assert d.blocked and len(d.regressions) == 1
+    old = Entry(text="{}", signature=before.id, verdict="crash")  # written before entries kept ``what``
+    d = decide_gate([Replayed("e.json", old, "crash", after.id, what=after.what)], [], {before.id: old})
+    assert d.blocked and len(d.new) == 1
