@@ -412,9 +412,14 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             key, what = "gave_up_early", "stopped retrying a transient failure while attempts and time remained"
         else:
             key, what = f"not_retried|{last.category}", f"gave up after a transient {_words(last.category)}"
+        # a tool that is not idempotent is owed the retry only because the policy says this failure
+        # never reached the service: say so, and how to promise otherwise
+        why = "" if p.is_idempotent(view.step.name) else (
+            f" ({view.step.name} is not idempotent, but {last.fault} is in retry_non_idempotent_on: the request "
+            f"never reached the service; leave it out of retry_non_idempotent_on if such a tool is never retried)")
         yield Violation("retry_violation", _sig("retry_violation", key, what),
                         f"call {view.index + 1}: {view.step.name} failed with {last.fault} on attempt {len(a)} of "
-                        f"{p.max_attempts} and was not retried", view.index, view.waits())
+                        f"{p.max_attempts} and was not retried{why}", view.index, view.waits())
 
 
 @check

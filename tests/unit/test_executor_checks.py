@@ -247,3 +247,17 @@ def test_signatures_do_not_depend_on_messages_times_or_lines(message, start, lin
     ids = {v.signature.id for v in judge(scenario_of(step()), trace, POLICY, REGISTRY)}
     base = Trace("ran", {"steps": [record([], exception=dict(exc, message="x"))]})
     assert ids == {v.signature.id for v in judge(scenario_of(step()), base, POLICY, REGISTRY)}
+
+
+def test_a_non_idempotent_tool_not_retried_after_a_refused_connection_is_told_why_the_retry_was_owed():
+    """The policy's retry_non_idempotent_on says a refused connection never reached the service,
+    so even send_email is owed the retry; the reason says so and how to promise otherwise."""
+    email = step("send_email", {"recipients": ["a@b.c"]})
+    refused = [record(at(("connection_refused", 0, 0), tool="send_email"))]
+    (violation,) = judge(scenario_of(email), Trace("ran", {"steps": refused}), POLICY, REGISTRY)
+    assert violation.verdict == "retry_violation" and "retry_non_idempotent_on" in violation.reason
+    cautious = Policy(backoff=POLICY.backoff, retry_non_idempotent_on=())
+    assert judge(scenario_of(email), Trace("ran", {"steps": refused}), cautious, REGISTRY) == []
+    plain = judge(scenario_of(step()), Trace("ran", {"steps": [record(at(("connection_refused", 0, 0)))]}),
+                  POLICY, REGISTRY)
+    assert plain and "retry_non_idempotent_on" not in plain[0].reason  # an idempotent tool: nothing to explain
