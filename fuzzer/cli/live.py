@@ -50,6 +50,10 @@ def _seconds(value: float) -> str:
     return f"{int(value)}s"
 
 
+#: What a job's executions are, where they have a name of their own (a summary's word).
+_UNITS = {"executor": "scenarios", "agent": "episodes"}
+
+
 class LiveProgressHandler(EventHandler):
     """Progress of one job on ``stream`` (stderr by default). ``live`` forces the mode (None:
     a live display exactly when ``stream`` is a terminal that can redraw)."""
@@ -140,6 +144,11 @@ class LiveProgressHandler(EventHandler):
             self._refresh()
 
     # -- plain lines -----------------------------------------------------------------------------
+    @property
+    def unit(self) -> str:
+        """What the job counts, in the words of its summary."""
+        return _UNITS.get(self.job or "", "executions")
+
     def _prefix(self) -> str:
         return f"[{self.job}{' ' + _printable(self.label) if self.label else ''}]"
 
@@ -155,12 +164,12 @@ class LiveProgressHandler(EventHandler):
 
     def plain_line(self) -> str:
         rate = self.executions / self.elapsed_s if self.elapsed_s > 0 else 0.0
-        line = (f"{self._prefix()} {self.phase}: {self.executions:,} executions ({rate:,.0f}/s), "
+        line = (f"{self._prefix()} {self.phase}: {self.executions:,} {self.unit} ({rate:,.0f}/s), "
                 f"{findings_text(self.failures)}, {_seconds(self.elapsed_s)}")
         if self.budget_s:
             line += f" of {_seconds(self.budget_s)} ({_seconds(self.budget_s - self.elapsed_s)} left)"
         elif self.max_examples:
-            line += f", {self.executions:,} of {self.max_examples:,} executions"
+            line += f", {self.executions:,} of {self.max_examples:,} {self.unit}"
         return _printable(line)
 
     def _plain_progress(self, force: bool = False) -> None:
@@ -200,7 +209,7 @@ class LiveProgressHandler(EventHandler):
         rate = self.executions / self.elapsed_s if self.elapsed_s > 0 else 0.0
         return {"phase": _printable(self.phase), "rate": f"{rate:,.0f} exec/s",
                 "findings": _printable(findings_text(self.failures)),
-                "share": f"{self.executions:,} executions"}
+                "share": f"{self.executions:,} {self.unit}"}
 
     def _refresh(self) -> None:
         if self.budget_s:

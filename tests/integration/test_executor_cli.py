@@ -116,7 +116,7 @@ def test_ctrl_c_finishes_the_report(tmp_path, executor, code):
                             cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=default_sigint)
     for line in proc.stderr:  # until scenarios have been judged
-        if " found " in line or (" executions " in line and ": 0 executions" not in line):
+        if " found " in line or (" scenarios " in line and ": 0 scenarios" not in line):
             break
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
+
 from corpus.signature import Signature
 from fuzzer.cli.live import LiveProgressHandler, findings_text
 from fuzzer.events import (FindingRecorded, Interrupted, JobFinished, JobStarted, Phase, PhaseStarted, Progress,
@@ -68,3 +70,11 @@ def test_forced_live_mode_draws_the_bar_with_escape_codes():
 def test_findings_text_orders_verdicts_and_skips_zeros():
     assert findings_text({"hang": 1, "crash": 2, "corruption": 0}) == "2 crash · 1 hang"
     assert findings_text({}) == "no failures"
+
+
+@pytest.mark.parametrize("job, unit", [("executor", "scenarios"), ("agent", "episodes"), ("campaign", "executions")])
+def test_the_progress_line_counts_in_the_words_of_the_job_s_summary(job, unit):
+    events = [JobStarted(job=job, label="m:f", settings={"max_examples": 500}),
+              Progress(executions=100, elapsed_s=2.0, failures={})]
+    _, out = _run(events)
+    assert out == f"[{job} m:f] fuzzing: 100 {unit} (50/s), no failures, 2s, 100 of 500 {unit}\n"
