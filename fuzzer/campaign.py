@@ -11,6 +11,7 @@ unshrunk, marked not minimized — never dropped.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional
@@ -78,6 +79,9 @@ class CampaignSettings:
     slow: bool = True
     #: Share of the fuzzing time the slow probe may use.
     slow_share: float = 0.08
+    #: Under a time budget, confirm and shrink findings in a worker of their own while the
+    #: workers go on fuzzing (CampaignJob._settle_beside); False: between rounds, the workers waiting.
+    beside: bool = True
     #: Per-tool overrides from the config file: tool -> {level, formats, seed, budget_s,
     #: max_examples, ignore}. A tool's budget or max_examples replaces its equal share.
     per_tool: dict = field(default_factory=dict)
@@ -181,6 +185,42 @@ class CampaignResult(JobResult):
                 "exploration_share": {k: round(v, 3) for k, v in self.exploration_share.items()}}
 
 
+class RoundsBeside(threading.Thread):
+    """Rounds of a tool's structured arm, run in a thread while the campaign's thread confirms and
+    shrinks findings in the settle pool. Nothing is filed here (the finding book is the campaign
+    thread's): each round's orders and results wait, in order, for :meth:`finish`. The thread owns
+    the campaign's pool and the tool's sample stream until then."""
+
+    def __init__(self, tool: Any, counts: list, reruns: int, deadline: Optional[float],
+                 stop_sending: Optional[float], on_sent: Optional[Callable[[], None]] = None):
+        super().__init__(name="toolfuzz-rounds", daemon=True)
+        self.tool, self.counts, self.reruns = tool, counts, reruns
+        self.deadline, self.stop_sending, self.on_sent = deadline, stop_sending, on_sent
+        self.rounds: list = []
+        self.error: Optional[BaseException] = None
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        try:
+            while not self._halt.is_set():
+                now = time.monotonic()
+                if any(end is not None and now >= end for end in (self.deadline, self.stop_sending)):
+                    return
+                on_sent, self.on_sent = self.on_sent, None
+                self.rounds.append(self.tool.fuzz(self.counts, self.deadline, self.reruns,
+                                                  stop_sending=self.stop_sending, on_sent=on_sent, file=False))
+        except BaseException as exc:  # noqa: BLE001 - raised again in the campaign's thread
+            self.error = exc
+
+    def finish(self) -> list:
+        """Stop after the round running, and give every round's (orders, results)."""
+        self._halt.set()
+        self.join()
+        if self.error is not None:
+            raise self.error
+        return self.rounds
+
+
 class CampaignJob(Job):
     """``pool`` is a :class:`fuzzer.isolation.WorkerPool` (started here, so start-up time is part
     of ``elapsed_s`` but not of the budget); ``corpus`` an optional :class:`corpus.store.Store`
@@ -211,8 +251,13 @@ class CampaignJob(Job):
         self.pending: list[Finding] = []
         self.improve: list[Finding] = []
         self.announced: set[str] = set()
-        self.shrinkers = {level: FindingShrinker(pool.run, oracle, registry) for level, oracle in self.oracles.items()}
-        self.confirmer = Confirmer(pool.run)
+        self.shrinkers = {level: FindingShrinker(self._settle_run, oracle, registry)
+                          for level, oracle in self.oracles.items()}
+        self.confirmer = Confirmer(self._settle_run)
+        #: The pool confirming and shrinking run their inputs in while rounds go on beside them
+        #: (RoundsBeside); None: the campaign's pool.
+        self._settling_pool: Any = None
+        self._own_settle_pool: Any = None
         self.result_ = CampaignResult(tool=",".join(settings.tools), target=settings.target, label=settings.target,
                                       level=settings.level, seed=settings.seed, tally=self.tally)
         self._t0 = started_at if started_at is not None else time.monotonic()
@@ -227,6 +272,44 @@ class CampaignJob(Job):
     # -- time ------------------------------------------------------------------------------------
     def elapsed(self) -> float:
         return time.monotonic() - self._t0
+
+    # -- where settling runs the target ----------------------------------------------------------
+    def _settle_run(self, texts: list, **kwargs: Any) -> list:
+        """``WorkerPool.run`` for confirming and shrinking: the campaign's pool, or the settle pool
+        while rounds run in the campaign's pool beside them (:meth:`_settle_beside`)."""
+        return (self._settling_pool or self.pool).run(texts, **kwargs)
+
+    def _settles_beside(self) -> bool:
+        """Settle findings while the workers go on fuzzing: under a time budget, where the rounds
+        run meanwhile only add executions (with --max-examples a run stays the same for a seed:
+        there, findings are settled between rounds, the workers waiting)."""
+        return self.settings.max_examples is None and self.budget.seconds is not None and self.settings.beside
+
+    def _settle_pool(self) -> Any:
+        """One worker of the campaign's target for settling beside the rounds (started with the
+        campaign's pool: it inherits the tools compiled, as those workers do)."""
+        if self._own_settle_pool is None:
+            from fuzzer.isolation import WorkerPool
+
+            self._own_settle_pool = WorkerPool(self.pool.spec, workers=1)
+            self._own_settle_pool.start()
+        return self._own_settle_pool
+
+    def _settle_beside(self, tool: ToolCampaign, counts: list, reruns: int, deadline: Optional[float],
+                       on_sent: Optional[Callable[[], None]]) -> Iterator[Any]:
+        """Confirm and shrink the pending findings in the settle pool while rounds of ``counts``
+        run in the campaign's pool in a thread (:class:`RoundsBeside`); then file those rounds, in
+        order, here. Returns their executions. Shrinking takes up to the budget's shrink share,
+        a third of a campaign with many findings, and the workers used to wait for all of it."""
+        rounds = RoundsBeside(tool, counts, reruns, self.budget.deadline, deadline, on_sent)
+        self._settling_pool = self._settle_pool()
+        rounds.start()
+        try:
+            yield from self._settle()
+        finally:  # a Ctrl-C too: what the rounds ran is counted (and what they found, filed)
+            self._settling_pool = None
+            ran = sum(tool.file_round(orders, results) for orders, results in rounds.finish())
+        return ran
 
     def _progress(self, phase: Phase, label: str) -> Progress:
         by_verdict: dict[str, int] = {}
@@ -309,7 +392,7 @@ class CampaignJob(Job):
             found, failure, level = self._suspects.pop(0)
             sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
             oracle = self.oracles[level]
-            keyed = keyed_signature(oracle, sample, judgment, outcome, self.pool.run, deadline=self.budget.deadline)
+            keyed = keyed_signature(oracle, sample, judgment, outcome, self._settle_run, deadline=self.budget.deadline)
             other = self.findings.get(keyed.id) if "|path|" in keyed.key else None
             while other is not None and other.merged_into is not None:
                 other = other.merged_into
@@ -385,7 +468,7 @@ class CampaignJob(Job):
 
         oracle = self.oracles[finding.level]
         judgment = oracle.judge(finding.sample, finding.outcome)
-        self._rekey(finding, keyed_signature(oracle, finding.sample, judgment, finding.outcome, self.pool.run,
+        self._rekey(finding, keyed_signature(oracle, finding.sample, judgment, finding.outcome, self._settle_run,
                                              deadline=self.budget.deadline))
 
     def _rekey(self, finding: Finding, signature: Any) -> None:
@@ -463,7 +546,7 @@ class CampaignJob(Job):
         if not self.settings.confirm or sample.text == finding.sample.text or \
                 finding.verdict in (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW):
             return True, None
-        outcome = self.pool.run([sample.text], deadline=self.budget.deadline, fresh=True)[0]
+        outcome = self._settle_run([sample.text], deadline=self.budget.deadline, fresh=True)[0]
         if outcome is None or not self._same(finding, sample, match)(outcome):
             return False, None  # another outcome alone, or no time left to tell
         return True, getattr(outcome, "traceback", None)
@@ -512,7 +595,7 @@ class CampaignJob(Job):
                 # the same bug to — the input found first runs whatever else it happened to hold.
                 from fuzzer.parser_harness import shown_path_signature
 
-                keyed = shown_path_signature(self.oracles[finding.level], finding, self.pool.run,
+                keyed = shown_path_signature(self.oracles[finding.level], finding, self._settle_run,
                                              deadline=self.budget.deadline)
                 if keyed is not None:  # else not traced in time: it keeps the key it has
                     self._rekey(finding, keyed)
@@ -543,6 +626,8 @@ class CampaignJob(Job):
         finally:
             if self.owns_pool:
                 self.pool.close()
+            if self._own_settle_pool is not None:
+                self._own_settle_pool.close()
 
     def run(self) -> Iterator[Any]:
         s = self.settings
@@ -555,6 +640,8 @@ class CampaignJob(Job):
         if not getattr(self.pool, "started", True):  # (a pool started before: nothing to inherit)
             prepare_for_workers(self.registry, list(s.tools))  # inherited by every worker the pool forks
         self.pool.start()
+        if self._settles_beside():
+            self._settle_pool()  # forked now, before the campaign starts any thread
         self.budget.start()
         self.result_.setup_s = self.elapsed()
         if self.corpus is not None:
@@ -677,9 +764,13 @@ class CampaignJob(Job):
                     counts = counts[:max(1, fits)]
                 reruns = RERUNS_PER_BATCH if left is None else min(RERUNS_PER_BATCH, max(0, left - sum(counts)) // len(counts))
                 started_round = time.monotonic()
-                # the budget's deadline is hard; this tool's share ends once its orders running finish
-                ran = tool.fuzz(counts, budget.deadline, reruns, stop_sending=deadline,
-                                on_sent=None if prepared else lambda: self._prepare_next(index))
+                on_sent = None if prepared else lambda: self._prepare_next(index)
+                beside = (self.pending or self.improve or self._suspects) and tool.planned and self._settles_beside()
+                if beside:
+                    ran = yield from self._settle_beside(tool, counts, reruns, deadline, on_sent)
+                else:
+                    # the budget's deadline is hard; this tool's share ends once its orders running finish
+                    ran = tool.fuzz(counts, budget.deadline, reruns, stop_sending=deadline, on_sent=on_sent)
                 prepared = True
                 rate = ran / max(1e-3, time.monotonic() - started_round)
             empty = 0 if ran else empty + 1
@@ -693,10 +784,12 @@ class CampaignJob(Job):
                 started = time.monotonic()
                 self._probe_slow(slow, explorer, name)
                 slow_spent += time.monotonic() - started
-            yield from self._settle()
+            if not (arm == "structured" and self._settles_beside()):
+                yield from self._settle()  # (beside the rounds otherwise: at the next round)
             if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
                 self._last_progress = self.elapsed()
                 yield self._progress(Phase.FUZZING, name)
+        yield from self._settle()  # what the last rounds found
         if explorer is not None:
             self.result_.exploration_share[name] = explorer.share()
         if not ran_any and empty >= EMPTY_BATCHES:
@@ -800,6 +893,7 @@ class CampaignJob(Job):
         r.executions = self.tally.executions
         r.elapsed_s = self.elapsed()
         r.lines.update(getattr(self.pool, "lines", ()))  # also what confirming and shrinking reached
+        r.lines.update(getattr(self._own_settle_pool, "lines", ()))
         if r.timeline and r.timeline[-1][1] != r.executions:
             r.timeline.append((r.elapsed_s, r.executions))
         r.findings = list(self.findings.values())

@@ -268,7 +268,8 @@ class ToolCampaign:
         self._ahead = None
 
     def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int,
-             stop_sending: Optional[float] = None, on_sent: Optional[Callable[[], None]] = None) -> int:
+             stop_sending: Optional[float] = None, on_sent: Optional[Callable[[], None]] = None,
+             file: bool = True) -> Any:
         """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
         samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
         scheduler and built and judged by a worker; their results are filed in order as they
@@ -278,7 +279,11 @@ class ToolCampaign:
         before this one built, so the workers do not wait for it; what this round built is told
         to the scheduler afterwards. Both are fixed points of the run, so a seed's run stays the
         same. A visit's first round is not planned ahead of: its first pass must be heard first.
-        ``on_sent`` is called once the first orders are on their way (work to do meanwhile)."""
+        ``on_sent`` is called once the first orders are on their way (work to do meanwhile).
+
+        ``file`` False (a round run in a thread beside the campaign's, while it settles findings):
+        nothing is filed; the round's ``(orders, results)`` are returned for :meth:`file_round`,
+        called in the campaign's thread."""
         ahead, self._ahead = self._ahead, None
         orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
         planning_ahead = self.planned > len(orders)
@@ -289,7 +294,7 @@ class ToolCampaign:
             """File the results that arrived, in the orders' order (so a seed's findings and
             counts never depend on which worker finished first)."""
             nonlocal done, ran
-            while done < len(results) and results[done] is not None:
+            while file and done < len(results) and results[done] is not None:
                 ran += self._take(results[done], orders[done])
                 done += 1
             if planning_ahead and self._ahead is None:
@@ -298,13 +303,19 @@ class ToolCampaign:
         results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived,
                                   on_sent=on_sent)
         take_arrived(results)
-        for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
-            ran += self._take(result, order)
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):
                 for family, built in zip(order.plan, result.built):
                     self.stream.feedback(family, built)
+        if not file:
+            return orders, results
+        for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
+            ran += self._take(result, order)
         return ran
+
+    def file_round(self, orders: list, results: list) -> int:
+        """File a round :meth:`fuzz` ran without filing; returns its executions."""
+        return sum(self._take(result, order) for order, result in zip(orders, results))
 
     def _plan(self, counts: list[int], reruns: int) -> list:
         key, visit = self._visit

@@ -369,3 +369,40 @@ def test_the_next_tool_s_probes_are_built_while_this_one_is_fuzzed_and_are_the_s
     for index, name in enumerate(tools):
         campaign._new_tool_campaign(index, name).build_probes()  # in turn, in the main thread
     assert [texts for _n, _m, texts in ProbesRecordingTool.builds] == [texts for _n, _m, texts in builds]
+
+
+class BesideTool(ToolCampaign):
+    """The per-tool engine, noting the rounds run without filing (beside a settle) and filed later."""
+
+    beside: list = []
+
+    def fuzz(self, *args: Any, file: bool = True, **kwargs: Any) -> Any:
+        import threading
+
+        out = super().fuzz(*args, file=file, **kwargs)
+        if not file:
+            BesideTool.beside.append((threading.current_thread().name, sum(
+                r.executions for r in out[1] if r is not None and hasattr(r, "executions"))))
+        return out
+
+
+class Beside(CampaignJob):
+    tool_campaign = BesideTool
+
+
+def test_under_a_budget_findings_are_settled_while_rounds_go_on_and_every_execution_is_counted(naive_pool):
+    """Confirming and shrinking run in a worker of their own while the campaign's workers go on
+    fuzzing in a thread: under --budget the workers no longer wait for the shrink share. Those
+    rounds are filed afterwards, in the campaign's thread: the counts add up, and the findings are
+    confirmed and minimized as ever. With --max-examples (a seed's run stays the same) there are
+    no such rounds."""
+    BesideTool.beside = []
+    campaign = run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=6.0)
+    result = campaign.result_
+    assert BesideTool.beside and all(name == "toolfuzz-rounds" for name, _n in BesideTool.beside)
+    assert sum(n for _name, n in BesideTool.beside) > 0
+    assert result.executions == sum(stats.executions for stats in result.by_class.values())
+    assert len(result.findings) >= 5 and any(f.is_minimized for f in result.findings)
+    BesideTool.beside = []
+    run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=None, max_examples=3000)
+    assert BesideTool.beside == []
