@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.budget import Budget
 from fuzzer.confirm import FLAKY, HISTORY, UNKNOWN, Confirmer
@@ -198,7 +198,8 @@ class RoundsBeside(threading.Thread):
         self.deadline, self.stop_sending, self.on_sent = deadline, stop_sending, on_sent
         self.rounds: list = []
         self.error: Optional[BaseException] = None
-        self._halt = threading.Event()
+        self._halt = threading.Event()  # no new round
+        self._cut = threading.Event()  # and no more orders of the round running
 
     def run(self) -> None:
         try:
@@ -208,17 +209,23 @@ class RoundsBeside(threading.Thread):
                     return
                 on_sent, self.on_sent = self.on_sent, None
                 self.rounds.append(self.tool.fuzz(self.counts, self.deadline, self.reruns,
-                                                  stop_sending=self.stop_sending, on_sent=on_sent, file=False))
+                                                  stop_sending=self.stop_sending, on_sent=on_sent, file=False,
+                                                  stop_when=self._cut.is_set))
         except BaseException as exc:  # noqa: BLE001 - raised again in the campaign's thread
             self.error = exc
 
-    def finish(self) -> list:
-        """Stop after the round running, and give every round's (orders, results)."""
+    def cut(self) -> None:
+        """A Ctrl-C or an error in the campaign's thread: the orders running finish (what they ran
+        is filed), the rest of the round is not sent."""
+        self._cut.set()
+        self._halt.set()
+
+    def finish(self) -> tuple[list, Optional[BaseException]]:
+        """Stop after the round running; every round's (orders, results), and what the thread
+        raised, if anything (to raise once those rounds are filed)."""
         self._halt.set()
         self.join()
-        if self.error is not None:
-            raise self.error
-        return self.rounds
+        return self.rounds, self.error
 
 
 class CampaignJob(Job):
@@ -279,11 +286,17 @@ class CampaignJob(Job):
         while rounds run in the campaign's pool beside them (:meth:`_settle_beside`)."""
         return (self._settling_pool or self.pool).run(texts, **kwargs)
 
-    def _settles_beside(self) -> bool:
+    def _settles_beside(self, examples: Optional[int]) -> bool:
         """Settle findings while the workers go on fuzzing: under a time budget, where the rounds
-        run meanwhile only add executions (with --max-examples a run stays the same for a seed:
-        there, findings are settled between rounds, the workers waiting)."""
-        return self.settings.max_examples is None and self.budget.seconds is not None and self.settings.beside
+        run meanwhile only add executions. Not when the tool has a number of executions
+        (``examples``, from --max-examples or its own ``max_examples``): its run stays the same for
+        a seed, and rounds beside could not stop at the number; there, findings are settled
+        between rounds, the workers waiting."""
+        return examples is None and self.budget.seconds is not None and self.settings.beside
+
+    def _settling_due(self) -> bool:
+        """Whether :meth:`_settle` has anything it would do now."""
+        return bool(self.pending or self._suspects or (self.improve and self.budget.shrink_window() > 0))
 
     def _settle_pool(self) -> Any:
         """One worker of the campaign's target for settling beside the rounds (started with the
@@ -306,9 +319,16 @@ class CampaignJob(Job):
         rounds.start()
         try:
             yield from self._settle()
+        except BaseException:
+            rounds.cut()
+            raise
         finally:  # a Ctrl-C too: what the rounds ran is counted (and what they found, filed)
             self._settling_pool = None
-            ran = sum(tool.file_round(orders, results) for orders, results in rounds.finish())
+            with BALANCED:  # another Ctrl-C waits until they are: the thread finishes its orders running
+                done, error = rounds.finish()
+                ran = sum(tool.file_round(orders, results) for orders, results in done)
+            if error is not None:
+                raise error
         return ran
 
     def _progress(self, phase: Phase, label: str) -> Progress:
@@ -640,7 +660,7 @@ class CampaignJob(Job):
         if not getattr(self.pool, "started", True):  # (a pool started before: nothing to inherit)
             prepare_for_workers(self.registry, list(s.tools))  # inherited by every worker the pool forks
         self.pool.start()
-        if self._settles_beside():
+        if any(self._settles_beside(n) for n in self._slices[1] or [None]):
             self._settle_pool()  # forked now, before the campaign starts any thread
         self.budget.start()
         self.result_.setup_s = self.elapsed()
@@ -765,7 +785,7 @@ class CampaignJob(Job):
                 reruns = RERUNS_PER_BATCH if left is None else min(RERUNS_PER_BATCH, max(0, left - sum(counts)) // len(counts))
                 started_round = time.monotonic()
                 on_sent = None if prepared else lambda: self._prepare_next(index)
-                beside = (self.pending or self.improve or self._suspects) and tool.planned and self._settles_beside()
+                beside = self._settling_due() and tool.planned and self._settles_beside(examples)
                 if beside:
                     ran = yield from self._settle_beside(tool, counts, reruns, deadline, on_sent)
                 else:
@@ -784,7 +804,7 @@ class CampaignJob(Job):
                 started = time.monotonic()
                 self._probe_slow(slow, explorer, name)
                 slow_spent += time.monotonic() - started
-            if not (arm == "structured" and self._settles_beside()):
+            if not (arm == "structured" and self._settles_beside(examples)):
                 yield from self._settle()  # (beside the rounds otherwise: at the next round)
             if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
                 self._last_progress = self.elapsed()

@@ -269,7 +269,7 @@ class ToolCampaign:
 
     def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int,
              stop_sending: Optional[float] = None, on_sent: Optional[Callable[[], None]] = None,
-             file: bool = True) -> Any:
+             file: bool = True, stop_when: Optional[Callable[[], bool]] = None) -> Any:
         """The structured arm in the workers: one :class:`~fuzzer.orders.FuzzOrder` of ``n``
         samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
         scheduler and built and judged by a worker; their results are filed in order as they
@@ -283,7 +283,8 @@ class ToolCampaign:
 
         ``file`` False (a round run in a thread beside the campaign's, while it settles findings):
         nothing is filed; the round's ``(orders, results)`` are returned for :meth:`file_round`,
-        called in the campaign's thread."""
+        called in the campaign's thread. Once ``stop_when()`` is true, orders not sent yet are not
+        sent (a Ctrl-C in that thread)."""
         ahead, self._ahead = self._ahead, None
         orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
         planning_ahead = self.planned > len(orders)
@@ -300,8 +301,9 @@ class ToolCampaign:
             if planning_ahead and self._ahead is None:
                 self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
 
+        stop = {} if stop_when is None else {"stop_when": stop_when}
         results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived,
-                                  on_sent=on_sent)
+                                  on_sent=on_sent, **stop)
         take_arrived(results)
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):

@@ -406,3 +406,52 @@ def test_under_a_budget_findings_are_settled_while_rounds_go_on_and_every_execut
     BesideTool.beside = []
     run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=None, max_examples=3000)
     assert BesideTool.beside == []
+
+
+def test_a_tool_with_its_own_number_of_executions_is_not_fuzzed_beside_and_keeps_to_it(naive_pool):
+    """A tools file's ``max_examples`` for a tool, under the default time budget: rounds beside a
+    settle could not stop at the number, so that tool's findings are settled between rounds."""
+    BesideTool.beside = []
+    campaign = run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=20.0,
+                            per_tool={"get_weather": {"max_examples": 1500}})
+    assert BesideTool.beside == []
+    assert 0 < campaign.result_.executions <= 1500
+    assert campaign.result_.findings
+
+
+class SlowRoundTool(BesideTool):
+    """A round beside a settle that is still running when the campaign's thread waits for it,
+    and a Ctrl-C that lands during that wait."""
+
+    def fuzz(self, *args: Any, file: bool = True, **kwargs: Any) -> Any:
+        import threading
+        import time
+
+        out = super().fuzz(*args, file=file, **kwargs)
+        if not file and len(BesideTool.beside) == 1:
+            threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+            time.sleep(1.5)
+        return out
+
+
+class InterruptedBeside(CampaignJob):
+    tool_campaign = SlowRoundTool
+
+    def _settle(self) -> Any:
+        if self._settling_pool is not None:
+            return  # settled at once: the campaign's thread goes straight to waiting for the round
+        yield from super()._settle()
+
+
+def test_a_ctrl_c_while_waiting_for_the_rounds_beside_still_files_what_they_ran():
+    """What the rounds beside a settle ran is counted and its findings filed, even when a Ctrl-C
+    lands while the campaign's thread waits for them (it used to leave that wait at once)."""
+    BesideTool.beside = []
+    with pool_for("fuzzer.targets.naive:parse") as pool:
+        campaign = run_campaign(pool, cls=InterruptedBeside, tool="get_weather", budget_s=20.0)
+    result = campaign.result_
+    assert result.stop_reason is StopReason.INTERRUPTED
+    assert len(BesideTool.beside) == 1 and BesideTool.beside[0][1] > 0
+    assert result.executions >= BesideTool.beside[0][1]
+    assert result.executions == sum(stats.executions for stats in result.by_class.values())
+    assert result.elapsed_s < 15
