@@ -284,11 +284,12 @@ class ExecutorCampaign(Job):
             while True:
                 stop = self._stop(planned_scenarios, in_line=len(line))
                 if stop is not None:
+                    self._file(line.drain(), line)  # what came back behind an order cut off: settled too
                     yield from self._settle()
                     self.stop_reason = stop
                     break
                 for count in self._sizes(planned_scenarios, max(ROUND_ORDERS, 2 * s.workers) - len(line.waiting())):
-                    line.add(ScenarioOrder(key, setup, order_seed(s.seed, planned), count, judge_there))
+                    line.add(ScenarioOrder(key, setup, order_seed(s.seed, planned), count, judge_there, planned))
                     planned, planned_scenarios = planned + 1, planned_scenarios + count
                 orders = line.waiting()
                 taken: set = set()
@@ -299,7 +300,7 @@ class ExecutorCampaign(Job):
                         if result is not None and i not in taken:
                             taken.add(i)
                             line.arrived(orders[i], result)
-                    self._file(line.ready())
+                    self._file(line.ready(), line)
 
                 def settle_first() -> bool:
                     """Send no more of this round once a finding waits to be confirmed (a scenario
@@ -317,14 +318,23 @@ class ExecutorCampaign(Job):
                     last_progress = now
                     yield self._progress(Phase.FUZZING)
         finally:  # the budget ended or a Ctrl-C came: what came back counts, in order still
-            self._file(line.drain())
+            self._file(line.drain(), line)
 
-    def _file(self, ready: list) -> None:
-        for order, lost, result in ready:
-            for one in lost:
-                self._take_lost(order, one)
-            if result is not None:
-                self._take(order, result)
+    def _file(self, ready: list, line: OrderLine) -> None:
+        """File what :meth:`OrderLine.ready` took out of the line, whole: a Ctrl-C waits until it
+        is (a few orders' judging), or what came back would be in no count."""
+        with BALANCED:
+            for order, lost, result in ready:
+                for one in lost:
+                    self._take_lost(order, one)
+                if result is not None:
+                    self._take(order, result)
+            for order, lost in line.given_up:
+                note = (f"a worker died between scenarios of order {order.number} every time it ran "
+                        f"({lost.outcome.detail or lost.outcome.kind}); its {order.count - len(order.lost)} "
+                        f"scenario(s) were not run or counted")
+                self._result.notes.append(note)
+            line.given_up.clear()
 
     def _sizes(self, submitted: int, orders: int) -> list:
         """The sizes of the next ``orders`` orders: fixed, so that the orders and their scenarios are

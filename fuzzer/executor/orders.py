@@ -84,18 +84,19 @@ class ScenarioOrder:
     again without that scenario (its scenarios are a function of its seed), and ``lost`` (engine
     side only) keeps the pool's :class:`~fuzzer.isolation.pool.Lost` for the engine to judge."""
 
-    __slots__ = ("key", "setup", "seed", "count", "judge", "skip", "lost")
+    __slots__ = ("key", "setup", "seed", "count", "judge", "number", "skip", "lost")
 
-    def __init__(self, key: str, setup: bytes, seed: int, count: int, judge: bool):
+    def __init__(self, key: str, setup: bytes, seed: int, count: int, judge: bool, number: int = 0):
         self.key, self.setup, self.seed, self.count, self.judge = key, setup, seed, count, judge
+        self.number = number  # its place in the campaign (see run: which scenarios travel whole)
         self.skip: frozenset = frozenset()
         self.lost: list = []
 
     def __getstate__(self) -> tuple:
-        return self.key, self.setup, self.seed, self.count, self.judge, self.skip
+        return self.key, self.setup, self.seed, self.count, self.judge, self.number, self.skip
 
     def __setstate__(self, state: tuple) -> None:
-        self.key, self.setup, self.seed, self.count, self.judge, self.skip = state
+        self.key, self.setup, self.seed, self.count, self.judge, self.number, self.skip = state
         self.lost = []
 
     @property
@@ -117,10 +118,28 @@ class ScenarioOrder:
         index before it runs (a hang or a death is blamed on it) and run by the worker's
         :class:`~fuzzer.executor.worker.ScenarioRunner` directly, without the JSON text a
         scenario sent by the engine travels as; a trace travels back as its JSON text, and the
-        scenario as its index (the engine draws it again from the order's seed)."""
+        scenario as its index (the engine draws it again from the order's seed).
+
+        A judging worker sends back the first few scenarios of each violation it sees, and the
+        engine files a finding from the first it is sent, in order number: the first scenario of
+        the whole campaign that showed it, as one worker that judges nothing would give — provided
+        each worker runs its orders in ascending number. An order run out of that sequence (one
+        run again after a worker was lost on it, or queued again behind a later one) counts
+        against a fresh tally, so its own first of each violation comes back whole whatever the
+        worker ran before it."""
         from fuzzer.executor.worker import ScenarioRunner
 
         scenarios = ScenarioRunner.current
+        if self.number > scenarios.last_order:
+            scenarios.last_order = self.number
+            return self._run(runner, scenarios)
+        sent, scenarios.sent = scenarios.sent, {}
+        try:
+            return self._run(runner, scenarios)
+        finally:
+            scenarios.sent = sent
+
+    def _run(self, runner: Any, scenarios: Any) -> ScenarioResult:
         generator = _generator_for(self)
         generator.restart(self.seed)
         result, skip = ScenarioResult(), self.skip
@@ -167,6 +186,9 @@ class OrderLine:
 
     def __init__(self) -> None:
         self._line: list = []  # [order, result or None, lost scenarios filed], by order number
+        #: (order, Lost) of each order given up on: its worker died between its scenarios again
+        #: and again, with nothing to blame (the campaign notes it: its scenarios did not run)
+        self.given_up: list = []
 
     def __len__(self) -> int:
         return len(self._line)
@@ -185,6 +207,7 @@ class OrderLine:
                 if not isinstance(result, ScenarioResult) and result is not None and result.index < 0:
                     entry[1] = ScenarioResult()  # its worker died between scenarios, again and again:
                     # nothing to blame and nothing more to run (what it lost is its ``lost``)
+                    self.given_up.append((order, result))
                 return
 
     def ready(self) -> list:

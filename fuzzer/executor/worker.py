@@ -134,6 +134,7 @@ class ScenarioRunner:
         self.registry = registry
         self.policy = decode_policy(config.policy) if config.policy else None
         self.sent: dict = {}  # violation signature -> full traces sent with it (judging here)
+        self.last_order = -1  # the highest order number run (ScenarioOrder.run)
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
         self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)

@@ -323,7 +323,13 @@ class WorkerPool(Started):
         try:
             self._trace, self._orders, self._order_list = None, True, orders
             self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent, stop_when)
-        except BaseException:
+        except BaseException as exc:
+            if on_result is not None and isinstance(exc, KeyboardInterrupt):
+                from fuzzer.interrupts import BALANCED
+
+                # results that arrived since on_result last ran are counted (the Ctrl-C is raised on)
+                with BALANCED, contextlib.suppress(Exception):
+                    on_result(results)
             self.close()
             raise
         finally:

@@ -75,3 +75,57 @@ def test_a_worker_s_copy_of_the_generator_draws_the_engine_s_scenarios():
         drawn = [engine.generate() for _ in range(40)]
         assert [s.wire() for s in drawn] == [worker.generate().wire() for _ in range(40)]
         assert [engine.realize(s.genome).wire() for s in drawn] == [s.wire() for s in drawn]
+
+
+class _Runner:
+    """A worker's scenario runner as far as an order sees it: a tally of the violations it sent
+    back whole, which ``run_direct`` adds to (one per scenario here)."""
+
+    def __init__(self) -> None:
+        self.sent: dict = {}
+        self.last_order = -1
+        self.tallies: list = []
+
+    def run_direct(self, scenario, judge: bool):
+        self.tallies.append(dict(self.sent))
+        self.sent["v"] = self.sent.get("v", 0) + 1
+        return {"calls": 0}, "{}"
+
+
+class _Pins:
+    def enter(self, tag: str, index: int) -> None:
+        pass
+
+
+def test_an_order_run_out_of_its_number_s_sequence_counts_what_it_sends_whole_afresh(monkeypatch):
+    """Which scenario of a violation travels back whole (and so becomes its finding) must depend on
+    the orders alone: an order a worker runs after a higher-numbered one (run again after a worker
+    was lost on it) starts from an empty tally, and leaves the worker's as it was."""
+    import zlib
+
+    from fuzzer.executor.worker import ScenarioRunner
+
+    setup = zlib.compress(pickle.dumps(ScenarioGenerator(builtin_registry(), Policy(), seed=1).with_every_pool()))
+    runner = _Runner()
+    monkeypatch.setattr(ScenarioRunner, "current", runner)
+    first, second, third = (ScenarioOrder("k-tally", setup, order_seed(1, n), 2, True, n) for n in (0, 1, 2))
+    second.run(_Pins())
+    third.run(_Pins())
+    assert runner.tallies == [{}, {"v": 1}, {"v": 2}, {"v": 3}] and runner.last_order == 2
+    first.run(_Pins())  # out of sequence
+    assert runner.tallies[4:] == [{}, {"v": 1}]
+    assert runner.sent == {"v": 4} and runner.last_order == 2
+    ScenarioOrder("k-tally", setup, order_seed(1, 3), 1, True, 3).run(_Pins())
+    assert runner.tallies[6:] == [{"v": 4}]
+
+
+def test_an_order_whose_worker_died_between_scenarios_every_time_is_given_up_and_kept_for_a_note():
+    a, b = orders(2)
+    line = OrderLine()
+    line.add(a)
+    line.add(b)
+    nothing_pinned = Lost(Outcome("died", detail="the worker process died (signal 9)"), "", "", True, -1)
+    line.arrived(a, nothing_pinned)
+    line.arrived(b, ScenarioResult(scenarios=32))
+    assert [result.scenarios for _order, _lost, result in line.ready()] == [0, 32]
+    assert line.given_up == [(a, nothing_pinned)]
