@@ -231,14 +231,22 @@ def _one_line(exc: BaseException) -> str:
 
 def exception_name(cls: type) -> str:
     """``module.QualName`` of an exception type (bare for builtins and ``__main__``). Looked up once
-    per class: a worker names the exception of every rejection."""
-    name = _NAMES.get(cls)
+    per class: a worker names the exception of every rejection. A class whose metaclass makes it
+    unhashable (or compares it with code that raises) is named every time, uncached."""
+    try:
+        name = _NAMES.get(cls)
+    except Exception:  # noqa: BLE001 - the target's metaclass: naming must not fail with it
+        return _qualified_name(cls)
     if name is None:
-        module = getattr(cls, "__module__", None)
-        name = cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
+        name = _qualified_name(cls)
         if len(_NAMES) < 4096:
             _NAMES[cls] = name
     return name
+
+
+def _qualified_name(cls: type) -> str:
+    module = getattr(cls, "__module__", None)
+    return cls.__qualname__ if module in (None, "builtins", "__main__") else f"{module}.{cls.__qualname__}"
 
 
 _NAMES: dict = {}

@@ -354,3 +354,18 @@ def test_framework_shapes_normalize_to_the_same_call(value):
 def test_a_message_without_tool_calls_means_no_call():
     assert normalize_calls({"role": "assistant", "content": "hi", "tool_calls": None}) == []
     assert normalize_calls(SimpleNamespace(content="hi", tool_calls=[])) == []
+
+
+def test_an_exception_class_that_cannot_be_hashed_is_still_named():
+    """Names are cached per class; a target's metaclass that defines __eq__ without __hash__ makes
+    its exception classes unhashable, and naming one must not raise (it killed the worker)."""
+    from fuzzer.target import exception_name
+
+    class Meta(type):
+        def __eq__(cls, other):
+            return cls is other
+
+    Unhashable = Meta("Unhashable", (ValueError,), {"__module__": "parsers.strict"})
+    assert exception_name(Unhashable) == "parsers.strict.Unhashable"
+    assert exception_name(Unhashable) == "parsers.strict.Unhashable"
+    assert exception_name(KeyError) == "KeyError"
