@@ -44,6 +44,22 @@ class Signature:
         return self.key[:-len(self.site) - 1] if self.site and self.key.endswith("|" + self.site) else self.key
 
 
+def movable(what: Optional[str]) -> bool:
+    """Whether a failure with this ``what`` (:attr:`Signature.what`), raised by an entry's own input
+    from another place in the target, may be called the same bug moved by a refactor. Only an
+    exception of a class (and message, when it has one) that the code raises, a crash or a
+    rejection; or a wrong answer filed by the functions its input ran (:func:`path_signature`),
+    which replay traces again to tell. Not a hang, slow or unsafe finding, whose ``what`` says
+    nothing but the verdict (a new stuck loop or eval that the entry's input now reaches first
+    would pass as the old one), nor a worker death (any segfault)."""
+    if not what:
+        return False
+    verdict, _, rest = what.partition("|")
+    if verdict == "crash":
+        return bool(rest) and not rest.startswith("died|")
+    return (verdict == "false_reject" and bool(rest)) or rest.startswith("path|")
+
+
 def _make(verdict: str, key: str, title: str, site: str = "") -> Signature:
     """``site``: the end of ``key`` (after its last ``|``) that says where; it is part of the key
     (and the id), and kept apart as well (:attr:`Signature.what`)."""

@@ -102,19 +102,15 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
             (moved if r.moved else new).append(r)
         else:
             held.append(r)
+    # A campaign finding is moved only under the exact signature a moved entry's own input fails
+    # with now. (Matching findings to entries by their kind of damage alone let an unrelated new
+    # corruption pass as an open entry's, which had not moved at all.)
     moved_to = {r.signature for r in moved}
-    # A corruption is filed by the kind of damage and the target functions its input ran; replay
-    # judges a corpus entry's by the damage (the oracle's signature, its "match"). A campaign
-    # finding with an entry's damage, on another path, while that entry's input still shows it:
-    # the path moved (a refactor), the bug did not.
-    still_failing = {(r.entry.scenario or {}).get("match"): r.entry for r in held if (r.entry.scenario or {}).get("match")}
     for f in findings:
         sid = _known_as(f, known)
-        entry = still_failing.get(getattr(f, "match_id", None))
         if sid in ignored_ids:
             ignored.append(f)
-        elif sid in moved_to or (sid not in known and entry is not None and entry.what
-                                 and entry.what == getattr(f.signature, "what", None)):
+        elif sid in moved_to:
             moved.append(f)
         elif sid not in known:
             new.append(f)

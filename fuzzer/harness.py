@@ -44,8 +44,10 @@ class Replayed:
     def moved(self) -> bool:
         """An open entry that fails the same way from another place in the target (a refactor
         moved the code): the same bug, under another signature."""
+        from corpus.signature import movable
+
         return (self.status == "changed" and self.entry.status == "open" and self.verdict == self.entry.verdict
-                and bool(self.entry.what) and self.what == self.entry.what)
+                and movable(self.entry.what) and self.what == self.entry.what)
 
     @property
     def status(self) -> str:

@@ -188,7 +188,12 @@ def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ent
     if scenario.get("match", entry.signature) == signature.id:
         # the same failure the entry was filed for (an entry the campaign had no time to key by
         # path is filed under the oracle's signature: tracing it now would call it another bug)
-        return as_filed
+        if "|path|" not in (entry.what or ""):
+            return as_filed
+        # filed by the functions its input ran: the same damage on another path is the entry
+        # moved by a refactor (fuzzer.decisions), and the campaign's finding on that path with it
+        keyed = keyed_signature(oracle, sample, judgment, outcome, run)
+        return keyed if "|path|" in keyed.key else as_filed
     return keyed_signature(oracle, sample, judgment, outcome, run)
 
 

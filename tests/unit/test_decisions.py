@@ -187,3 +187,31 @@ def test_an_entry_failing_the_same_way_from_another_place_moved_and_so_did_its_c
     old = Entry(text="{}", signature=before.id, verdict="crash")  # written before entries kept ``what``
     d = decide_gate([Replayed("e.json", old, "crash", after.id, what=after.what)], [], {before.id: old})
     assert d.blocked and len(d.new) == 1
+
+
+def test_only_a_raised_exception_can_move_never_a_hang_a_death_or_a_kind_of_damage():
+    """A hang's ``what`` is "hang" wherever it is stuck: a new stuck loop that an open entry's input
+    now reaches first must block, not pass as the old one moved (nor may the campaign's findings of
+    that loop). A corruption finding with an open entry's kind of damage, on another path, while
+    that entry still fails as it did, is a new bug too: nothing moved."""
+    from types import SimpleNamespace
+
+    from corpus.signature import crash_signature, hang_signature, movable, path_signature
+
+    old = hang_signature(frames=[("p.py", "parse"), ("p.py", "_skip_ws")])
+    new = hang_signature(frames=[("p.py", "parse"), ("p.py", "_strip_fences")])
+    assert old.what == new.what and not movable(old.what)
+    stored = Entry(text="{}", signature=old.id, verdict="hang", what=old.what)
+    d = decide_gate([Replayed("e.json", stored, "hang", new.id, what=new.what)], [Found(new)], {old.id: stored})
+    assert d.blocked and len(d.new) == 2 and not d.moved
+    died = crash_signature(exception=None, detail="signal 11", frames=[("p.py", "parse")])
+    assert not movable(died.what) and movable(crash_signature(exception="KeyError", message="'x'").what)
+
+    split = path_signature("corruption", kind="calls:fewer", words="a call dropped", functions=["p.py:_split"])
+    think = path_signature("corruption", kind="calls:fewer", words="a call dropped", functions=["p.py:_think"])
+    open_entry = Entry(text="x", signature=split.id, verdict="corruption", what=split.what,
+                       scenario={"match": "corruption-0123456789ab"})
+    still = Replayed("e.json", open_entry, "corruption", split.id, what=split.what)
+    unrelated = SimpleNamespace(signature=think, verdict_name="corruption", match_id="corruption-0123456789ab")
+    d = decide_gate([still], [unrelated], {split.id: open_entry})
+    assert d.blocked and d.new == (unrelated,) and not d.moved
