@@ -269,6 +269,8 @@ class DiffJob(Job):
         r.elapsed_s = time.monotonic() - self._t0
         r.executions = r.samples
         r.stop_reason = self.stop_reason
+        if not r.samples and not r.problem and not self.interrupted:
+            r.problem = "no sample was compared: the budget ended before the first one finished in both versions"
         return r
 
     def exit_code(self, result: DiffResult) -> int:

@@ -402,6 +402,8 @@ def toolfuzz_campaign(request: pytest.FixtureRequest) -> Any:
         except ToolfuzzError as exc:  # a bad target, tool, format or tools file: the reason, not a traceback
             pytest.fail(f"toolfuzz_campaign: {exc}", pytrace=False)
         failing = [f for f in result.findings if f.signature.id not in s.ignore]
+        if check and result.problem and not result.findings:  # as `fuzz campaign` exits 2: never a pass
+            pytest.fail(f"toolfuzz_campaign: nothing was tested: {result.problem}", pytrace=False)
         if check and failing:
             pytest.fail(findings_message(result, failing), pytrace=False)
         return result

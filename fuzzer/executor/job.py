@@ -458,10 +458,11 @@ class ExecutorCampaign(Job):
                 yield FindingRecorded(finding)
                 continue
             again_seen = next((v for v in violations2 if v.signature.id == violation.signature.id), None)
-            if again_seen is None:
-                note = f"{violation.signature.id} did not reproduce when its scenario ran again: {violation.reason}"
-                self._result.notes.append(note)
-                yield NonFatalError(note)
+            if again_seen is None:  # still a broken promise: seen once, it is reported (not shrunk), never a note
+                finding = self._found(scenario, trace, violation,
+                                      "not shrunk: it did not happen again when its scenario ran again (the executor "
+                                      "keeps state between calls, or is nondeterministic)")
+                yield FindingRecorded(finding)
                 continue
             finding = self._found(scenario, trace, violation)
             # the shrinker starts from this run instead of running the scenario a third time

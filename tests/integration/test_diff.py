@@ -299,3 +299,14 @@ def test_two_crashes_of_one_type_at_different_sites_print_differently():
     assert classify(old, new) == "changed"
     assert _side_line(old).endswith("raised RecursionError in myp.py:_load")
     assert _side_line(new).endswith("raised RecursionError in myp.py:_decode")
+
+
+def test_a_diff_that_compared_no_sample_is_an_error_not_a_pass(tmp_path):
+    """Every call outlasts the budget: nothing was compared, and the exit status must not say
+    the versions agree."""
+    (tmp_path / "slowp.py").write_text("import time\n\n\ndef parse(text):\n    time.sleep(0.6)\n    return []\n")
+    run = fuzz("diff", "--old", "slowp:parse", "--new", "slowp:parse", "--tool", "get_weather", "--budget", "0.3",
+               "--timeout", "5", "--report", "d.json", cwd=tmp_path)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "no sample was compared" in run.stderr
+    assert read_json(tmp_path / "d.json")["samples"] == 0

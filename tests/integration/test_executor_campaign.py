@@ -165,6 +165,19 @@ def test_a_seed_reports_the_same_with_one_worker_or_two_and_wherever_the_scenari
     assert one.executions == 700 and two.worker_cpu_s > 0
 
 
+def test_a_violation_that_does_not_happen_again_is_still_reported_and_fails_the_run():
+    """An executor with state kept between scenarios crashes on a scenario that passes when run
+    again: the promise was broken all the same. It is a finding (not shrunk, saying why), the run
+    fails, and the JUnit case of its verdict is a failure, as the scenario counts say."""
+    final = campaign("tests.integration.executor_targets.stateful:make_executor", examples=200, seed=1)
+    result = final.result
+    crashes = [f for f in result.findings if f.verdict == "crash"]
+    assert crashes and final.exit_code == 1
+    assert all("did not happen again" in f.shrink_note for f in crashes)
+    assert result.scenarios_by_verdict.get("crash", 0) >= 1
+    assert not any(case.name == "crash" and case.status == "passed" for case in result.test_cases())
+
+
 def test_a_pool_judges_only_with_the_campaign_s_own_policy_and_registry():
     from fuzzer.executor.job import open_pool
     from strategies._internal.tools import load_registry

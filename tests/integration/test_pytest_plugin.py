@@ -135,3 +135,16 @@ def test_a_corpus_of_parser_and_agent_entries_runs_the_kind_given_and_skips_the_
                                            "fuzzer.targets.agent_naive:run", "-p", "no:cacheprovider", "-rs")
     result.assert_outcomes(xfailed=kinds.count("agent"), skipped=kinds.count("parser"))
     assert "give --toolfuzz-target M:A to run it" in result.stdout.str()
+
+
+def test_the_campaign_fixture_fails_a_test_that_tested_nothing(pytester):
+    """A parser that rejects every valid output supports no format: `fuzz campaign` exits 2 on it,
+    and the fixture must not call that a pass."""
+    pytester.makepyfile(rejects="def parse(text):\n    raise ValueError('not a tool call')\n",
+                        test_nothing='''
+def test_rejecting_parser(toolfuzz_campaign):
+    toolfuzz_campaign("rejects:parse", tool="get_weather", max_examples=100)
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert "toolfuzz_campaign: nothing was tested: no supported format" in result.stdout.str()
