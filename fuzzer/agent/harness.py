@@ -55,6 +55,10 @@ def replay(items: list, reference: Optional[str], context: ReplayContext) -> lis
             judged = runner.run([script for _i, script in members])
         for (i, _script), (trace, violations, _outcome) in zip(members, judged):
             path, entry = items[i]
+            if violations is None:  # it could not run: never a pass (replay --update would mark it fixed)
+                out[i] = Replayed(path, entry, verdict="unjudged", signature=None,
+                                  unjudged=runner.notes[-1] if runner.notes else "the episode could not run")
+                continue
             same = next((v for v in violations if v.signature.id == entry.signature), None)
             shown = same or (violations[0] if violations else None)
             out[i] = Replayed(path, entry, verdict=shown.verdict if shown else "pass",

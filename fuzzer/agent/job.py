@@ -38,6 +38,8 @@ MIN_BATCH, MAX_BATCH, FIRST_BATCH = 1, 128, 16
 SHRINK_BATCH, SHRINK_BATCH_HANG = 32, 2
 #: Seconds between Progress events.
 PROGRESS_EVERY = 1.0
+#: Episodes that could not run at all, none having run, before the campaign says so and stops.
+NOT_RUN_LIMIT = 2 * FIRST_BATCH
 
 
 @dataclass
@@ -121,6 +123,7 @@ class AgentCampaign(Job):
         self._pending: list[AgentFinding] = []
         self._started = time.monotonic()
         self._rate: Optional[float] = None
+        self._not_run = 0  # episodes that could not run at all (not executions)
 
     # -- time ---------------------------------------------------------------------------------
     def _elapsed(self) -> float:
@@ -139,8 +142,10 @@ class AgentCampaign(Job):
         s = self.settings
         if s.max_failures is not None and len(self.findings) >= s.max_failures:
             return StopReason.MAX_FAILURES
-        if s.max_examples is not None and self._result.executions >= s.max_examples:
-            return StopReason.MAX_EXAMPLES
+        if s.max_examples is not None and self._result.executions + self._not_run >= s.max_examples:
+            return StopReason.MAX_EXAMPLES  # (an episode that could not run counts here, never as one tested)
+        if self._not_run >= NOT_RUN_LIMIT and not self._result.executions:
+            return StopReason.NOTHING_TESTED  # the loop cannot run at all: no use trying for the whole budget
         remaining = self._remaining()
         if remaining is not None and remaining <= 0:
             return StopReason.BUDGET
@@ -182,7 +187,9 @@ class AgentCampaign(Job):
                 played = sum(result is not None for result in judged)
                 self._rate = played / spent if self._rate is None else 0.5 * self._rate + 0.5 * played / spent
                 for (script, choices), result in zip(batch, judged):
-                    if result is not None:  # else the budget ended while it ran
+                    if result is not None and result[1] is None:  # it could not run: not an episode
+                        self._not_run += 1
+                    elif result is not None:  # else the budget ended while it ran
                         self._record(script, choices, *result)
                 yield from self._notes_out(runner)
                 yield from self._settle(runner)
@@ -212,7 +219,8 @@ class AgentCampaign(Job):
         if not r.elapsed_s:
             r.elapsed_s = self._elapsed()
         if r.executions == 0 and r.problem is None and not self.interrupted:
-            r.problem = "no episode ran (the budget ended first)"
+            r.problem = (f"no episode could run ({self._not_run} tried; see the notes)" if self._not_run
+                         else "no episode ran (the budget ended first)")
         return r
 
     def exit_code(self, result: AgentResult) -> int:
@@ -285,7 +293,7 @@ class AgentCampaign(Job):
         if result is None:
             return None
         self._result.shrink_executions += 1
-        return any(v.signature.id == finding.signature.id for v in result[1])
+        return any(v.signature.id == finding.signature.id for v in result[1] or ())
 
     def _shrink(self, runner: EpisodeRunner, finding: AgentFinding) -> None:
         remaining = self._remaining()
@@ -307,7 +315,7 @@ class AgentCampaign(Job):
                     continue
                 self._result.shrink_executions += 1
                 trace, violations, _outcome = result
-                hit = next((v for v in violations if v.signature.id == wanted), None)
+                hit = next((v for v in violations or () if v.signature.id == wanted), None)
                 if hit is None:
                     keys.append(None)
                     continue

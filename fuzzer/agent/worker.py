@@ -221,7 +221,9 @@ class EpisodeRunner(Started):
 
     def run(self, scripts: list, deadline: Optional[float] = None) -> list[Optional[tuple]]:
         """One (trace, violations, outcome) per script; None for a script not played by
-        ``deadline`` (a ``time.monotonic()`` value: its worker is restarted, as for the parser pool)."""
+        ``deadline`` (a ``time.monotonic()`` value: its worker is restarted, as for the parser pool).
+        ``violations`` None: the episode could not run at all (the loop's factory failed in the
+        worker; :attr:`notes` says why) — neither a pass nor a failure."""
         outcomes = self.pool.run([episode_text(self.line, s) for s in scripts], deadline=deadline)
         return [self._judged(script, outcome) if outcome is not None else None
                 for script, outcome in zip(scripts, outcomes)]
@@ -235,9 +237,9 @@ class EpisodeRunner(Started):
             data = json.loads(first["arguments"]["json"])
             violations = [Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4]) for v in data["violations"]]
             return data["trace"], violations, outcome
-        if first is not None and first["name"] == "error":
+        if first is not None and first["name"] == "error":  # no test at all: violations None (never a pass)
             self.notes.append(f"an episode could not run: {first['arguments']['message']}")
-            return None, [], outcome
+            return None, None, outcome
         episode = Episode(script, None, self.policy, self.registry, outcome=outcome, timeout=self.timeout)
         return None, judge(episode), outcome
 

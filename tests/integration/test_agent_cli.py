@@ -232,3 +232,30 @@ def test_exitfirst_max_failures_and_ignore_limit_what_an_agent_run_reports(cli, 
                   "--report", "r.json", "-q")
     kept = [f["signature"] for f in ignored.report()["failures"]]
     assert everything[0] not in kept and set(kept) <= set(everything) and kept
+
+
+ONCE = '''
+_made = []
+
+
+def make():
+    """A loop factory that works once per process (a client that may be created only once): the
+    load probe passes, and every episode after it fails before the loop runs."""
+    if _made:
+        raise RuntimeError("client already created")
+    _made.append(1)
+    from fuzzer.targets.agent_state_machine import run
+    return run
+'''
+
+
+def test_a_loop_that_can_run_no_episode_tested_nothing_exit_2(cli, tmp_path: Path):
+    """Episodes that could not run at all are not episodes: with none run, the campaign says so,
+    stops early and exits 2 (it printed "the loop kept every promise" and exited 0)."""
+    (tmp_path / "once_agent.py").write_text(ONCE)
+    result = cli("agent", "--agent", "once_agent:make", "--max-examples", "30", "--report", "r.json")
+    assert result.code == 2, result
+    assert "no episode could run" in result.stderr + result.stdout
+    report = result.report()
+    assert report["executions"] == 0 and report["failures"] == []
+    assert any("client already created" in note for note in report["notes"])
