@@ -108,7 +108,8 @@ def _header(s: Summary) -> str:
     counts = s.counts
     cards = [_card("executions", f"{s.executions:,}"), _card("seconds", f"{s.elapsed_s:,.1f}"),
              _card("executions / s", f"{s.execs_per_s:,.0f}"),
-             _card("distinct findings", f"{s.findings:,}", "bad" if s.findings else "good"),
+             _card("distinct findings", f"{s.findings:,}",
+                   "bad" if counts.get("failed") else "" if s.findings else "good"),  # known ones: not failures
              _card("test cases failed", f"{counts.get('failed', 0):,}", "bad" if counts.get("failed") else "good"),
              _card("passed / skipped", f"{counts.get('passed', 0):,} / {counts.get('skipped', 0):,}"),
              _card("stopped", s.stop_reason)]

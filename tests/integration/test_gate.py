@@ -381,7 +381,11 @@ def test_a_refactor_that_moves_a_known_bug_does_not_block_the_gate_and_a_new_bug
               "--max-examples", "2000")
     stored = fuzz("campaign", *common, "--corpus", "corp", "-q", cwd=tmp_path)
     assert stored.returncode == 1 and "crash" in stored.stdout, stored.stdout + stored.stderr
-    assert fuzz("gate", "--corpus", "corp", *common, cwd=tmp_path).returncode == 0  # nothing new yet
+    passing = fuzz("gate", "--corpus", "corp", *common, "--markdown", "pass.md", "--html", "pass.html", cwd=tmp_path)
+    assert passing.returncode == 0  # nothing new yet: the known findings are no failures in any report
+    markdown = (tmp_path / "pass.md").read_text(encoding="utf-8")
+    assert "failures found" not in markdown and "✅ no new failure" in markdown, markdown[:300]
+    assert 'class="card bad"' not in (tmp_path / "pass.html").read_text(encoding="utf-8")
 
     module.write_text(TAGGED_REFACTORED)
     moved = fuzz("gate", "--corpus", "corp", *common, "--report", "g.json", cwd=tmp_path)
