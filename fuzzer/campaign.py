@@ -702,8 +702,15 @@ class CampaignJob(Job):
         mine = [(p, e) for p, e in items if e.kind == "parser"]
         self.result_.known = {e.signature: e for _, e in items}
         if mine:
-            self.result_.replayed = replay_entries(mine, run=self.pool.run, registry=self.registry,
-                                                   level=self.settings.level)
+            deadline = self.budget.deadline
+
+            def run(texts: list, **kwargs: Any) -> list:
+                """The pool's run within the budget (--budget is a limit: a corpus of hangs costs
+                a timeout each); entries not reached are unjudged."""
+                kwargs["deadline"] = kwargs.get("deadline") or deadline
+                return self.pool.run(texts, **kwargs)
+
+            self.result_.replayed = replay_entries(mine, run=run, registry=self.registry, level=self.settings.level)
 
     def _max_failures_reached(self) -> bool:
         limit = self.settings.max_failures

@@ -155,6 +155,9 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         history = history_of(items[i][1])
         if history:
             outcomes[i] = run(history + [samples[i].text], fresh=True)[-1]
+    for i in [i for i in plain if outcomes[i] is None]:  # run under a deadline (a campaign's budget) that ended first
+        results[i] = Replayed(items[i][0], items[i][1], "unjudged", None, unjudged="not replayed: the budget ended first")
+    plain = [i for i in plain if results[i] is None]
     slow = [i for i in plain if items[i][1].verdict == "slow" and (items[i][1].scenario or {}).get("growth")]
     for i in slow:
         results[i] = _replay_slow(items[i], run)

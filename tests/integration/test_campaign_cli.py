@@ -684,3 +684,27 @@ def test_declared_rejections_replace_value_error_and_the_summary_says_so(cli, tm
                "--max-examples", "1500", "--seed", "1", "--report", "r.json")
     assert not [f for f in both.report()["failures"] if f["exception"] and f["exception"].startswith("ValueError")]
     assert "declares other types" not in both.stdout
+
+
+def test_replaying_a_corpus_of_hangs_keeps_to_the_budget(tmp_path):
+    """A campaign replays its corpus first, within --budget: six entries that each hang for the
+    whole --timeout cannot make a 3-second campaign take six timeouts; those not reached are
+    reported as not replayed, never as passing."""
+    from corpus.store import CorpusStore, Entry
+
+    (tmp_path / "hangs.py").write_text(
+        "import json\n\n\ndef parse(text):\n    while 'HANG' in text:\n        pass\n"
+        "    data = json.loads(text)\n    return [data] if isinstance(data, dict) else []\n")
+    store = CorpusStore(tmp_path / "corp")
+    for n in range(6):
+        store.put(Entry(text=f"HANG {n}", signature=f"hang-00000000000{n}", verdict="hang", calls=None,
+                        truth_known=False, tool="get_weather"))
+    started = time.monotonic()
+    result = run_cli(tmp_path, "campaign", "--target", "hangs:parse", "--tool", "get_weather", "--budget", "3",
+                     "--timeout", "2", "--corpus", "corp", "--report", "r.json", "-q")
+    elapsed = time.monotonic() - started
+    report = result.report()
+    assert elapsed < 3 + 2 + 4, elapsed  # the budget, one timeout's overrun, start-up and wrap-up (not 6 x 2 s)
+    statuses = [r["status"] for r in report["replayed"]] if "replayed" in report else None
+    assert result.code == 1, result
+    assert statuses is None or "pass" not in statuses, statuses
