@@ -104,8 +104,8 @@ def _strings(value: Any) -> list[str]:
 
 
 def _positive_number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+        raise ValueError  # (nan fails both comparisons; 1e400 reads as inf)
     return float(value)
 
 

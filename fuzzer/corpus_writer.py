@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from fuzzer.events import Event, FindingRecorded
+from fuzzer.events import Event, FindingRecorded, JobFinished
+from fuzzer.interrupts import BALANCED
 from fuzzer.pipeline import EventHandler
 
 
@@ -22,22 +23,36 @@ class CorpusWriter(EventHandler):
         self.changes: dict[str, int] = {}  # added / replaced / kept -> count
         self.reopened: list[str] = []  # signatures of fixed entries found failing again (kept fixed)
         self._added: set[str] = set()  # signatures this run added
+        self._stored: set[str] = set()  # signatures this run stored (or kept)
 
     def handle_event(self, event: Event) -> None:
-        if not isinstance(event, FindingRecorded):
+        if isinstance(event, JobFinished):
+            # Every finding of the result is in the corpus, announced or not: a Ctrl-C that landed
+            # while one was being stored (it counts as announced) or a second one that cut the
+            # wrap-up short left findings the reports hold and the corpus did not.
+            with BALANCED:
+                for finding in getattr(event.result, "findings", None) or ():
+                    if finding.signature.id not in self._stored and hasattr(finding, "to_entry"):
+                        self._store(finding, improved=False)
             return
-        entry = event.finding.to_entry(target=self.target, version=self.version)
+        if isinstance(event, FindingRecorded):
+            with BALANCED:
+                self._store(event.finding, event.improved)
+
+    def _store(self, finding: Any, improved: bool) -> None:
+        entry = finding.to_entry(target=self.target, version=self.version)
         known = self.store.get(entry.signature)
         if known is not None and known.status == "fixed":
             entry.status = "fixed"
             if entry.signature not in self.reopened:
                 self.reopened.append(entry.signature)
         what = self.store.put(entry)
+        self._stored.add(finding.signature.id)
         if entry.signature in self._added:
             return  # added by this run: a smaller input replacing it later is still one entry added
         if what == "added":
             self._added.add(entry.signature)
-        if not event.improved or what != "kept":
+        if not improved or what != "kept":
             self.changes[what] = self.changes.get(what, 0) + 1
 
 

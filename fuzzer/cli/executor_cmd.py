@@ -47,12 +47,12 @@ def _load_scenario(value: str, registry: Any) -> Any:
 @click.option("--policy", "policy_file", metavar="FILE", type=click.Path(dir_okay=False),
               help="The promise the executor makes (TOML: top level or [tool.toolfuzz.executor]). Default: "
                    "[tool.toolfuzz.executor] of ./pyproject.toml, else the defaults (see --explain).")
-@click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=None,
+@click.option("--budget", "budget_s", type=options.Seconds(min=0.1), default=None,
               help="Seconds to run, shrinking included. Default: 60, or no time limit with --max-examples.")
 @click.option("--max-examples", type=click.IntRange(min=1), default=None,
               help="Stop after this many scenarios (with --seed: a deterministic campaign).")
 @options.seed
-@click.option("--timeout", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+@click.option("--timeout", type=options.Seconds(min=0.01), default=2.0, show_default=True,
               help="Real seconds one scenario may run before it counts as a hang (time inside is virtual).")
 @options.workers
 @options.memory

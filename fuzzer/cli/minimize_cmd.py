@@ -80,7 +80,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
 @click.argument("path", metavar="FILE", type=click.Path(dir_okay=False, exists=True))
 @click.option("--target", "target", metavar="M:A", type=options.TargetRef(), default=None,
               help="The target to run (default: the one the file names).")
-@click.option("--timeout", "timeout", type=click.FloatRange(min=0.01), default=None, metavar="SECONDS",
+@click.option("--timeout", "timeout", type=options.Seconds(min=0.01), default=None, metavar="SECONDS",
               help="For a hang: seconds without a result before it counts as still hanging (default: the "
                    "campaign's --timeout, which a hang's reproducer file records; 2 for a corpus entry).")
 def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> None:

@@ -14,6 +14,21 @@ import click
 from strategies._internal.formats import FORMATS
 
 
+class Seconds(click.FloatRange):
+    """A number of seconds >= ``min``, and finite: ``inf`` or ``nan`` (which float() accepts) is
+    no budget or timeout a run can keep to."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number of seconds.", param, ctx)
+        return number
+
+
 class TargetRef(click.ParamType):
     """``M:A`` (or ``path.py:A``): checked for shape here; imported only in the worker process,
     where a failure becomes one line naming the part that failed (with close matches)."""
@@ -92,7 +107,7 @@ entry_level = click.option("--level", type=click.Choice(["parse", "validate"]), 
                            help="Oracle level for entries and inputs that do not record one.")
 seed = click.option("--seed", type=int, default=0, show_default=True,
                     help="Random seed: the same seed and target give the same samples and findings.")
-timeout = click.option("--timeout", type=click.FloatRange(min=0.01), default=2.0, show_default=True,
+timeout = click.option("--timeout", type=Seconds(min=0.01), default=2.0, show_default=True,
                        help="Seconds one input may run before it counts as a hang.")
 workers = click.option("--workers", type=Workers(), default="1", show_default=True,
                        help="Worker processes running the target, or 'auto' for one per CPU core.")
@@ -130,7 +145,7 @@ def group(*decorators: Callable) -> Callable:
 
 
 def budget(default: Any, what: str) -> Callable:
-    return click.option("--budget", "budget_s", type=click.FloatRange(min=0.1), default=default,
+    return click.option("--budget", "budget_s", type=Seconds(min=0.1), default=default,
                         show_default=default is not None, help=what)
 
 

@@ -605,7 +605,7 @@ class RecordStore:
                 conn.execute(f"PRAGMA user_version = {number}")
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     @property
@@ -626,10 +626,7 @@ class RecordStore:
                     conn.execute(statement, params)
             conn.execute("COMMIT")
         except BaseException:
-            try:
-                conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+            _rollback(conn)
             raise
 
     def add(self, records: Iterable[Record], *, redactor: Any = None) -> int:
@@ -730,7 +727,7 @@ class RecordStore:
                              "classified = ? WHERE record_id = ?", (primary, primary, version, record_id))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     def add_label(self, record_id: str, label: str, *, note: Optional[str] = None,
@@ -746,7 +743,7 @@ class RecordStore:
                          (label, record_id))
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            _rollback(conn)
             raise
 
     def integrity_check(self) -> str:
@@ -1003,6 +1000,17 @@ class BackgroundWriter:
                 pass
 
 
+def _rollback(conn: sqlite3.Connection) -> None:
+    """Undo the transaction an exception (a Ctrl-C too) left open — none is open when it landed
+    just after COMMIT returned, and ROLLBACK would then replace the interrupt with an error."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+
 __all__ = ["APPLICATION_ID", "BackgroundWriter", "EncodedJSON", "FIELDS", "JSON_FIELDS", "MIGRATIONS", "PARSE_STATUSES",
            "Record", "RecordFilter", "RecordStore", "RecordsError", "TEXT_FIELDS", "check_status", "dumps_json", "iso_time",
            "new_record_id", "parse_since", "schema_version", "storable", "storage_row"]
+

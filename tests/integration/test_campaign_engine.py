@@ -455,3 +455,37 @@ def test_a_ctrl_c_while_waiting_for_the_rounds_beside_still_files_what_they_ran(
     assert result.executions >= BesideTool.beside[0][1]
     assert result.executions == sum(stats.executions for stats in result.by_class.values())
     assert result.elapsed_s < 15
+
+
+class SecondCtrlC(CampaignJob):
+    """A Ctrl-C right after the first finding is announced, and a second one as soon as the
+    wrap-up starts (it stops announcing the rest)."""
+
+    def run(self) -> Any:
+        from fuzzer.events import FindingRecorded
+
+        for event in super().run():
+            yield event
+            if isinstance(event, FindingRecorded):
+                raise KeyboardInterrupt
+
+    def wrap_up(self, interrupted: bool) -> Any:
+        raise KeyboardInterrupt
+        yield  # (a generator)
+
+
+def test_every_finding_of_the_result_reaches_the_corpus_even_when_a_second_ctrl_c_cuts_the_wrap_up(
+        naive_pool, tmp_path):
+    from corpus.store import CorpusStore
+    from fuzzer.corpus_writer import CorpusWriter
+
+    store = CorpusStore(tmp_path / "corp")
+    writer = CorpusWriter(store, target=naive_pool.spec.target)
+    job = SecondCtrlC(REGISTRY, CampaignSettings(target=naive_pool.spec.target, tools=["get_weather"],
+                                                 budget_s=None, max_examples=3000), naive_pool)
+    final = run_job(job, [writer])
+    findings = final.result.findings
+    assert final.result.stop_reason is StopReason.INTERRUPTED and len(findings) >= 2
+    stored = {entry.signature for _path, entry in store.entries()}
+    assert {f.signature.id for f in findings} <= stored
+    assert writer.changes.get("added") == len(findings)

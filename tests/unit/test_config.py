@@ -39,6 +39,8 @@ BAD_CONFIGS = [
     ('seed = "1"', "toolfuzz.toml: seed: expected an integer, got string '1'"),
     ("seed = true", "toolfuzz.toml: seed: expected an integer, got boolean True"),
     ("budget = 0", "toolfuzz.toml: budget: expected a number of seconds > 0, got integer 0"),
+    ("budget = 1e400", "toolfuzz.toml: budget: expected a number of seconds > 0, got number inf"),
+    ("timeout = nan", "toolfuzz.toml: timeout: expected a number of seconds > 0, got number nan"),
     ("max_examples = 2.5", "toolfuzz.toml: max_examples: expected an integer >= 1, got number 2.5"),
     ('workers = "many"', "toolfuzz.toml: workers: expected an integer >= 1 or \"auto\", got string 'many'"),
     ('target = "mypkg.parse"', "toolfuzz.toml: target: expected a module:callable reference (string), got string "
