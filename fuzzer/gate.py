@@ -7,7 +7,7 @@ every count the console, JSON and JUnit show comes from that one :class:`GateDec
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Optional
 
 from fuzzer.decisions import GateDecision, decide_gate
@@ -108,6 +108,7 @@ class GateJob(Job):
         self.store, self.references, self.context, self.ignore = store, dict(references), context, ignore
         self.replay_job = ReplayJob(store, references, context)
         self.campaign_jobs: list = []
+        self._finished: dict = {}  # id(campaign job) -> its result as it finished
         self._t0 = time.monotonic()
         self.result_ = GateResult(corpus=str(getattr(store, "path", "")),
                                   label=", ".join(r for r in self.references.values() if r))
@@ -118,18 +119,21 @@ class GateJob(Job):
                                    "budget_s": self.context.budget_s})
         yield from self.delegate(self.replay_job)
         harnesses = load_harnesses()
-        for kind, reference in self.references.items():
-            harness = harnesses.get(kind)
-            if not reference or harness is None or harness.campaign_job is None:
-                continue
-            job = harness.campaign_job(reference, self.context)
+        todo = [(harnesses[kind], reference) for kind, reference in self.references.items()
+                if reference and kind in harnesses and harnesses[kind].campaign_job is not None]
+        context = self.context
+        if context.budget_s is not None and len(todo) > 1:
+            # --budget is the short campaigns' together (start-up excluded, as in a campaign): each an equal share
+            context = replace(context, budget_s=max(0.1, context.budget_s / len(todo)))
+        for harness, reference in todo:
+            job = harness.campaign_job(reference, context)
             self.campaign_jobs.append(job)
-            yield from self.delegate(job)
+            self._finished[id(job)] = yield from self.delegate(job)  # (its elapsed_s, not the gate's)
 
     def result(self) -> GateResult:
         r = self.result_
         r.replay = self.replay_job.result()
-        r.campaigns = [job.result() for job in self.campaign_jobs]
+        r.campaigns = [self._finished.get(id(job)) or job.result() for job in self.campaign_jobs]
         findings = [f for c in r.campaigns for f in c.findings]
         known = {e.signature: e for _, e in self.store.entries()}
         # An empty corpus is fine for a gate (the campaign still runs); a dead target is not.
