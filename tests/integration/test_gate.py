@@ -419,3 +419,16 @@ def test_the_gate_s_budget_is_shared_by_its_campaigns(tmp_path):
     # each campaign's own time (it read the gate's for all but the last): together, about the budget
     assert sum(c["elapsed_s"] for c in report["campaigns"]) < 8 + 4, report["campaigns"]
     assert elapsed < 8 + 8, elapsed  # the budget, and each campaign's start-up and wrap-up
+
+
+def test_a_gate_that_could_replay_no_corpus_entry_blocks(tmp_path):
+    """A corpus of parser entries gated with an executor only: not one regression test ran, which
+    is no pass (replay exits 1 on it too); the gate says why and blocks."""
+    from corpus.store import CorpusStore
+
+    store = CorpusStore(tmp_path / "corp")
+    store.put(Entry(text="{}", signature="crash-000000000001", verdict="crash", tool="get_weather", status="fixed"))
+    run = fuzz("gate", "--corpus", "corp", "--executor", "fuzzer.targets.executor_robust:make_executor",
+               "--budget", "2", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "no corpus entry could be replayed" in run.stdout + run.stderr
