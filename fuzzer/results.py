@@ -134,6 +134,22 @@ class JobResult:
         return [TestCase(classname=f"toolfuzz.{self.job}", name=f.signature.id, status=FAILED,
                          message=f.signature.title, detail=finding_detail(f)) for f in self.findings]
 
+    def run_case(self, name: str, units: str) -> Optional[TestCase]:
+        """The case that says how the run itself went, beside its findings' cases: failed when it
+        tested nothing; without findings, skipped when interrupted (no pass a CI reader could take
+        for a finished clean run), else passed — a clean run is one passing test, not an empty
+        suite (CI readers show tests="0" as "no tests"). ``units``: what ``executions`` counts."""
+        where = f"toolfuzz.{self.job}"
+        if self.problem:
+            return TestCase(where, "campaign", FAILED, f"nothing tested: {self.problem}")
+        if self.findings:
+            return None
+        if self.stop_reason == StopReason.INTERRUPTED:
+            return TestCase(where, name, SKIPPED, f"interrupted after {self.executions:,} {units}, no failures so far")
+        if self.executions:
+            return TestCase(where, name, PASSED, f"{self.executions:,} {units}, no failures")
+        return None
+
     def counts(self) -> dict[str, int]:
         """{passed, failed, skipped} over :meth:`test_cases`: the numbers every writer prints."""
         totals = {PASSED: 0, FAILED: 0, SKIPPED: 0}

@@ -92,6 +92,10 @@ class AgentResult(JobResult):
     def by_verdict(self) -> dict:
         return _by_verdict(self.findings)
 
+    def test_cases(self) -> list:
+        run = self.run_case("episodes", "episodes")
+        return super().test_cases() + ([run] if run is not None else [])
+
     def to_report(self) -> dict[str, Any]:
         return {"job": self.job, "agent": self.label, "shape": self.shape, "tools": self.tools, "seed": self.seed,
                 "policy": self.policy, "executions": self.executions, "episodes": self.executions,

@@ -84,6 +84,8 @@ def test_the_state_machine_is_clean_against_every_model_shape(cli, shape):
     assert report["failures"] == [] and report["executions"] == 200 and report["shape"] == shape
     assert report["model_requests"] > 400 and report["tool_executions"] > 150
     assert "no failure" in result.stdout
+    # a clean run is one passing test case, in every writer (not an empty suite: tests="0")
+    assert report["counts"] == {"passed": 1, "failed": 0, "skipped": 0}
 
 
 def test_a_planted_off_by_one_in_max_turns_is_caught_with_exactly_that_verdict(cli, tmp_path: Path):

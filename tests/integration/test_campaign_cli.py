@@ -708,3 +708,17 @@ def test_replaying_a_corpus_of_hangs_keeps_to_the_budget(tmp_path):
     statuses = [r["status"] for r in report["replayed"]] if "replayed" in report else None
     assert result.code == 1, result
     assert statuses is None or "pass" not in statuses, statuses
+
+
+def test_ignored_signatures_are_counted_in_the_report_as_on_the_console(cli):
+    """--ignore SIGNATURE: its failures are no finding, and the failing executions it matched are
+    counted apart, in the JSON report as the console says them."""
+    common = ("campaign", "--target", "fuzzer.targets.naive:parse", "--tool", "get_weather", "--max-examples", "800",
+              "--seed", "1", "--report", "r.json")
+    first = cli(*common, "-q")
+    signature = first.report()["failures"][0]["signature"]
+    again = cli(*common, "--ignore", signature)
+    report = again.report()
+    assert signature not in [f["signature"] for f in report["failures"]]
+    assert report["ignored"] > 0
+    assert f"{report['ignored']:,} failing execution(s) matched an ignored signature" in again.stdout

@@ -148,3 +148,16 @@ def test_rejecting_parser(toolfuzz_campaign):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert "toolfuzz_campaign: nothing was tested: no supported format" in result.stdout.str()
+
+
+def test_an_unreadable_corpus_file_fails_as_the_gate_blocks_on_it(pytester):
+    """A merge conflict left in a corpus entry: its regression test would be lost. The gate and
+    replay block on it; the plugin fails it (it used to skip it)."""
+    corpus = pytester.path / "fuzz-corpus"
+    corpus.mkdir()
+    (corpus / "0123456789abcdef.json").write_text('<<<<<<< HEAD\n{"signature": "crash-1"}\n', encoding="utf-8")
+    pytester.path.joinpath("toolfuzz.toml").write_text('target = "fuzzer.targets.reference:parse"\n'
+                                                      'corpus = "fuzz-corpus"\n')
+    result = pytester.runpytest_subprocess("--toolfuzz", "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    assert "unreadable corpus file: " in result.stdout.str() and "0123456789abcdef.json" in result.stdout.str()
