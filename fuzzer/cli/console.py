@@ -8,7 +8,8 @@ job, and exits with the status the job's final event carries.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+import contextlib
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import click
 
@@ -67,12 +68,30 @@ def run_command(job: Job, handlers: Sequence[EventHandler], *, reports: Optional
 
     summary = step_summary_handler()
     final = run_job(job, [*writer_handlers(reports or {}), *([summary] if summary else []), *handlers])
-    for name, path in (reports or {}).items():
-        if path:
-            click.echo(f"{name}: {path}")
-    for line in after(final):
-        click.echo(line)
+    with _ctrl_c_ignored():  # the result is written and its exit status decided: another Ctrl-C must not change it
+        for name, path in (reports or {}).items():
+            if path:
+                click.echo(f"{name}: {path}")
+        for line in after(final):
+            click.echo(line)
     click.get_current_context().exit(final.exit_code)
+
+
+@contextlib.contextmanager
+def _ctrl_c_ignored() -> Iterator[None]:
+    """SIGINT ignored for the block (main thread only), then as it was: a Ctrl-C while the last
+    lines print turned a decided exit status into click's 'Aborted!' and 1."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 __all__ = ["Summary", "check_output_paths", "progress", "run_command", "writer_handlers"]

@@ -78,3 +78,18 @@ def test_the_progress_line_counts_in_the_words_of_the_job_s_summary(job, unit):
               Progress(executions=100, elapsed_s=2.0, failures={})]
     _, out = _run(events)
     assert out == f"[{job} m:f] fuzzing: 100 {unit} (50/s), no failures, 2s, 100 of 500 {unit}\n"
+
+
+def test_a_ctrl_c_while_the_last_lines_print_cannot_change_a_decided_exit_status():
+    """run_command prints the report paths and summary lines after the job's result is final: a
+    Ctrl-C there is ignored (it became click's 'Aborted!' and exit 1), and the handler is put back."""
+    import os
+    import signal
+
+    from fuzzer.cli.console import _ctrl_c_ignored
+
+    before = signal.getsignal(signal.SIGINT)
+    with _ctrl_c_ignored():
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        os.kill(os.getpid(), signal.SIGINT)  # ignored: no KeyboardInterrupt
+    assert signal.getsignal(signal.SIGINT) is before
