@@ -149,15 +149,16 @@ def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] =
                      interrupted: bool = False, unreadable: int = 0, empty: bool = False) -> int:
     """``fuzz replay``: 2 when the corpus holds no entry at all (a wrong ``--corpus``, as a
     campaign that could test nothing exits 2); 1 when any entry fails, a corpus file cannot be
-    read (its regression test is lost, as the gate says), the target tests nothing, or nothing
-    could be judged at all; else 0."""
+    read (its regression test is lost, as the gate says) or the target tests nothing; 2 as well
+    when no entry could be judged at all (a missing ``--executor``/``--agent``, or a tools file
+    without the entries' tools: nothing was tested, as for an empty corpus); else 0."""
     if empty and not unreadable:
         return ExitCode.USAGE
     judged = [r for r in replayed if r.status != "unjudged"]
     if nothing_tested or unreadable or any(r.status != "pass" for r in judged):
         return ExitCode.FAILURES
     if replayed and not judged:
-        return ExitCode.FAILURES  # nothing could be judged: not an all-clear
+        return ExitCode.USAGE  # nothing could be judged: not an all-clear, and a matter of options
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 

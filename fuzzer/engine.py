@@ -121,6 +121,10 @@ class ProbeReport:
     contract_problem: Optional[str] = None  # the target returns something that is not calls
 
 
+#: Why a format (or a variation of it) counts as unsupported: the target declined every valid probe.
+DECLINED_ALL = "every valid probe was cleanly rejected or answered with no call"
+
+
 class ToolCampaign:
     """Probing and the fuzzing loop for one tool. ``run(texts, deadline)`` is the pool's run,
     ``run_orders(orders, deadline)`` its :meth:`~fuzzer.isolation.WorkerPool.run_orders`."""
@@ -204,14 +208,14 @@ class ToolCampaign:
                 report.unsupported[name] = "not probed: the budget ran out first"
                 continue
             if every_declined[bare] and not declared:
-                report.unsupported[name] = "every valid probe was cleanly rejected"
+                report.unsupported[name] = DECLINED_ALL
                 continue
             ok = {v: v in probed and not every_declined[v] for v in (prose, several)}
             report.supported[name] = [bare.label] + [v.label for v in (prose, several) if ok[v]]
             report.support[name] = (ok[prose], ok[several])
             for v in (prose, several):
                 if not ok[v]:
-                    report.unsupported[v.label] = ("every valid probe was cleanly rejected" if v in probed
+                    report.unsupported[v.label] = (DECLINED_ALL if v in probed
                                                    else "not probed: the budget ran out first")
         for v in sorted(probed, key=variations.index):
             if every_declined[v] and not (declared and not v.chatter and not v.multi):

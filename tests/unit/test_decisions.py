@@ -68,7 +68,7 @@ def test_nothing_tested_blocks_and_unjudged_entries_are_neither_pass_nor_fail():
     r = Replayed("x.json", entry("crash-a"), "unjudged", None, unjudged="tool missing")
     d = decide_gate([r], [], {"crash-a": entry("crash-a")})
     assert not d.blocked and d.unjudged == (r,) and not d.passed
-    assert replay_exit_code([r]) == 1  # nothing judged is not an all-clear
+    assert replay_exit_code([r]) == 2  # nothing judged: nothing tested (a missing option), not an all-clear
 
 
 def test_an_unreadable_corpus_file_blocks_the_gate():
