@@ -187,8 +187,49 @@ class FindingShrinker:
         if not complete:
             notes.append("not minimized: shrinking stopped at its time budget"
                          if time.monotonic() >= self._deadline else "not fully minimized")
+        if getattr(best_outcome, "exception", None) in RESOURCE_EXCEPTIONS:
+            best, best_outcome = self._with_margin(best, best_outcome, keeps)
         self._seen, self._judged = {}, {}
         return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)))
+
+    def _with_margin(self, sample: Sample, outcome: Any, keeps: Callable[[Sample, Any], bool]) -> tuple:
+        """A RecursionError input shrunk to the least nesting that still fails sits exactly at the
+        recursion limit: one frame more or less where it runs (a trace function's, a deeper
+        caller's) and it passes, and a corpus entry of it passes or fails by chance. Its longest
+        run of a repeated unit (the nesting) gets RECURSION_MARGIN more repetitions, kept when it
+        still fails the same way."""
+        found = longest_repeat(sample.text)
+        if found is None:
+            return sample, outcome
+        start, unit, count = found
+        text = sample.text[:start] + unit * max(RECURSION_MARGIN, count // 10) + sample.text[start:]
+        padded = dataclasses.replace(sample, text=text, calls=None, recipe=None, truth_known=False,
+                                     description="reduced as text, nesting kept clear of the recursion limit")
+        (again,) = self._run([text])
+        return (padded, again) if again is not None and keeps(padded, again) else (sample, outcome)
+
+
+#: Exceptions raised by how deep an input nests, not by what it says (see FindingShrinker._with_margin),
+#: and the repetitions of the nesting added above the least that fails.
+RESOURCE_EXCEPTIONS = frozenset({"RecursionError"})
+RECURSION_MARGIN = 50
+
+
+def longest_repeat(text: str, max_period: int = 8, min_count: int = 20) -> Optional[tuple]:
+    """(start, unit, count) of the longest run of ``unit`` repeated back to back in ``text`` (units
+    of 1 to ``max_period`` characters, at least ``min_count`` times), or None."""
+    best: Optional[tuple] = None
+    for period in range(1, max_period + 1):
+        i = 0
+        while i + period <= len(text):
+            j = i + period
+            while text[j:j + period] == text[i:i + period]:
+                j += period
+            count = (j - i) // period
+            if count >= min_count and (best is None or count * period > best[2] * len(best[1])):
+                best = (i, text[i:i + period], count)
+            i = j if count > 1 else i + 1
+    return best
 
 
 __all__ = ["FindingShrinker", "Shrunk", "regenerate", "shrink_structured", "size_key"]

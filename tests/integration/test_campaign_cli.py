@@ -142,9 +142,11 @@ else:
 """
 
 
-def replay(target: str, text: str) -> dict:
-    """Run ``target`` on ``text`` at the top of a fresh interpreter, as a user reproducing it would."""
-    proc = subprocess.run([sys.executable, "-c", _REPLAY, target], input=json.dumps(text), capture_output=True,
+def replay(target: str, text: str, headroom: int = 0) -> dict:
+    """Run ``target`` on ``text`` at the top of a fresh interpreter, as a user reproducing it would
+    (``headroom``: frames added to the recursion limit first)."""
+    code = f"import sys; sys.setrecursionlimit(sys.getrecursionlimit() + {headroom})\n" + _REPLAY
+    proc = subprocess.run([sys.executable, "-c", code, target], input=json.dumps(text), capture_output=True,
                           text=True, env=cli_env(), cwd=ROOT, timeout=60)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -244,6 +246,9 @@ def test_naive_recursion_crash_reproduces_in_a_fresh_process(naive_run):
     assert failures, "the naive parser's RecursionError on deep nesting was not found"
     for failure in failures:
         assert_reproduces(NAIVE, failure)
+        # kept clear of the limit: a few frames more or less where it runs (a tracer's, a deeper
+        # caller's) must not turn the stored input into a pass
+        assert replay(NAIVE, failure["minimized_input"], headroom=25).get("raised") == "RecursionError", failure
 
 
 def test_the_printed_reproduce_commands_reproduce(naive_run):

@@ -66,3 +66,15 @@ def test_a_shrink_judges_each_text_and_truth_once_and_never_reuses_another_truth
         expected = oracle.signature(s, judgment, outcome).id if judgment.failed else None
         assert shrinker._signature_id(s, outcome) == expected
     assert sorted(judged) == sorted({repr(truth) for truth in drawn})
+
+
+@given(st.text(max_size=30), st.sampled_from(["[", '{"a":', "((", "<b>"]), st.integers(20, 300), st.text(max_size=30))
+def test_the_nesting_of_an_input_is_its_longest_repeated_run(before, unit, count, after):
+    """What gets padded when a RecursionError input is kept clear of the recursion limit: the run
+    of a repeated unit that is longest in characters, found whatever surrounds it."""
+    from fuzzer.shrink import longest_repeat
+
+    text = before + unit * count + after
+    start, found, n = longest_repeat(text)
+    assert len(found) * n >= len(unit) * count
+    assert text[start:start + len(found) * n] == found * n
