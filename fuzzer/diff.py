@@ -17,7 +17,7 @@ same difference persists, so the example is small and its truth still right.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional
 
 from fuzzer.budget import Budget
@@ -134,7 +134,7 @@ class DiffJob(Job):
     def __init__(self, registry: Any, *, old_pool: Any, new_pool: Any, old_label: str, new_label: str,
                  level: str = "parse", corpus_samples: Optional[list] = None, tools: Optional[list] = None,
                  anomalies: Optional[list] = None, seed: int = 0, budget_s: Optional[float] = 30.0,
-                 max_samples: Optional[int] = None, batch_size: int = 256):
+                 max_samples: Optional[int] = None, batch_size: int = 256, cwd: Optional[str] = None):
         super().__init__()
         self.registry = registry
         self.old_pool, self.new_pool = old_pool, new_pool
@@ -146,10 +146,18 @@ class DiffJob(Job):
         self.result_ = DiffResult(old=old_label, new=new_label, label=f"{old_label} -> {new_label}")
         self._differences: dict[tuple, Difference] = {}
         self._t0 = time.monotonic()
+        #: (old file, new file) when the versions are two module files (myparser_v1.py and
+        #: myparser_v2.py, not two git refs of one file): a crash's signature names the file its
+        #: frames are in, and every crash of the old version read "changed" for its file name alone
+        self._renamed = _renamed_module(old_label, new_label, cwd)
 
-    def _side(self, sample: Any, outcome: Any) -> Side:
+    def _side(self, sample: Any, outcome: Any, old: bool = False) -> Side:
         judgment = self.oracle.judge(sample, outcome)
-        signature = self.oracle.signature(sample, judgment, outcome).id if judgment.failed else None
+        keyed = outcome
+        if old and self._renamed is not None and outcome.frames:
+            was, now = self._renamed
+            keyed = replace(outcome, frames=tuple((now if f == was else f, fn) for f, fn in outcome.frames))
+        signature = self.oracle.signature(sample, judgment, keyed).id if judgment.failed else None
         return Side(outcome, judgment.verdict.value, signature)
 
     def compare(self, samples: list, deadline: Optional[float] = None) -> list[Optional[tuple[str, Any, Side, Side]]]:
@@ -162,7 +170,7 @@ class DiffJob(Job):
             if o is None or n is None:
                 out.append(None)
                 continue
-            old, new = self._side(sample, o), self._side(sample, n)
+            old, new = self._side(sample, o, old=True), self._side(sample, n)
             out.append((classify(old, new), sample, old, new))
         return out
 
@@ -277,3 +285,20 @@ class DiffJob(Job):
         if result.problem and not result.samples:
             return 2
         return DiffDecision(regressions=result.kinds["regression"], interrupted=self.interrupted).exit_code
+
+
+def _renamed_module(old_ref: str, new_ref: str, cwd: Optional[str]) -> Optional[tuple]:
+    """(old file name, new file name) of two targets in two different module files; None for one
+    file (git refs of it, or the same module twice) or a module whose file cannot be found."""
+    import os
+
+    from fuzzer.parser_harness import module_file
+
+    if old_ref.startswith("git:") or new_ref.startswith("git:"):
+        return None
+    files = [module_file(ref.split(":", 1)[0], cwd or os.getcwd()) for ref in (old_ref, new_ref)]
+    if None in files:
+        return None
+    was, now = (os.path.basename(f) for f in files)
+    return (was, now) if was != now else None
+

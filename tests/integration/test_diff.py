@@ -310,3 +310,14 @@ def test_a_diff_that_compared_no_sample_is_an_error_not_a_pass(tmp_path):
     assert run.returncode == 2, run.stdout + run.stderr
     assert "no sample was compared" in run.stderr
     assert read_json(tmp_path / "d.json")["samples"] == 0
+
+
+def test_two_module_files_with_the_same_code_differ_in_nothing(tmp_path):
+    """``--old myparser_v1:parse --new myparser_v2:parse``: a crash's signature names the file its
+    frames are in, and every crash of the old file read "changed" for its name alone."""
+    code = ("import json\n\n\ndef parse(text):\n    data = json.loads(text.strip().strip('`'))\n"
+            "    return [{'name': data['name'], 'arguments': data['arguments']}]\n")
+    (tmp_path / "myparser_v1.py").write_text(code)
+    (tmp_path / "myparser_v2.py").write_text(code)
+    run, data = _diff(tmp_path, "myparser_v1:parse", "myparser_v2:parse", *DIFF)
+    assert data["samples"] > 0 and data["counts"]["same"] == data["samples"], data["counts"]
