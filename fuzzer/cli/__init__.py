@@ -19,12 +19,12 @@ def translate_errors(command: Callable) -> Callable:
         try:
             return command(*args, **kwargs)
         except ToolfuzzError as exc:
-            raise ConfigError(_naming_the_file(str(exc))) from None
+            raise ConfigError(naming_the_file(str(exc))) from None
 
     return wrapper
 
 
-def _naming_the_file(message: str) -> str:
+def naming_the_file(message: str) -> str:
     """An error about an option's value (``--reject-on 'x:Y': ...``) whose value came from the
     config file names the file and key, not a flag the user never typed."""
     ctx = click.get_current_context(silent=True)

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli import naming_the_file, load_registry, main, options, translate_errors
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from fuzzer.config import SIGNATURE_RE
 
@@ -41,13 +41,13 @@ def read_ignore(values: tuple) -> frozenset:
                 with open(value, encoding="utf-8") as fh:
                     lines = fh.read().splitlines()
             except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"--ignore: cannot read {value} ({exc})") from None
+                raise ConfigError(naming_the_file(f"--ignore: cannot read {value} ({exc})")) from None
             ignored.update(line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip())
         elif SIGNATURE_RE.match(value.strip()):
             ignored.add(value.strip())
         else:  # (a mistyped file name is not taken for a signature that ignores nothing)
-            raise ConfigError(f"--ignore: {value!r} is neither a signature (verdict-hash, e.g. crash-0123456789ab) "
-                              f"nor a file")
+            raise ConfigError(naming_the_file(f"--ignore: {value!r} is neither a signature (verdict-hash, e.g. "
+                                               f"crash-0123456789ab) nor a file"))
     return frozenset(ignored)
 
 

@@ -263,3 +263,11 @@ def test_any_unknown_key_is_named(tmp_path_factory, key):
     with pytest.raises(ConfigFileError) as error:
         load_config(path)
     assert f"unknown key {key!r}" in str(error.value) and os.path.basename(str(path)) in str(error.value)
+
+
+def test_a_bad_ignore_in_the_config_file_names_the_file_not_the_option(in_tmp):
+    (in_tmp / "toolfuzz.toml").write_text('ignore = ["nosuchfile.txt"]\n', encoding="utf-8")
+    result = fuzz("campaign", "--target", "fuzzer.targets.naive:parse", "--tool", "get_weather", "--max-examples", "5")
+    assert result.exit_code == 2
+    assert result.output.startswith("Error: toolfuzz.toml: ignore: 'nosuchfile.txt' is neither a signature"), \
+        result.output
