@@ -357,9 +357,10 @@ def test_the_next_tool_s_probes_are_built_while_this_one_is_fuzzed_and_are_the_s
     in turn, so a seed's run does not depend on it."""
     tools = TOOLS[:3]
     ProbesRecordingTool.builds = []
-    # the next tool is prepared when this one's first round is sent: 2 s a tool, so that probing
-    # on a loaded machine (CI: 4 test workers on 2 cores) cannot use up a slice before it
-    campaign = ProbesRecording(REGISTRY, CampaignSettings(target=reference_pool.spec.target, tools=tools, budget_s=6.0),
+    # the next tool is prepared when this one's first round is sent: 3 s a tool, so that probing
+    # on a loaded machine (CI: 4 test workers on 2 cores) cannot use up a slice before it (2 s did
+    # once, in a full suite run)
+    campaign = ProbesRecording(REGISTRY, CampaignSettings(target=reference_pool.spec.target, tools=tools, budget_s=9.0),
                                reference_pool)
     run_job(campaign)
     builds = ProbesRecordingTool.builds
