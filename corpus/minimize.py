@@ -670,4 +670,13 @@ def shrink_choices(choices: Sequence[int], test: ChoicesTest, *, budget_s: float
     return shrinker.best
 
 
-__all__ = ["DEFAULT_BATCH", "NotInteresting", "shortlex", "shrink_choices", "shrink_text", "tokenize"]
+def longest_repeat(text: str, min_count: int = 20) -> Optional[tuple]:
+    """(start, unit, count) of the longest run (in characters) of one unit repeated back to back in
+    ``text``, at least ``min_count`` times — a run as the first stage collapses them — or None."""
+    runs = [(m.start(), m.group(1), (m.end() - m.start()) // len(m.group(1))) for m in _RUN.finditer(text)]
+    runs = [r for r in runs if r[2] >= min_count]
+    return max(runs, key=lambda r: len(r[1]) * r[2], default=None)
+
+
+__all__ = ["DEFAULT_BATCH", "NotInteresting", "longest_repeat", "shortlex", "shrink_choices", "shrink_text",
+           "tokenize"]

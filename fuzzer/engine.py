@@ -305,9 +305,8 @@ class ToolCampaign:
             if planning_ahead and self._ahead is None:
                 self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
 
-        stop = {} if stop_when is None else {"stop_when": stop_when}
         results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived,
-                                  on_sent=on_sent, **stop)
+                                  on_sent=on_sent, stop_when=stop_when)
         take_arrived(results)
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):

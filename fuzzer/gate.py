@@ -139,7 +139,7 @@ class GateJob(Job):
         # An empty corpus is fine for a gate (the campaign still runs); a dead target is not.
         replay_problem = r.replay.problem if r.replay.replayed else None
         if r.replay.replayed and all(x.status == "unjudged" for x in r.replay.replayed):
-            # regression tests that could not run are no pass (as `fuzz replay` exits 1 on them)
+            # regression tests that could not run are no pass (`fuzz replay` exits 2 on them: nothing tested)
             replay_problem = replay_problem or (f"no corpus entry could be replayed "
                                                 f"({len(r.replay.replayed)} unjudged: {r.replay.replayed[0].unjudged})")
         nothing = next((c.problem for c in r.campaigns if c.problem), None) or replay_problem

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from corpus.minimize import NotInteresting, shortlex, shrink_choices, shrink_text
+from corpus.minimize import NotInteresting, longest_repeat, shortlex, shrink_choices, shrink_text
 from fuzzer.oracle import TEXT_CARRIED, Oracle, Verdict
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
@@ -187,7 +187,7 @@ class FindingShrinker:
         if not complete:
             notes.append("not minimized: shrinking stopped at its time budget"
                          if time.monotonic() >= self._deadline else "not fully minimized")
-        if getattr(best_outcome, "exception", None) in RESOURCE_EXCEPTIONS:
+        if getattr(best_outcome, "exception", None) == "RecursionError":
             best, best_outcome = self._with_margin(best, best_outcome, keeps)
         self._seen, self._judged = {}, {}
         return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)))
@@ -209,27 +209,8 @@ class FindingShrinker:
         return (padded, again) if again is not None and keeps(padded, again) else (sample, outcome)
 
 
-#: Exceptions raised by how deep an input nests, not by what it says (see FindingShrinker._with_margin),
-#: and the repetitions of the nesting added above the least that fails.
-RESOURCE_EXCEPTIONS = frozenset({"RecursionError"})
+#: Repetitions of the nesting added above the least that fails (see FindingShrinker._with_margin).
 RECURSION_MARGIN = 50
-
-
-def longest_repeat(text: str, max_period: int = 8, min_count: int = 20) -> Optional[tuple]:
-    """(start, unit, count) of the longest run of ``unit`` repeated back to back in ``text`` (units
-    of 1 to ``max_period`` characters, at least ``min_count`` times), or None."""
-    best: Optional[tuple] = None
-    for period in range(1, max_period + 1):
-        i = 0
-        while i + period <= len(text):
-            j = i + period
-            while text[j:j + period] == text[i:i + period]:
-                j += period
-            count = (j - i) // period
-            if count >= min_count and (best is None or count * period > best[2] * len(best[1])):
-                best = (i, text[i:i + period], count)
-            i = j if count > 1 else i + 1
-    return best
 
 
 __all__ = ["FindingShrinker", "Shrunk", "regenerate", "shrink_structured", "size_key"]

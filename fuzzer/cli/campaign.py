@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import naming_the_file, load_registry, main, options, translate_errors
+from fuzzer.cli import load_registry, main, naming_the_file, options, translate_errors
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from fuzzer.config import SIGNATURE_RE
 

@@ -45,7 +45,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field, fields
 from collections.abc import Mapping
-from typing import Any, Iterable, Iterator, Optional
+from typing import Any, Iterable, Optional
 
 from fuzzer.datafiles import read_json, read_toml
 from fuzzer.executor.faults import FAULTS, FLAVORS, safe_kinds, transient_kinds
@@ -405,36 +405,20 @@ def _fallback_schema(table: Mapping, top: _Reader, base_dir: Optional[str]) -> A
     from jsonschema.exceptions import SchemaError
 
     from strategies._internal.schema import validator_for_schema
-    from strategies.json_schemas import resolve_pointer
+    from strategies.json_schemas import resolve_pointer, subschemas
 
     try:
         validator_for_schema(value).check_schema(value)
     except SchemaError as exc:
         raise PolicyError(f"{top.source}: fallback_schema: not a valid JSON Schema ({exc.message})") from None
-    for ref in _refs(value):  # jsonschema resolves a $ref only when a value meets it: mid-campaign
+    refs = [node["$ref"] for node in subschemas(value) if isinstance(node, Mapping) and isinstance(node.get("$ref"), str)]
+    for ref in refs:  # jsonschema resolves a $ref only when a value meets it: mid-campaign
         try:
             resolve_pointer(value, ref)
         except (KeyError, TypeError, ValueError):
             raise PolicyError(f"{top.source}: fallback_schema: $ref {ref!r} does not resolve "
                               "(only references inside the schema, '#/...', are supported)") from None
     return dict(value) if isinstance(value, Mapping) else value
-
-
-def _refs(schema: Any) -> Iterator[str]:
-    """Every ``$ref`` string in ``schema`` (a property *named* "$ref" is not one)."""
-    if isinstance(schema, Mapping):
-        for key, sub in schema.items():
-            if key == "$ref" and isinstance(sub, str):
-                yield sub
-            elif key in ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas") \
-                    and isinstance(sub, Mapping):
-                for member in sub.values():
-                    yield from _refs(member)
-            else:
-                yield from _refs(sub)
-    elif isinstance(schema, list):
-        for item in schema:
-            yield from _refs(item)
 
 
 def _type_name(value: Any) -> str:

@@ -16,6 +16,7 @@ from multiprocessing import connection as mpc
 from multiprocessing import get_context, reduction
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
+from fuzzer.interrupts import BALANCED
 from fuzzer.isolation.outcome import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
                                       PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, Outcome, TargetSpec)
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
@@ -325,8 +326,6 @@ class WorkerPool(Started):
             self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent, stop_when)
         except BaseException as exc:
             if on_result is not None and isinstance(exc, KeyboardInterrupt):
-                from fuzzer.interrupts import BALANCED
-
                 # results that arrived since on_result last ran are counted (the Ctrl-C is raised on)
                 with BALANCED, contextlib.suppress(Exception):
                     on_result(results)
