@@ -25,13 +25,13 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from fuzzer.agent.checks import Episode, judge  # noqa: E402
-from fuzzer.agent.job import AgentCampaign, AgentSettings  # noqa: E402
-from fuzzer.agent.policy import AgentPolicy  # noqa: E402
-from fuzzer.agent.script import FINAL_ANSWERS, Script, ScriptCall, Turn, link_results  # noqa: E402
-from fuzzer.agent.worker import loop_maker, play  # noqa: E402
-from fuzzer.pipeline import run_job  # noqa: E402
-from fuzzer.target import load_target  # noqa: E402
+from fuzzer.harnesses.agent.checks import Episode, judge  # noqa: E402
+from fuzzer.harnesses.agent.job import AgentCampaign, AgentSettings  # noqa: E402
+from fuzzer.harnesses.agent.policy import AgentPolicy  # noqa: E402
+from fuzzer.harnesses.agent.script import FINAL_ANSWERS, Script, ScriptCall, Turn, link_results  # noqa: E402
+from fuzzer.harnesses.agent.worker import loop_maker, play  # noqa: E402
+from fuzzer.engine.pipeline import run_job  # noqa: E402
+from fuzzer.harnesses.parser.target import load_target  # noqa: E402
 from strategies._internal.tools import builtin_registry  # noqa: E402
 
 GOAL = 500.0

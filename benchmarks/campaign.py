@@ -22,9 +22,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 from benchmarks.json_target import parse as json_target  # noqa: E402
-from fuzzer.campaign import CampaignJob, CampaignSettings  # noqa: E402
+from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings  # noqa: E402
 from fuzzer.isolation import TargetSpec, WorkerPool  # noqa: E402
-from fuzzer.pipeline import run_job  # noqa: E402
+from fuzzer.engine.pipeline import run_job  # noqa: E402
 from strategies import OPERATORS, RandomSource, builtin_registry, render  # noqa: E402
 from strategies._internal.mutations import MutationContext, NotApplicable  # noqa: E402
 

@@ -29,11 +29,11 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fuzzer.executor.faults import failure_for, latency_of, ok_result  # noqa: E402
-from fuzzer.executor.job import ExecutorCampaign, ExecutorSettings  # noqa: E402
-from fuzzer.executor.policy import Policy  # noqa: E402
-from fuzzer.executor.scenario import ScenarioGenerator  # noqa: E402
-from fuzzer.pipeline import run_job  # noqa: E402
+from fuzzer.harnesses.executor.faults import failure_for, latency_of, ok_result  # noqa: E402
+from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings  # noqa: E402
+from fuzzer.harnesses.executor.policy import Policy  # noqa: E402
+from fuzzer.harnesses.executor.scenario import ScenarioGenerator  # noqa: E402
+from fuzzer.engine.pipeline import run_job  # noqa: E402
 from strategies._internal.tools import builtin_registry  # noqa: E402
 
 TRANSIENT = {429, 500, 502, 503, 504}

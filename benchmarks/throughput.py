@@ -24,9 +24,9 @@ from contextlib import closing
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from fuzzer.campaign import CampaignJob, CampaignSettings  # noqa: E402
+from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings  # noqa: E402
 from fuzzer.isolation import TargetSpec, WorkerPool  # noqa: E402
-from fuzzer.pipeline import run_job  # noqa: E402
+from fuzzer.engine.pipeline import run_job  # noqa: E402
 from strategies._internal.tools import load_registry  # noqa: E402
 
 TARGET = "benchmarks.json_target:parse"

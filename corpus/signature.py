@@ -40,7 +40,7 @@ class Signature:
     def what(self) -> str:
         """The key without where it happened. A refactor that moves code between functions
         changes a failure's site, not its ``what``: a corpus entry whose own input fails with the
-        same ``what`` from another place has moved, it is not a new bug (fuzzer.decisions)."""
+        same ``what`` from another place has moved, it is not a new bug (fuzzer.engine.decisions)."""
         return self.key[:-len(self.site) - 1] if self.site and self.key.endswith("|" + self.site) else self.key
 
 

@@ -36,7 +36,7 @@ from strategies.errors import ToolfuzzError
 FORMAT_VERSION = 1
 STATUSES = ("open", "fixed")
 LEVELS = ("parse", "validate")
-#: Entry kinds, one per harness (fuzzer.harness): what the entry's input is run against.
+#: Entry kinds, one per harness (fuzzer.engine.harness): what the entry's input is run against.
 KINDS = ("parser", "executor", "agent")
 TEMP_PREFIX = ".tmp-"
 #: stray temp files younger than this may belong to a writer that is still running

@@ -46,7 +46,7 @@ def loads(text: str, where: str) -> Any:
 
 
 def raw_sample(text: str) -> Any:
-    from fuzzer.oracle import RAW_FORMAT
+    from fuzzer.harnesses.parser.oracle import RAW_FORMAT
     from strategies._internal.sample import Sample
 
     return Sample(text=text, format=RAW_FORMAT, anomaly_class=None, operator=None, calls=None, truth_known=False)
@@ -56,7 +56,7 @@ def read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
     """A SAMPLE argument: a corpus entry (JSON with ``format_version``), a reproducer file, or a
     text file of raw model output. Returns (sample, entry or None)."""
     from corpus.store import CorpusFormatError, Entry
-    from fuzzer.parser_harness import sample_from_entry
+    from fuzzer.harnesses.parser.harness import sample_from_entry
 
     text = read_text_exactly(path)
     stripped = text.lstrip()
@@ -79,7 +79,7 @@ def read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
 def read_captured(path: str) -> list:
     """Samples of a captured-output file: one raw output, or a ``.jsonl`` of ``{"text": ...}``
     records (with optional ``calls``, ``format``, ``tool``, ``anomaly_class``, ``operator``)."""
-    from fuzzer.oracle import RAW_FORMAT
+    from fuzzer.harnesses.parser.oracle import RAW_FORMAT
     from strategies._internal.sample import Sample
 
     content = read_text_exactly(path)

@@ -3,7 +3,7 @@ inside tests.
 
 ``pytest --toolfuzz`` adds one test item per corpus entry, named by its signature
 (``fuzz-corpus::crash-8edb1c27a0ab``), judged as ``fuzz gate`` judges a replay
-(:func:`fuzzer.decisions.decide_gate`):
+(:func:`fuzzer.engine.decisions.decide_gate`):
 
 * an entry marked **fixed** must pass — failing again is a test failure (a regression);
 * an **open** entry that still fails as recorded is **xfail**; one that now passes is
@@ -141,7 +141,7 @@ class EngineSession:
         return load_registry(tools)
 
     def replayed(self) -> dict[str, Any]:
-        """``{entry path: fuzzer.harness.Replayed}``, computed on first use (one batch). A target
+        """``{entry path: fuzzer.engine.harness.Replayed}``, computed on first use (one batch). A target
         or tools file that cannot be loaded fails every entry with the one-line reason, once."""
         from strategies.errors import ToolfuzzError
 
@@ -158,12 +158,12 @@ class EngineSession:
         return self._replayed
 
     def _replay_every_kind(self) -> list:
-        """Every entry replayed as ``fuzz replay`` replays it (:class:`fuzzer.replay.ReplayJob`: each
+        """Every entry replayed as ``fuzz replay`` replays it (:class:`fuzzer.engine.jobs.replay.ReplayJob`: each
         kind through its harness, entries of a kind whose reference was not given unjudged)."""
         from corpus.store import CorpusStore
-        from fuzzer.harness import ReplayContext
-        from fuzzer.pipeline import run_job
-        from fuzzer.replay import ReplayJob
+        from fuzzer.engine.harness import ReplayContext
+        from fuzzer.engine.pipeline import run_job
+        from fuzzer.engine.jobs.replay import ReplayJob
 
         s = self.settings
         context = ReplayContext(registry=self.registry(s.tools), tools_file=s.tools, level=s.level,
@@ -181,9 +181,9 @@ def run_campaign(session: EngineSession, *, target: str, tools: Optional[str], t
                  level: str, seed: int, max_examples: int, formats: tuple, anomalies: tuple,
                  reject_on: tuple, timeout: float) -> Any:
     """A deterministic campaign (seed, bounded examples, no time limit) over ``tool_names``;
-    returns its :class:`fuzzer.campaign.CampaignResult`."""
-    from fuzzer.campaign import CampaignJob, CampaignSettings
-    from fuzzer.pipeline import run_job
+    returns its :class:`fuzzer.harnesses.parser.campaign.CampaignResult`."""
+    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
+    from fuzzer.engine.pipeline import run_job
 
     registry = session.registry(tools)
     pool = session.pool(target=target, reject_on=reject_on, timeout=timeout)
@@ -309,11 +309,11 @@ def _known(session: EngineSession) -> list:
 
 def judge_entry(replayed: Any, *, known: dict, settings: Settings) -> tuple[str, str]:
     """(pass | xpass | xfail | fail | skip, message) of one replayed entry, decided as the gate
-    decides (:func:`fuzzer.decisions.decide_gate`)."""
-    from fuzzer.decisions import decide_gate
-    from fuzzer.reproduce import inline_command
+    decides (:func:`fuzzer.engine.decisions.decide_gate`)."""
+    from fuzzer.engine.decisions import decide_gate
+    from fuzzer.harnesses.parser.reproduce import inline_command
 
-    from fuzzer.harness import load_harnesses
+    from fuzzer.engine.harness import load_harnesses
 
     entry = replayed.entry
     reference = settings.reference(entry.kind)

@@ -80,13 +80,13 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
     command that replays it. Exit status: 0 no failure, 1 failures found, 2 usage or configuration
     error (130 when interrupted before finding anything).
     """
-    from fuzzer.agent.checks import CHECKS
-    from fuzzer.agent.job import AgentCampaign, AgentSettings
-    from fuzzer.agent.policy import load_policy
+    from fuzzer.harnesses.agent.checks import CHECKS
+    from fuzzer.harnesses.agent.job import AgentCampaign, AgentSettings
+    from fuzzer.harnesses.agent.policy import load_policy
     from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.corpus_writer import CorpusWriter
-    from fuzzer.parser_harness import target_version
+    from fuzzer.engine.corpus_writer import CorpusWriter
+    from fuzzer.harnesses.parser.harness import target_version
 
     reports = options.report_paths(report_paths)
 

@@ -54,7 +54,7 @@ def read_ignore(values: tuple) -> frozenset:
 def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> list[str]:
     """The tools to fuzz: unknown names fail; tools whose schema cannot be generated, or to which no
     selected anomaly applies, are skipped with a warning (an error when none is left)."""
-    from fuzzer.engine import applicable_somewhere, includes_valid, resolve_operators
+    from fuzzer.harnesses.parser.tool import applicable_somewhere, includes_valid, resolve_operators
     from strategies._internal.schema import unsupported_tools
 
     names = list(tool_names) or registry.names()
@@ -173,12 +173,12 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     import time
 
     started_at = time.monotonic()
-    from fuzzer.campaign import CampaignJob, CampaignSettings
+    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import campaign_lines
-    from fuzzer.corpus_writer import CorpusWriter
+    from fuzzer.engine.corpus_writer import CorpusWriter
     from fuzzer.isolation import WorkerPool
-    from fuzzer.parser_harness import target_version
+    from fuzzer.harnesses.parser.harness import target_version
     from fuzzer.reports.reproducers import ReproducerWriter
 
     reports = options.report_paths(report_paths)

@@ -13,8 +13,8 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import click
 
-from fuzzer.events import Event, JobFinished
-from fuzzer.pipeline import EventHandler, Job, run_job
+from fuzzer.engine.events import Event, JobFinished
+from fuzzer.engine.pipeline import EventHandler, Job, run_job
 
 def progress(*, quiet: bool = False) -> EventHandler:
     """The live display of a job (a rich bar on a terminal, plain lines in CI logs)."""

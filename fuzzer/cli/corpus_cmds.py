@@ -64,10 +64,10 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.cli.console import Summary, progress, run_command
     from fuzzer.reports.reproducers import ReproducerWriter
-    from fuzzer.corpus_jobs import CorpusAddJob
+    from fuzzer.engine.jobs.corpus import CorpusAddJob
     from fuzzer.inputs import read_captured
     from fuzzer.isolation import WorkerPool
-    from fuzzer.parser_harness import target_version
+    from fuzzer.harnesses.parser.harness import target_version
 
     samples = [sample for path in files for sample in read_captured(path)]
     check_corpus_dir(corpus_dir)
@@ -107,7 +107,7 @@ def corpus_cmin(corpus_dir: str, merge_dirs: tuple, target: Optional[str], rejec
     Entries that pass on --target are kept: they are the regression tests of fixed bugs. Entries
     that cannot be judged (their tool is missing from --tools) are kept and listed.
     """
-    from fuzzer.corpus_jobs import cmin
+    from fuzzer.engine.jobs.corpus import cmin
 
     for other in merge_dirs:
         if not os.path.isdir(other):
@@ -119,7 +119,7 @@ def corpus_cmin(corpus_dir: str, merge_dirs: tuple, target: Optional[str], rejec
         from fuzzer.cli.campaign import target_spec
         from fuzzer.cli.replay_cmd import replay_context
         from fuzzer.isolation import WorkerPool
-        from fuzzer.parser_harness import replay_entries
+        from fuzzer.harnesses.parser.harness import replay_entries
 
         context = replay_context(tools_file=tools_file, level="parse", timeout=timeout,
                                  memory_limit_mb=memory_limit_mb, reject_on=reject_on)

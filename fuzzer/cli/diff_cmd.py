@@ -9,7 +9,7 @@ from typing import Any, Iterator, Optional
 import click
 
 from fuzzer.cli import main, options, translate_errors
-from fuzzer.report import compact, preview
+from fuzzer.engine.text import compact, preview
 
 
 @contextlib.contextmanager
@@ -100,8 +100,8 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
     from fuzzer.cli import load_registry
     from fuzzer.cli.campaign import select_tools
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.diff import DiffJob
-    from fuzzer.parser_harness import sample_from_entry
+    from fuzzer.engine.jobs.diff import DiffJob
+    from fuzzer.harnesses.parser.harness import sample_from_entry
 
     reports = options.report_paths(report_paths)
     check_output_paths(reports)

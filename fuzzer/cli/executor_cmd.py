@@ -16,7 +16,7 @@ DEFAULT_BUDGET_S = 60.0
 
 def _load_scenario(value: str, registry: Any) -> Any:
     """``--replay-scenario``: inline JSON, a scenario file, or a corpus entry file."""
-    from fuzzer.executor.scenario import scenario_from_json
+    from fuzzer.harnesses.executor.scenario import scenario_from_json
 
     text = value.strip()
     where = "--replay-scenario"
@@ -88,9 +88,9 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.executor_console import summary_lines
-    from fuzzer.corpus_writer import CorpusWriter
-    from fuzzer.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
-    from fuzzer.executor.policy import check_against_registry, explain as explain_policy, load_policy
+    from fuzzer.engine.corpus_writer import CorpusWriter
+    from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
+    from fuzzer.harnesses.executor.policy import check_against_registry, explain as explain_policy, load_policy
 
     reports = options.report_paths(report_paths)
 

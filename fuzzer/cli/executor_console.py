@@ -11,8 +11,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.events import Event, JobFinished
-from fuzzer.pipeline import EventHandler
+from fuzzer.engine.events import Event, JobFinished
+from fuzzer.engine.pipeline import EventHandler
 from fuzzer.reports.common import printable
 
 

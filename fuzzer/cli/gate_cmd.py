@@ -36,7 +36,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import gate_lines
     from fuzzer.cli.replay_cmd import open_corpus, replay_context
-    from fuzzer.gate import GateJob
+    from fuzzer.engine.jobs.gate import GateJob
 
     extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)

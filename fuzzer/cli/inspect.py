@@ -9,7 +9,7 @@ import click
 from fuzzer.cli import load_registry, main, translate_errors
 from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError
-from fuzzer.report import json_line
+from fuzzer.engine.text import json_line
 
 
 def _describe_property(schema: dict) -> str:
@@ -116,7 +116,7 @@ def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple,
 
     `anomaly_class` is null for valid samples; `calls` is null when the text denotes no faithful call.
     """
-    from fuzzer.engine import resolve_operators
+    from fuzzer.harnesses.parser.tool import resolve_operators
     from strategies._internal.build import Unbuildable, build_sample
     from strategies._internal.formats import FORMATS
     from strategies._internal.mutations import OPERATORS

@@ -6,10 +6,10 @@ findings by verdict; each new finding is printed above it. When the output is no
 (a CI log, a pipe) there is no redrawing and no escape code at all: a plain line every
 :data:`PLAIN_EVERY` seconds of the job's time, and one line per finding.
 
-Everything shown comes from the job's events — :class:`~fuzzer.events.JobStarted` (label,
-budget, ``settings["max_examples"]``), :class:`~fuzzer.events.PhaseStarted`,
-:class:`~fuzzer.events.Progress` (its ``failures`` are the job's own counts by verdict) and
-:class:`~fuzzer.events.FindingRecorded` — never from counting here. Text that comes from the
+Everything shown comes from the job's events — :class:`~fuzzer.engine.events.JobStarted` (label,
+budget, ``settings["max_examples"]``), :class:`~fuzzer.engine.events.PhaseStarted`,
+:class:`~fuzzer.engine.events.Progress` (its ``failures`` are the job's own counts by verdict) and
+:class:`~fuzzer.engine.events.FindingRecorded` — never from counting here. Text that comes from the
 target (exception messages in titles) is shown with control characters escaped, so a target
 cannot write escape codes to the user's terminal.
 """
@@ -20,9 +20,9 @@ import sys
 import time
 from typing import Any, Optional, TextIO
 
-from fuzzer.events import (Event, FindingRecorded, FormatsProbed, Interrupted, JobFinished, JobStarted, NonFatalError, Phase,
+from fuzzer.engine.events import (Event, FindingRecorded, FormatsProbed, Interrupted, JobFinished, JobStarted, NonFatalError, Phase,
                            PhaseStarted, Progress)
-from fuzzer.pipeline import EventHandler
+from fuzzer.engine.pipeline import EventHandler
 
 #: Seconds of job time between plain progress lines.
 PLAIN_EVERY = 10.0

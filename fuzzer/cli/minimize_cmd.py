@@ -10,7 +10,7 @@ import click
 
 from fuzzer.cli import main, options, translate_errors
 from fuzzer.cli.errors import ConfigError, check_writable_file
-from fuzzer.report import preview
+from fuzzer.engine.text import preview
 
 
 @main.command()
@@ -39,7 +39,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.reports.reproducers import ReproducerWriter
     from fuzzer.cli.console import Summary, progress, run_command
-    from fuzzer.corpus_jobs import MinimizeJob
+    from fuzzer.engine.jobs.corpus import MinimizeJob
     from fuzzer.inputs import read_sample_file
     from fuzzer.isolation import WorkerPool
 
@@ -101,7 +101,7 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
     import traceback
 
     from fuzzer.inputs import InputError, read_sample_file, read_text_exactly
-    from fuzzer.target import load_reject_types, load_target, normalize_calls
+    from fuzzer.harnesses.parser.target import load_reject_types, load_target, normalize_calls
     from strategies._internal.sample import json_equal
     from strategies.errors import ToolfuzzError
 
@@ -212,7 +212,7 @@ def _reproduce_slow(target: str, function: Any, growth: dict) -> None:
     import time
     from types import SimpleNamespace
 
-    from fuzzer.explore import SlowProbe, remeasure
+    from fuzzer.harnesses.parser.explore import SlowProbe, remeasure
 
     def timed(texts: list) -> list:
         out = []

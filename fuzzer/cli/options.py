@@ -57,7 +57,7 @@ class AnomalyChoice(click.ParamType):
     name = "CLASS"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
-        from fuzzer.engine import resolve_operators
+        from fuzzer.harnesses.parser.tool import resolve_operators
         from strategies.errors import UnknownName
 
         try:

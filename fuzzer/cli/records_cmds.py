@@ -18,8 +18,8 @@ import click
 from fuzzer.cli import load_registry, main, options, translate_errors
 from fuzzer.cli.corpus_cmds import corpus as corpus_group
 from fuzzer.cli.errors import ConfigError, check_corpus_dir, check_writable_file
-from fuzzer.events import Event, Interrupted, JobFinished, Progress
-from fuzzer.pipeline import EventHandler
+from fuzzer.engine.events import Event, Interrupted, JobFinished, Progress
+from fuzzer.engine.pipeline import EventHandler
 
 PREVIEW = 70
 SHOWN_CHANGES = 20
@@ -313,7 +313,7 @@ def records_add(db: str, files: tuple, kind: str, text: Optional[str], text_file
                 calls = json.loads(calls_json)
             except ValueError as exc:
                 raise ConfigError(f"--calls: not JSON ({exc})") from None
-            from fuzzer.target import InvalidReturn, normalize_calls
+            from fuzzer.harnesses.parser.target import InvalidReturn, normalize_calls
 
             try:
                 calls = normalize_calls(calls)
@@ -404,7 +404,7 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
     when one is compared), 130 when interrupted with nothing changed, 0 otherwise.
     """
     from fuzzer.cli.console import Summary, check_output_paths, progress
-    from fuzzer.pipeline import run_job
+    from fuzzer.engine.pipeline import run_job
     from fuzzer.records.replay import RecordsReplayJob, ReplaySettings
     from fuzzer.records.store import RecordFilter
 
@@ -505,8 +505,8 @@ def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools
     from corpus.store import CorpusStore
     from fuzzer.cli.campaign import target_spec
     from fuzzer.isolation import WorkerPool
-    from fuzzer.parser_harness import target_version
-    from fuzzer.oracle import Oracle
+    from fuzzer.harnesses.parser.harness import target_version
+    from fuzzer.harnesses.parser.oracle import Oracle
     from fuzzer.records.inject import fuzz_seeds, seed_samples
 
     registry = load_registry(tools_file)

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 from typing import Any, Optional
 
-from fuzzer.report import compact, preview
-from fuzzer.results import FAILED, PASSED, SKIPPED, shown_input
+from fuzzer.engine.text import compact, preview
+from fuzzer.engine.results import FAILED, PASSED, SKIPPED, shown_input
 from strategies._internal.sample import ANOMALY_CLASSES
 
 TRUTH_VERDICTS = ("corruption", "false_reject", "missed_anomaly")

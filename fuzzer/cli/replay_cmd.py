@@ -23,7 +23,7 @@ def open_corpus(directory: str, *, must_exist: bool) -> Any:
 def replay_context(*, tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int,
                    reject_on: tuple, workers: int = 1, **more: Any) -> Any:
     from fuzzer.cli import load_registry
-    from fuzzer.harness import ReplayContext
+    from fuzzer.engine.harness import ReplayContext
 
     return ReplayContext(registry=load_registry(tools_file), tools_file=tools_file, level=level, timeout=timeout,
                          memory_limit_mb=memory_limit_mb, reject_on=tuple(reject_on), cwd=os.getcwd(),
@@ -52,7 +52,7 @@ def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optiona
     """
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import replay_lines
-    from fuzzer.replay import ReplayJob
+    from fuzzer.engine.jobs.replay import ReplayJob
 
     extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)

@@ -22,7 +22,7 @@ are queued again, so every input gets its own outcome and each is re-run at most
 
 An *order* (:meth:`WorkerPool.run_orders`) is the other kind of message: instead of texts it
 carries a small object that builds its own inputs in the worker, runs them, and sends back one
-result (the parser campaign's structured arm, :mod:`fuzzer.orders`: the engine process had
+result (the parser campaign's structured arm, :mod:`fuzzer.harnesses.parser.orders`: the engine process had
 become the bottleneck generating and judging every input). Before each input it writes the text
 into this worker's part of a shared *pin buffer*, so a hang or a death is still pinned on exactly
 that input.

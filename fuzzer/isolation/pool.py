@@ -16,7 +16,7 @@ from multiprocessing import connection as mpc
 from multiprocessing import get_context, reduction
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
-from fuzzer.interrupts import BALANCED
+from fuzzer.engine.interrupts import BALANCED
 from fuzzer.isolation.outcome import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
                                       PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, Outcome, TargetSpec)
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of

@@ -17,11 +17,11 @@ from multiprocessing import connection as mpc
 from multiprocessing import reduction
 from typing import Any
 
-from fuzzer.frames import in_stdlib, named, without_library_tail
+from fuzzer.engine.frames import in_stdlib, named, without_library_tail
 from fuzzer.isolation.outcome import (FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PIN_BYTES, PIN_HEADER, PIN_STRUCT,
                                       PROTOCOL, STRIDE, TargetSpec)
 from fuzzer.isolation.wire import outcome_of
-from fuzzer.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
+from fuzzer.harnesses.parser.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
                            normalize_calls, takes_one_text)
 from strategies.errors import TargetError
 
@@ -181,7 +181,7 @@ def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str]
         inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
     if target_only and all(in_stdlib(path) for path, _ in inner):
         return ()  # only the standard library's frames: the worker was importing, not running the target
-    return tuple(named(without_library_tail(inner[::-1]), TRACE_FRAMES))  # see fuzzer/frames.py
+    return tuple(named(without_library_tail(inner[::-1]), TRACE_FRAMES))  # see fuzzer/engine/frames.py
 
 
 def _max_fd() -> int:
@@ -436,7 +436,7 @@ def _format_traceback(exc: BaseException) -> str:
 
 def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:
     """(qualified type name, truncated message, innermost frames) — plain data for the engine.
-    The standard library's innermost frames are left out (fuzzer/frames.py): a crash in
+    The standard library's innermost frames are left out (fuzzer/engine/frames.py): a crash in
     ``json.loads`` is keyed by the target's frame that called it, not by which decoder function raised."""
     name, message = exception_name(type(exc)), exception_message(exc, MESSAGE_LIMIT)
     frames: list = []

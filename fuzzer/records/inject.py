@@ -12,11 +12,11 @@ Engine-level functions (no printing, no exiting), for ``fuzz campaign --seeds-fr
   recorded calls, not generated ones, so the fuzzing stays close to production), and
   :func:`text_mutations` — cheap robustness-only edits of the raw texts.
 * :func:`fuzz_seeds` — a small loop: run samples through ``run`` (a ``WorkerPool.run``), judge
-  with the :class:`fuzzer.oracle.Oracle`, one :class:`fuzzer.findings.Finding` per signature.
+  with the :class:`fuzzer.harnesses.parser.oracle.Oracle`, one :class:`fuzzer.harnesses.parser.findings.Finding` per signature.
 * :func:`class_weights` — ``{anomaly class: weight}`` in proportion to how often production
   showed each class (mean 1 over the classes, never below ``floor`` so a class production has not
   shown yet is still tried) (``fuzz campaign --weights-from DB`` passes them to the campaign
-  scheduler (:data:`fuzzer.schedule.CLASS_WEIGHTS`) for the duration of a ``with`` block.
+  scheduler (:data:`fuzzer.harnesses.parser.schedule.CLASS_WEIGHTS`) for the duration of a ``with`` block.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import contextlib
 import random
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
-from fuzzer.oracle import RAW_FORMAT, Oracle
+from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from fuzzer.records.detect import Classifier, record_classes
 from fuzzer.records.store import Record, RecordFilter, RecordStore
 from strategies._internal.sample import ANOMALY_CLASSES, Sample
@@ -237,7 +237,7 @@ def fuzz_seeds(samples: list[Sample], run: Callable[[list], list], oracle: Oracl
     discovery (``count`` = how many samples showed it; its ``sample`` the smallest). Crashes and
     hangs are shrunk as text when ``shrink_budget_s`` > 0 (seeds have no recipe to shrink
     structurally). ``members``: a dict that receives {signature id: [every failing sample]}."""
-    from fuzzer.findings import Finding
+    from fuzzer.harnesses.parser.findings import Finding
 
     findings: dict[str, Finding] = {}
     outcomes = run([s.text for s in samples]) if samples else []
@@ -257,7 +257,7 @@ def fuzz_seeds(samples: list[Sample], run: Callable[[list], list], oracle: Oracl
         findings[signature.id] = Finding(signature=signature, verdict=judgment.verdict, reason=judgment.reason,
                                          sample=sample, outcome=outcome)
     if shrink_budget_s > 0 and registry is not None:
-        from fuzzer.shrink import FindingShrinker
+        from fuzzer.harnesses.parser.shrink import FindingShrinker
 
         shrinker = FindingShrinker(lambda texts, **kw: run(texts), oracle, registry)
         for finding in findings.values():

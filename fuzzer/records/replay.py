@@ -1,6 +1,6 @@
 """Replay recorded production traffic against a new parser (and executor), without the model.
 
-:class:`RecordsReplayJob` is a :class:`fuzzer.pipeline.Job`. For every record selected:
+:class:`RecordsReplayJob` is a :class:`fuzzer.engine.pipeline.Job`. For every record selected:
 
 * **parse_match** — the recorded raw output is fed to ``--target`` (isolated in a
   :class:`fuzzer.isolation.WorkerPool`; identical raw outputs are parsed once) and the outcome is
@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from fuzzer.datafiles import read_json
-from fuzzer.events import ExitCode, JobStarted, Phase, PhaseStarted, Progress
-from fuzzer.pipeline import Job, interrupted_exit
+from fuzzer.engine.events import ExitCode, JobStarted, Phase, PhaseStarted, Progress
+from fuzzer.engine.pipeline import Job, interrupted_exit
 from fuzzer.records.recorder import REPLAYING_ENV
 from fuzzer.records.store import Record, RecordFilter, RecordStore, RecordsError, storable, utc_now_iso
-from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 from strategies._internal.sample import json_equal
 from strategies.errors import TargetError
 
@@ -67,7 +67,7 @@ def execute_recorded(text: str) -> list:
     tool_io; the results travel back as one call-shaped value (the worker protocol carries
     calls), ``{"name": "execution", "arguments": {"results": [...]}}``."""
     from fuzzer.records.recorder import error_text, playback
-    from fuzzer.target import load_target
+    from fuzzer.harnesses.parser.target import load_target
 
     job = json.loads(text)
     ref = job["executor"]
@@ -438,7 +438,7 @@ class RecordsReplayJob(Job):
             parent = os.path.dirname(os.path.abspath(settings.baseline))
             if not os.path.isdir(parent):
                 raise RecordsError(f"--baseline: directory {parent} does not exist")
-        from fuzzer.parser_harness import target_version
+        from fuzzer.harnesses.parser.harness import target_version
 
         self._result = RecordsReplayResult(
             label=settings.target, db=settings.db, target=settings.target, executor=settings.executor,
@@ -562,7 +562,7 @@ class RecordsReplayJob(Job):
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
         s, result = self.settings, self._result
         if s.baseline and not interrupted and (self.baseline is None or s.update_baseline):
-            from fuzzer.report import write_json_atomic
+            from fuzzer.engine.text import write_json_atomic
 
             write_json_atomic(s.baseline, baseline_document(result))
             result.baseline_saved = True

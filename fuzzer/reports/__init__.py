@@ -1,7 +1,7 @@
 """Report writers: handlers that turn a job's final result into files (JSON, JUnit, ...).
 
-Each writer is an :class:`fuzzer.pipeline.EventHandler` that writes its file atomically when the
-job finishes (``JobFinished``), from the result's own interface (:mod:`fuzzer.results`), so every
+Each writer is an :class:`fuzzer.engine.pipeline.EventHandler` that writes its file atomically when the
+job finishes (``JobFinished``), from the result's own interface (:mod:`fuzzer.engine.results`), so every
 format shows the same counts. Writers are registered in :data:`WRITERS` by option name
 (``--report``, ``--junit``, ...); a subclass of :class:`FileWriter` only says how to render.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from fuzzer.events import Event, JobFinished
-from fuzzer.pipeline import EventHandler
+from fuzzer.engine.events import Event, JobFinished
+from fuzzer.engine.pipeline import EventHandler
 from strategies.registry import Registry
 
 #: option name (without dashes) -> handler factory ``(path) -> EventHandler``
@@ -34,7 +34,7 @@ class FileWriter(EventHandler):
 
     def handle_event(self, event: Event) -> None:
         if isinstance(event, JobFinished):
-            from fuzzer.report import write_text_atomic
+            from fuzzer.engine.text import write_text_atomic
 
             write_text_atomic(self.path, self.render(event.result))
 

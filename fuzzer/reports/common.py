@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-from fuzzer.results import FAILED
+from fuzzer.engine.results import FAILED
 
 #: What each verdict means, for SARIF rules and the HTML legend. Harnesses add their own verdicts;
 #: an unknown one gets :data:`GENERIC_VERDICT`.
@@ -220,13 +220,13 @@ def target_source(target: str, cwd: Optional[str] = None) -> Optional[str]:
     if module.endswith(".py") or "/" in module:
         path: Optional[str] = module if os.path.isabs(module) else os.path.join(cwd, module)
     else:
-        from fuzzer.parser_harness import module_file
+        from fuzzer.harnesses.parser.harness import module_file
 
         path = module_file(module, cwd)
     return path if path and os.path.isfile(path) else None
 
 
-from fuzzer.parser_harness import defined_names  # noqa: E402  (one reader of definitions)
+from fuzzer.harnesses.parser.harness import defined_names  # noqa: E402  (one reader of definitions)
 
 
 def toolfuzz_version() -> str:

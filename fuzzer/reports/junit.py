@@ -10,7 +10,7 @@ from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
 from fuzzer.reports import FileWriter, writer
-from fuzzer.results import FAILED, SKIPPED
+from fuzzer.engine.results import FAILED, SKIPPED
 
 
 def xml_safe(text: str) -> str:

@@ -15,8 +15,8 @@ import os
 import re
 from typing import Any, Optional
 
-from fuzzer.events import Event, JobFinished
-from fuzzer.pipeline import EventHandler
+from fuzzer.engine.events import Event, JobFinished
+from fuzzer.engine.pipeline import EventHandler
 from fuzzer.reports import FileWriter, writer
 from fuzzer.reports.common import (Facts, Summary, bounded, calls_diff, facts_of, failed_cases, printable, summary_of)
 

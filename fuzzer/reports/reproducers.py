@@ -3,8 +3,8 @@ finding whose reproduce command cannot fit on one line, run by ``fuzz reproduce 
 
 from __future__ import annotations
 
-from fuzzer.events import Event, FindingRecorded
-from fuzzer.pipeline import EventHandler
+from fuzzer.engine.events import Event, FindingRecorded
+from fuzzer.engine.pipeline import EventHandler
 
 
 class ReproducerWriter(EventHandler):
@@ -12,6 +12,6 @@ class ReproducerWriter(EventHandler):
         if isinstance(event, FindingRecorded):
             finding = event.finding
             if getattr(finding, "needs_reproducer_file", False):
-                from fuzzer.reproduce import reproducer_path, write_reproducer
+                from fuzzer.harnesses.parser.reproduce import reproducer_path, write_reproducer
 
                 write_reproducer(reproducer_path(finding.reproduce_dir, finding.signature.id), finding.reproducer())

@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass
 
 from corpus.signature import Signature
-from fuzzer.events import FindingRecorded, JobFinished, JobStarted, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.engine.events import FindingRecorded, JobFinished, JobStarted, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.cli.live import LiveProgressHandler
-from fuzzer.results import JobResult
+from fuzzer.engine.results import JobResult
 
 
 @dataclass

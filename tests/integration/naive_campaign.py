@@ -21,10 +21,10 @@ SEED, MAX_EXAMPLES = 2, 3000
 
 @functools.lru_cache(maxsize=1)
 def naive_campaign() -> Any:
-    """The campaign's result as the writers read it (a :class:`fuzzer.results.JobResult`)."""
-    from fuzzer.campaign import CampaignJob, CampaignSettings
+    """The campaign's result as the writers read it (a :class:`fuzzer.engine.results.JobResult`)."""
+    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
     from fuzzer.isolation import TargetSpec, WorkerPool
-    from fuzzer.pipeline import run_job
+    from fuzzer.engine.pipeline import run_job
     from strategies._internal.tools import load_registry
 
     registry = load_registry(None)

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 
 from corpus.store import CorpusStore
 from fuzzer.cli import main
-from fuzzer.decisions import decide_gate
-from fuzzer.harness import ReplayContext, load_harnesses
+from fuzzer.engine.decisions import decide_gate
+from fuzzer.engine.harness import ReplayContext, load_harnesses
 from tests.conftest import cli_command, cli_env, default_sigint
 
 NAIVE = "fuzzer.targets.agent_naive:run"
@@ -179,8 +179,8 @@ def test_a_hang_and_a_death_are_caught_by_the_watchdog_with_their_stacks(cli, tm
 
 
 def test_the_same_seed_finds_the_same_failures_with_the_same_scripts():
-    from fuzzer.agent.job import AgentCampaign, AgentSettings
-    from fuzzer.pipeline import run_job
+    from fuzzer.harnesses.agent.job import AgentCampaign, AgentSettings
+    from fuzzer.engine.pipeline import run_job
 
     def campaign() -> dict:
         settings = AgentSettings(agent=NAIVE, seed=5, max_examples=40, budget_s=None, shrink=False, cwd=str(ROOT))

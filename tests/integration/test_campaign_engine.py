@@ -1,4 +1,4 @@
-"""The campaign job (:class:`fuzzer.campaign.CampaignJob`) driven directly, with a real WorkerPool.
+"""The campaign job (:class:`fuzzer.harnesses.parser.campaign.CampaignJob`) driven directly, with a real WorkerPool.
 
 These check what the CLI's output cannot show: the order samples are scheduled in, what the engine
 re-runs, and that a finding's minimized sample still fails the same way when judged again from
@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from fuzzer.campaign import CampaignJob, CampaignSettings
-from fuzzer.engine import ToolCampaign
+from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
+from fuzzer.harnesses.parser.tool import ToolCampaign
 from fuzzer.isolation import TargetSpec, WorkerPool
-from fuzzer.events import StopReason
-from fuzzer.pipeline import run_job
-from fuzzer.oracle import Oracle, Verdict, coarse_damage
+from fuzzer.engine.events import StopReason
+from fuzzer.engine.pipeline import run_job
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
 from strategies._internal.build import build_family
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.source import RandomSource
@@ -292,7 +292,7 @@ def test_one_stuck_loop_is_one_hang_whichever_helper_its_stack_was_caught_in():
     assert len(hangs) == 1, [(f.title, f.outcome.frames) for f in hangs]
     assert hangs[0].count >= 2 and hangs[0].outcome.frames[-1][1] in ("stuck_scanner", "_skip_spaces")
     # replayed from the corpus, it is the same entry whichever of the two frames the dump catches
-    from fuzzer.harness import ReplayContext, load_harnesses
+    from fuzzer.engine.harness import ReplayContext, load_harnesses
 
     entry = hangs[0].to_entry(target="tests.integration.targets.buggy:stuck_scanner")
     for frames in ([["buggy.py", "stuck_scanner"]], [["buggy.py", "stuck_scanner"], ["buggy.py", "_skip_spaces"]]):
@@ -463,7 +463,7 @@ class SecondCtrlC(CampaignJob):
     wrap-up starts (it stops announcing the rest)."""
 
     def run(self) -> Any:
-        from fuzzer.events import FindingRecorded
+        from fuzzer.engine.events import FindingRecorded
 
         for event in super().run():
             yield event
@@ -478,7 +478,7 @@ class SecondCtrlC(CampaignJob):
 def test_every_finding_of_the_result_reaches_the_corpus_even_when_a_second_ctrl_c_cuts_the_wrap_up(
         naive_pool, tmp_path):
     from corpus.store import CorpusStore
-    from fuzzer.corpus_writer import CorpusWriter
+    from fuzzer.engine.corpus_writer import CorpusWriter
 
     store = CorpusStore(tmp_path / "corp")
     writer = CorpusWriter(store, target=naive_pool.spec.target)

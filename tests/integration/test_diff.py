@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.findings import jsonable
+from fuzzer.harnesses.parser.findings import jsonable
 from fuzzer.isolation import Outcome
 from strategies._internal.sample import Sample
 from tests.integration.corpus_targets.harness import (
@@ -290,7 +290,7 @@ def test_two_crashes_of_one_type_at_different_sites_print_differently():
     """A CHANGED entry whose sides crash with the same exception type must show what differs:
     the innermost frame of each side."""
     from fuzzer.cli.diff_cmd import _side_line
-    from fuzzer.diff import Side, classify
+    from fuzzer.engine.jobs.diff import Side, classify
 
     old = Side(Outcome(kind="raised", exception="RecursionError", frames=(("myp.py", "parse"), ("myp.py", "_load"))),
                "crash", "crash-old")

@@ -13,7 +13,7 @@ import pytest
 
 import strategies as tf
 from fuzzer.isolation import Outcome
-from fuzzer.oracle import Oracle
+from fuzzer.harnesses.parser.oracle import Oracle
 from strategies import Sample
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,9 +13,9 @@ import subprocess
 
 import pytest
 
-from fuzzer.executor.job import ExecutorCampaign, ExecutorSettings
-from fuzzer.executor.policy import Policy, load_policy
-from fuzzer.pipeline import run_job
+from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings
+from fuzzer.harnesses.executor.policy import Policy, load_policy
+from fuzzer.engine.pipeline import run_job
 from strategies._internal.tools import builtin_registry
 from tests.conftest import ROOT, cli_env
 
@@ -138,11 +138,11 @@ def test_the_report_is_json_with_the_design_keys(tmp_path):
 
 
 def test_a_seed_reports_the_same_with_one_worker_or_two_and_wherever_the_scenarios_are_judged():
-    """The workers draw and run the scenarios (fuzzer/executor/orders.py); one worker sends every
+    """The workers draw and run the scenarios (fuzzer/harnesses/executor/orders.py); one worker sends every
     trace back to be judged by the engine, two judge what they run and send only what is new.
     Either way, and with two workers that cannot judge, a seed gives the same findings on the
     same scenarios and the same counts."""
-    from fuzzer.executor.worker import ExecutorPool
+    from fuzzer.harnesses.executor.worker import ExecutorPool
 
     def run(workers: int, workers_judge: bool = True):
         original = ExecutorPool.judges
@@ -179,7 +179,7 @@ def test_a_violation_that_does_not_happen_again_is_still_reported_and_fails_the_
 
 
 def test_a_pool_judges_only_with_the_campaign_s_own_policy_and_registry():
-    from fuzzer.executor.job import open_pool
+    from fuzzer.harnesses.executor.job import open_pool
     from strategies._internal.tools import load_registry
 
     policy = load_policy(cwd=str(ROOT))

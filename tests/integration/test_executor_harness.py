@@ -4,12 +4,12 @@ an executor (fail on the naive one, pass on the robust one), and two executors c
 from __future__ import annotations
 
 from corpus.store import CorpusStore
-from fuzzer.corpus_writer import CorpusWriter
-from fuzzer.executor.harness import classify, compare_executors
-from fuzzer.executor.job import ExecutorCampaign, ExecutorSettings
-from fuzzer.executor.policy import Policy
-from fuzzer.harness import ReplayContext, load_harnesses
-from fuzzer.pipeline import run_job
+from fuzzer.engine.corpus_writer import CorpusWriter
+from fuzzer.harnesses.executor.harness import classify, compare_executors
+from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings
+from fuzzer.harnesses.executor.policy import Policy
+from fuzzer.engine.harness import ReplayContext, load_harnesses
+from fuzzer.engine.pipeline import run_job
 from strategies._internal.tools import builtin_registry
 from tests.conftest import ROOT
 
@@ -61,7 +61,7 @@ def test_an_entry_replays_with_the_tools_and_policy_it_was_found_with(tmp_path):
     bugs still there, judged by the built-in tools and the default policy)."""
     import json
 
-    from fuzzer.executor.policy import load_policy
+    from fuzzer.harnesses.executor.policy import load_policy
     from strategies._internal.tools import load_registry
 
     tools = tmp_path / "tools.json"

@@ -4,10 +4,10 @@ and refuses every connect and DNS lookup)."""
 
 from __future__ import annotations
 
-from fuzzer.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
-from fuzzer.executor.policy import policy_from_mapping
-from fuzzer.executor.scenario import scenario_from_json
-from fuzzer.pipeline import run_job
+from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
+from fuzzer.harnesses.executor.policy import policy_from_mapping
+from fuzzer.harnesses.executor.scenario import scenario_from_json
+from fuzzer.engine.pipeline import run_job
 from strategies._internal.tools import builtin_registry
 from tests.conftest import ROOT
 

@@ -1,8 +1,8 @@
-"""Orders (fuzzer/orders.py, WorkerPool.run_orders): inputs a worker draws and runs itself are pinned,
+"""Orders (fuzzer/harnesses/parser/orders.py, WorkerPool.run_orders): inputs a worker draws and runs itself are pinned,
 counted and filed exactly like the texts the engine sends, and a seed's run stays the same.
 
 The orders here are small classes of this module (the worker unpickles them by name, as it
-does :class:`fuzzer.orders.FuzzOrder`); the targets are real ones run in real workers.
+does :class:`fuzzer.harnesses.parser.orders.FuzzOrder`); the targets are real ones run in real workers.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from fuzzer.campaign import CampaignJob, CampaignSettings
+from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
 from fuzzer.isolation import TargetSpec, WorkerPool
 from fuzzer.isolation.outcome import PIN_BYTES, PIN_HEADER, PIN_STRUCT
 from fuzzer.isolation.pool import Lost
 from fuzzer.isolation.worker import read_pin
-from fuzzer.pipeline import run_job
+from fuzzer.engine.pipeline import run_job
 from strategies._internal.tools import load_registry
 from tests.conftest import ROOT
 from tests.integration.targets.torture import RARITY
@@ -124,7 +124,7 @@ def test_an_order_that_can_resume_is_sent_again_without_each_input_that_hung():
 def test_a_campaign_against_a_parser_that_hangs_often_keeps_searching():
     """Each hang costs its --timeout and is one execution; the rest of its order still runs (a
     lost order used to take its samples and their findings with it)."""
-    from fuzzer.oracle import Verdict
+    from fuzzer.harnesses.parser.oracle import Verdict
 
     settings = CampaignSettings(tools=["get_weather"], target="tests.integration.targets.buggy:hang_on_bracket_text",
                                 seed=1, max_examples=1500, budget_s=120.0, shrink_cap_s=1.0)
@@ -174,7 +174,7 @@ def test_a_worker_keeps_one_registry_for_the_visits_that_bring_the_same_one():
     fresh copy of a registry the worker already holds (each copy's tools were compiled again)."""
     import pickle
 
-    from fuzzer.orders import FuzzOrder, Visit, _state_for
+    from fuzzer.harnesses.parser.orders import FuzzOrder, Visit, _state_for
     from strategies._internal.tools import registry_digest as registry_key
 
     def state(registry: Any, tool: str, key: str) -> Any:
@@ -212,7 +212,7 @@ class HeldRegistryOrder:
     lost: list = []
 
     def run(self, runner: Any) -> Any:
-        from fuzzer import orders
+        from fuzzer.harnesses.parser import orders
         from strategies._internal.schema import compiler, validators
 
         held = {}
@@ -250,8 +250,8 @@ def test_a_cut_off_input_that_was_declined_but_did_something_unsafe_is_judged_un
     it — unless the target did something unsafe meanwhile: every cut-off here is a failure."""
     import pickle
 
-    from fuzzer.orders import FuzzOrder, Visit
-    from fuzzer.schedule import TRUNCATION_SWEEP, Variation
+    from fuzzer.harnesses.parser.orders import FuzzOrder, Visit
+    from fuzzer.harnesses.parser.schedule import TRUNCATION_SWEEP, Variation
     from strategies._internal.tools import registry_digest
 
     visit = Visit(registry=REGISTRY, tool="get_weather", operators=[TRUNCATION_SWEEP], level="parse",

@@ -16,11 +16,11 @@ from typing import Any
 import jsonschema
 import pytest
 
-from fuzzer.events import StopReason
-from fuzzer.pipeline import Job, run_job
+from fuzzer.engine.events import StopReason
+from fuzzer.engine.pipeline import Job, run_job
 from fuzzer.reports import WRITERS
 from fuzzer.reports.markdown import step_summary_handler
-from fuzzer.results import FAILED, JobResult, TestCase
+from fuzzer.engine.results import FAILED, JobResult, TestCase
 from tests.conftest import ROOT
 from tests.integration.naive_campaign import TARGET, finding, naive_campaign, source_line
 
@@ -132,8 +132,8 @@ def test_sarif_of_a_gate_shows_a_regressed_entry_and_an_empty_run_validates(sari
 def test_sarif_of_a_gate_tells_new_findings_from_known_open_ones(view, sarif_validator, tmp_path, monkeypatch):
     """GitHub code scanning reads baselineState: what the corpus lacks is new (an error), what it
     holds as an open failure is unchanged (a note), so the pull request shows only what it brought."""
-    from fuzzer.decisions import GateDecision
-    from fuzzer.gate import GateResult
+    from fuzzer.engine.decisions import GateDecision
+    from fuzzer.engine.jobs.gate import GateResult
 
     monkeypatch.chdir(ROOT)
     new, *known = view.findings

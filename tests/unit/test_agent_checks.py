@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.agent.checks import CHECKS, Episode, judge
-from fuzzer.agent.policy import AgentPolicy
-from fuzzer.agent.script import Script, ScriptCall, Turn, link_results
-from fuzzer.agent.worker import loop_maker, play
+from fuzzer.harnesses.agent.checks import CHECKS, Episode, judge
+from fuzzer.harnesses.agent.policy import AgentPolicy
+from fuzzer.harnesses.agent.script import Script, ScriptCall, Turn, link_results
+from fuzzer.harnesses.agent.worker import loop_maker, play
 from fuzzer.isolation import Outcome
-from fuzzer.target import load_target
+from fuzzer.harnesses.parser.target import load_target
 from fuzzer.targets import agent_naive, agent_state_machine
 from strategies._internal.tools import builtin_registry
 
@@ -390,5 +390,5 @@ def test_a_tool_that_fails_must_be_reported_to_the_model_under_its_call_id():
 def test_a_tool_failure_that_escapes_run_is_a_crash_unless_the_policy_declares_it():
     s = script(FAILING, FINAL)
     escaped = verdicts(_reporting_loop(True, catch=False), s)
-    assert escaped["crash"].signature.title.startswith("crash: fuzzer.agent.tools.ToolFailure in")
+    assert escaped["crash"].signature.title.startswith("crash: fuzzer.harnesses.agent.tools.ToolFailure in")
     assert "crash" not in verdicts(_reporting_loop(True, catch=False), s, AgentPolicy(errors=("ToolFailure",)))

@@ -5,15 +5,15 @@ from __future__ import annotations
 import subprocess
 
 from corpus.store import Entry
-from fuzzer.agent.checks import Episode, judge
-from fuzzer.agent.findings import AgentFinding
-from fuzzer.agent.harness import HARNESS
-from fuzzer.agent.policy import AgentPolicy
-from fuzzer.agent.reproduce import replay
-from fuzzer.agent.script import Script, ScriptSetup, generate_script
-from fuzzer.agent.worker import loop_maker, play
-from fuzzer.harness import HARNESSES, load_harnesses
-from fuzzer.results import Reportable
+from fuzzer.harnesses.agent.checks import Episode, judge
+from fuzzer.harnesses.agent.findings import AgentFinding
+from fuzzer.harnesses.agent.harness import HARNESS
+from fuzzer.harnesses.agent.policy import AgentPolicy
+from fuzzer.harnesses.agent.reproduce import replay
+from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
+from fuzzer.harnesses.agent.worker import loop_maker, play
+from fuzzer.engine.harness import HARNESSES, load_harnesses
+from fuzzer.engine.results import Reportable
 from fuzzer.targets import agent_naive
 from strategies._internal.source import RandomSource
 from strategies._internal.tools import builtin_registry
@@ -52,7 +52,7 @@ def test_a_finding_is_reportable_and_becomes_an_agent_corpus_entry():
 def test_the_reproduce_command_runs_as_printed_and_fails_while_the_bug_is_there():
     finding = a_finding("crash")
     command = finding.reproduce()
-    assert command.startswith("/") and "fuzzer.agent.reproduce" in command
+    assert command.startswith("/") and "fuzzer.harnesses.agent.reproduce" in command
     proc = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1, proc.stderr
     assert finding.signature.id in proc.stdout and "Traceback" in proc.stdout

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.agent.policy import AgentPolicy, PolicyError, load_policy
+from fuzzer.harnesses.agent.policy import AgentPolicy, PolicyError, load_policy
 
 
 def test_defaults_follow_common_practice():

@@ -8,7 +8,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzzer.agent.script import (EXECUTABLE_STEPS, SHAPES, STEPS, Script, ScriptError, ScriptSetup,
+from fuzzer.harnesses.agent.script import (EXECUTABLE_STEPS, SHAPES, STEPS, Script, ScriptError, ScriptSetup,
                                  generate_script, listing, related)
 from strategies._internal.sample import json_equal
 from strategies._internal.source import RandomSource, ReplaySource

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
-from fuzzer.confirm import ALONE, FLAKY, HISTORY, Confirmer
+from fuzzer.engine.confirm import ALONE, FLAKY, HISTORY, Confirmer
 
 
 class StatefulTarget:

@@ -1,4 +1,4 @@
-"""The gate's decision and the exit statuses, as the pure functions they are (fuzzer.decisions)."""
+"""The gate's decision and the exit statuses, as the pure functions they are (fuzzer.engine.decisions)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpus.store import Entry
-from fuzzer.decisions import campaign_exit_code, decide_gate, replay_exit_code
-from fuzzer.harness import Replayed
+from fuzzer.engine.decisions import campaign_exit_code, decide_gate, replay_exit_code
+from fuzzer.engine.harness import Replayed
 
 
 @dataclass
@@ -113,7 +113,7 @@ def test_the_gate_knows_a_hang_caught_one_helper_deeper_than_the_stored_entry():
 
     from corpus.signature import hang_signature
     from corpus.store import Entry
-    from fuzzer.decisions import decide_gate
+    from fuzzer.engine.decisions import decide_gate
 
     stored = [("p.py", "parse"), ("p.py", "_scan")]
     entry = Entry(text="<tool_call></tool_call>", signature=hang_signature(frames=stored).id, verdict="hang",

@@ -6,12 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.executor.checks import CHECKS, judge
-from fuzzer.executor.faults import make
-from fuzzer.executor.policy import Policy
-from fuzzer.executor.scenario import Scenario, Step
-from fuzzer.executor.schedule import Schedule
-from fuzzer.executor.worker import Trace
+from fuzzer.harnesses.executor.checks import CHECKS, judge
+from fuzzer.harnesses.executor.faults import make
+from fuzzer.harnesses.executor.policy import Policy
+from fuzzer.harnesses.executor.scenario import Scenario, Step
+from fuzzer.harnesses.executor.schedule import Schedule
+from fuzzer.harnesses.executor.worker import Trace
 from strategies._internal.tools import builtin_registry
 
 REGISTRY = builtin_registry()
@@ -23,7 +23,7 @@ def at(*attempts, tool="get_weather", start=0.0):
     """Invocations from (fault, duration, wait-after) triples, starting at ``start``."""
     out, t = [], start
     for n, (fault, duration, wait) in enumerate(attempts, 1):
-        from fuzzer.executor.faults import FAULTS
+        from fuzzer.harnesses.executor.faults import FAULTS
 
         raised = not FAULTS[fault].returns
         inv = {"tool": tool, "attempt": n, "fault": fault, "t0": t, "t1": t + duration}

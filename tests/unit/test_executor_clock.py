@@ -13,7 +13,7 @@ from tests.conftest import ROOT, cli_env
 
 SCRIPT = textwrap.dedent("""
     import asyncio, datetime, json, time
-    from fuzzer.executor.clock import CLOCK, EPOCH, real_perf_counter
+    from fuzzer.harnesses.executor.clock import CLOCK, EPOCH, real_perf_counter
     CLOCK.install()
     from time import sleep                       # bound after install: the virtual one
     import pybreaker

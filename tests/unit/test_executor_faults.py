@@ -10,9 +10,9 @@ import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.executor import faults
-from fuzzer.executor.faults import FAULTS, Fault, FaultError, make
-from fuzzer.executor.schedule import PATTERNS, FaultMenu, Schedule, draw_schedule
+from fuzzer.harnesses.executor import faults
+from fuzzer.harnesses.executor.faults import FAULTS, Fault, FaultError, make
+from fuzzer.harnesses.executor.schedule import PATTERNS, FaultMenu, Schedule, draw_schedule
 from strategies._internal.source import RandomSource
 
 ISSUE_KINDS = ["ok", "slow", "timeout", "connection_refused", "connection_reset", "http_429", "http_500", "http_502",

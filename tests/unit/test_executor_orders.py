@@ -1,4 +1,4 @@
-"""The executor campaign's orders (fuzzer/executor/orders.py): results are filed by order number
+"""The executor campaign's orders (fuzzer/harnesses/executor/orders.py): results are filed by order number
 whatever finished first, an order a worker was lost on runs again without the lost scenario and
 holds back the orders after it, and a worker's copy of the generator draws what the engine's does."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pickle
 
-from fuzzer.executor.orders import OrderLine, ScenarioOrder, ScenarioResult, order_seed
-from fuzzer.executor.policy import Policy
-from fuzzer.executor.scenario import ScenarioGenerator
+from fuzzer.harnesses.executor.orders import OrderLine, ScenarioOrder, ScenarioResult, order_seed
+from fuzzer.harnesses.executor.policy import Policy
+from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.isolation.outcome import Outcome
 from fuzzer.isolation.pool import Lost
 from strategies._internal.tools import builtin_registry
@@ -103,7 +103,7 @@ def test_an_order_run_out_of_its_number_s_sequence_counts_what_it_sends_whole_af
     was lost on it) starts from an empty tally, and leaves the worker's as it was."""
     import zlib
 
-    from fuzzer.executor.worker import ScenarioRunner
+    from fuzzer.harnesses.executor.worker import ScenarioRunner
 
     setup = zlib.compress(pickle.dumps(ScenarioGenerator(builtin_registry(), Policy(), seed=1).with_every_pool()))
     runner = _Runner()

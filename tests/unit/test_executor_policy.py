@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzer.executor.policy import (DEFAULT_FALLBACK_SCHEMA, Policy, PolicyError, check_against_registry, explain,
+from fuzzer.harnesses.executor.policy import (DEFAULT_FALLBACK_SCHEMA, Policy, PolicyError, check_against_registry, explain,
                                     load_policy, policy_from_mapping)
 
 

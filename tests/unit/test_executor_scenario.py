@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.executor.faults import FaultError
-from fuzzer.executor.policy import Policy
-from fuzzer.executor.scenario import Genome, ScenarioGenerator, call_is_valid, scenario_from_json
+from fuzzer.harnesses.executor.faults import FaultError
+from fuzzer.harnesses.executor.policy import Policy
+from fuzzer.harnesses.executor.scenario import Genome, ScenarioGenerator, call_is_valid, scenario_from_json
 from strategies._internal.schema import tool_validator
 from strategies._internal.tools import builtin_registry
 

@@ -8,7 +8,7 @@ import re
 import click
 from hypothesis import given, strategies as st
 
-from fuzzer.frames import in_stdlib, named, without_library_tail
+from fuzzer.engine.frames import in_stdlib, named, without_library_tail
 
 JSON = (json.__file__, "loads")
 DECODER = (json.decoder.__file__, "raw_decode")

@@ -1,4 +1,4 @@
-"""A Ctrl-C inside a bookkeeping block waits for the block to end (:mod:`fuzzer.interrupts`).
+"""A Ctrl-C inside a bookkeeping block waits for the block to end (:mod:`fuzzer.engine.interrupts`).
 
 Real signals, sent to this process with ``os.kill``: the handler under test is the one Python
 calls, at the point Python calls it.
@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from fuzzer.interrupts import BALANCED, ctrl_c_waits_for_books
+from fuzzer.engine.interrupts import BALANCED, ctrl_c_waits_for_books
 
 
 def ctrl_c() -> None:

@@ -10,9 +10,9 @@ import pytest
 
 from corpus.signature import Signature
 from fuzzer.cli.live import LiveProgressHandler, findings_text
-from fuzzer.events import (FindingRecorded, Interrupted, JobFinished, JobStarted, Phase, PhaseStarted, Progress,
+from fuzzer.engine.events import (FindingRecorded, Interrupted, JobFinished, JobStarted, Phase, PhaseStarted, Progress,
                            StopReason)
-from fuzzer.results import JobResult
+from fuzzer.engine.results import JobResult
 from tests.integration.live_demo import DemoFinding
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzer.events import FindingRecorded, Interrupted, JobFinished, JobStarted, Progress, StopReason
-from fuzzer.pipeline import EventHandler, Job, run_job
+from fuzzer.engine.events import FindingRecorded, Interrupted, JobFinished, JobStarted, Progress, StopReason
+from fuzzer.engine.pipeline import EventHandler, Job, run_job
 
 
 class Counting(Job):

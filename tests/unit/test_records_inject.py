@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer import schedule
+from fuzzer.harnesses.parser import schedule
 from fuzzer.isolation import TargetSpec, WorkerPool
-from fuzzer.oracle import RAW_FORMAT, Oracle
+from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from fuzzer.records.inject import (RECORDED_FORMAT, class_weights, fuzz_seeds, mutated_seeds, seed_samples,
                                    text_mutations)
 from fuzzer.records.store import Record, RecordStore, new_record_id
@@ -94,9 +94,9 @@ def test_seeds_find_the_planted_bug_the_recorded_outputs_reach(db: str):
 def test_seeds_drive_the_campaign(db: str):
     """``--seeds-from``: the campaign runs the recorded outputs first, then confirms, shrinks and
     announces what they show."""
-    from fuzzer.campaign import CampaignJob, CampaignSettings
-    from fuzzer.events import FindingRecorded
-    from fuzzer.pipeline import EventHandler, run_job
+    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
+    from fuzzer.engine.events import FindingRecorded
+    from fuzzer.engine.pipeline import EventHandler, run_job
 
     class Found(EventHandler):
         findings: list = []

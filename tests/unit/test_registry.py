@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fuzzer.harness import HARNESSES, load_harnesses
-from fuzzer.oracle import CHECKS
+from fuzzer.engine.harness import HARNESSES, load_harnesses
+from fuzzer.harnesses.parser.oracle import CHECKS
 from fuzzer.reports import WRITERS
 from strategies.errors import ToolfuzzError, UnknownName
 from strategies.registry import DuplicateName, Registry

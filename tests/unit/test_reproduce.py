@@ -9,8 +9,8 @@ import sys
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzer.report import json_line
-from fuzzer.reproduce import REPRODUCE_LIMIT, command_for, inline_command, needs_file, python_literal
+from fuzzer.engine.text import json_line
+from fuzzer.harnesses.parser.reproduce import REPRODUCE_LIMIT, command_for, inline_command, needs_file, python_literal
 
 texts = st.text() | st.builds(lambda a, frag, n, b: a + frag * n + b, st.text(max_size=20),
                               st.text(min_size=1, max_size=16), st.integers(0, 3000), st.text(max_size=20))
@@ -83,7 +83,7 @@ def test_a_target_found_in_the_run_s_directory_reproduces_from_anywhere(tmp_path
     An installed module (the bundled targets) gets no directory: its command stays short."""
     import subprocess
 
-    from fuzzer.reproduce import reproducer_document, target_home, write_reproducer
+    from fuzzer.harnesses.parser.reproduce import reproducer_document, target_home, write_reproducer
 
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
     project.mkdir()
@@ -103,7 +103,7 @@ def test_a_target_found_in_the_run_s_directory_reproduces_from_anywhere(tmp_path
 def test_a_preview_too_long_to_show_whole_is_exact_when_it_is_a_repetition(text):
     """A long input shown as its Python expression (a fence and a 512-newline run) says exactly the
     input; otherwise it is the JSON string, cut, with the input's length."""
-    from fuzzer.report import preview
+    from fuzzer.engine.text import preview
 
     shown = preview(text)
     assert len(shown) <= 160 + 24

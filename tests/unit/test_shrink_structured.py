@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from fuzzer.shrink import shrink_structured, size_key
+from fuzzer.harnesses.parser.shrink import shrink_structured, size_key
 from strategies._internal.build import build_sample
 from strategies._internal.source import RandomSource
 from strategies._internal.tools import load_registry
@@ -37,8 +37,8 @@ def test_a_shrink_judges_each_text_and_truth_once_and_never_reuses_another_truth
     same truth gets that judgment, one whose truth differs (the number types, key order or values)
     is judged afresh and exactly as the oracle judges it."""
     from fuzzer.isolation import Outcome
-    from fuzzer.oracle import Oracle
-    from fuzzer.shrink import FindingShrinker
+    from fuzzer.harnesses.parser.oracle import Oracle
+    from fuzzer.harnesses.parser.shrink import FindingShrinker
     from strategies._internal.sample import Sample
 
     truths = [[{"name": "get_weather", "arguments": {"city": "Paris"}}],
@@ -72,7 +72,7 @@ def test_a_shrink_judges_each_text_and_truth_once_and_never_reuses_another_truth
 def test_the_nesting_of_an_input_is_its_longest_repeated_run(before, unit, count, after):
     """What gets padded when a RecursionError input is kept clear of the recursion limit: the run
     of a repeated unit that is longest in characters, found whatever surrounds it."""
-    from fuzzer.shrink import longest_repeat
+    from fuzzer.harnesses.parser.shrink import longest_repeat
 
     text = before + unit * count + after
     start, found, n = longest_repeat(text)

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
-from fuzzer.explore import SLOW_EXPONENT, SlowProbe
+from fuzzer.harnesses.parser.explore import SLOW_EXPONENT, SlowProbe
 
 OPENER = '"'
 
@@ -54,7 +54,7 @@ def test_a_fragment_longer_than_needed_is_cut_to_the_piece_that_grows():
 def test_a_stored_slow_entry_still_slow_is_judged_slow_even_where_its_sizes_now_run_fast():
     """Replay and reproduce re-time a stored entry; sizes that run too fast to time on this
     machine are grown (a quadratic stays quadratic), and a linear target passes."""
-    from fuzzer.explore import remeasure
+    from fuzzer.harnesses.parser.explore import remeasure
 
     probe = SlowProbe(seed=0, run=simulated_run, timeout=10.0)
     stored = {"prefix": OPENER, "fragment": " ", "suffix": "", "count": 8}  # 64 spaces: microseconds
@@ -151,7 +151,7 @@ def test_the_sampled_input_runs_long_enough_to_be_caught_in_the_slow_code_and_ne
     """The stack is sampled on a run predicted to take about SAMPLE_S (a fresh worker's start is
     then a small share of it), at least the largest measured, at most a quarter of the timeout,
     and half way through the time predicted."""
-    from fuzzer.explore import MAX_PROBE_CHARS, SAMPLE_S, Growth
+    from fuzzer.harnesses.parser.explore import MAX_PROBE_CHARS, SAMPLE_S, Growth
 
     counts = (count, 2 * count, 4 * count, 8 * count)
     texts = ["x" + fragment * c for c in counts]

@@ -52,7 +52,7 @@ def truncate_anywhere(source: Any, ctx: MutationContext) -> Mutation:
     if not spans:
         raise NotApplicable("no payload with arguments")
     # Two choices, in this order and with these bounds: the engine derives cut-offs of valid
-    # samples without calling the operator and records exactly these (see fuzzer.schedule.Cut).
+    # samples without calling the operator and records exactly these (see fuzzer.harnesses.parser.schedule.Cut).
     start, end = spans[source.integer(0, len(spans) - 1)]
     cut = start + source.integer(1, end - 1)
     text = rendered.text

@@ -20,8 +20,8 @@ from typing import Any, Callable, Optional, Sequence
 
 from corpus.store import Entry
 from fuzzer.isolation import Outcome, _describe_exception
-from fuzzer.oracle import Oracle
-from fuzzer.target import InvalidReturn, normalize_calls
+from fuzzer.harnesses.parser.oracle import Oracle
+from fuzzer.harnesses.parser.target import InvalidReturn, normalize_calls
 from strategies._internal.sample import Sample
 from strategies._internal.tools import builtin_registry
 

@@ -1,0 +1,190 @@
+"""The decisions a CI reads, as pure functions: the gate's verdict and every exit status.
+
+Nothing here runs a target or prints; the jobs call these on their results and the tests call
+them on hand-made inputs (tests/unit/test_decisions.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from fuzzer.engine.events import ExitCode
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """What the gate found, and whether it blocks the merge.
+
+    * ``regressions``: corpus entries marked fixed that fail again (replayed), and campaign
+      findings whose signature is a fixed entry;
+    * ``new``: campaign findings whose signature the corpus does not hold, and corpus entries
+      that now fail with such a signature;
+    * ``known``: entries still failing as recorded (open): reported, never blocking;
+    * ``moved``: open entries whose input fails the same way from another place in the target
+      (a refactor moved the code; :attr:`fuzzer.engine.harness.Replayed.moved`), and campaign findings
+      under the signature such an entry fails with now: known bugs, never blocking;
+    * ``passed``: entries that pass; ``unjudged``: entries that could not be run (said why);
+    * ``ignored``: failures whose signature is on the ignore list;
+    * ``nothing_tested``: why the campaign could test nothing (a parser that accepts nothing
+      has regressed: it blocks);
+    * ``unreadable``: "FILE: reason" for corpus files that could not be read (a merge conflict
+      left in one, a truncated copy): their regression tests would be lost silently, so they block.
+    """
+
+    regressions: tuple = ()
+    new: tuple = ()
+    known: tuple = ()
+    moved: tuple = ()
+    passed: tuple = ()
+    unjudged: tuple = ()
+    ignored: tuple = ()
+    nothing_tested: Optional[str] = None
+    unreadable: tuple = ()
+
+    @property
+    def blocked(self) -> bool:
+        return bool(self.regressions or self.new or self.nothing_tested or self.unreadable)
+
+    # Corpus entries (replayed) and campaign findings, apart: the console's one summary line.
+    @property
+    def corpus_regressions(self) -> tuple:
+        return tuple(x for x in self.regressions if hasattr(x, "entry"))
+
+    @property
+    def corpus_new(self) -> tuple:
+        return tuple(x for x in self.new if hasattr(x, "entry"))
+
+    @property
+    def campaign_new(self) -> tuple:
+        return tuple(x for x in self.new if not hasattr(x, "entry"))
+
+    @property
+    def corpus_ignored(self) -> tuple:
+        return tuple(x for x in self.ignored if hasattr(x, "entry"))
+
+    @property
+    def exit_code(self) -> int:
+        return ExitCode.FAILURES if self.blocked else ExitCode.OK
+
+
+def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping[str, Any], *,
+                ignore: Iterable[str] = (), nothing_tested: Optional[str] = None,
+                unreadable: Sequence[str] = ()) -> GateDecision:
+    """The gate's decision.
+
+    ``replayed``: :class:`fuzzer.engine.harness.Replayed` of every corpus entry; ``findings``: the short
+    campaign's findings (anything with ``.signature.id``); ``known``: signature -> corpus Entry.
+    """
+    ignored_ids = set(ignore)
+    regressions: list = []
+    new: list = []
+    held: list = []
+    moved: list = []
+    passed: list = []
+    unjudged: list = []
+    ignored: list = []
+    regressed_signatures: set[str] = set()
+    for r in replayed:
+        status = r.status
+        if status == "unjudged":
+            unjudged.append(r)
+        elif status == "pass":
+            passed.append(r)
+        elif r.entry.signature in ignored_ids or (r.signature in ignored_ids):
+            ignored.append(r)
+        elif status == "regression":
+            regressions.append(r)
+            regressed_signatures.add(r.entry.signature)
+        elif r.signature not in known:
+            # an entry that now fails with a signature nobody recorded: a new bug, unless it is
+            # its own failure raised from another place
+            (moved if r.moved else new).append(r)
+        else:
+            held.append(r)
+    # A campaign finding is moved only under the exact signature a moved entry's own input fails
+    # with now. (Matching findings to entries by their kind of damage alone let an unrelated new
+    # corruption pass as an open entry's, which had not moved at all.)
+    moved_to = {r.signature for r in moved}
+    for f in findings:
+        sid = _known_as(f, known)
+        if sid in ignored_ids:
+            ignored.append(f)
+        elif sid in moved_to:
+            moved.append(f)
+        elif sid not in known:
+            new.append(f)
+        elif known[sid].status == "fixed" and sid not in regressed_signatures:
+            regressions.append(f)
+    return GateDecision(regressions=tuple(regressions), new=tuple(new), known=tuple(held), moved=tuple(moved),
+                        passed=tuple(passed),
+                        unjudged=tuple(unjudged), ignored=tuple(ignored), nothing_tested=nothing_tested,
+                        unreadable=tuple(unreadable))
+
+
+def _known_as(finding: Any, known: dict) -> str:
+    """The signature the corpus holds ``finding`` under: its own; or, for a corruption, the one the
+    oracle gave it before it was filed by the path its minimized input runs (an entry stored
+    unshrunk, when Ctrl-C or the budget came first, is keyed by that) — or an entry filed by path
+    from the oracle signature this unshrunk finding still has; or — a hang caught one helper
+    deeper or shallower than when it was stored (:func:`corpus.signature.same_hang`) — the entry's."""
+    sid = finding.signature.id
+    if sid in known:
+        return sid
+    match = getattr(finding, "match_id", None)
+    if match is not None and match in known:
+        return match
+    if getattr(finding, "verdict_name", None) == "corruption":
+        by_path = next((signature for signature, entry in known.items()
+                        if (entry.scenario or {}).get("match") == sid), None)
+        if by_path is not None:
+            return by_path
+    if getattr(finding, "verdict_name", None) != "hang":
+        return sid
+    frames = getattr(getattr(finding, "best_outcome", None), "frames", None)
+    return next((signature for signature, entry in known.items() if entry.holds_hang(frames)), sid)
+
+
+def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
+                     interrupted: bool = False, unreadable: int = 0, empty: bool = False) -> int:
+    """``fuzz replay``: 2 when the corpus holds no entry at all (a wrong ``--corpus``, as a
+    campaign that could test nothing exits 2); 1 when any entry fails, a corpus file cannot be
+    read (its regression test is lost, as the gate says) or the target tests nothing; 2 as well
+    when no entry could be judged at all (a missing ``--executor``/``--agent``, or a tools file
+    without the entries' tools: nothing was tested, as for an empty corpus); else 0."""
+    if empty and not unreadable:
+        return ExitCode.USAGE
+    judged = [r for r in replayed if r.status != "unjudged"]
+    if nothing_tested or unreadable or any(r.status != "pass" for r in judged):
+        return ExitCode.FAILURES
+    if replayed and not judged:
+        return ExitCode.USAGE  # nothing could be judged: not an all-clear, and a matter of options
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def campaign_exit_code(*, findings: int, corpus_failing: bool = False, nothing_tested: Optional[str] = None,
+                       interrupted: bool = False) -> int:
+    """``fuzz campaign`` (and the executor and agent campaigns): 2 when nothing could be tested
+    (a configuration problem: no supported format, every operator refused), 1 on failures,
+    130 when interrupted before finding anything, 0 otherwise."""
+    if findings or corpus_failing:
+        return ExitCode.FAILURES
+    if nothing_tested:
+        return ExitCode.USAGE
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+@dataclass(frozen=True)
+class DiffDecision:
+    regressions: int = 0
+    interrupted: bool = False
+    details: dict = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.regressions:
+            return ExitCode.FAILURES
+        return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
+
+
+__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "decide_gate", "replay_exit_code"]

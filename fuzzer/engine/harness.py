@@ -1,0 +1,115 @@
+"""Harnesses: what toolfuzz tests, one per corpus entry kind.
+
+* ``parser`` — the parser / validator (``--target M:A``), the original harness;
+* ``executor`` — a tool executor under injected faults (``--executor M:A``);
+* ``agent`` — a multi-turn tool-use loop against a scripted model (``--agent M:A``).
+
+A corpus may hold entries of every kind (``Entry.kind``). ``fuzz replay`` and ``fuzz gate`` replay
+each kind with its harness, against the reference given by the harness's option, and decide on the
+union (:mod:`fuzzer.engine.decisions`). A harness registers one :class:`Harness` in :data:`HARNESSES`:
+
+``replay(items, reference, context)`` re-runs ``(path, Entry)`` pairs of its kind and returns one
+:class:`Replayed` per entry, in order; ``campaign_job(reference, context)`` builds the short
+campaign the gate runs (a :class:`fuzzer.engine.pipeline.Job` whose result has ``findings`` and
+``problem``), or None when the harness has none; ``check_alive`` says when the reference tests
+nothing at all (every entry would "pass" against a parser that rejects everything).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from strategies.registry import Registry
+
+
+@dataclass
+class Replayed:
+    """One corpus entry run again: what it did now."""
+
+    path: str
+    entry: Any  # corpus.store.Entry
+    verdict: str  # "pass" or the failure verdict now
+    signature: Optional[str]  # signature of the failure now; None = it passes
+    outcome: Any = None  # harness-specific detail (the parser Outcome, the executor trace, ...)
+    #: Set when the entry could not be judged at all (its tool is missing from the registry
+    #: given, its harness's reference was not given): such an entry is reported, never counted
+    #: as a pass or a failure, and never deleted.
+    unjudged: Optional[str] = None
+    #: The failure's signature now without where it happened (corpus.signature.Signature.what):
+    #: the same as the entry's while it fails the same way, from wherever in the target.
+    what: Optional[str] = None
+
+    @property
+    def moved(self) -> bool:
+        """An open entry that fails the same way from another place in the target (a refactor
+        moved the code): the same bug, under another signature."""
+        from corpus.signature import movable
+
+        return (self.status == "changed" and self.entry.status == "open" and self.verdict == self.entry.verdict
+                and movable(self.entry.what) and self.what == self.entry.what)
+
+    @property
+    def status(self) -> str:
+        """pass | fail (same signature) | changed (fails differently) | regression (a fixed entry
+        fails again) | unjudged."""
+        if self.unjudged is not None:
+            return "unjudged"
+        if self.signature is None:
+            return "pass"
+        if self.entry.status == "fixed":
+            return "regression"
+        return "fail" if self.signature == self.entry.signature else "changed"
+
+
+@dataclass
+class ReplayContext:
+    """What replaying needs besides the reference: shared options of replay / gate / campaign."""
+
+    registry: Any = None  # strategies Registry of tools
+    tools_file: Optional[str] = None
+    level: str = "parse"
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+    reject_on: tuple = ()
+    cwd: Optional[str] = None
+    seed: int = 0
+    budget_s: Optional[float] = None
+    max_examples: Optional[int] = None
+    workers: int = 1
+    extra: dict = field(default_factory=dict)  # harness-specific options (policy file, ...)
+
+
+@dataclass(frozen=True)
+class Harness:
+    kind: str  # Entry.kind
+    option: str  # the CLI option naming its reference, e.g. "--executor"
+    description: str
+    replay: Callable[[list, str, ReplayContext], list]  # (items, reference, context) -> [Replayed]
+    campaign_job: Optional[Callable[[str, ReplayContext], Any]] = None  # -> Job, for the gate
+    #: (items, reference, context) -> None, or why the reference tests nothing at all (a parser
+    #: that rejects every valid output): replay must not call that a pass.
+    check_alive: Optional[Callable[[list, str, ReplayContext], Optional[str]]] = None
+
+
+HARNESSES: Registry[Harness] = Registry("harness")
+
+
+def register_harness(harness: Harness) -> Harness:
+    return HARNESSES.register(harness.kind, harness, module=getattr(harness.replay, "__module__", None))
+
+
+def load_harnesses() -> Registry[Harness]:
+    """Import every built-in harness (each registers itself) and return the registry."""
+    import importlib
+
+    for module in ("fuzzer.harnesses.parser.harness", "fuzzer.harnesses.executor.harness", "fuzzer.harnesses.agent.harness"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:  # a harness not built yet (or its extra missing)
+            if exc.name is None or not module.startswith(exc.name):
+                raise
+    return HARNESSES
+
+
+__all__ = ["HARNESSES", "Harness", "ReplayContext", "Replayed", "load_harnesses", "register_harness"]

@@ -1,0 +1,1 @@
+"""The jobs every command runs: replay, gate, diff and the corpus jobs."""

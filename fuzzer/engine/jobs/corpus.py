@@ -1,0 +1,241 @@
+"""The corpus maintenance jobs: ``fuzz corpus add``, ``fuzz minimize`` and ``fuzz corpus cmin``.
+
+Each is engine code (no printing, no exiting): ``add`` and ``minimize`` are jobs on the pipeline;
+``cmin`` is a function returning what it did, since it runs nothing long unless given a target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator, Optional
+
+from fuzzer.engine.budget import Budget
+from fuzzer.engine.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
+from fuzzer.harnesses.parser.findings import Finding
+from fuzzer.harnesses.parser.oracle import Oracle
+from fuzzer.engine.pipeline import Job, interrupted_exit
+from fuzzer.engine.results import FAILED, PASSED, JobResult, TestCase
+from fuzzer.harnesses.parser.harness import shown_path_signature
+from fuzzer.harnesses.parser.shrink import FindingShrinker
+
+#: Seconds ``corpus add`` spends shrinking one input at most.
+ADD_SHRINK_S = 20.0
+
+
+def _finding(oracle: Oracle, sample: Any, outcome: Any, judgment: Any, *, target: str, level: str,
+             reject_on: tuple = (), reproduce_dir: Optional[str] = None) -> Finding:
+    return Finding(signature=oracle.signature(sample, judgment, outcome), verdict=judgment.verdict,
+                   reason=judgment.reason, sample=sample, outcome=outcome, target=target, level=level,
+                   reject_on=tuple(reject_on), reproduce_dir=reproduce_dir)
+
+
+def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, budget_s: float,
+                 max_tests: int = 4000) -> None:
+    shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.oracle_id,
+                             budget_s=budget_s, max_tests=max_tests)
+    finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note)
+
+
+def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:
+    """A corruption is filed by the functions its shown (minimized) input runs, as the campaign
+    files it, so `corpus add` and `minimize` name the signature a corpus entry of it has."""
+    keyed = shown_path_signature(oracle, finding, run)
+    if keyed is not None and keyed.id != finding.signature.id:
+        finding.match_id = finding.match_id or finding.signature.id  # the oracle's: what shrinking kept
+        finding.signature = keyed
+
+
+# -- corpus add ------------------------------------------------------------------------------------
+
+
+@dataclass
+class AddResult(JobResult):
+    job: str = "corpus add"
+    inputs: int = 0
+    stored: list = field(default_factory=list)  # (what: added/replaced/kept, finding)
+    passed: int = 0
+
+    def outcome_counts(self) -> dict[str, int]:
+        """passed / added / replaced / kept -> how many inputs."""
+        counts = {"passed": self.passed}
+        for what, _ in self.stored:
+            counts[what] = counts.get(what, 0) + 1
+        return {k: n for k, n in counts.items() if n}
+
+    def test_cases(self) -> list[TestCase]:
+        cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED, f"{what}: {f.title}") for what, f in self.stored]
+        cases += [TestCase("toolfuzz.corpus_add", f"input {i}", PASSED) for i in range(self.passed)]
+        return cases
+
+    def to_report(self) -> dict[str, Any]:
+        return {"inputs": self.inputs, "passed": self.passed,
+                "stored": [{"what": w, **f.to_report()} for w, f in self.stored]}
+
+
+class CorpusAddJob(Job):
+    """Run captured outputs on the target; store those that fail (minimized) in ``store``."""
+
+    name = "corpus add"
+
+    def __init__(self, store: Any, samples: list, pool: Any, registry: Any, *, level: str, target: str,
+                 version: Optional[str], shrink: bool = True, reject_on: tuple = (),
+                 reproduce_dir: Optional[str] = None):
+        super().__init__()
+        self.reproduce_dir = reproduce_dir
+        self.store, self.samples, self.pool, self.registry = store, samples, pool, registry
+        self.level, self.target, self.version, self.shrink, self.reject_on = level, target, version, shrink, reject_on
+        self.oracle = Oracle(registry, level)
+        self.result_ = AddResult(label=target, inputs=len(samples))
+
+    def run(self) -> Iterator[Any]:
+        yield JobStarted(job=self.name, label=self.target, settings={"inputs": len(self.samples)})
+        self.store.entries()  # reads the corpus: files that are not valid entries are reported
+        for problem in self.store.problems:
+            yield NonFatalError(f"skipped {problem}")
+        self.pool.start()
+        outcomes = self.pool.run([s.text for s in self.samples])
+        shrinker = FindingShrinker(self.pool.run, self.oracle, self.registry)
+        for sample, outcome in zip(self.samples, outcomes):
+            judgment = self.oracle.judge(sample, outcome)
+            self.result_.executions += 1
+            if not judgment.failed:
+                self.result_.passed += 1
+                continue
+            finding = _finding(self.oracle, sample, outcome, judgment, target=self.target, level=self.level,
+                               reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+            if self.shrink:
+                yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
+                _shrink_into(finding, shrinker, self.oracle, ADD_SHRINK_S)
+            else:
+                finding.shrink_note = "not minimized: --no-shrink"
+            _file_as_campaign_does(finding, self.oracle, self.pool.run)
+            what = self.store.put(finding.to_entry(target=self.target, version=self.version))
+            self.result_.stored.append((what, finding))
+            yield FindingRecorded(finding)
+
+    def result(self) -> AddResult:
+        self.result_.findings = [f for _, f in self.result_.stored]
+        self.result_.stop_reason = self.stop_reason
+        return self.result_
+
+    def exit_code(self, result: AddResult) -> int:
+        return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
+
+
+# -- minimize --------------------------------------------------------------------------------------
+
+
+@dataclass
+class MinimizeResult(JobResult):
+    job: str = "minimize"
+    sample: Any = None
+    finding: Optional[Finding] = None
+    outcome: Any = None  # when it does not fail
+
+    def to_report(self) -> dict[str, Any]:
+        return {"input": self.sample.text if self.sample is not None else None,
+                "failure": self.finding.to_report() if self.finding is not None else None,
+                "problem": self.problem}
+
+
+class MinimizeJob(Job):
+    """Shrink one failing output to a 1-minimal one with the same signature."""
+
+    name = "minimize"
+
+    def __init__(self, sample: Any, pool: Any, registry: Any, *, level: str, target: str, budget_s: float,
+                 reject_on: tuple = (), reproduce_dir: Optional[str] = None):
+        super().__init__()
+        self.reproduce_dir = reproduce_dir
+        self.sample, self.pool, self.registry, self.level, self.target = sample, pool, registry, level, target
+        self.budget_s, self.reject_on = budget_s, reject_on
+        self.oracle = Oracle(registry, level)
+        self.result_ = MinimizeResult(label=target, sample=sample)
+
+    def run(self) -> Iterator[Any]:
+        yield JobStarted(job=self.name, label=self.target, budget_s=self.budget_s)
+        budget = Budget(seconds=self.budget_s)
+        self.pool.start()
+        budget.start()
+        outcome = self.pool.run([self.sample.text], deadline=budget.deadline)[0]
+        self.result_.executions = 1
+        if outcome is None:
+            self.result_.problem = "the budget ran out before the input finished running"
+            return
+        judgment = self.oracle.judge(self.sample, outcome)
+        if not judgment.failed:
+            self.result_.outcome = outcome
+            self.result_.problem = f"does not fail on {self.target} (outcome: {outcome.kind})"
+            return
+        finding = _finding(self.oracle, self.sample, outcome, judgment, target=self.target, level=self.level,
+                           reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+        self.result_.finding = finding
+        yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
+        _shrink_into(finding, FindingShrinker(self.pool.run, self.oracle, self.registry), self.oracle,
+                     budget.remaining() or 0.0, max_tests=100_000)
+        _file_as_campaign_does(finding, self.oracle, self.pool.run)
+        yield FindingRecorded(finding)
+
+    def result(self) -> MinimizeResult:
+        self.result_.findings = [self.result_.finding] if self.result_.finding else []
+        self.result_.stop_reason = self.stop_reason
+        return self.result_
+
+    def exit_code(self, result: MinimizeResult) -> int:
+        if result.problem:
+            return ExitCode.FAILURES  # "does not fail": nothing was minimized
+        return interrupted_exit(False, self.interrupted)
+
+
+# -- cmin ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CminReport:
+    before: int = 0
+    merged: list = field(default_factory=list)  # (directory, {added, replaced, kept}, problems)
+    duplicates_removed: int = 0
+    dropped: list = field(default_factory=list)  # (signature, file, now-signature, kept-signature)
+    unjudged: list = field(default_factory=list)  # (signature, why): kept, never dropped
+    problems: list = field(default_factory=list)
+    after: int = 0
+
+
+def cmin(store: Any, merge: list = (), replay: Optional[Callable[[list], list]] = None) -> CminReport:
+    """Merge ``merge`` stores into ``store``, keep one entry per signature (the smallest), and — with
+    ``replay(items) -> [Replayed]`` — drop entries whose failure has become a duplicate of another's.
+    Entries that pass are kept (regression tests of fixed bugs); entries that cannot be judged are
+    kept and listed."""
+    report = CminReport()
+    for directory, other in merge:
+        counts = store.merge(other)
+        report.merged.append((directory, counts, list(other.problems)))
+    report.before = len(store.entries())
+    by_signature: dict[str, list] = {}
+    for path, entry in store.entries():
+        by_signature.setdefault(entry.signature, []).append((entry.key, path, entry))
+    for items in by_signature.values():
+        items.sort(key=lambda item: (item[0], item[1]))
+        if len(items) > 1:
+            store.put(items[0][2])  # keeps the smallest and drops the others
+            report.duplicates_removed += len(items) - 1
+    if replay is not None:
+        results = replay(store.entries())
+        groups: dict[str, list] = {}
+        for r in results:
+            if r.status == "unjudged":
+                report.unjudged.append((r.entry.signature, r.unjudged))
+            elif r.signature is not None:
+                groups.setdefault(r.signature, []).append(r)
+        for signature, group in sorted(groups.items()):
+            # Prefer the entry stored under the signature it shows now, then the smallest.
+            group.sort(key=lambda r: (r.entry.signature != signature, r.entry.key, r.path))
+            for r in group[1:]:
+                store.remove(r.entry.signature)
+                report.dropped.append((r.entry.signature, r.path, signature, group[0].entry.signature))
+    report.problems = list(store.problems)
+    report.after = len(store.entries())
+    return report
+
+
+__all__ = ["AddResult", "CminReport", "CorpusAddJob", "MinimizeJob", "MinimizeResult", "cmin"]

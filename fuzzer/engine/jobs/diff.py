@@ -1,0 +1,304 @@
+"""The differential runner: what does the new parser do differently from the old one?
+
+Both targets run the same samples (corpus entries first, then fresh samples of every format and
+anomaly class), each isolated in its own worker pool. Each sample is classified:
+
+* ``same`` — both judged alike and answered alike;
+* ``fixed`` — the old target failed, the new one passes;
+* ``regression`` — the old target passed, the new one fails;
+* ``changed`` — both pass or both fail, but the calls returned, the rejection's exception type or
+  the failure differ (a different repair, a different crash; a rejection raised elsewhere in the
+  target with the same type is the same).
+
+Every distinct regression and change is shrunk on the structured sample (its recipe) so that the
+same difference persists, so the example is small and its truth still right.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator, Optional
+
+from fuzzer.engine.budget import Budget
+from fuzzer.engine.decisions import DiffDecision
+from fuzzer.harnesses.parser.tool import includes_valid, resolve_operators
+from fuzzer.engine.events import JobStarted, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.harnesses.parser.oracle import Oracle, outcome_fingerprint
+from fuzzer.engine.pipeline import Job
+from fuzzer.engine.results import FAILED, SKIPPED, JobResult, TestCase
+from fuzzer.harnesses.parser.schedule import SampleStream
+from fuzzer.harnesses.parser.shrink import shrink_structured, size_key
+from strategies._internal.formats import FORMATS
+
+KINDS = ("same", "fixed", "regression", "changed")
+
+
+@dataclass
+class Side:
+    """One side's view of a sample: its outcome, verdict and signature."""
+
+    outcome: Any
+    verdict: str
+    signature: Optional[str]
+
+    def describe(self) -> dict[str, Any]:
+        from fuzzer.harnesses.parser.findings import jsonable
+
+        o = self.outcome
+        data: dict[str, Any] = {"outcome": o.kind, "verdict": self.verdict, "signature": self.signature}
+        if o.kind == "returned":
+            data["calls"] = jsonable(o.calls)
+        elif o.kind in ("rejected", "raised"):
+            data["exception"] = o.exception
+        elif o.detail:
+            data["detail"] = o.detail
+        return data
+
+
+@dataclass
+class Difference:
+    kind: str
+    sample: Any
+    old: Side
+    new: Side
+    count: int = 1
+    minimized: Any = None
+    min_old: Optional[Side] = None
+    min_new: Optional[Side] = None
+
+    @property
+    def key(self) -> tuple:
+        """One difference per pair of judgments, whichever operator made the input: the same
+        regression reached by twenty operators is one entry (counted twenty times), not twenty
+        (the per-class and per-format tables keep where it showed)."""
+        return (self.kind, self.old.verdict, self.new.verdict, self.old.signature, self.new.signature)
+
+    def to_report(self) -> dict[str, Any]:
+        best = self.minimized or self.sample
+        return {"kind": self.kind, "anomaly_class": self.sample.anomaly_class, "operator": self.sample.operator,
+                "format": self.sample.format, "tool": self.sample.tool, "input": best.text,
+                "original_input": self.sample.text, "truth": best.calls if best.truth_known else None,
+                "old": (self.min_old or self.old).describe(), "new": (self.min_new or self.new).describe(),
+                "count": self.count}
+
+
+@dataclass
+class DiffResult(JobResult):
+    job: str = "diff"
+    old: str = ""
+    new: str = ""
+    samples: int = 0
+    kinds: dict = field(default_factory=lambda: {k: 0 for k in KINDS})
+    by_class: dict = field(default_factory=dict)
+    by_format: dict = field(default_factory=dict)
+    differences: list = field(default_factory=list)
+
+    def test_cases(self) -> list[TestCase]:
+        cases = [TestCase("toolfuzz.diff", f"{d.kind} {d.sample.anomaly_class or 'valid'}/{d.sample.operator or ''} "
+                          f"in {d.sample.format}", FAILED if d.kind == "regression" else SKIPPED,
+                          f"{d.kind}: old {d.old.verdict}, new {d.new.verdict}", (d.minimized or d.sample).text)
+                 for d in self.differences]
+        return cases
+
+    def to_report(self) -> dict[str, Any]:
+        return {"old": self.old, "new": self.new, "samples": self.samples, "counts": self.kinds,
+                "by_class": self.by_class, "by_format": self.by_format,
+                "differences": [d.to_report() for d in self.differences],
+                "elapsed_s": round(self.elapsed_s, 3), "stop_reason": self.stop_reason.value,
+                "problem": self.problem}
+
+
+def classify(old: Side, new: Side) -> str:
+    """A rejection is compared by what a caller sees, its verdict and exception type: where in
+    the target it was raised is in its signature (the campaign files rejections by site), and a
+    refactor that renames or moves a helper made every one of them "changed"."""
+    old_failed, new_failed = old.verdict != "pass", new.verdict != "pass"
+    if old_failed and not new_failed:
+        return "fixed"
+    if new_failed and not old_failed:
+        return "regression"
+    if outcome_fingerprint(old.outcome) != outcome_fingerprint(new.outcome) or old.verdict != new.verdict:
+        return "changed"
+    if old.signature != new.signature and old.outcome.kind != "rejected":
+        return "changed"  # the same answer, but another crash site, another kind of damage ...
+    return "same"
+
+
+class DiffJob(Job):
+    """Both targets run the same samples, each in its own worker pool (``old_pool``, ``new_pool``,
+    started here). ``corpus_samples`` run first, then fresh samples of every format and class."""
+
+    name = "diff"
+
+    def __init__(self, registry: Any, *, old_pool: Any, new_pool: Any, old_label: str, new_label: str,
+                 level: str = "parse", corpus_samples: Optional[list] = None, tools: Optional[list] = None,
+                 anomalies: Optional[list] = None, seed: int = 0, budget_s: Optional[float] = 30.0,
+                 max_samples: Optional[int] = None, batch_size: int = 256, cwd: Optional[str] = None):
+        super().__init__()
+        self.registry = registry
+        self.old_pool, self.new_pool = old_pool, new_pool
+        self.oracle = Oracle(registry, level)
+        self.corpus_samples = list(corpus_samples or [])
+        self.tools = list(tools or registry.names())
+        self.anomalies, self.seed, self.batch_size = anomalies, seed, batch_size
+        self.budget = Budget(seconds=budget_s, max_examples=max_samples)
+        self.result_ = DiffResult(old=old_label, new=new_label, label=f"{old_label} -> {new_label}")
+        self._differences: dict[tuple, Difference] = {}
+        self._t0 = time.monotonic()
+        #: (old file, new file) when the versions are two module files (myparser_v1.py and
+        #: myparser_v2.py, not two git refs of one file): a crash's signature names the file its
+        #: frames are in, and every crash of the old version read "changed" for its file name alone
+        self._renamed = _renamed_module(old_label, new_label, cwd)
+
+    def _side(self, sample: Any, outcome: Any, old: bool = False) -> Side:
+        judgment = self.oracle.judge(sample, outcome)
+        keyed = outcome
+        if old and self._renamed is not None and outcome.frames:
+            was, now = self._renamed
+            keyed = replace(outcome, frames=tuple((now if f == was else f, fn) for f, fn in outcome.frames))
+        signature = self.oracle.signature(sample, judgment, keyed).id if judgment.failed else None
+        return Side(outcome, judgment.verdict.value, signature)
+
+    def compare(self, samples: list, deadline: Optional[float] = None) -> list[Optional[tuple[str, Any, Side, Side]]]:
+        """(kind, sample, old side, new side) per sample; None where the deadline cut it off."""
+        texts = [s.text for s in samples]
+        olds = self.old_pool.run(texts, deadline=deadline)
+        news = self.new_pool.run(texts, deadline=deadline)
+        out: list = []
+        for sample, o, n in zip(samples, olds, news):
+            if o is None or n is None:
+                out.append(None)
+                continue
+            old, new = self._side(sample, o, old=True), self._side(sample, n)
+            out.append((classify(old, new), sample, old, new))
+        return out
+
+    def _count(self, kind: str, sample: Any, old: Side, new: Side) -> None:
+        r = self.result_
+        r.samples += 1
+        r.kinds[kind] += 1
+        for table, name in ((r.by_class, sample.anomaly_class or "valid"), (r.by_format, sample.format)):
+            row = table.setdefault(name, {k: 0 for k in KINDS})
+            row[kind] += 1
+        if kind in ("regression", "changed"):
+            diff = Difference(kind, sample, old, new)
+            found = self._differences.get(diff.key)
+            if found is not None:
+                found.count += 1
+            else:
+                self._differences[diff.key] = diff
+
+    def _compare_and_count(self, samples: list) -> int:
+        ran = 0
+        for item in self.compare(samples, self.budget.deadline):
+            if item is not None:
+                ran += 1
+                self._count(*item)
+        return ran
+
+    def run(self) -> Iterator[Any]:
+        yield JobStarted(job=self.name, label=self.result_.label, budget_s=self.budget.seconds,
+                         settings={"tools": self.tools, "seed": self.seed, "anomalies": self.anomalies})
+        self.old_pool.start()
+        self.new_pool.start()
+        self.budget.start()
+        yield PhaseStarted(Phase.COMPARING, self.result_.label)
+        if self.corpus_samples:
+            self._compare_and_count(self.corpus_samples)
+        corpus_count = self.result_.samples  # --max-examples counts fresh samples only
+        names = resolve_operators(self.anomalies)
+        formats = {name: (True, True) for name in FORMATS}
+        streams = [SampleStream(registry=self.registry, tool=self.registry[t], formats=formats, operators=names,
+                                include_valid=includes_valid(self.anomalies), seed=self.seed + i)
+                   for i, t in enumerate(self.tools)]
+        turn = empty = 0
+        last = 0.0
+        while streams:
+            reason = self.budget.stop_reason(self.result_.samples - corpus_count)
+            if reason is None and self._differences and self._shrink_reserve_reached():
+                reason = StopReason.BUDGET  # what is left is the differences' to be shrunk
+            if reason is not None:
+                self.stop_reason = reason
+                break
+            left = self.budget.executions_left(self.result_.samples - corpus_count)
+            size = self.batch_size if left is None else max(1, min(self.batch_size, left))
+            batch = streams[turn % len(streams)].batch(size)
+            turn += 1
+            empty = 0 if batch else empty + 1
+            if empty >= 3 * len(streams):
+                self.result_.problem = "nothing to generate: no selected anomaly class or operator applies"
+                break
+            self._compare_and_count(batch)
+            now = time.monotonic() - self._t0
+            if now - last >= 1.0:
+                last = now
+                yield Progress(self.result_.samples, now, {k: v for k, v in self.result_.kinds.items()
+                                                           if k in ("regression", "changed") and v},
+                               Phase.COMPARING, self.result_.label, self.budget.seconds)
+        if not self.interrupted:
+            yield PhaseStarted(Phase.SHRINKING, self.result_.label)
+            for diff in list(self._differences.values()):
+                window = self.budget.shrink_window() if self.budget.seconds is not None else 5.0
+                if window <= 0 or self.budget.time_up():
+                    break
+                started = time.monotonic()
+                self._shrink(diff, window)
+                self.budget.spent_shrinking(time.monotonic() - started)
+
+    def _shrink_reserve_reached(self) -> bool:
+        """Comparing may use the budget but for its shrinking share: a difference is shown
+        minimized (the comparing used to run to the end, and no example was ever shrunk)."""
+        b = self.budget
+        if b.seconds is None:
+            return False
+        return (b.remaining() or 0.0) <= max(0.0, b.seconds * b.shrink_share - b.shrink_spent)
+
+    def _shrink(self, diff: Difference, budget_s: float) -> None:
+        """Shrink the structured sample while the same difference (kind and both judgments) persists."""
+        want = diff.key
+
+        def observe(samples: list) -> list:
+            return [None if c is None else (c[2], c[3]) for c in self.compare(samples, self.budget.deadline)]
+
+        def keeps(sample: Any, sides: tuple) -> bool:
+            old, new = sides
+            return Difference(classify(old, new), sample, old, new).key == want
+
+        shrunk = shrink_structured(diff.sample, (diff.old, diff.new), registry=self.registry, observe=observe,
+                                   keeps=keeps, budget_s=budget_s, max_tests=3000)
+        if size_key(shrunk.sample) < size_key(diff.sample):
+            diff.minimized, (diff.min_old, diff.min_new) = shrunk.sample, shrunk.observation
+
+    def result(self) -> DiffResult:
+        order = {"regression": 0, "changed": 1}
+        r = self.result_
+        r.differences = sorted(self._differences.values(), key=lambda d: (order[d.kind], -d.count))
+        r.elapsed_s = time.monotonic() - self._t0
+        r.executions = r.samples
+        r.stop_reason = self.stop_reason
+        if not r.samples and not r.problem and not self.interrupted:
+            r.problem = "no sample was compared: the budget ended before the first one finished in both versions"
+        return r
+
+    def exit_code(self, result: DiffResult) -> int:
+        if result.problem and not result.samples:
+            return 2
+        return DiffDecision(regressions=result.kinds["regression"], interrupted=self.interrupted).exit_code
+
+
+def _renamed_module(old_ref: str, new_ref: str, cwd: Optional[str]) -> Optional[tuple]:
+    """(old file name, new file name) of two targets in two different module files; None for one
+    file (git refs of it, or the same module twice) or a module whose file cannot be found."""
+    import os
+
+    from fuzzer.harnesses.parser.harness import module_file
+
+    if old_ref.startswith("git:") or new_ref.startswith("git:"):
+        return None
+    files = [module_file(ref.split(":", 1)[0], cwd or os.getcwd()) for ref in (old_ref, new_ref)]
+    if None in files:
+        return None
+    was, now = (os.path.basename(f) for f in files)
+    return (was, now) if was != now else None
+

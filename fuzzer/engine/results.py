@@ -1,0 +1,192 @@
+"""What every job's result offers the report writers, so every count comes from one place.
+
+Console, JSON, JUnit, SARIF, HTML and Markdown all read a result through this interface and never
+count anything themselves: a JUnit file cannot call an entry passing that the console called a
+regression, because both read :meth:`JobResult.test_cases`.
+
+A *finding* (one distinct failure, one per signature) in any harness — parser, executor, agent —
+offers :class:`Reportable`: its signature, verdict, count, whether it was minimized, its report
+dictionary (DESIGN.md "Report" keys), the corpus entry it becomes, and where in the user's code it
+happened (for SARIF).
+"""
+
+from __future__ import annotations
+
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Any, ClassVar, Optional, Protocol, runtime_checkable
+
+from fuzzer.engine.events import StopReason
+
+#: JUnit / pytest statuses of a test case.
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
+
+
+@dataclass(frozen=True)
+class TestCase:
+    """One line of a test report: a corpus entry replayed, or a finding of a campaign.
+
+    ``status``: passed | failed | skipped (a known open failure: reported, does not block).
+    ``message``: one line; ``detail``: the input, the reproduce command, the traceback."""
+
+    __test__ = False  # not a pytest test class
+
+    classname: str
+    name: str
+    status: str
+    message: str = ""
+    detail: str = ""
+
+
+@runtime_checkable
+class Reportable(Protocol):
+    """A finding of any harness."""
+
+    signature: Any  # corpus.signature.Signature: .id, .title, .key
+    count: int
+
+    @property
+    def verdict_name(self) -> str: ...
+
+    @property
+    def is_minimized(self) -> bool: ...
+
+    def to_report(self) -> dict[str, Any]: ...
+
+    def to_entry(self, *, target: str, version: Optional[str]) -> Any: ...
+
+    def location(self) -> Optional[tuple[str, str]]:
+        """(file path, function) of the innermost frame in the user's code, or None."""
+        ...
+
+
+class shown:
+    """A finding's attribute for the input it shows: ``minimized_<name>`` once the finding was
+    shrunk (``minimized`` is set), else ``<name>`` of the first input. ``best_trace =
+    shown("trace")``: each harness's finding keeps both and reports the one it shows."""
+
+    def __init__(self, name: str):
+        self.first, self.shrunk = name, f"minimized_{name}"
+
+    def __get__(self, finding: Any, owner: Optional[type] = None) -> Any:
+        if finding is None:
+            return self
+        return getattr(finding, self.shrunk if finding.minimized is not None else self.first)
+
+
+@dataclass
+class ShrunkFinding:
+    """What every harness's finding has and says alike: the signature, verdict and reason of one
+    distinct failure, how many inputs showed it, and the input it shows — the first one that
+    showed the failure (the attribute ``first_input`` names), or its shrunk form when there is one.
+    Each harness's finding (a dataclass too) adds its first input and what running it gave; the
+    fields here with defaults are keyword-only, so a subclass's own fields may follow them."""
+
+    first_input: ClassVar[str]
+    signature: Any  # corpus.signature.Signature
+    verdict: Any  # a fuzzer.harnesses.parser.oracle.Verdict (parser harness) or the verdict's word (executor, agent)
+    reason: str
+    _: KW_ONLY
+    minimized: Any = None  # the shrunk input (same signature), or None
+    count: int = 1  # inputs that showed this signature
+    shrink_note: str = ""  # e.g. "not minimized: the budget ran out"
+    #: Shrinking was cut off by its budget: what it found is smaller, but not a minimum.
+    shrink_stopped: bool = False
+
+    @property
+    def verdict_name(self) -> str:
+        """The verdict's word, whether the harness keeps it as a :class:`~fuzzer.engine.events.Word` or a string."""
+        return getattr(self.verdict, "value", self.verdict)
+
+    @property
+    def is_minimized(self) -> bool:
+        """Shrunk to a local minimum (a search its budget cut off is not one)."""
+        return self.minimized is not None and not self.shrink_stopped
+
+    @property
+    def best(self) -> Any:
+        return self.minimized if self.minimized is not None else getattr(self, self.first_input)
+
+
+@dataclass
+class JobResult:
+    """Fields every result has; jobs subclass it and add their own."""
+
+    job: str = "job"
+    label: str = ""  # the target / executor / agent under test
+    executions: int = 0
+    elapsed_s: float = 0.0
+    findings: list = field(default_factory=list)  # Reportable, in discovery order
+    stop_reason: StopReason = StopReason.DONE
+    #: Why nothing could be tested (e.g. "no supported format: ..."), or None.
+    problem: Optional[str] = None
+    notes: list = field(default_factory=list)  # non-fatal problems (skipped entries, ...)
+
+    @property
+    def execs_per_s(self) -> float:
+        return self.executions / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def tested_nothing(self) -> bool:
+        return self.problem is not None
+
+    def test_cases(self) -> list[TestCase]:
+        """Default: one failed case per finding."""
+        return [TestCase(classname=f"toolfuzz.{self.job}", name=f.signature.id, status=FAILED,
+                         message=f.signature.title, detail=finding_detail(f)) for f in self.findings]
+
+    def run_case(self, name: str, units: str) -> Optional[TestCase]:
+        """The case that says how the run itself went, beside its findings' cases: failed when it
+        tested nothing; without findings, skipped when interrupted (no pass a CI reader could take
+        for a finished clean run), else passed — a clean run is one passing test, not an empty
+        suite (CI readers show tests="0" as "no tests"). ``units``: what ``executions`` counts."""
+        where = f"toolfuzz.{self.job}"
+        if self.problem:
+            return TestCase(where, "campaign", FAILED, f"nothing tested: {self.problem}")
+        if self.findings:
+            return None
+        if self.stop_reason == StopReason.INTERRUPTED:
+            return TestCase(where, name, SKIPPED, f"interrupted after {self.executions:,} {units}, no failures so far")
+        if self.executions:
+            return TestCase(where, name, PASSED, f"{self.executions:,} {units}, no failures")
+        return None
+
+    def counts(self) -> dict[str, int]:
+        """{passed, failed, skipped} over :meth:`test_cases`: the numbers every writer prints."""
+        totals = {PASSED: 0, FAILED: 0, SKIPPED: 0}
+        for case in self.test_cases():
+            totals[case.status] += 1
+        return totals
+
+    def to_report(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def shown_input(report: dict) -> str:
+    """The input a finding's report shows: its minimized one, else the one found."""
+    return report.get("minimized_input") or report.get("input") or ""
+
+
+def finding_detail(finding: Any) -> str:
+    """The text of a finding's failed JUnit case (every job's): the verdict and why, the input
+    shown, what was expected and returned when the verdict is about the calls, the exception, and
+    the command that reproduces it."""
+    report = finding.to_report()
+    lines = [f"{report.get('verdict')}: {report.get('reason') or ''}".rstrip()]
+    shown = shown_input(report)
+    if shown:
+        lines.append(f"input: {shown}")
+    if report.get("verdict") in ("corruption", "missed_anomaly", "false_reject") and "truth" in report:
+        from fuzzer.engine.text import compact
+
+        # what a CI reader needs to see the damage without running anything
+        lines.append(f"expected: {compact(report['truth']) if report['truth'] is not None else 'no call'}")
+        if report.get("returned") is not None:
+            lines.append(f"returned: {compact(report['returned'])}")
+    for key in ("exception", "reproduce"):
+        if report.get(key):
+            lines.append(f"{key}: {report[key]}")
+    return "\n".join(lines)
+
+
+__all__ = ["FAILED", "JobResult", "PASSED", "Reportable", "SKIPPED", "ShrunkFinding", "TestCase", "finding_detail",
+           "shown", "shown_input"]

@@ -1,0 +1,1 @@
+"""What toolfuzz tests, one package per harness: parser, executor, agent."""

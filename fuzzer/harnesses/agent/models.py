@@ -1,0 +1,314 @@
+"""The scripted model, in the three shapes real loops are written against.
+
+* :class:`TextModel` — a text protocol: ``model.generate(messages, tools) -> str`` (also callable as
+  ``model(messages, tools)``); the loop parses the text itself.
+* :class:`OpenAIClient` — ``client.chat.completions.create(model=, messages=, tools=)`` returning a
+  ``ChatCompletion``-shaped object: ``.choices[0].message.tool_calls[i].function.name`` /
+  ``.arguments`` (a JSON string), ``.id``, ``.choices[0].finish_reason``, ``.message.content``.
+* :class:`AnthropicClient` — ``client.messages.create(model=, max_tokens=, messages=, tools=)``
+  returning a ``Message``-shaped object: ``.content`` blocks of ``type`` ``text`` / ``tool_use``
+  (``.id``, ``.name``, ``.input``), ``.stop_reason``.
+
+No vendor SDK is imported: the response objects are small attribute records with the SDKs' field
+names (awaitable too, so ``async`` loops written against ``AsyncOpenAI`` / ``AsyncAnthropic`` run
+unchanged), and ``to_dict()`` / ``model_dump()`` give their dict form, which the tests validate with
+``openai.types.chat.ChatCompletion.model_validate`` and ``anthropic.types.Message.model_validate``
+so the shapes cannot drift. A loop may append these objects (or their dicts) to its history.
+
+Every request is answered from the script (:meth:`Script.turn`) and recorded with what its
+messages feed back: for the structured shapes, each tool-result message's call id and the result
+refs its content mentions; for the text protocol, how often each ref appears in the messages.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from fuzzer.harnesses.agent.script import LENGTH, Turn, refs_in
+from fuzzer.harnesses.agent.trace import Recorder
+
+MODEL_NAME = "toolfuzz-scripted"
+_CREATED = 1_760_000_000
+_PLAIN_DEPTH = 40
+
+
+def call_id(shape: str, window: int, index: int) -> str:
+    """The id of call ``index`` of the response to request ``window`` (unique in an episode)."""
+    return f"{'toolu' if shape == 'anthropic' else 'call'}_t{window + 1}c{index + 1}"
+
+
+# --------------------------------------------------------------------------------------------
+# Response records
+
+
+class _Record:
+    """An attribute record with a dict form (the SDK objects' ``to_dict`` / ``model_dump``).
+    ``_fields`` gives the dict form's key order; every field is given when a record is made."""
+
+    _fields: tuple = ()
+
+    def __init__(self, **values: Any):
+        self.__dict__.update(values)  # one C call: records are made on every request
+
+    def to_dict(self, *, exclude_none: bool = False, **_: Any) -> dict:
+        out = {}
+        for name in self._fields:
+            value = _dict_form(self.__dict__[name], exclude_none)
+            if value is not None or not exclude_none:
+                out[name] = value
+        return out
+
+    def model_dump(self, *, exclude_none: bool = False, **kwargs: Any) -> dict:
+        return self.to_dict(exclude_none=exclude_none)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{n}={self.__dict__[n]!r}" for n in self._fields)
+        return f"{type(self).__name__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.to_dict() == other.to_dict()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _dict_form(value: Any, exclude_none: bool) -> Any:
+    if isinstance(value, _Record):
+        return value.to_dict(exclude_none=exclude_none)
+    if isinstance(value, list):
+        return [_dict_form(v, exclude_none) for v in value]
+    if isinstance(value, dict):
+        return {k: _dict_form(v, exclude_none) for k, v in value.items()}
+    return value
+
+
+class Function(_Record):
+    _fields = ("name", "arguments")
+
+
+class ChatCompletionMessageToolCall(_Record):
+    _fields = ("id", "type", "function")
+
+
+class ChatCompletionMessage(_Record):
+    _fields = ("role", "content", "refusal", "tool_calls")
+
+
+class Choice(_Record):
+    _fields = ("index", "message", "finish_reason", "logprobs")
+
+
+class CompletionUsage(_Record):
+    _fields = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+class _Awaitable:
+    """A response an async loop can ``await`` too (``await client.chat.completions.create(...)``,
+    as with ``AsyncOpenAI`` / ``AsyncAnthropic``): awaiting it gives the response itself."""
+
+    def __await__(self) -> Any:
+        if False:  # pragma: no cover - makes this a generator: the await finishes at once
+            yield
+        return self
+
+
+class ChatCompletion(_Awaitable, _Record):
+    _fields = ("id", "object", "created", "model", "choices", "usage")
+
+
+class TextBlock(_Record):
+    _fields = ("type", "text")
+
+
+class ToolUseBlock(_Record):
+    _fields = ("type", "id", "name", "input")
+
+
+class Usage(_Record):
+    _fields = ("input_tokens", "output_tokens")
+
+
+class Message(_Awaitable, _Record):
+    _fields = ("id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage")
+
+
+# --------------------------------------------------------------------------------------------
+# What a request's messages feed back
+
+
+def plain(value: Any, depth: int = 0) -> Any:
+    """Messages as plain data, whatever the loop appended: dicts, these records, SDK or pydantic
+    objects (``to_dict`` / ``model_dump``), dataclasses; anything else as its repr."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if depth > _PLAIN_DEPTH:
+        return "…"
+    if isinstance(value, Mapping):
+        return {str(k): plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, depth + 1) for v in value]
+    for method in ("to_dict", "model_dump", "dict"):
+        convert = getattr(value, method, None)
+        if callable(convert):
+            try:
+                return plain(convert(), depth + 1)
+            except Exception:  # noqa: BLE001 - fall through to the next way of reading it
+                continue
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return plain(dataclasses.asdict(value), depth + 1)
+    return repr(value)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(plain(value), ensure_ascii=False, default=str)
+
+
+def _as_dict(message: Any) -> dict:
+    if type(message) is dict:
+        return message
+    value = plain(message)
+    return value if isinstance(value, dict) else {}
+
+
+def openai_feedback(messages: Any) -> dict:
+    """Each ``role: tool`` message: its ``tool_call_id`` and the refs its content mentions; and the
+    ids of the calls the assistant messages carry (each needs a tool message, the API says)."""
+    found, calls = [], []
+    items = messages if isinstance(messages, (list, tuple)) else ()
+    for message in items:
+        m = message if type(message) is dict else _as_dict(message)
+        role = m.get("role")
+        if role in ("tool", "function"):
+            content = m.get("content")
+            found.append([m.get("tool_call_id"), refs_in(content if isinstance(content, str) else _text(content))])
+        elif role == "assistant" and isinstance(m.get("tool_calls"), (list, tuple)):
+            calls += [c.get("id") for c in map(_as_dict, m["tool_calls"]) if c.get("id")]
+    return {"messages": len(items), "results": found, "calls": calls}
+
+
+def anthropic_feedback(messages: Any) -> dict:
+    """Each ``tool_result`` block of a user message: its ``tool_use_id`` and the refs it mentions;
+    and the ids of the ``tool_use`` blocks of assistant messages (each needs a result, the API says)."""
+    found, calls = [], []
+    items = list(messages) if isinstance(messages, (list, tuple)) else []
+    for message in items:
+        m = _as_dict(message)
+        content = m.get("content")
+        if m.get("role") not in ("user", "assistant") or not isinstance(content, (list, tuple)):
+            continue
+        for block in content:
+            b = _as_dict(block)
+            if b.get("type") == "tool_result" and m.get("role") == "user":
+                found.append([b.get("tool_use_id"), refs_in(_text(b.get("content")))])
+            elif b.get("type") == "tool_use" and m.get("role") == "assistant" and b.get("id"):
+                calls.append(b["id"])
+    return {"messages": len(items), "results": found, "calls": calls}
+
+
+def text_feedback(messages: Any) -> dict:
+    """How often each result ref appears anywhere in the messages (a text protocol has no ids)."""
+    items = list(messages) if isinstance(messages, (list, tuple)) else [messages]
+    counts: Counter = Counter()
+    for message in items:
+        for part in (message.values() if type(message) is dict else (message,)):
+            text = part if isinstance(part, str) else _text(part)
+            if "tf-" in text:
+                counts.update(refs_in(text))
+    return {"messages": len(items), "refs": dict(counts)}
+
+
+# --------------------------------------------------------------------------------------------
+# The three shapes
+
+
+class TextModel:
+    """``generate(messages, tools=None) -> str``: the turn's text."""
+
+    def __init__(self, recorder: Recorder):
+        self._recorder = recorder
+
+    def generate(self, messages: Any, tools: Any = None, **options: Any) -> str:
+        return self._recorder.request(text_feedback(messages)).text
+
+    __call__ = generate
+
+
+class OpenAIClient:
+    """``client.chat.completions.create(model=, messages=, tools=)`` -> a ChatCompletion."""
+
+    def __init__(self, recorder: Recorder):
+        self._recorder = recorder
+        self.chat = _Namespace(completions=_Namespace(create=self._create))
+
+    def _create(self, *, messages: Any, model: str = MODEL_NAME, tools: Any = None, **options: Any) -> ChatCompletion:
+        turn = self._recorder.request(openai_feedback(messages))
+        return openai_response(turn, self._recorder.window, model=model)
+
+
+class AnthropicClient:
+    """``client.messages.create(model=, max_tokens=, messages=, tools=)`` -> a Message."""
+
+    def __init__(self, recorder: Recorder):
+        self._recorder = recorder
+        self.messages = _Namespace(create=self._create)
+
+    def _create(self, *, messages: Any, model: str = MODEL_NAME, max_tokens: Optional[int] = None,
+                tools: Any = None, **options: Any) -> Message:
+        turn = self._recorder.request(anthropic_feedback(messages))
+        return anthropic_response(turn, self._recorder.window, model=model)
+
+
+class _Namespace:
+    def __init__(self, **attributes: Any):
+        self.__dict__.update(attributes)
+
+
+def openai_response(turn: Turn, window: int, *, model: str = MODEL_NAME) -> ChatCompletion:
+    calls = [ChatCompletionMessageToolCall(id=call_id("openai", window, j), type="function",
+                                           function=Function(name=c.name, arguments=c.raw))
+             for j, c in enumerate(turn.calls) if c.raw is not None]
+    finish = "length" if turn.finish == LENGTH else "tool_calls" if calls else "stop"
+    message = ChatCompletionMessage(role="assistant", content=turn.content or None, refusal=None,
+                                    tool_calls=calls or None)
+    return ChatCompletion(id=f"chatcmpl-tf{window + 1}", object="chat.completion", created=_CREATED, model=model,
+                          choices=[Choice(index=0, message=message, finish_reason=finish, logprobs=None)],
+                          usage=CompletionUsage(prompt_tokens=0, completion_tokens=0, total_tokens=0))
+
+
+def anthropic_response(turn: Turn, window: int, *, model: str = MODEL_NAME) -> Message:
+    blocks: list = [TextBlock(type="text", text=turn.content)] if turn.content else []
+    for j, c in enumerate(turn.calls):
+        if c.raw is not None:
+            blocks.append(ToolUseBlock(type="tool_use", id=call_id("anthropic", window, j), name=c.name,
+                                       input=_input(c.raw, c.arguments)))
+    uses = any(isinstance(b, ToolUseBlock) for b in blocks)
+    stop = "max_tokens" if turn.finish == LENGTH else "tool_use" if uses else "end_turn"
+    return Message(id=f"msg_tf{window + 1}", type="message", role="assistant", model=model, content=blocks,
+                   stop_reason=stop, stop_sequence=None, usage=Usage(input_tokens=0, output_tokens=0))
+
+
+def _input(raw: str, arguments: Optional[dict]) -> dict:
+    """The tool_use input: the raw JSON parsed (its key order kept), else the arguments."""
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else dict(arguments or {})
+
+
+MODELS = {"text": TextModel, "openai": OpenAIClient, "anthropic": AnthropicClient}
+
+
+def scripted_model(shape: str, recorder: Recorder) -> Any:
+    """The scripted model of ``shape`` playing ``recorder``'s script."""
+    return MODELS[shape](recorder)
+
+
+__all__ = ["AnthropicClient", "MODELS", "OpenAIClient", "TextModel", "anthropic_feedback", "anthropic_response",
+           "call_id", "openai_feedback", "openai_response", "plain", "scripted_model", "text_feedback"]

@@ -1,0 +1,1 @@
+"""The parser harness: model outputs generated, run on the user's parser, judged against their truth."""

@@ -1,0 +1,324 @@
+"""The parser harness: corpus entries of kind ``parser`` replayed on a ``--target``.
+
+Where the engine meets the corpus for parsers: entries become samples again (with their stored
+truth), are run on the target, judged by the oracle and compared with what the entry recorded. The
+campaign (``--corpus``), ``fuzz replay``, ``fuzz gate``, ``fuzz corpus cmin`` and the pytest plugin
+all replay through :func:`replay_entries`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import sys
+from typing import Any, Callable, Optional
+
+from fuzzer.engine.harness import Harness, ReplayContext, Replayed, register_harness
+from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
+from strategies._internal.sample import Recipe, Sample
+
+
+def target_version(target: str, cwd: Optional[str] = None) -> Optional[str]:
+    """A short hash of the target module's source file, so the corpus can tell which parser version
+    an entry was found with. The file is located without importing anything (the engine never runs
+    user code); None when it cannot be."""
+    module = target.split(":", 1)[0]
+    if module.startswith("git:") or not module:
+        return None
+    path = module_file(module, cwd or os.getcwd())
+    if not path:
+        return None
+    with open(path, "rb") as fh:
+        return "sha256:" + hashlib.sha256(fh.read()).hexdigest()[:12]
+
+
+def module_file(module: str, cwd: str) -> Optional[str]:
+    """The source file of ``module`` (dotted name or ``path.py``), found without importing it."""
+    from importlib.machinery import PathFinder
+
+    if module.endswith(".py") or "/" in module:
+        path = os.path.join(cwd, module)
+        return path if os.path.isfile(path) else None
+    parts = module.split(".")
+    try:
+        spec = PathFinder.find_spec(parts[0], [cwd] + sys.path)
+        if spec is None:  # an editable install or another import hook
+            for finder in sys.meta_path:
+                find = getattr(finder, "find_spec", None)
+                if find is not None and finder is not PathFinder:
+                    spec = find(parts[0], None)
+                    if spec is not None:
+                        break
+        for i in range(1, len(parts)):
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            spec = PathFinder.find_spec(".".join(parts[:i + 1]), list(spec.submodule_search_locations))
+    except (ImportError, ValueError, OSError, AttributeError):
+        return None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    return spec.origin
+
+
+@functools.lru_cache(maxsize=64)
+def defined_names(path: str) -> dict[str, int]:
+    """``{name: line}`` of the functions and classes defined in a Python file (first definition
+    wins), read from its syntax tree: nothing is imported or run."""
+    import ast
+
+    try:
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError):
+        return {}
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.setdefault(node.name, node.lineno)
+    return found
+
+
+@functools.lru_cache(maxsize=64)
+def user_files(target: str, cwd: str) -> dict[str, str]:
+    """``{basename: path}`` of the Python files next to the target's module, found without
+    importing anything. Outcome frames carry only base names (signatures must survive moves),
+    so a frame is the user's when its file is one of these."""
+    module = target.split(":", 1)[0]
+    path = module_file(module, cwd) if not module.startswith("git:") else None
+    if path is None:
+        return {}
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return {}
+    return {name: os.path.join(directory, name) for name in names if name.endswith(".py")}
+
+
+def user_location(target: str, frames: Any, cwd: Optional[str] = None) -> Optional[tuple[str, str]]:
+    """(path, function) of the innermost traceback frame in the user's code, or None.
+
+    A frame is the user's when a file of its name sits next to the target's module *and* defines
+    that function (``json/__init__.py:loads`` is not the user's ``__init__.py``). A comprehension
+    or lambda frame is reported as the named function around it."""
+    files = user_files(target, cwd or os.getcwd())
+    mine = []
+    for file, function in frames or ():
+        path = files.get(file)
+        if path is not None and (function.startswith("<") or function in defined_names(path)):
+            mine.append((path, function))
+    for path, function in reversed(mine):
+        if not function.startswith("<"):
+            return path, function
+    return mine[-1] if mine else None
+
+
+def sample_from_entry(entry: Any) -> Sample:
+    recipe = Recipe.from_json(entry.recipe) if entry.recipe else None
+    return Sample(text=entry.text, format=entry.format or RAW_FORMAT, anomaly_class=entry.anomaly_class,
+                  operator=entry.operator, calls=entry.calls, tool=entry.tool or "", recipe=recipe,
+                  truth_known=entry.truth_known)
+
+
+def history_of(entry: Any) -> list[str]:
+    scenario = entry.scenario or {}
+    history = scenario.get("history") or []
+    return [h for h in history if isinstance(h, str)]
+
+
+def _unjudged_reason(entry: Any, registry: Any) -> Optional[str]:
+    if (entry.level == "validate" and entry.tool and registry is not None and entry.tool not in registry):
+        return (f"its tool {entry.tool!r} is not in the registry given (--tools): the validate-level "
+                "promise cannot be checked")
+    return None
+
+
+def replay_entries(items: list, *, run: Callable[..., list], registry: Any, level: str) -> list[Replayed]:
+    """Re-run every ``(path, Entry)`` on the target and judge it again with the stored truth.
+
+    ``run(texts, deadline=None, fresh=False)`` is the pool's run. Entries that only fail after
+    earlier inputs (``scenario.history``) run after them in a fresh worker."""
+    oracles: dict[str, Oracle] = {}
+    results: list[Optional[Replayed]] = [None] * len(items)
+    plain: list[int] = []
+    for i, (path, entry) in enumerate(items):
+        why = _unjudged_reason(entry, registry)
+        if why is not None:
+            results[i] = Replayed(path, entry, "unjudged", None, unjudged=why)
+        else:
+            plain.append(i)
+    samples = {i: sample_from_entry(items[i][1]) for i in plain}
+    alone = [i for i in plain if not history_of(items[i][1])]
+    outcomes: dict[int, Any] = dict(zip(alone, run([samples[i].text for i in alone]))) if alone else {}
+    for i in plain:
+        history = history_of(items[i][1])
+        if history:
+            outcomes[i] = run(history + [samples[i].text], fresh=True)[-1]
+    for i in [i for i in plain if outcomes[i] is None]:  # run under a deadline (a campaign's budget) that ended first
+        results[i] = Replayed(items[i][0], items[i][1], "unjudged", None, unjudged="not replayed: the budget ended first")
+    plain = [i for i in plain if results[i] is None]
+    slow = [i for i in plain if items[i][1].verdict == "slow" and (items[i][1].scenario or {}).get("growth")]
+    for i in slow:
+        results[i] = _replay_slow(items[i], run)
+    for i in plain:
+        if i in slow:
+            continue
+        path, entry = items[i]
+        oracle = oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level))
+        outcome = outcomes[i]
+        judgment = oracle.judge(samples[i], outcome)
+        now = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed else None
+        results[i] = Replayed(path, entry, judgment.verdict.value, now.id if now else None, outcome=outcome,
+                              what=now.what if now else None)
+    return [r for r in results if r is not None]
+
+
+def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> Any:
+    """The signature an entry's failure has now, keyed as the campaign keys it: a history-
+    dependent one by "history", a re-keyed corruption by the functions its input runs."""
+    from corpus.signature import Signature, history_signature
+    from fuzzer.harnesses.parser.oracle import Verdict
+
+    signature = oracle.signature(sample, judgment, outcome)
+    scenario = entry.scenario or {}
+    as_filed = Signature(id=entry.signature, title=entry.title, key=entry.what or "")
+    if history_of(entry) and judgment.verdict.value == entry.verdict and judgment.verdict in (
+            Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY):
+        return history_signature(judgment.verdict.value)
+    if judgment.verdict is Verdict.HANG and entry.holds_hang(getattr(outcome, "frames", ())):
+        return as_filed  # the same stuck loop, caught in another of its helpers
+    if scenario.get("match", entry.signature) == signature.id:
+        # the same failure the entry was filed for (an entry the campaign had no time to key by
+        # path is filed under the oracle's signature: tracing it now would call it another bug)
+        if "|path|" not in (entry.what or ""):
+            return as_filed
+        # filed by the functions its input ran: the same damage on another path is the entry
+        # moved by a refactor (fuzzer.engine.decisions), and the campaign's finding on that path with it
+        keyed = keyed_signature(oracle, sample, judgment, outcome, run)
+        return keyed if "|path|" in keyed.key else as_filed
+    return keyed_signature(oracle, sample, judgment, outcome, run)
+
+
+def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
+                    deadline: Optional[float] = None) -> Any:
+    """The signature a finding is filed under. The oracle's, except for a corruption: that is
+    keyed by the kind of damage and the target functions its input runs (traced once, alone, in a
+    fresh worker), so one fallback path that mangles strings is one finding. The one rule for the
+    campaign, replay and corpus add."""
+    from corpus.signature import path_signature
+    from fuzzer.harnesses.parser.oracle import Verdict, coarse_damage
+
+    signature = oracle.signature(sample, judgment, outcome)
+    if judgment.verdict is not Verdict.CORRUPTION:
+        return signature
+    traced = run([sample.text], fresh=True, trace=True, deadline=deadline)[0]
+    functions = getattr(traced, "functions", ()) if traced is not None else ()
+    if not functions:
+        return signature  # a pool that cannot trace: the oracle's signature
+    kind, words = coarse_damage(judgment.key, judgment.reason)
+    return path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions)
+
+
+def shown_path_signature(oracle: Oracle, finding: Any, run: Callable, deadline: Optional[float] = None) -> Any:
+    """The path signature of the input a corruption finding shows (its minimized one): how the
+    campaign, `corpus add` and `minimize` file it once shrunk, so each names the signature its
+    corpus entry has. None when it is no corruption keyed by path (or it was not traced in time)."""
+    sample, outcome = finding.best, finding.best_outcome
+    keyed = keyed_signature(oracle, sample, oracle.judge(sample, outcome), outcome, run, deadline=deadline)
+    return keyed if "|path|" in keyed.key else None
+
+
+def target_spec(reference: str, context: ReplayContext, *, sampling: bool = False) -> Any:
+    """Workers that trace an input when asked (path signatures); ``sampling`` also traces a
+    share of all inputs (exploration's feedback)."""
+    from fuzzer.isolation import TargetSpec
+
+    share = (0.05 if context.max_examples is not None else None) if sampling else 0.0
+    return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
+                      timeout=context.timeout, memory_limit_mb=context.memory_limit_mb, coverage=True,
+                      trace_share=share)
+
+
+def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
+    """A slow entry passes when its fragment's repetition no longer grows super-linearly."""
+    from corpus.signature import slow_signature
+    from fuzzer.harnesses.parser.explore import SlowProbe, remeasure
+
+    path, entry = item
+    probe = SlowProbe(seed=0, run=lambda texts: run(texts), timeout=float("inf"))
+    growth, slow = remeasure(probe.measure, entry.scenario["growth"])
+    if not slow:
+        return Replayed(path, entry, "pass", None)
+    pool = getattr(run, "__self__", None)
+    signature, what = entry.signature, entry.what
+    if pool is not None and hasattr(pool, "sample_stack"):
+        # One sample may land where the slow code is not (a loaded machine, a call before it): it
+        # takes three samples elsewhere to say the time is now spent somewhere else.
+        seen = []
+        text, after_s = growth.sampled(pool.spec.timeout)
+        for share in (1, 2, 4):
+            _outcome, frames = pool.sample_stack(text, after_s=after_s / share)
+            if frames:
+                seen.append(slow_signature(frames=frames, fragment_kind=""))
+                if seen[-1].id == entry.signature:
+                    break
+        if seen and entry.signature not in [s.id for s in seen]:
+            signature, what = seen[0].id, seen[0].what
+    return Replayed(path, entry, "slow", signature, what=what)
+
+
+def _replay(items: list, reference: str, context: ReplayContext) -> list[Replayed]:
+    from fuzzer.isolation import WorkerPool
+
+    with WorkerPool(target_spec(reference, context), workers=context.workers) as pool:
+        return replay_entries(items, run=pool.run, registry=context.registry, level=context.level)
+
+
+def dead_reason(run: Callable[..., list], registry: Any, tools: list[str], level: str) -> Optional[str]:
+    """None when the target accepts some valid output of one of ``tools``; otherwise why it tests
+    nothing (every valid probe rejected, or it does not return calls at all)."""
+    from fuzzer.harnesses.parser.tool import Tally, ToolCampaign
+    from fuzzer.harnesses.parser.oracle import Oracle
+
+    reasons = []
+    for name in tools:
+        probe = ToolCampaign(registry=registry, tool_name=name, level=level, formats=None, operators=[],
+                             include_valid=True, seed=0, oracle=Oracle(registry, level), run=run, tally=Tally(),
+                             on_failure=lambda failure: None).probe(None)
+        if probe.supported and not probe.contract_problem:
+            return None
+        reasons.append(probe.contract_problem or "it rejects (or returns no call for) every valid output in every "
+                       "format" + (f"; first rejection: {probe.first_rejection}" if probe.first_rejection else ""))
+    return reasons[0] if reasons else None
+
+
+def _check_alive(items: list, reference: str, context: ReplayContext) -> Optional[str]:
+    from fuzzer.isolation import WorkerPool
+
+    registry = context.registry
+    tools = sorted({e.tool for _, e in items if e.tool and e.tool in registry})[:3] or registry.names()[:1]
+    with WorkerPool(target_spec(reference, context)) as pool:
+        return dead_reason(pool.run, registry, tools, context.level)
+
+
+def _campaign_job(reference: str, context: ReplayContext) -> Any:
+    """The gate's short campaign against ``reference`` (settings from ``context`` and its extra)."""
+    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
+    from fuzzer.isolation import WorkerPool
+
+    extra = context.extra
+    settings = CampaignSettings(tools=list(extra.get("tools") or context.registry.names()), target=reference,
+                                level=context.level, formats=extra.get("formats"), anomalies=extra.get("anomalies"),
+                                seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
+                                reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
+                                ignore=frozenset(extra.get("ignore") or ()), explore=extra.get("coverage", True),
+                                slow=context.max_examples is None)
+    pool = WorkerPool(target_spec(reference, context, sampling=extra.get("coverage", True)), workers=context.workers)
+    return CampaignJob(context.registry, settings, pool, owns_pool=True)
+
+
+register_harness(Harness(kind="parser", option="--target", description="the parser / validator: entries are model outputs",
+                         replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive))
+
+__all__ = ["history_of", "keyed_signature", "shown_path_signature", "module_file", "replay_entries", "sample_from_entry", "target_version"]

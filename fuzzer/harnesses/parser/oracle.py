@@ -1,0 +1,566 @@
+"""The oracle: judge what a target did with a sample (DESIGN.md, "Oracles").
+
+| sample | acceptable outcomes | otherwise |
+|---|---|---|
+| valid, in a supported format | exactly the truth | false_reject (rejected / no call), corruption |
+| anomaly, truth = faithful calls | exactly the truth, rejection or no call | corruption |
+| anomaly, truth None | rejection or no call | corruption |
+| semantic anomaly, level parse | the calls as written, rejection or no call | corruption |
+| any anomaly, level validate, truth breaks the promise | rejection or no call; duplicates may be collapsed; the calls that keep the promise may be returned without the others | missed_anomaly (truth returned), corruption |
+| any sample | returns, raises only declared types | hang, crash |
+
+The validate-level promise (DESIGN.md target contract) is checked with real jsonschema validation:
+every call names a known tool, satisfies its schema (formats checked), and no two calls are identical.
+Deciding "must reject" from the promise — not from the class name — is what keeps the table honest
+for operators whose output happens to stay valid (an injection payload in a free-text field must be
+returned exactly, not rejected).
+
+A sample without a known truth — ``format`` ``raw`` (a captured production output) or a text reduced
+as text while shrinking a crash — is judged for robustness only (crash, hang, a return that is not
+a call).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from corpus.signature import (Signature, crash_signature, normalize_message, hang_signature, rejection_signature,
+                              unsafe_signature, verdict_signature)
+from strategies._internal.sample import ANOMALY_CLASSES, json_equal
+from strategies.json_values import json_kind
+from fuzzer.engine.events import Word
+from strategies.registry import Registry
+
+RAW_FORMAT = "raw"
+
+
+class Verdict(Word):
+    PASS = "pass"
+    CRASH = "crash"
+    HANG = "hang"
+    CORRUPTION = "corruption"
+    FALSE_REJECT = "false_reject"
+    MISSED_ANOMALY = "missed_anomaly"
+    NONDETERMINISM = "nondeterminism"
+    UNSAFE = "unsafe"
+    SLOW = "slow"
+
+
+FAILURE_VERDICTS = [v.value for v in Verdict if v is not Verdict.PASS]
+#: Verdicts whose input alone carries the failure, so the text may be shrunk as text.
+TEXT_CARRIED = {Verdict.CRASH, Verdict.HANG, Verdict.NONDETERMINISM, Verdict.UNSAFE, Verdict.SLOW}
+
+
+@dataclass(frozen=True)
+class Judgment:
+    verdict: Verdict
+    reason: str = ""
+    #: What went wrong, as a stable key (see :func:`corruption_key`); None = class and operator.
+    key: Optional[str] = None
+    #: The registered check that decided (its signature rule keys the finding).
+    check: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.verdict is not Verdict.PASS
+
+
+PASS = Judgment(Verdict.PASS)
+
+
+def _chars(text: str) -> str:
+    """The distinct visible characters of an edit (whitespace ignored unless it is all there is),
+    bounded: a regex that eats ", }" and one that eats ",}" are the same bug."""
+    seen = sorted({ch for ch in text if not ch.isspace()}) or sorted({" " for ch in text})
+    shown = "".join(seen)
+    return shown if len(shown) <= 8 else shown[:8] + "…"
+
+
+def _string_edit(expected: str, got: str) -> tuple[str, str]:
+    import difflib
+
+    if got and expected.startswith(got):
+        return "string:truncated", "a string argument was truncated"
+    if len(expected) + len(got) > 20_000:
+        # too long to diff: the characters removed and added, counted (the same damage as the
+        # diff finds for an edit that only removes, adds or replaces characters: one bug that
+        # collapses whitespace is one key whatever the length of the strings it spoils)
+        from collections import Counter
+
+        before, after = Counter(expected), Counter(got)
+        removed, added = "".join((before - after).elements()), "".join((after - before).elements())
+        if not removed and not added:
+            return "string", "a long string argument was altered"
+    else:
+        cut, put = [], []
+        matcher = difflib.SequenceMatcher(None, expected, got, autojunk=False)
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+            if tag in ("delete", "replace"):
+                cut.append(expected[i1:i2])
+            if tag in ("insert", "replace"):
+                put.append(got[j1:j2])
+        removed, added = "".join(cut), "".join(put)
+    gone, new = _chars(removed), _chars(added)
+    parts = ([f"removed {_named(removed, gone)!r}"] if gone else []) + ([f"inserted {_named(added, new)!r}"] if new else [])
+    return f"string:-{gone}+{new}", "a string argument was altered (" + ", ".join(parts) + ")"
+
+
+def _named(text: str, chars: str) -> str:
+    """What the words say was removed or inserted: the key's characters, except that an edit of
+    whitespace only names which (the key keeps one space for all of them: a tab and a vertical
+    tab eaten by one bug are one finding, but "removed ' '" for a \x0b misleads)."""
+    return "".join(sorted(set(text))) if chars == " " else chars
+
+
+def _value_difference(expected: Any, got: Any, depth: int = 0) -> tuple[str, str]:
+    """(key, words) for the first difference between two JSON values."""
+    te, tg = json_kind(expected), json_kind(got)
+    if te != tg:
+        return f"type:{te}>{tg}", f"a {te} argument came back as a {tg}"
+    if depth > 50:
+        return "nested", "a deeply nested argument differs"
+    if te == "string":
+        return _string_edit(expected, got)
+    if te == "object":
+        missing = [k for k in expected if k not in got]
+        extra = [k for k in got if k not in expected]
+        if missing and not extra:
+            return "keys:dropped", f"argument(s) dropped: {', '.join(map(str, missing[:3]))}"
+        if extra and not missing:
+            return "keys:added", f"argument(s) added: {', '.join(map(str, extra[:3]))}"
+        if missing and extra:
+            return "keys:renamed", f"argument(s) renamed: {missing[0]} -> {extra[0]}"
+        for k in expected:
+            if not json_equal(expected[k], got[k]):
+                return _value_difference(expected[k], got[k], depth + 1)
+    if te == "array":
+        if len(expected) != len(got):
+            return "array:length", f"an array argument has {len(got)} items instead of {len(expected)}"
+        for x, y in zip(expected, got):
+            if not json_equal(x, y):
+                return _value_difference(x, y, depth + 1)
+    return f"value:{te}", f"a {te} argument has a different value"
+
+
+def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str, str]:
+    """What kind of wrong answer this is: the stable part of a corruption's signature.
+
+    Two corrupted outputs are the same bug when the target did the same thing to them — dropped a
+    call, renamed a function, stripped the same characters from a string — whatever operator made
+    the input. Keying by the kind of damage rather than by operator keeps one repair bug (say a
+    regex that eats ", }" inside strings) from showing up as a dozen "different" findings.
+    """
+    if len(truth) != len(returned):
+        kind = "calls:fewer" if len(returned) < len(truth) else "calls:more"
+        return kind, f"{len(returned)} call(s) returned, {len(truth)} written"
+    for t, r in zip(truth, returned):
+        if json_equal(t, r):
+            continue
+        if not isinstance(r, dict) or not isinstance(t, dict):
+            return "call:shape", "a call came back in another shape"
+        if t.get("name") != r.get("name"):
+            return "name", f"function name {t.get('name')!r} came back as {r.get('name')!r}"
+        return _value_difference(t.get("arguments"), r.get("arguments"))
+    return "order", "the calls came back in another order"
+
+
+def coarse_damage(key: Optional[str], words: str) -> tuple[str, str]:
+    """The kind of damage without the characters involved: ``string:-,+``, ``string:-'+"`` and a
+    string cut short are all "a string argument was altered" (what a path signature keys by: the
+    path is the bug — one unescaping pass shortens ``&amp;`` and rewrites ``&lt``, one finding)."""
+    if key and (key == "string" or key.startswith("string:")):
+        return "string:altered", "a string argument was altered"
+    if key is None or key.startswith("accepted:"):
+        return "accepted", "the output denotes no faithful call, yet the target returned calls"
+    return key, words
+
+
+def calls_equal(a: Sequence[dict], b: Sequence[dict]) -> bool:
+    return json_equal(list(a), list(b))
+
+
+def without_duplicates(calls: Sequence[dict]) -> list:
+    unique: list = []
+    for call in calls:
+        if not any(json_equal(call, seen) for seen in unique):
+            unique.append(call)
+    return unique
+
+
+class Promise:
+    """The validate-level promise over a registry, with one compiled validator per tool.
+
+    Verdicts are cached per call (the tool's name and the arguments' ``repr``: exact, since the
+    target's returns are normalized to JSON types, where ``1``, ``1.0`` and ``True`` have different
+    reprs): a sample's returned calls are usually its truth again, and the candidates of one
+    shrink hold a few dozen distinct calls among thousands, while jsonschema takes 50-100 µs a call.
+    ``cached=False`` for a worker's fuzzing, whose calls are fresh: there the key costs more than it saves."""
+
+    #: Calls whose verdicts are kept (the cache starts over when full), and the longest ``repr``
+    #: of arguments cached (a huge argument is validated each time rather than kept).
+    CACHED_CALLS = 4096
+    CACHED_REPR = 2000
+
+    def __init__(self, registry: Any, *, cached: bool = True):
+        self._registry = registry
+        self._cached = cached
+        self._broken: dict = {}  # (name, repr(arguments)) -> the jsonschema keyword that fails, "" if none
+
+    def _validator(self, name: str) -> Any:
+        # The schema's own draft (draft-4 boolean bounds, tuple items...), as the generator uses;
+        # tool_validator caches it per tool.
+        from strategies._internal.schema import tool_validator
+
+        return tool_validator(self._registry[name])
+
+    def call_ok(self, call: dict) -> bool:
+        name = call.get("name")
+        if not isinstance(name, str) or name not in self._registry:
+            return False
+        arguments = call.get("arguments")
+        if not self._cached:  # nothing kept: is_valid stops at the first error
+            try:
+                return self._validator(name).is_valid(arguments)
+            except RecursionError:
+                return False
+        return not self._memo(self._broken, self._failing_keyword, name, arguments)
+
+    def _memo(self, cache: dict, compute: Callable[[str, Any], Any], name: str, arguments: Any) -> Any:
+        """``compute(name, arguments)``, kept in ``cache`` per call (see the class docstring)."""
+        key = self._key(name, arguments)
+        if key is None:
+            return compute(name, arguments)
+        found = cache.get(key)
+        if found is None:
+            if len(cache) >= self.CACHED_CALLS:
+                cache.clear()
+            found = cache[key] = compute(name, arguments)
+        return found
+
+    def _key(self, name: str, arguments: Any) -> Optional[tuple]:
+        if not self._cached:
+            return None
+        if arguments.__class__ is dict:  # a huge value is not cached: checked first, its repr costs
+            for value in arguments.values():
+                if value.__class__ in (str, list, dict) and len(value) > self.CACHED_REPR:
+                    return None
+        try:
+            shown = repr(arguments)
+        except Exception:  # noqa: BLE001 - not normalized, and its repr fails: not cached
+            return None
+        return (name, shown) if len(shown) <= self.CACHED_REPR else None
+
+    def _failing_keyword(self, name: str, arguments: Any) -> str:
+        """The jsonschema keyword the call's arguments break (the best match of their errors), or
+        "" when they are valid. One pass of the validator answers both: a valid call costs what
+        ``is_valid`` costs, and an invalid one is not validated twice (``is_valid``, then every
+        error for ``best_match``: at --level validate a tenth of the executions are such calls)."""
+        try:
+            errors = list(self._validator(name).iter_errors(arguments))
+        except RecursionError:
+            return "recursion"
+        if not errors:
+            return ""
+        from jsonschema.exceptions import best_match
+
+        error = best_match(errors)
+        return str(error.validator) if error is not None else "invalid"
+
+    def problem(self, calls: Sequence[dict]) -> Optional[str]:
+        """Why ``calls`` break the promise, or None when they keep it."""
+        found = self.problem_key(calls)
+        return found[1] if found else None
+
+    def problem_key(self, calls: Sequence[dict]) -> Optional[tuple[str, str]]:
+        """(key, words) of the first broken promise: ``unknown_function``, ``schema:<keyword>``
+        (the jsonschema validator that failed), or ``duplicate``; None when the promise holds."""
+        for call in calls:
+            name = call.get("name")
+            if not isinstance(name, str) or name not in self._registry:
+                return "unknown_function", f"unknown function {name!r}"
+            keyword = self._memo(self._broken, self._failing_keyword, name, call.get("arguments"))
+            if keyword:
+                return f"schema:{keyword}", f"arguments of {name!r} break the schema ({keyword})"
+        if len(without_duplicates(calls)) != len(calls):
+            return "duplicate", "duplicate calls"
+        return None
+
+
+def _is_subsequence(part: Sequence[dict], whole: Sequence[dict]) -> bool:
+    it = iter(whole)
+    return all(any(json_equal(p, w) for w in it) for p in part)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One row of the oracle table: ``judge(ctx) -> Judgment | None`` (None: not this check's
+    business, ask the next one) and ``signature(ctx, judgment) -> Signature``, the rule that says
+    two of its failures are the same bug. Checks run in registration order; the first answer wins."""
+
+    name: str
+    judge: Callable[["Case"], Optional[Judgment]]
+    signature: Optional[Callable[["Case", Judgment], Signature]] = None
+
+
+#: The oracle's checks. A new verdict is a new check (and its signature rule), not a new branch.
+CHECKS: Registry[Check] = Registry("check")
+
+
+def check(name: str, *, signature: Optional[Callable[["Case", Judgment], Signature]] = None) -> Callable:
+    """Register ``judge`` as the check ``name`` (decorator)."""
+
+    def register(judge: Callable[["Case"], Optional[Judgment]]) -> Callable:
+        CHECKS.register(name, Check(name, judge, signature), module=judge.__module__)
+        return judge
+
+    return register
+
+
+@dataclass
+class Case:
+    """What a check looks at: the sample, the outcome, the level and the validate-level promise."""
+
+    sample: Any
+    outcome: Any
+    level: str
+    promise: "Promise"
+
+    @property
+    def declined(self) -> bool:
+        return self.outcome.kind == "rejected" or not self.outcome.calls
+
+    @property
+    def returned(self) -> list:
+        return self.outcome.calls or []
+
+
+def _judged(check_name: str, verdict: Verdict, reason: str, key: Optional[str] = None) -> Judgment:
+    return Judgment(verdict, reason, key=key, check=check_name)
+
+
+def _verdict_signature(case: Case, judgment: Judgment) -> Signature:
+    s = case.sample
+    return verdict_signature(judgment.verdict.value, anomaly_class=s.anomaly_class, operator=s.operator,
+                             format=s.format, key=judgment.key, what=judgment.reason if judgment.key else None)
+
+
+def _crash_signature(case: Case, judgment: Judgment) -> Signature:
+    o = case.outcome
+    return crash_signature(exception=o.exception, frames=o.frames or (), detail=o.detail, message=o.message)
+
+
+def _hang_signature(case: Case, judgment: Judgment) -> Signature:
+    if case.outcome.frames:
+        return hang_signature(frames=case.outcome.frames)
+    return _verdict_signature(case, judgment)
+
+
+def _rejection_signature(case: Case, judgment: Judgment) -> Signature:
+    o = case.outcome
+    rejected = o.kind == "rejected"
+    return rejection_signature(format=case.sample.format, exception=o.exception if rejected else None,
+                               message=o.message if rejected else None, frames=o.frames if rejected else ())
+
+
+def _unsafe_signature(case: Case, judgment: Judgment) -> Signature:
+    event, _words, frames = case.outcome.unsafe[0]
+    return unsafe_signature(event=event, frames=frames)
+
+
+@check("unsafe", signature=_unsafe_signature)
+def _unsafe(case: Case) -> Optional[Judgment]:
+    """Executed code it was given, or touched the system (processes, files, network) while parsing."""
+    if case.outcome.unsafe:
+        event, words, _frames = case.outcome.unsafe[0]
+        return _judged("unsafe", Verdict.UNSAFE, f"the target {words} while parsing ({event})")
+    return None
+
+
+@check("crash", signature=_crash_signature)
+def _crash(case: Case) -> Optional[Judgment]:
+    """Raised an undeclared exception, or the process died."""
+    if case.outcome.kind in ("raised", "died"):
+        return _judged("crash", Verdict.CRASH, _describe_crash(case.outcome))
+    return None
+
+
+@check("hang", signature=_hang_signature)
+def _hang(case: Case) -> Optional[Judgment]:
+    """No answer within the timeout."""
+    if case.outcome.kind == "hung":
+        return _judged("hang", Verdict.HANG, case.outcome.detail or "no result within the timeout")
+    return None
+
+
+def _not_a_call_problem(message: Optional[str]) -> str:
+    """Which part of the call is wrong, without the type it had ("name is NoneType" and "name is
+    dict" are one bug; "arguments is list" another) or the detail in parentheses."""
+    problem = normalize_message((message or "").split(" (", 1)[0])
+    return re.sub(r"\bis (?!not\b)[A-Za-z_][\w.]*", "is <type>", problem)
+
+
+@check("not_a_call", signature=_verdict_signature)
+def _not_a_call(case: Case) -> Optional[Judgment]:
+    """Returned something the target contract does not allow (a string, a set, a generator...)."""
+    if case.outcome.kind == "invalid":
+        # keyed by what is wrong with it (a name that is None, arguments that are a list): two
+        # different ways of returning garbage are two bugs; the detail in parentheses (why an
+        # arguments string is not JSON) is the input's, not the bug's
+        return _judged("not_a_call", Verdict.CORRUPTION,
+                       f"returned something that is not a call: {case.outcome.message}",
+                       key=f"not-a-call:{_not_a_call_problem(case.outcome.message)}")
+    return None
+
+
+@check("robustness_only")
+def _robustness_only(case: Case) -> Optional[Judgment]:
+    """No known truth (a captured output, a text reduced as text): only robustness is judged."""
+    if case.sample.format == RAW_FORMAT or not case.sample.truth_known:
+        return PASS
+    return None
+
+
+@check("false_reject", signature=_rejection_signature)
+def _false_reject(case: Case) -> Optional[Judgment]:
+    """A valid output in a supported format was rejected, or no call was returned."""
+    if case.sample.anomaly_class is None and case.declined:
+        o = case.outcome
+        what = f"rejected it ({o.exception}: {_first_line(o.message)})" if o.kind == "rejected" else "returned no call"
+        return _judged("false_reject", Verdict.FALSE_REJECT, f"a valid {case.sample.format} output: the target {what}")
+    return None
+
+
+@check("exact", signature=_verdict_signature)
+def _exact(case: Case) -> Optional[Judgment]:
+    """A valid output must come back exactly as its truth."""
+    if case.sample.anomaly_class is None:
+        return PASS if calls_equal(case.returned, case.sample.calls) else _corruption(case.sample.calls, case.returned)
+    return None
+
+
+@check("declined")
+def _declined(case: Case) -> Optional[Judgment]:
+    """An anomalous output may always be rejected (or answered with no call)."""
+    return PASS if case.declined else None
+
+
+@check("no_faithful_call", signature=_verdict_signature)
+def _no_faithful_call(case: Case) -> Optional[Judgment]:
+    """An output that denotes no faithful call (truncated mid-value, garbage) must not yield calls."""
+    if case.sample.calls is None:
+        cls = ANOMALY_CLASSES.get(case.sample.anomaly_class)
+        return _judged("no_faithful_call", Verdict.CORRUPTION,
+                       f"the output denotes no faithful call ({case.sample.anomaly_class}), yet the target returned calls",
+                       key=f"accepted:{cls.name}" if cls is not None and cls.one_bug else None)
+    return None
+
+
+@check("missed_anomaly", signature=_verdict_signature)
+def _missed_anomaly(case: Case) -> Optional[Judgment]:
+    """--level validate: calls that break the promise must be rejected (duplicates may be collapsed;
+    of several calls, the ones that keep the promise may be returned without the others)."""
+    if case.level != "validate":
+        return None
+    truth, returned, promise = case.sample.calls, case.returned, case.promise
+    problem = promise.problem_key(truth)
+    if problem is None:
+        return None
+    if calls_equal(returned, truth):
+        return _judged("missed_anomaly", Verdict.MISSED_ANOMALY,
+                       f"returned the calls as written despite {problem[1]}", key=problem[0])
+    if case.sample.anomaly_class == "duplicate_call" and calls_equal(returned, without_duplicates(truth)):
+        return PASS
+    keeping = [c for c in truth if promise.call_ok(c)]
+    if promise.problem(returned) is None and _is_subsequence(returned, keeping):
+        return PASS
+    return _corruption(truth, returned)
+
+
+@check("as_written", signature=_verdict_signature)
+def _as_written(case: Case) -> Optional[Judgment]:
+    """Otherwise the calls as written (faithful repairs, semantic anomalies at parse level)."""
+    truth = case.sample.calls
+    return PASS if calls_equal(case.returned, truth) else _corruption(truth, case.returned)
+
+
+class Oracle:
+    """Judges (sample, outcome) at a level ("parse" or "validate") by running :data:`CHECKS`."""
+
+    def __init__(self, registry: Any, level: str = "parse", *, cached: bool = True):
+        if level not in ("parse", "validate"):
+            raise ValueError(f"unknown level {level!r}")
+        self.level = level
+        self.registry = registry
+        self.promise = Promise(registry, cached=cached)
+        # the checks in registration order, read once: judging runs once per execution
+        self._judges = tuple(item.judge for item in CHECKS.values())
+
+    def judge(self, sample: Any, outcome: Any) -> Judgment:
+        case = Case(sample, outcome, self.level, self.promise)
+        for judge in self._judges:
+            judgment = judge(case)
+            if judgment is not None:
+                return judgment
+        return PASS
+
+    def signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
+        case = Case(sample, outcome, self.level, self.promise)
+        rule = CHECKS[judgment.check].signature if judgment.check in CHECKS else None
+        return (rule or _verdict_signature)(case, judgment)
+
+
+def _first_line(message: Optional[str]) -> str:
+    lines = (message or "").strip().splitlines()
+    return lines[0][:200] if lines else ""
+
+
+def _corruption(truth: Sequence[dict], returned: Sequence[dict]) -> Judgment:
+    key, words = corruption_key(truth, returned)
+    return Judgment(Verdict.CORRUPTION, words, key=key, check="as_written")
+
+
+def _describe_crash(outcome: Any) -> str:
+    from fuzzer.isolation.outcome import describe_outcome
+
+    return describe_outcome(outcome) or "the target process died"
+
+
+def outcome_fingerprint(outcome: Any) -> tuple:
+    """What must be the same when the same input runs twice (nondeterminism check).
+
+    A hang is left out: a re-run that finishes is timing, not a different answer.
+    """
+    kind = outcome.kind
+    if kind == "returned":
+        import json
+
+        return (kind, json.dumps(outcome.calls, sort_keys=True, default=repr))
+    if kind in ("rejected", "raised"):
+        return (kind, outcome.exception)
+    return (kind,)
+
+
+def declined(outcome: Any) -> bool:
+    """The target cleanly declined: it rejected the input or returned no call (all a sample whose
+    truth is None may get)."""
+    return outcome.kind == "rejected" or (outcome.kind == "returned" and not outcome.calls)
+
+
+def rerun_judgment(first: Any, second: Any) -> Optional[Judgment]:
+    """The nondeterminism verdict when one input, run twice, gave ``first`` then ``second``;
+    None when they agree (or either hung: a re-run that finishes is timing)."""
+    if first.kind == "hung" or second.kind == "hung" or outcome_fingerprint(first) == outcome_fingerprint(second):
+        return None
+    return Judgment(Verdict.NONDETERMINISM, f"the same input gave {brief(first)} then {brief(second)}",
+                    check="nondeterminism")
+
+
+def brief(outcome: Any) -> str:
+    """A few words for what an outcome was (``2 call(s)``, ``rejected ValueError``, ``hung``)."""
+    if outcome.kind == "returned":
+        return f"{len(outcome.calls or [])} call(s)"
+    if outcome.kind in ("rejected", "raised"):
+        return f"{outcome.kind} {outcome.exception}"
+    return outcome.kind

@@ -1,0 +1,300 @@
+"""Generation in the worker: the structured arm's samples are drawn, run and judged where the target runs.
+
+Why: with the engine drawing every sample and judging every outcome, the engine process was the
+bottleneck (py-spy: its generating thread ~70% and its judging thread ~40% of a core, sharing
+one GIL), so a second worker added nothing and the one worker idled half the time. A
+:class:`FuzzOrder` is a few hundred bytes: the families the engine's scheduler planned (format,
+operators; :meth:`fuzzer.harnesses.parser.schedule.SampleStream.plan`) and a seed. The worker builds them
+(:func:`~fuzzer.harnesses.parser.schedule.build_planned`, the expensive part), runs each sample with the
+:class:`~fuzzer.isolation.worker.OrderRunner` (which pins each input, so a hang or a death is
+still pinned on the exact input), judges it with the same :class:`~fuzzer.harnesses.parser.oracle.Oracle`, re-runs
+a few to catch nondeterminism, and sends back only an :class:`OrderResult`: counts by class, one
+failure per signature (with its count and the smallest input showing it), and the inputs that
+reached code new to the worker (exploration's seeds), and which planned operators could build.
+The engine files those exactly as it files the failures it judges itself, and tells its
+scheduler what was built before it plans the next round
+(:meth:`fuzzer.harnesses.parser.tool.ToolCampaign.fuzz`).
+
+An order's samples are a function of its plan and seed alone, never of the worker that runs it,
+so the worker count changes none of them (only, with coverage on, which inputs a worker finds
+reaching new lines: its tracer knows only its own).
+"""
+
+from __future__ import annotations
+
+import pickle
+import random
+from collections import OrderedDict, deque
+from dataclasses import dataclass, field, replace
+from typing import Any, Optional
+
+from fuzzer.engine.confirm import text_of
+from fuzzer.isolation.wire import declined_quietly, outcome_of
+from fuzzer.harnesses.parser.oracle import Oracle, declined, rerun_judgment
+from fuzzer.harnesses.parser.schedule import TRUNCATION_SWEEP, Cut, build_planned
+from strategies._internal.mutations import OPERATORS
+from strategies._internal.sample import Sample
+from strategies._internal.source import RandomSource
+from strategies._internal.tools import registry_digest
+
+#: Inputs remembered before each one, to explain a finding that only happens after others.
+HISTORY = 4096
+#: Fraction of passing inputs re-run to catch nondeterminism.
+RERUN_FRACTION = 0.01
+#: Tool visits a worker keeps the state of (a campaign visits its tools one after another).
+VISITS = 4
+#: Registries a worker keeps, by content: compiled argument generators and validators are cached
+#: on their tool objects, so every visit after the first reuses the registry the worker has.
+REGISTRIES = 2
+#: Separates an input's tag fields (format, operator) in the pin buffer.
+TAG_SEP = "\x1f"
+
+
+@dataclass(frozen=True)
+class Visit:
+    """What a worker needs to build and judge one tool's samples (pickled once per visit)."""
+
+    registry: Any
+    tool: str
+    operators: list
+    level: str
+    #: Send back the (operator, class) of every sample drawn (for tests of the schedule).
+    keep_drawn: bool = False
+    #: :func:`~strategies._internal.tools.registry_digest` of ``registry``: equal keys, equal registries.
+    registry_key: str = ""
+
+
+@dataclass
+class OrderResult:
+    """What a worker sends back for one order. ``failures``: per signature new in this order,
+    (sample, outcome, judgment, count, the smallest (sample, outcome, judgment) or None, history texts or None —
+    sent the first time the worker saw the signature); ``seeds``: (text, format, lines) of the
+    inputs that reached target lines new to the worker."""
+
+    by_class: dict = field(default_factory=dict)  # class -> [executions, failures]
+    failures: list = field(default_factory=list)
+    seeds: list = field(default_factory=list)
+    built: list = field(default_factory=list)  # per planned family built, whether each op built
+    drawn: Optional[list] = None  # (operator, class) of each sample, with Visit.keep_drawn
+
+    @property
+    def executions(self) -> int:
+        return sum(counts[0] for counts in self.by_class.values())
+
+
+class FuzzOrder:
+    """"Build and run these planned families of visit ``key``": at most ``count`` samples, plus at
+    most ``reruns`` re-runs. ``size``: the sequence numbers the order may use (the pool's stride).
+
+    When its worker hangs or dies on an input, the pool calls :meth:`resume`: the order is sent
+    again without that input (its samples are a function of plan and seed, so the new worker
+    builds the same ones, and runs all but the skipped), as a text batch is run again without
+    the input that killed its worker. ``lost`` (engine side only) keeps those inputs."""
+
+    __slots__ = ("key", "visit", "plan", "seed", "count", "reruns", "skip", "lost")
+
+    #: Inputs one order may lose before it stops being sent again (each cost a --timeout).
+    RESUMES = 64
+
+    def __init__(self, key: str, visit: bytes, plan: list, seed: int, count: int, reruns: int):
+        self.key, self.visit, self.plan, self.seed, self.count, self.reruns = key, visit, plan, seed, count, reruns
+        self.skip: frozenset = frozenset()
+        self.lost: list = []
+
+    def __getstate__(self) -> tuple:
+        return self.key, self.visit, self.plan, self.seed, self.count, self.reruns, self.skip
+
+    def __setstate__(self, state: tuple) -> None:
+        self.key, self.visit, self.plan, self.seed, self.count, self.reruns, self.skip = state
+        self.lost = []
+
+    @property
+    def size(self) -> int:
+        # each family announces itself (its build is not an input's time), then its samples run
+        return self.count + self.reruns + len(self.plan)
+
+    def resume(self, lost: Any) -> bool:
+        """Keep ``lost`` and skip its input from now on; False when the order has lost too many."""
+        self.lost.append(lost)
+        if len(self.lost) >= self.RESUMES:
+            return False
+        self.skip = self.skip | {lost.index}
+        return True
+
+    def run(self, runner: Any) -> OrderResult:
+        """In the worker: build, execute, judge."""
+        state = _state_for(self, runner)
+        result = OrderResult()
+        by_class, groups = result.by_class, {}
+        oracle, recent, seeds = state.oracle, state.recent, result.seeds
+        judge, signature = oracle.judge, oracle.signature
+        rerun: list = []
+        allowance, rnd = self.reruns, random.Random(self.seed ^ 0xD1CE)
+        tags, visit = state.tags, state.visit
+        source, cut_random = RandomSource(self.seed), random.Random(self.seed ^ 0xC075)
+        drawn: Optional[list] = [] if visit.keep_drawn else None
+        left = self.count
+        skip, index = self.skip, -1
+        for family in self.plan:
+            if left <= 0:
+                break
+            runner.busy()
+            samples, built = build_planned(*family, registry=visit.registry, tool=state.tool, source=source,
+                                           cut_random=cut_random, cuts=state.sweep)
+            result.built.append(built)
+            samples = samples[:left]
+            left -= len(samples)
+            if drawn is not None:
+                drawn.extend((sample.operator, sample.anomaly_class) for sample in samples)
+            for sample in samples:
+                index += 1
+                if skip and index in skip:
+                    continue  # it hung or killed a worker: the engine holds it
+                cut = sample.__class__ is Cut
+                base = sample.base if cut else sample
+                key = (base.format, sample.operator)
+                tag = tags.get(key)
+                if tag is None:
+                    tag = tags[key] = f"{base.format}{TAG_SEP}{sample.operator or ''}"
+                cls = sample.anomaly_class or "valid"
+                counts = by_class.get(cls)
+                if counts is None:
+                    counts = by_class[cls] = [0, 0]
+                counts[0] += 1
+                if cut:  # truth None: only a declined answer passes; judge fully only what fails
+                    row = runner.prefix(base.text, sample.end, tag, index)
+                    if declined_quietly(row):
+                        recent.append(sample)
+                        continue
+                    outcome = outcome_of(row)
+                    if outcome.lines:
+                        seeds.append((base.text[:sample.end], base.format, outcome.lines))
+                    if declined(outcome) and not outcome.unsafe:
+                        recent.append(sample)
+                        continue
+                    sample = sample.materialize()
+                else:
+                    outcome = runner(sample.text, tag, index)
+                    if outcome.lines:
+                        seeds.append((sample.text, base.format, outcome.lines))
+                judgment = judge(sample, outcome)
+                if judgment.failed:
+                    counts[1] += 1
+                    outcome = runner.frames(outcome)
+                    state.file(groups, sample, outcome, judgment, signature(sample, judgment, outcome).id)
+                elif len(rerun) < allowance and rnd.random() < RERUN_FRACTION:
+                    rerun.append((sample, outcome, tag))
+                recent.append(sample)
+        for number, (sample, first, tag) in enumerate(rerun, self.count):
+            if skip and number in skip:
+                continue
+            second = runner(sample.text, tag, number)
+            by_class[sample.anomaly_class or "valid"][0] += 1
+            judgment = rerun_judgment(first, second)
+            if judgment is not None:
+                second = runner.frames(second)
+                state.file(groups, sample, second, judgment, signature(sample, judgment, second).id)
+        result.failures = [tuple(group) for group in groups.values()]
+        result.drawn = drawn
+        return result
+
+
+class _VisitState:
+    """A worker's state for one tool visit: its oracle, recent inputs and the signatures it has
+    reported (with their history) so far."""
+
+    def __init__(self, visit: Visit):
+        self.visit = visit
+        self.tool = visit.registry[visit.tool]
+        self.oracle = Oracle(visit.registry, visit.level, cached=False)  # fresh calls: see Promise
+        self.sweep = TRUNCATION_SWEEP in visit.operators
+        self.recent: deque = deque(maxlen=HISTORY)
+        self.reported: set = set()
+        self.tags: dict = {}
+
+    def file(self, groups: dict, sample: Any, outcome: Any, judgment: Any, signature_id: str) -> None:
+        """One failure into this order's groups: the first of its signature in full (with the
+        recent inputs' texts, if the worker never reported it), later ones as a count and the
+        smallest."""
+        group = groups.get(signature_id)
+        if group is None:
+            history = None
+            if signature_id not in self.reported:
+                self.reported.add(signature_id)
+                history = tuple(text_of(item) for item in self.recent)
+            groups[signature_id] = [sample, outcome, judgment, 1, None, history]
+            return
+        group[3] += 1
+        smallest = group[4][0] if group[4] is not None else group[0]
+        if len(sample.text) < len(smallest.text):
+            group[4] = (sample, outcome, judgment)
+
+
+_STATES: "OrderedDict[str, _VisitState]" = OrderedDict()
+_REGISTRIES: "OrderedDict[str, Any]" = OrderedDict()
+
+
+def _state_for(order: FuzzOrder, runner: Any) -> _VisitState:
+    state = _STATES.get(order.key)
+    if state is None:
+        state = _STATES[order.key] = _VisitState(_kept_registry(pickle.loads(order.visit)))
+        while len(_STATES) > VISITS:
+            _STATES.popitem(last=False)
+    else:
+        _STATES.move_to_end(order.key)
+    return state
+
+
+def prepare_for_workers(registry: Any, tools: list) -> None:
+    """Compile ``tools`` (their generators, pattern plans, fallback pools, validators) here, and
+    keep ``registry`` as the one orders of an equal registry use, before the pool forks its
+    zygote: every worker, and every worker started again after a hang or a crash, then inherits
+    them instead of compiling each tool on its first visit (a few milliseconds a tool, and up to
+    seconds for a hypothesis-jsonschema pool). A tool that does not compile is left for its turn,
+    where its error is reported. (With the ``spawn`` start method nothing is inherited.)"""
+    from strategies._internal.schema import compile_tool, tool_validator
+
+    for name in tools:
+        try:
+            tool = registry[name]
+            compile_tool(tool)
+            tool_validator(tool)
+        except Exception:  # noqa: BLE001 - reported when the tool's turn comes
+            continue
+    key = registry_digest(registry)
+    _REGISTRIES.pop(key, None)  # this one, whose tools were just compiled, not an equal copy
+    _keep(key, registry)
+
+
+def _kept_registry(visit: Visit) -> Visit:
+    """``visit`` with the registry this worker already holds under the same key, if any."""
+    key = visit.registry_key
+    if not key:
+        return visit
+    kept = _keep(key, visit.registry)
+    return visit if kept is visit.registry else replace(visit, registry=kept)
+
+
+def _keep(key: str, registry: Any) -> Any:
+    """The registry kept under ``key`` (``registry`` if none was)."""
+    kept = _REGISTRIES.get(key)
+    if kept is not None:
+        _REGISTRIES.move_to_end(key)
+        return kept
+    _REGISTRIES[key] = registry
+    while len(_REGISTRIES) > REGISTRIES:
+        _REGISTRIES.popitem(last=False)
+    return registry
+
+
+def pinned_sample(tag: str, text: str, tool: str, why: str) -> Sample:
+    """The sample an order's pinned input stands for (its truth died with the worker: only the
+    text-level verdicts, hang and death, apply to it)."""
+    fmt, _, operator = tag.partition(TAG_SEP)
+    op = OPERATORS.get(operator)
+    return Sample(text=text, format=fmt or "raw", anomaly_class=op.anomaly_class if op is not None else None,
+                  operator=operator or None, calls=None, tool=tool, truth_known=False,
+                  description=f"pinned when {why}")
+
+
+__all__ = ["FuzzOrder", "HISTORY", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample"]

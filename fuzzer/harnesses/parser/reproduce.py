@@ -1,0 +1,165 @@
+"""Reproduce commands: every finding gets one that runs as printed.
+
+A short input becomes a one-line ``<python> -c '...'`` calling the target on a Python literal of the
+input (runs of a repeated fragment written as ``'x' * n``). An input too long for one line, or a
+finding that only happens after other inputs (history-dependent), gets a *reproducer file*: a small
+JSON document with the target, the earlier inputs and the input, run by
+``<python> -m fuzzer reproduce FILE``. The interpreter is the one running toolfuzz
+(``sys.executable``), so the command works outside an activated virtualenv, where a bare
+``python`` would not find the bundled targets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+#: Longest Python expression of an input that a one-line reproduce command may carry.
+REPRODUCE_LIMIT = 600
+REPRODUCER_VERSION = 1
+#: A run of one fragment (up to 16 characters) repeated 8 times or more: written as `'x' * n`.
+_RUN = re.compile(r"(.{1,16}?)\1{7,}", re.S)
+
+
+def python_literal(text: str) -> str:
+    """A short Python expression for ``text``: long runs of a repeated fragment (deep nesting, huge
+    strings, fence storms — what oversized inputs are made of) become ``'fragment' * n``."""
+    if len(text) > 2_000_000:
+        return repr(text)
+    parts: list[str] = []
+    position = 0
+    for match in _RUN.finditer(text):
+        fragment = match.group(1)
+        count = len(match.group(0)) // len(fragment)
+        if count * len(fragment) < 24:
+            continue
+        if match.start() > position:
+            parts.append(repr(text[position:match.start()]))
+        parts.append(f"{fragment!r} * {count}")
+        position = match.start() + count * len(fragment)
+    if position < len(text):
+        parts.append(repr(text[position:]))
+    return " + ".join(parts) if parts else "''"
+
+
+def python() -> str:
+    """The interpreter running toolfuzz, quoted for a shell."""
+    return shlex.quote(sys.executable or "python3")
+
+
+def needs_file(text: str, history: Sequence[str] = ()) -> bool:
+    return bool(history) or len(python_literal(text)) > REPRODUCE_LIMIT
+
+
+def inline_command(target: str, text: str) -> str:
+    """``<python> -c '...'`` printing what ``target`` returns for ``text`` (or its traceback).
+
+    A target found through the run's directory (a module of the user's next to the tools file,
+    not an installed one) is looked up there, by absolute path: pasted into a terminal elsewhere,
+    the command must find the same code."""
+    literal = python_literal(text)
+    module, _, attr = target.partition(":")
+    home = target_home(target)
+    if "/" in module or module.endswith(".py") or "." in attr:
+        # file paths and Class.method targets load exactly as the engine loads them
+        where = f", cwd={home!r}" if home else ""
+        code = f"from fuzzer.harnesses.parser.target import load_target; print(load_target({target!r}{where})({literal}))"
+    else:
+        where = f"import sys; sys.path.insert(0, {home!r}); " if home else ""
+        code = f"{where}from {module} import {attr} as t; print(t({literal}))"
+    return f"{_env(target)}{python()} -c {shlex.quote(code)}"
+
+
+_HOMES: dict = {}
+
+
+def target_home(target: str, cwd: Optional[str] = None) -> Optional[str]:
+    """The absolute directory ``target`` is found through when it is not importable from
+    anywhere else (a file path, or a module in the run's directory ``cwd``); None for an
+    installed module (the bundled targets, a package of the user's installed in the venv)."""
+    cwd = os.path.abspath(cwd or os.getcwd())
+    module = target.partition(":")[0]
+    if "/" in module or module.endswith(".py"):
+        return cwd
+    key = (module, cwd)
+    if key not in _HOMES:
+        import importlib.machinery
+
+        top = module.split(".")[0]
+        elsewhere = [p for p in sys.path if p not in ("", ".") and os.path.abspath(p) != cwd]
+        found = False
+        for finder in sys.meta_path:
+            try:
+                if finder is importlib.machinery.PathFinder:
+                    spec = finder.find_spec(top, elsewhere)
+                elif hasattr(finder, "find_spec"):
+                    spec = finder.find_spec(top, None)
+                else:
+                    spec = None
+            except Exception:  # noqa: BLE001 - a finder that cannot answer does not find it
+                spec = None
+            if spec is not None:
+                found = True
+                break
+        _HOMES[key] = None if found else cwd
+    return _HOMES[key]
+
+
+def file_command(path: str) -> str:
+    return f"{python()} -m fuzzer reproduce {shlex.quote(path)}"
+
+
+def _env(target: str) -> str:
+    tools = os.environ.get("TOOLFUZZ_TOOLS")
+    if tools and target.startswith("fuzzer.targets.reference:"):
+        return f"TOOLFUZZ_TOOLS={shlex.quote(tools)} "
+    return ""
+
+
+def reproducer_path(directory: str, signature: str) -> str:
+    return os.path.join(directory, f"{signature}.json")
+
+
+def reproducer_document(*, target: str, text: str, history: Sequence[str] = (), reject_on: Sequence[str] = (),
+                        signature: str = "", title: str = "", growth: Optional[dict] = None,
+                        hang_timeout: Optional[float] = None) -> dict[str, Any]:
+    """``growth`` (a slow finding's prefix, fragment, suffix and count) makes `fuzz reproduce`
+    time the fragment's repetitions instead of running the input once; ``hang_timeout`` (a
+    hang's) makes it run the input in a worker that is stopped after that many seconds."""
+    document = {"toolfuzz_reproducer": REPRODUCER_VERSION, "signature": signature, "title": title, "target": target,
+                "reject_on": list(reject_on), "history": list(history), "input": text}
+    home = target_home(target)
+    if home:  # where the target was found: `fuzz reproduce FILE` run elsewhere looks there
+        document["target_home"] = home
+    if growth:
+        document["growth"] = dict(growth)
+    if hang_timeout:
+        document["hang_timeout"] = float(hang_timeout)
+    return document
+
+
+def write_reproducer(path: str, document: dict[str, Any]) -> None:
+    from corpus.store import atomic_write
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(Path(path), (json.dumps(document, indent=2, ensure_ascii=True) + "\n").encode("ascii"))
+
+
+def command_for(*, target: str, text: str, history: Sequence[str] = (),
+                reproduce_dir: Optional[str] = None, signature: str = "") -> str:
+    """The command of a finding: inline when it fits, else the reproducer file in ``reproduce_dir``."""
+    if not needs_file(text, history):
+        return inline_command(target, text)
+    if reproduce_dir is None:
+        return (f"the input is {len(text):,} characters: see minimized_input in the report, save it to FILE "
+                f"and run `{python()} -m fuzzer reproduce FILE --target {target}`")
+    return file_command(reproducer_path(reproduce_dir, signature))
+
+
+__all__ = ["REPRODUCE_LIMIT", "command_for", "file_command", "inline_command", "needs_file", "python",
+           "python_literal", "reproducer_document", "reproducer_path", "target_home", "write_reproducer"]

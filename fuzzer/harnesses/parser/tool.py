@@ -1,0 +1,459 @@
+"""The campaign engine for one tool: probe the formats, then generate, execute and judge.
+
+The hot loop draws samples with a recording :class:`RandomSource` (no Hypothesis per-example
+overhead), sends them to the worker pool in batches, and judges each outcome. It decides nothing
+about reporting: every failure goes to the job's :class:`FindingBook` (one finding per signature),
+and the job (:mod:`fuzzer.harnesses.parser.campaign`) confirms, shrinks and announces them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import random
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from fuzzer.engine.interrupts import BALANCED
+from fuzzer.isolation.pool import Lost
+from fuzzer.harnesses.parser.oracle import Judgment, Oracle, brief, declined, rerun_judgment
+from fuzzer.harnesses.parser.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
+from fuzzer.harnesses.parser.schedule import Cut, SampleStream, Variation
+from strategies._internal.build import Unbuildable, build_sample
+from strategies._internal.formats import FORMATS
+from strategies._internal.mutations import OPERATORS
+from strategies._internal.sample import ANOMALY_CLASSES, Sample
+from strategies._internal.source import RandomSource
+from strategies._internal.tools import registry_digest
+
+#: Valid samples per probed variation (DESIGN.md: probe each format instead of flooding false_reject).
+PROBE_SAMPLES = 12
+#: Most of an execution limit (``--max-examples``) probing may use: the rest is for fuzzing.
+PROBE_SHARE = 0.25
+#: Tells one tool visit from another in the workers' caches (a pool outlives a campaign).
+_VISITS = itertools.count()
+
+
+def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
+    """Operator names selected by ``--anomaly`` values (class names, operator names, ``valid``).
+    The one place that reads ``--anomaly``."""
+    if not anomalies:
+        return sorted(OPERATORS)
+    chosen: list[str] = []
+    for name in anomalies:
+        if name in ANOMALY_CLASSES:
+            chosen.extend(op.name for op in OPERATORS.values() if op.anomaly_class == name)
+        elif name == "valid":
+            continue
+        else:
+            chosen.append(OPERATORS[name].name if name in OPERATORS else _unknown_anomaly(name))
+    return sorted(set(chosen))
+
+
+def _unknown_anomaly(name: str) -> str:
+    import difflib
+
+    from strategies.errors import UnknownName
+
+    close = difflib.get_close_matches(name, list(ANOMALY_CLASSES) + list(OPERATORS) + ["valid"], n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    raise UnknownName(f"unknown anomaly class or operator {name!r}{hint}")
+
+
+def includes_valid(anomalies: Optional[list[str]]) -> bool:
+    return not anomalies or "valid" in anomalies
+
+
+def applicable_somewhere(tool: Any, operators: list[str], include_valid: bool) -> bool:
+    """Can anything selected be generated for ``tool`` in some format? (Static check.)"""
+    return include_valid or any(OPERATORS[op].applies(tool, fmt) for op in operators for fmt in FORMATS)
+
+
+@dataclass
+class ClassStats:
+    executions: int = 0
+    failures: int = 0
+
+
+@dataclass
+class Tally:
+    """Executions by anomaly class: the one source of every count a report prints. ``executions``
+    is always the sum over classes (re-runs for nondeterminism count under their sample's class)."""
+
+    by_class: dict = field(default_factory=dict)
+
+    @property
+    def executions(self) -> int:
+        return sum(s.executions for s in self.by_class.values())
+
+    def count(self, anomaly_class: Optional[str], failed: bool) -> None:
+        self.add(anomaly_class, 1, int(failed))
+
+    def add(self, anomaly_class: Optional[str], executions: int, failures: int) -> None:
+        stats = self.by_class.get(anomaly_class or "valid")
+        if stats is None:
+            stats = self.by_class[anomaly_class or "valid"] = ClassStats()
+        stats.executions += executions
+        stats.failures += failures
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failing execution: what the job's finding book receives."""
+
+    sample: Sample
+    outcome: Any
+    judgment: Judgment
+    #: The inputs run before it (Samples, Cuts or texts, oldest first); called only for a new signature.
+    history: Callable[[], tuple] = tuple
+    #: Failures of this signature it stands for (a worker's order sends one per signature).
+    count: int = 1
+
+
+@dataclass
+class ProbeReport:
+    supported: dict = field(default_factory=dict)  # format -> [variation labels]
+    support: dict = field(default_factory=dict)  # format -> (prose supported, several calls supported)
+    unsupported: dict = field(default_factory=dict)  # format or variation -> why
+    first_rejection: Optional[str] = None  # e.g. "ValueError: could not parse (json)"
+    contract_problem: Optional[str] = None  # the target returns something that is not calls
+
+
+#: Why a format (or a variation of it) counts as unsupported: the target declined every valid probe.
+DECLINED_ALL = "every valid probe was cleanly rejected or answered with no call"
+
+
+class ToolCampaign:
+    """Probing and the fuzzing loop for one tool. ``run(texts, deadline)`` is the pool's run,
+    ``run_orders(orders, deadline)`` its :meth:`~fuzzer.isolation.WorkerPool.run_orders`."""
+
+    #: Have the workers send back what they drew (tests of the schedule read it in :meth:`_take`).
+    keep_drawn = False
+
+    def __init__(self, *, registry: Any, tool_name: str, level: str, formats: Optional[list[str]],
+                 operators: list[str], include_valid: bool, seed: int, oracle: Oracle,
+                 run: Callable[..., list], tally: Tally, on_failure: Callable[[Failure], None],
+                 run_orders: Optional[Callable[..., list]] = None):
+        self.registry = registry
+        self.tool = registry[tool_name]
+        self.level, self.formats, self.operators, self.include_valid = level, formats, operators, include_valid
+        self.seed = seed
+        self.oracle = oracle
+        self.run, self.run_orders = run, run_orders
+        self.tally = tally
+        self.on_failure = on_failure
+        self.source = RandomSource(seed)
+        self._rerun_random = random.Random(seed ^ 0xD1CE)
+        self._recent: deque = deque(maxlen=HISTORY)
+        if formats:
+            for name in formats:
+                FORMATS[name]  # unknown format: UnknownName with close matches
+        self.stream: Optional[SampleStream] = None
+        #: Orders planned in this visit so far (:meth:`fuzz`), and the next round's, planned ahead.
+        self.planned = 0
+        self._ahead: Optional[tuple] = None  # ((counts, reruns), orders)
+        #: The exploration arm (coverage feedback, seeds, havoc), when coverage is on.
+        self.explorer: Any = None
+        #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
+        self.class_weights: Optional[dict] = None
+        self._probes: Optional[tuple] = None  # built ahead (prepare_probes)
+
+    # -- probing ---------------------------------------------------------------------------------
+    def probe(self, deadline: Optional[float], examples: Optional[int] = None) -> ProbeReport:
+        """Which formats (and prose / several-calls variations) the target supports.
+
+        Declared formats (``--format``) are supported by definition, but prose around the call and
+        several calls per output are still probed. Probes are judged like any sample: a wrong
+        answer on a probe is a finding. With an execution limit (``examples`` for this tool), each
+        variation gets fewer samples so probing uses at most ``PROBE_SHARE`` of it (one at least)."""
+        report = ProbeReport()
+        names = self.formats or list(FORMATS)
+        declared = bool(self.formats)
+        variations, batch, owner, unwritable = self._probes if self._probes is not None and examples is None \
+            else self.build_probes(examples)
+        self._probes = None
+        outcomes = self._run_probes(batch, deadline)
+        if self.explorer is not None:
+            self.explorer.observe(batch, outcomes)
+        ran = [i for i, o in enumerate(outcomes) if o is not None]
+        probed = {owner[i] for i in ran}
+        every_declined = {v: True for v in probed}
+        invalid = {v: True for v in probed}
+        results: dict[Variation, list] = {v: [] for v in probed}
+        for i in ran:
+            v, sample, outcome = owner[i], batch[i], outcomes[i]
+            results[v].append((sample, outcome))
+            if not declined(outcome):
+                every_declined[v] = False
+            if outcome.kind != "invalid":
+                invalid[v] = False
+            if report.first_rejection is None and outcome.kind == "rejected":
+                message = (outcome.message or "").strip().splitlines()
+                report.first_rejection = (f"{outcome.exception}: {message[0][:160]}" if message
+                                          else str(outcome.exception)) + f" (on valid {v.label})"
+        if probed and all(invalid.values()):
+            first = next(o for o in outcomes if o is not None)
+            report.contract_problem = (f"the target does not return calls ({first.message}); it must return a "
+                                       "list of {name, arguments} calls, one call, or None")
+            return report
+        for name in names:
+            bare, prose, several = (Variation(name, False, False), Variation(name, True, False),
+                                    Variation(name, False, True))
+            if name in unwritable:
+                report.unsupported[name] = f"cannot write the tool name {self.tool.name!r}"
+                continue
+            if bare not in probed:
+                report.unsupported[name] = "not probed: the budget ran out first"
+                continue
+            if every_declined[bare] and not declared:
+                report.unsupported[name] = DECLINED_ALL
+                continue
+            ok = {v: v in probed and not every_declined[v] for v in (prose, several)}
+            report.supported[name] = [bare.label] + [v.label for v in (prose, several) if ok[v]]
+            report.support[name] = (ok[prose], ok[several])
+            for v in (prose, several):
+                if not ok[v]:
+                    report.unsupported[v.label] = (DECLINED_ALL if v in probed
+                                                   else "not probed: the budget ran out first")
+        for v in sorted(probed, key=variations.index):
+            if every_declined[v] and not (declared and not v.chatter and not v.multi):
+                continue  # an unsupported variation: its rejections are not findings
+            for sample, outcome in results[v]:
+                self._judge(sample, outcome)
+                if self.explorer is not None:
+                    self.explorer.add_seed(sample.text, sample.format)
+        return report
+
+    def build_probes(self, examples: Optional[int] = None) -> tuple:
+        """The probe samples :meth:`probe` runs: (variations, samples, each sample's variation, the
+        formats that cannot write this tool's name). The campaign builds the next tool's ahead
+        (:meth:`prepare_probes`) while this one's orders run, so the worker does not wait for them."""
+        names = self.formats or list(FORMATS)
+        variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
+        per_variation = PROBE_SAMPLES if examples is None else \
+            max(1, min(PROBE_SAMPLES, int(examples * PROBE_SHARE) // len(variations)))
+        batch: list[Sample] = []
+        owner: list[Variation] = []
+        unwritable: set[str] = set()
+        for v in variations:
+            for _ in range(per_variation):
+                self.source.reset()
+                try:
+                    batch.append(build_sample(self.source, registry=self.registry, tool=self.tool,
+                                              format=v.format, chatter=v.chatter, multi=v.multi))
+                    owner.append(v)
+                except Unbuildable:  # the format cannot write this tool's name
+                    unwritable.add(v.format)
+                    break
+        return variations, batch, owner, unwritable
+
+    def prepare_probes(self) -> None:
+        """Build the probes now (another thread may), for a :meth:`probe` without an execution
+        limit: the same samples it would build, from the same source, so a seed's run stays the same."""
+        self._probes = self.build_probes()
+
+    def start_stream(self, report: ProbeReport) -> SampleStream:
+        """The structured arm, drawn here (see :meth:`fuzz` for drawing it in the workers)."""
+        self.stream = SampleStream(registry=self.registry, tool=self.tool, formats=dict(report.support),
+                                   operators=self.operators, include_valid=self.include_valid,
+                                   seed=self.seed, source=self.source, cuts=True, class_weights=self.class_weights)
+        return self.stream
+
+    def visit(self, report: ProbeReport) -> None:
+        """Plan this visit's structured arm here and have the workers build it (:meth:`fuzz`)."""
+        self.start_stream(report)
+        visit = Visit(registry=self.registry, tool=self.tool.name, operators=list(self.operators), level=self.level,
+                      keep_drawn=self.keep_drawn, registry_key=registry_digest(self.registry))
+        self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
+                       pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
+        self.planned = 0
+        self._ahead = None
+
+    def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int,
+             stop_sending: Optional[float] = None, on_sent: Optional[Callable[[], None]] = None,
+             file: bool = True, stop_when: Optional[Callable[[], bool]] = None) -> Any:
+        """The structured arm in the workers: one :class:`~fuzzer.harnesses.parser.orders.FuzzOrder` of ``n``
+        samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
+        scheduler and built and judged by a worker; their results are filed in order as they
+        arrive, like the outcomes :meth:`execute` judges. Returns the executions.
+
+        The next round (the same counts) is planned while this one runs, from what the rounds
+        before this one built, so the workers do not wait for it; what this round built is told
+        to the scheduler afterwards. Both are fixed points of the run, so a seed's run stays the
+        same. A visit's first round is not planned ahead of: its first pass must be heard first.
+        ``on_sent`` is called once the first orders are on their way (work to do meanwhile).
+
+        ``file`` False (a round run in a thread beside the campaign's, while it settles findings):
+        nothing is filed; the round's ``(orders, results)`` are returned for :meth:`file_round`,
+        called in the campaign's thread. Once ``stop_when()`` is true, orders not sent yet are not
+        sent (a Ctrl-C in that thread)."""
+        ahead, self._ahead = self._ahead, None
+        orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
+        planning_ahead = self.planned > len(orders)
+        done = 0
+        ran = 0
+
+        def take_arrived(results: list) -> None:
+            """File the results that arrived, in the orders' order (so a seed's findings and
+            counts never depend on which worker finished first)."""
+            nonlocal done, ran
+            while file and done < len(results) and results[done] is not None:
+                ran += self._take(results[done], orders[done])
+                done += 1
+            if planning_ahead and self._ahead is None:
+                self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
+
+        results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived,
+                                  on_sent=on_sent, stop_when=stop_when)
+        take_arrived(results)
+        for order, result in zip(orders, results):
+            if result is not None and not isinstance(result, Lost):
+                for family, built in zip(order.plan, result.built):
+                    self.stream.feedback(family, built)
+        if not file:
+            return orders, results
+        for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
+            ran += self._take(result, order)
+        return ran
+
+    def file_round(self, orders: list, results: list) -> int:
+        """File a round :meth:`fuzz` ran without filing; returns its executions."""
+        return sum(self._take(result, order) for order, result in zip(orders, results))
+
+    def _plan(self, counts: list[int], reruns: int) -> list:
+        key, visit = self._visit
+        orders = []
+        for n in counts:
+            self.planned += 1
+            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self.planned) & 0xFFFFFFFF,
+                                    n, reruns))
+        return orders
+
+    def _take(self, result: Any, order: Any) -> int:
+        """File one order's result (None: cut off by the deadline) and the inputs it hung or
+        killed a worker on; returns the executions they count. What it built reaches the
+        scheduler in :meth:`fuzz`, at a fixed point."""
+        ran = sum(self._take_lost(lost) for lost in order.lost)
+        if result is None or isinstance(result, Lost):
+            return ran  # a Lost result is one of ``order.lost``, or pins nothing
+        tally = self.tally
+        with BALANCED:  # its failures are in their classes and in the finding book, or in neither
+            for cls, (executions, failures) in result.by_class.items():
+                tally.add(cls, executions, failures)
+            for sample, outcome, judgment, count, smallest, history in result.failures:
+                earlier = history or ()
+                if smallest is not None:  # the same bug in a smaller input: offered for shrinking
+                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier))
+                    self.on_failure(Failure(*smallest, count=count - 1))
+                else:
+                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
+        if result.seeds and self.explorer is not None:
+            self.explorer.observe_seeds(result.seeds)
+        return ran + result.executions
+
+    def _take_lost(self, lost: Any) -> int:
+        """Judge an input an order's worker hung or died on (1 execution; 0 when nothing was pinned)."""
+        if not lost.tag and not lost.text:
+            return 0  # its worker died between inputs, again and again: nothing to pin it on
+        why = f"its worker {lost.outcome.kind}" + ("" if lost.whole else " (the input's beginning only)")
+        self._judge(pinned_sample(lost.tag, lost.text, self.tool.name, why), lost.outcome)
+        return 1
+
+    # -- executing -------------------------------------------------------------------------------
+    def execute(self, samples: list, deadline: Optional[float], rerun_allowance: int) -> int:
+        """Run a batch (samples, and cut-offs sent as references to their base text), judge, record.
+        Returns how many ran (the rest were cut off by the deadline)."""
+        texts: list = []
+        position: dict[int, int] = {}
+        for sample in samples:
+            if sample.__class__ is Cut:
+                base = position.get(id(sample.base))
+                texts.append((base, sample.end) if base is not None else sample.base.text[:sample.end])
+            else:
+                position[id(sample)] = len(texts)
+                texts.append(sample.text)
+        rerun: list[tuple[Sample, Any]] = []
+        judged = 0
+        recent = self._recent
+
+        def judge_arrived(outcomes: list) -> None:
+            """Judge, in order, the outcomes that have arrived since the last call — while the
+            worker runs the next texts (the pool calls this as results come in)."""
+            nonlocal judged
+            while judged < len(samples):
+                outcome = outcomes[judged]
+                if outcome is None:
+                    return
+                sample = samples[judged]
+                judged += 1
+                if sample.__class__ is Cut:
+                    # Truth None: only a declined answer passes. Judge fully only what fails.
+                    if declined(outcome) and not outcome.unsafe:
+                        self.tally.count(Cut.anomaly_class, False)
+                        recent.append(sample)
+                        continue
+                    sample = sample.materialize()
+                if not self._judge(sample, outcome) and outcome.kind != "hung" \
+                        and len(rerun) < rerun_allowance and self._rerun_random.random() < RERUN_FRACTION:
+                    rerun.append((sample, outcome))
+                recent.append(sample)
+
+        outcomes = self.run(texts, deadline=deadline, on_result=judge_arrived)
+        judge_arrived(outcomes)  # the rest (after the first None: cut off by the deadline)
+        ran = judged
+        if rerun:
+            self.check_determinism(rerun, deadline)
+        if self.explorer is not None:
+            self.explorer.observe(samples[:ran], outcomes[:ran])
+        return ran
+
+    def _run_probes(self, batch: list, deadline: Optional[float]) -> list:
+        """The probes' outcomes. Which formats are supported is known only once all have run, but
+        a crash, a hang or an unsafe act is a finding in any format: on Ctrl-C those that arrived
+        are judged before it is raised (a parser that hung on every probe showed "0 executions,
+        interrupted before anything was found" after seconds of hangs)."""
+        arrived: list = []
+
+        def keep(results: list) -> None:  # the list the pool fills, as outcomes arrive
+            arrived[:] = [results]
+
+        try:
+            return self.run([s.text for s in batch], deadline=deadline, on_result=keep)
+        except KeyboardInterrupt:
+            for sample, outcome in zip(batch, arrived[0] if arrived else ()):
+                if outcome is not None and (outcome.kind in ("raised", "hung", "died") or outcome.unsafe):
+                    self._judge(sample, outcome)
+            raise
+
+    def _judge(self, sample: Sample, outcome: Any) -> bool:
+        """Judge, count, hand a failure to the book; True when it failed."""
+        judgment = self.oracle.judge(sample, outcome)
+        if not judgment.failed:
+            self.tally.count(sample.anomaly_class, False)
+            return False
+        recent = self._recent
+        with BALANCED:  # counted in its class and in its finding, or in neither
+            self.tally.count(sample.anomaly_class, True)
+            self.on_failure(Failure(sample, outcome, judgment, lambda: tuple(recent)))
+        return True
+
+    def check_determinism(self, pairs: list[tuple[Sample, Any]], deadline: Optional[float]) -> list[bool]:
+        """Re-run inputs; a different answer is a nondeterminism failure. Returns which differed."""
+        outcomes = self.run([s.text for s, _ in pairs], deadline=deadline)
+        differed = []
+        for (sample, first), second in zip(pairs, outcomes):
+            if second is None:
+                differed.append(False)
+                continue
+            self.tally.count(sample.anomaly_class, False)
+            judgment = rerun_judgment(first, second)
+            differed.append(judgment is not None)
+            if judgment is not None:
+                self.on_failure(Failure(sample, second, judgment))
+        return differed
+
+
+__all__ = ["ClassStats", "Failure", "ProbeReport", "Tally", "ToolCampaign", "applicable_somewhere", "brief",
+           "includes_valid", "resolve_operators"]
