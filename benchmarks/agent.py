@@ -31,7 +31,7 @@ from fuzzer.harnesses.agent.policy import AgentPolicy  # noqa: E402
 from fuzzer.harnesses.agent.script import FINAL_ANSWERS, Script, ScriptCall, Turn, link_results  # noqa: E402
 from fuzzer.harnesses.agent.worker import loop_maker, play  # noqa: E402
 from fuzzer.engine.pipeline import run_job  # noqa: E402
-from fuzzer.harnesses.parser.target import load_target  # noqa: E402
+from fuzzer.engine.references import load_target  # noqa: E402
 from strategies._internal.tools import builtin_registry  # noqa: E402
 
 GOAL = 500.0

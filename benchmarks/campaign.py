@@ -23,7 +23,8 @@ sys.path.insert(0, ROOT)
 
 from benchmarks.json_target import parse as json_target  # noqa: E402
 from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings  # noqa: E402
-from fuzzer.isolation import TargetSpec, WorkerPool  # noqa: E402
+from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.isolation import WorkerPool  # noqa: E402
 from fuzzer.engine.pipeline import run_job  # noqa: E402
 from strategies import OPERATORS, RandomSource, builtin_registry, render  # noqa: E402
 from strategies._internal.mutations import MutationContext, NotApplicable  # noqa: E402

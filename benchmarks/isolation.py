@@ -19,8 +19,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fuzzer.isolation import TargetSpec, WorkerPool  # noqa: E402
-from fuzzer.harnesses.parser.target import normalize_calls  # noqa: E402
+from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.isolation import WorkerPool  # noqa: E402
+from fuzzer.engine.calls import normalize_calls  # noqa: E402
 
 
 def make_texts(count: int) -> list[str]:

@@ -126,7 +126,8 @@ class EngineSession:
         self._error: Optional[str] = None
 
     def pool(self, *, target: str, reject_on: tuple, timeout: float) -> Any:
-        from fuzzer.isolation import TargetSpec, WorkerPool
+        from fuzzer.harnesses.parser.outcome import TargetSpec
+        from fuzzer.isolation import WorkerPool
 
         spec = TargetSpec(target=target, reject_on=tuple(reject_on), cwd=self.settings.cwd, timeout=timeout)
         if spec not in self._pools:

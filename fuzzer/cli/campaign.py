@@ -20,7 +20,7 @@ def target_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: 
     """The workers of a target. They can always trace an input when asked (a corruption's
     signature names the functions it ran, with or without exploration); ``sampling`` also traces a
     share of all inputs for the coverage feedback."""
-    from fuzzer.isolation import TargetSpec
+    from fuzzer.harnesses.parser.outcome import TargetSpec
 
     share = (DETERMINISTIC_TRACE_SHARE if deterministic else None) if sampling else 0.0
     return TargetSpec(target=target, reject_on=tuple(reject_on), cwd=cwd or os.getcwd(), timeout=timeout,

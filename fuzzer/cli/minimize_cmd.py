@@ -101,7 +101,8 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
     import traceback
 
     from fuzzer.inputs import InputError, read_sample_file, read_text_exactly
-    from fuzzer.harnesses.parser.target import load_reject_types, load_target, normalize_calls
+    from fuzzer.engine.calls import normalize_calls
+    from fuzzer.engine.references import load_reject_types, load_target
     from strategies._internal.sample import json_equal
     from strategies.errors import ToolfuzzError
 
@@ -191,7 +192,8 @@ def _still_hangs(target: str, home: str, reject: list, history: list, text: str,
     """A hang's input, run (after its history) in a worker that is stopped after ``timeout``
     seconds, as the campaign ran it: True, with where it was stuck, while it still hangs;
     otherwise the caller runs it here and shows what it does now."""
-    from fuzzer.isolation import TargetSpec, WorkerPool
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
 
     spec = TargetSpec(target=target, reject_on=tuple(reject), cwd=home or os.getcwd(), timeout=timeout)
     with closing(WorkerPool(spec)) as pool:

@@ -313,7 +313,7 @@ def records_add(db: str, files: tuple, kind: str, text: Optional[str], text_file
                 calls = json.loads(calls_json)
             except ValueError as exc:
                 raise ConfigError(f"--calls: not JSON ({exc})") from None
-            from fuzzer.harnesses.parser.target import InvalidReturn, normalize_calls
+            from fuzzer.engine.calls import InvalidReturn, normalize_calls
 
             try:
                 calls = normalize_calls(calls)

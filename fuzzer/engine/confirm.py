@@ -23,25 +23,19 @@ ALONE, HISTORY, FLAKY, UNKNOWN = "alone", "history", "flaky", "unknown"
 MAX_TESTS = 60
 
 
-def text_of(item: Any) -> str:
-    """A remembered input: a Sample, a cut-off of one (``Cut``), or a text (what a worker's
-    order remembers)."""
-    if item.__class__ is str:
-        return item
-    base = getattr(item, "base", None)
-    return base.text[:item.end] if base is not None else item.text
-
-
 class Confirmer:
-    """``run(texts, deadline=, fresh=True)`` runs texts in order in a new worker; ``same(outcome)``
-    says whether the last one failed with the finding's signature."""
+    """``run(payloads, deadline=, fresh=True)`` runs payloads in order in a new worker;
+    ``same(outcome)`` says whether the last one failed with the finding's signature. Every harness
+    confirms this way (:class:`fuzzer.engine.campaign.CampaignJob`); ``history`` holds the payloads
+    its worker ran before the failure, as far as the harness keeps them (none: a failure that does
+    not happen again alone is FLAKY)."""
 
     def __init__(self, run: Callable[..., list]):
         self.run = run
         #: sequence -> whether it reproduced, for the confirmation under way (each runs once)
         self._tried: dict[tuple, bool] = {}
 
-    def confirm(self, text: str, history: Sequence[Any], same: Callable[[Any], bool],
+    def confirm(self, text: Any, history: Sequence[Any], same: Callable[[Any], bool],
                 deadline: Optional[float]) -> tuple[str, tuple]:
         """(status, the shortest history that reproduces it: () unless status is HISTORY)."""
         first = self.run([text], deadline=deadline, fresh=True)[0]
@@ -49,7 +43,7 @@ class Confirmer:
             return UNKNOWN, ()
         if same(first):
             return ALONE, ()
-        earlier = [text_of(item) for item in history]
+        earlier = list(history)
         if not earlier:
             return FLAKY, ()
         self._tried = {}
@@ -98,4 +92,4 @@ class Confirmer:
         return kept + rest
 
 
-__all__ = ["ALONE", "Confirmer", "FLAKY", "HISTORY", "UNKNOWN", "text_of"]
+__all__ = ["ALONE", "Confirmer", "FLAKY", "HISTORY", "UNKNOWN"]

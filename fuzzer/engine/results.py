@@ -81,6 +81,8 @@ class ShrunkFinding:
     Each harness's finding (a dataclass too) adds its first input and what running it gave; the
     fields here with defaults are keyword-only, so a subclass's own fields may follow them."""
 
+    #: The harness whose finding it is (the corpus entry kind; names its verdicts' words).
+    kind: ClassVar[str] = ""
     first_input: ClassVar[str]
     signature: Any  # corpus.signature.Signature
     verdict: Any  # a fuzzer.harnesses.parser.oracle.Verdict (parser harness) or the verdict's word (executor, agent)
@@ -91,6 +93,19 @@ class ShrunkFinding:
     shrink_note: str = ""  # e.g. "not minimized: the budget ran out"
     #: Shrinking was cut off by its budget: what it found is smaller, but not a minimum.
     shrink_stopped: bool = False
+    #: What confirming it in a fresh worker said (fuzzer.engine.confirm: alone, history, flaky), or
+    #: None when it was not run again (a hang, --no-confirm, the budget ended first).
+    confirmed: Optional[str] = None
+    #: False when it did not happen again when its input ran again (reported, never dropped).
+    reproducible: bool = True
+    #: Inputs that must run before this one, in a fresh worker, for it to fail (history-dependent).
+    history: tuple = ()
+    notes: list = field(default_factory=list)
+    found_at_s: float = 0.0  # seconds into the job when it was first seen
+    #: (case, outcome): a smaller input with the same signature, to shrink when there is time.
+    candidate: Any = None
+    #: Set when it turned out to be the same bug as an earlier finding (counted there).
+    merged_into: Any = None
 
     @property
     def verdict_name(self) -> str:
@@ -101,6 +116,15 @@ class ShrunkFinding:
     def is_minimized(self) -> bool:
         """Shrunk to a local minimum (a search its budget cut off is not one)."""
         return self.minimized is not None and not self.shrink_stopped
+
+    @property
+    def title(self) -> str:
+        return self.signature.title
+
+    @property
+    def case(self) -> Any:
+        """The first input that showed it (a harness names it: ``sample``, ``scenario``, ``script``)."""
+        return getattr(self, self.first_input)
 
     @property
     def best(self) -> Any:

@@ -25,7 +25,8 @@ import os
 import sys
 from typing import Any, Optional
 
-from fuzzer.isolation.outcome import NO_EXTRA
+#: What the instruments add to a result when they are off: (lines, functions, unsafe), all empty.
+NO_EXTRA = ((), (), ())
 
 _DONE: set = set()
 

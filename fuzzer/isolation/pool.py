@@ -1,5 +1,5 @@
 """The supervisor side: :class:`WorkerPool` starts the zygote, feeds workers batches, watches for
-hangs and deaths, pins them on the exact input, restarts and requeues (see :mod:`fuzzer.isolation`)."""
+hangs and deaths, pins them on the exact payload, restarts and requeues (see :mod:`fuzzer.isolation`)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from multiprocessing import get_context, reduction
 from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from fuzzer.engine.interrupts import BALANCED
-from fuzzer.isolation.outcome import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
-                                      PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, Outcome, TargetSpec)
+from fuzzer.isolation.spec import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
+                                   PIPELINED_PARTS, POLL, PROTOCOL, STRIDE)
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
 from fuzzer.isolation.worker import DUMP_SIGNAL, _zygote_main, read_pin, read_trace, trace_path
 from strategies.errors import TargetError
@@ -63,11 +63,11 @@ _S = TypeVar("_S", bound="Started")
 class Lost:
     """An input of an order on which its worker hung or died: the input (``tag`` and ``text`` as
     the order pinned them; ``whole`` False when only its beginning fitted; ``index``, its place in
-    the order, -1 when nothing was pinned) and its ``outcome``."""
+    the order, -1 when nothing was pinned) and its ``outcome`` (what the spec's ``fault`` made)."""
 
     __slots__ = ("outcome", "tag", "text", "whole", "index")
 
-    def __init__(self, outcome: Outcome, tag: str, text: str, whole: bool, index: int):
+    def __init__(self, outcome: Any, tag: str, text: str, whole: bool, index: int):
         self.outcome, self.tag, self.text, self.whole, self.index = outcome, tag, text, whole, index
 
 
@@ -105,10 +105,13 @@ class Started:
 
 
 class WorkerPool(Started):
-    """Workers that run ``spec.target`` on texts and report one :class:`Outcome` per text.
+    """Workers that run what ``spec`` serves (:mod:`fuzzer.isolation.spec`) on payloads and report
+    one result per payload: ``spec.decode`` of the worker's, or ``spec.fault(...)`` for a payload
+    its worker hung or died on.
 
-    Use as a context manager (or call :meth:`start` / :meth:`close`). ``run(texts)`` preserves
-    order. A load failure raises :class:`~strategies.errors.TargetError` from :meth:`start`.
+    Use as a context manager (or call :meth:`start` / :meth:`close`). ``run(payloads)`` preserves
+    order. A load failure raises :class:`~strategies.errors.TargetError` from :meth:`start`;
+    ``info`` is what the served object offered (its ``info`` attribute) once it loaded.
     ``start_method`` is the multiprocessing method for the zygote: ``fork`` on Linux (cheap, and
     the engine has imported no user code), ``spawn`` elsewhere; workers are always forked from it.
     A fork is as cheap as the zygote is small, so ``spawn`` pays ~0.2 s once to make restarts
@@ -117,8 +120,9 @@ class WorkerPool(Started):
     workers their configuration); they are set in this process only while the zygote starts.
     """
 
-    def __init__(self, spec: TargetSpec, workers: int = 1, *, batch_size: int = BATCH_SIZE,
-                 start_method: str | None = None, environ: Mapping[str, str] | None = None):
+    def __init__(self, spec: Any, workers: int = 1, *, batch_size: int = BATCH_SIZE,
+                 start_method: str | None = None, environ: Mapping[str, str] | None = None,
+                 load_timeout: float = LOAD_TIMEOUT):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.workers, self.batch_size = spec, int(workers), max(1, int(batch_size))
@@ -126,10 +130,14 @@ class WorkerPool(Started):
         self.environ = dict(environ or {})
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
+        self.load_timeout = load_timeout
         self.restarts = 0
-        #: Every (file, line) of the target any input reached (with ``spec.coverage``).
+        #: What the served object offered when it loaded (None until the pool has started).
+        self.info: Any = None
+        #: Every (file, line) of the code under test any payload reached, for a spec that traces
+        #: (the parser's: ``spec.coverage``, read from each result's ``lines``).
         self.lines: set = set()
-        self._trace: bool | None = None
+        self._options: Any = None
         self._queue_bytes = 0
         self._zygote: Any = None
         self._ctl: Any = None
@@ -154,7 +162,7 @@ class WorkerPool(Started):
         return [self._zygote.pid] + [s.pid for s in self._slots if s.pid]
 
     def start(self) -> None:
-        """Fork the zygote, let it import the target, then fork the workers."""
+        """Fork the zygote, let it load what the spec serves, then fork the workers."""
         if self._zygote is not None:
             return
         with _environ_set(self.environ):
@@ -175,17 +183,17 @@ class WorkerPool(Started):
         self._shared, self._pins = shared, memoryview(pins).cast("B")
         _LIVE_POOLS.add(self)
         try:
-            if not ctl.poll(LOAD_TIMEOUT):
-                raise TargetError(f"target {self.spec.target!r}: loading did not finish within "
-                                  f"{LOAD_TIMEOUT:g} s")
+            if not ctl.poll(self.load_timeout):
+                raise TargetError(f"{self.spec.label}: loading did not finish within {self.load_timeout:g} s")
             try:
-                status, message = ctl.recv()
+                status, *answer = ctl.recv()
             except (EOFError, OSError):
                 zygote.join(5)
-                raise TargetError(f"target {self.spec.target!r}: the process importing it died "
+                raise TargetError(f"{self.spec.label}: the process loading it died "
                                   f"(exit code {zygote.exitcode})") from None
             if status != "ok":
-                raise TargetError(message)
+                raise TargetError(answer[0])
+            self.info = answer[1]
             self._slots = [_Slot(i) for i in range(self.workers)]
             self._queue_bytes = queue_limit(ctl)
             for slot in self._slots:
@@ -234,7 +242,7 @@ class WorkerPool(Started):
             status, pid = self._ctl.recv()
         except (EOFError, OSError) as exc:
             mine.close()
-            raise TargetError(f"target {self.spec.target!r}: the worker supervisor process died "
+            raise TargetError(f"{self.spec.label}: the worker supervisor process died "
                               f"({type(exc).__name__})") from None
         finally:
             theirs.close()
@@ -245,21 +253,22 @@ class WorkerPool(Started):
 
     # -- running
 
-    def run_one(self, text: str) -> Outcome:
-        return self.run([text])[0]
+    def run_one(self, payload: Any) -> Any:
+        return self.run([payload])[0]
 
-    def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False,
-            trace: bool | None = None, on_result: Callable[[list], None] | None = None) -> list[Any]:
-        """One outcome per text, in order. Interrupting it (Ctrl-C) closes the pool.
+    def run(self, texts: Iterable[Any], *, deadline: float | None = None, fresh: bool = False,
+            options: Any = None, on_result: Callable[[list], None] | None = None) -> list[Any]:
+        """One result per payload, in order. Interrupting it (Ctrl-C) closes the pool.
 
-        ``deadline`` (a ``time.monotonic()`` value): inputs not finished by then get ``None``
+        ``deadline`` (a ``time.monotonic()`` value): payloads not finished by then get ``None``
         (not run) — the workers running them are restarted, so ``--budget`` stays a limit even
-        when every input hangs. ``fresh``: run the texts in order in one newly forked worker that
-        has run nothing before (a finding is confirmed alone, or after exactly the inputs given).
-        ``on_result(results)``: called whenever outcomes arrive, with the list being filled (None
-        where none has arrived yet). The texts then go in smaller messages, so the caller judges
-        the first outcomes while the workers run the next ones instead of both waiting in turn;
-        it must not call the pool.
+        when every payload hangs. ``fresh``: run the payloads in order in one newly forked worker
+        that has run nothing before (a finding is confirmed alone, or after exactly the inputs
+        given). ``options``: passed with every payload to ``served.run`` (the parser harness: whether
+        to trace). ``on_result(results)``: called whenever results arrive, with the list being
+        filled (None where none has arrived yet). The payloads then go in smaller messages, so the
+        caller judges the first results while the workers run the next ones instead of both
+        waiting in turn; it must not call the pool.
         """
         texts = list(texts)
         count = len(texts)
@@ -279,15 +288,16 @@ class WorkerPool(Started):
                            self._queueable(texts))
         pending = batches(texts, size)
         try:
-            self._trace = trace
+            self._options = options
             self._drive(texts, pending, results, slots, deadline, on_result)
         except BaseException:
             self.close()
             raise
-        if self.spec.coverage:
+        if getattr(self.spec, "coverage", False):
             for outcome in results:
-                if outcome is not None and outcome.lines:
-                    self.lines.update(outcome.lines)
+                lines = getattr(outcome, "lines", None)
+                if lines:
+                    self.lines.update(lines)
         return results
 
     def _queueable(self, texts: list[str]) -> int:
@@ -322,7 +332,7 @@ class WorkerPool(Started):
         results: list[Any] = [None] * len(orders)
         pending = deque([i] for i in range(len(orders)))
         try:
-            self._trace, self._orders, self._order_list = None, True, orders
+            self._options, self._orders, self._order_list = None, True, orders
             self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent, stop_when)
         except BaseException as exc:
             if on_result is not None and isinstance(exc, KeyboardInterrupt):
@@ -335,16 +345,17 @@ class WorkerPool(Started):
             self._orders, self._order_list = False, []
         return results
 
-    def sample_stack(self, text: str, after_s: float, deadline: float | None = None) -> tuple[Any, tuple]:
-        """Run ``text`` alone in a fresh worker and, if it is still running after ``after_s``, take
-        its Python stack without stopping it (where a slow input spends its time). Returns
-        (outcome or None past ``deadline``, frames innermost last, () when it finished first)."""
+    def sample_stack(self, text: Any, after_s: float, deadline: float | None = None,
+                     options: Any = None) -> tuple[Any, tuple]:
+        """Run one payload alone in a fresh worker and, if it is still running after ``after_s``,
+        take its Python stack without stopping it (where a slow input spends its time). Returns
+        (result or None past ``deadline``, frames innermost last, () when it finished first)."""
         self.start()
         slot = self._slots[0]
         self._spawn(slot)
         texts, results = [text], [None]
         pending = batches(texts, 1)
-        self._trace = False
+        self._options = options
         try:
             self._send(slot, pending, texts, results)
             sampled = False
@@ -410,7 +421,7 @@ class WorkerPool(Started):
                     if self._orders:
                         results[batch[0]] = rows
                     else:
-                        collect(batch, rows, results)
+                        collect(batch, rows, results, self.spec.decode)
                     slot.blameless = 0
                     arrived = True
             if on_result is not None and (arrived or self.restarts != restarts):
@@ -433,7 +444,7 @@ class WorkerPool(Started):
         if slot.inflight and (slot.inflight[-1][2] > limit or
                               (not orders and sum(size_of(texts, i) for i in batch) > limit)):
             return False
-        payload = pickle.dumps((slot.next_seq, texts[batch[0]] if orders else message(texts, batch), self._trace),
+        payload = pickle.dumps((slot.next_seq, texts[batch[0]] if orders else message(texts, batch), self._options),
                                PROTOCOL)
         if slot.inflight and len(payload) > limit:
             return False
@@ -506,7 +517,7 @@ class WorkerPool(Started):
                 if k >= 0 else None
             if pinned is not None or slot.blameless >= BLAMELESS_RETRIES:
                 slot.blameless = 0
-                outcome = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited", frames=frames)
+                outcome = self.spec.fault(kind, elapsed, detail or status or "worker exited", frames)
                 lost = Lost(outcome, *(pinned or ("", "", False, -1)))
                 order = self._order_list[batch[0]]
                 resume = getattr(order, "resume", None)
@@ -526,8 +537,7 @@ class WorkerPool(Started):
                 return
             k = 0
         slot.blameless = 0
-        results[batch[k]] = Outcome(kind, elapsed=elapsed, detail=detail or status or "worker exited",
-                                    frames=frames)
+        results[batch[k]] = self.spec.fault(kind, elapsed, detail or status or "worker exited", frames)
         # Results of batch[:k] died with the worker: run them again, apart from batch[k+1:], so
         # each input is re-run at most once per death however the deaths are spread.
         requeue = [part for part in (batch[:k], batch[k + 1:]) if part]

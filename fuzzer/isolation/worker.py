@@ -1,29 +1,27 @@
-"""The worker side: the zygote that imports the target once and forks workers, and the worker
-loop that runs texts and sends plain-data results back (see :mod:`fuzzer.isolation`)."""
+"""The worker side: the zygote that loads what a spec serves once and forks workers, and the worker
+loop that runs payloads (or orders) and sends plain-data results back (see :mod:`fuzzer.isolation`)."""
 
 from __future__ import annotations
 
 import faulthandler
-import functools
+import importlib
 import os
 import pickle
 import re
 import signal
 import sys
 import tempfile
-import time
-import traceback
 from multiprocessing import connection as mpc
 from multiprocessing import reduction
 from typing import Any
 
 from fuzzer.engine.frames import in_stdlib, named, without_library_tail
-from fuzzer.isolation.outcome import (FRAME_LIMIT, MESSAGE_LIMIT, NO_EXTRA, PIN_BYTES, PIN_HEADER, PIN_STRUCT,
-                                      PROTOCOL, STRIDE, TargetSpec)
-from fuzzer.isolation.wire import outcome_of
-from fuzzer.harnesses.parser.target import (InvalidReturn, exception_message, exception_name, load_reject_types, load_target,
-                           normalize_calls, takes_one_text)
+from fuzzer.isolation.spec import PIN_BYTES, PIN_HEADER, PIN_STRUCT, PROTOCOL, STRIDE
+from fuzzer.engine.references import INSTRUMENT
 from strategies.errors import TargetError
+
+#: Characters of a loading error kept in its one line.
+MESSAGE_LIMIT = 300
 
 
 
@@ -65,8 +63,17 @@ def _pdeathsig_setter() -> Any:
     return lambda: prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG
 
 
-def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool, pins: Any = None) -> None:
-    """Import the target once, report, then fork a worker per "spawn" request until EOF/"exit"."""
+def load_served(spec: Any) -> Any:
+    """What ``spec`` serves: ``spec.serve`` (``"module:function"``) called with the spec."""
+    module, _, attr = spec.serve.partition(":")
+    function: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        function = getattr(function, part)
+    return function(spec)
+
+
+def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None) -> None:
+    """Load what ``spec`` serves once, report, then fork a worker per "spawn" request until EOF/"exit"."""
     if forked:
         # A forked zygote holds copies of every fd the engine had, including the engine's end of
         # ``ctl``; it must drop them, or the engine's death would never show up here as EOF.
@@ -77,16 +84,20 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool, pins: Any 
     try:
         if spec.cwd:
             os.chdir(spec.cwd)
-        target = takes_one_text(load_target(spec.target, cwd=spec.cwd), spec.target)
-        reject = load_reject_types(list(spec.reject_on), cwd=spec.cwd)
+        served = load_served(spec)
     except TargetError as exc:
         ctl.send(("error", str(exc)))
         return
     except BaseException as exc:  # noqa: BLE001 - anything at all must become one line
         text = " ".join(str(exc).split())[:MESSAGE_LIMIT]
-        ctl.send(("error", f"target {spec.target!r}: loading raised {type(exc).__name__}: {text}"))
+        ctl.send(("error", f"{spec.label}: loading raised {type(exc).__name__}: {text}"))
         return
-    ctl.send(("ok", os.getpid()))
+    try:
+        info = getattr(served, "info", None)  # what the caller may ask of the loaded code
+        ctl.send(("ok", os.getpid(), info))
+    except BaseException as exc:  # noqa: BLE001 - an info that does not pickle
+        ctl.send(("error", f"{spec.label}: its worker's info could not be sent ({type(exc).__name__}: {exc})"))
+        return
     die_with_parent, zygote_pid = _pdeathsig_setter(), os.getpid()
     children: set[int] = set()
     try:
@@ -113,7 +124,7 @@ def _zygote_main(ctl: Any, spec: TargetSpec, seqs: Any, forked: bool, pins: Any 
                     _arm_traceback_dump(trace_path(zygote_pid, slot))
                     pin = memoryview(pins).cast("B")[slot * PIN_BYTES:(slot + 1) * PIN_BYTES] if pins is not None \
                         else None
-                    _serve(mpc.Connection(fd), seqs, slot * STRIDE, target, reject, spec, pin, slot)
+                    _serve(mpc.Connection(fd), seqs, slot * STRIDE, served, spec, pin, slot)
                 except BaseException:  # noqa: BLE001
                     code = 70
                 finally:
@@ -177,7 +188,7 @@ def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str]
         if os.path.basename(path) == os.path.basename(__file__):
             break
         inner.append((path, func))
-    while inner and os.path.basename(inner[0][0]) == os.path.basename(_INSTRUMENT):
+    while inner and os.path.basename(inner[0][0]) == os.path.basename(INSTRUMENT):
         inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
     if target_only and all(in_stdlib(path) for path, _ in inner):
         return ()  # only the standard library's frames: the worker was importing, not running the target
@@ -212,151 +223,86 @@ def _kill_and_reap(pid: int) -> str | None:
     return f"wait status {status}"
 
 
-def _serve(conn: Any, seqs: Any, pos: int, target: Any, reject: tuple, spec: TargetSpec, pin: Any = None,
-           slot: int = 0) -> None:
-    """The worker loop: a message holds texts (run each, send a row each) or an order (an object
-    that generates its own inputs here and runs them with :class:`OrderRunner`; its result goes back)."""
-    # The target runs this many frames below a script's top level; give that depth back (and a
+def _serve(conn: Any, seqs: Any, pos: int, served: Any, spec: Any, pin: Any = None, slot: int = 0) -> None:
+    """The worker loop: a message holds payloads (run each with ``served.run``, send a result
+    each) or an order (an object that makes its own inputs here and runs them with an
+    :class:`OrderRunner`; its result goes back)."""
+    # The user's code runs this many frames below a script's top level; give that depth back (and a
     # margin), so a RecursionError found here also happens when the printed reproduce command runs
-    # the target from a fresh interpreter.
+    # it from a fresh interpreter.
     depth, frame = 0, sys._getframe()
     while frame is not None:
         depth, frame = depth + 1, frame.f_back
     sys.setrecursionlimit(sys.getrecursionlimit() + depth + 20)
     seq = memoryview(seqs).cast("B").cast("q")
-    execute = _executor(target, reject, spec)
-    runner = OrderRunner(execute, seq, pos, pin, slot)
+    runner = OrderRunner(served, spec.decode, seq, pos, pin, slot)
+    run = served.run
     recv, send = conn.recv_bytes, conn.send_bytes
     loads, dumps = pickle.loads, pickle.dumps
     while True:
         try:
-            base, texts, trace = loads(recv())
+            base, payloads, options = loads(recv())
         except (EOFError, OSError):
             return
-        if texts.__class__ is not list:  # an order
-            runner.base, runner.trace, runner.i = base, trace, 0
-            send(dumps(texts.run(runner), PROTOCOL))
+        if payloads.__class__ is not list:  # an order
+            runner.base, runner.trace, runner.i = base, options, 0
+            send(dumps(payloads.run(runner), PROTOCOL))
             continue
         out: list = []
         add = out.append
         i = base
-        for text in texts:
-            if text.__class__ is tuple:  # a prefix of an earlier text of this message
-                text = texts[text[0]][:text[1]]
+        for payload in payloads:
+            if payload.__class__ is tuple:  # a prefix of an earlier text of this message
+                payload = payloads[payload[0]][:payload[1]]
             seq[pos] = i
             i += 1
-            add(execute(text, trace))
+            add(run(payload, options))
         send(dumps(out, PROTOCOL))
 
 
-def _executor(target: Any, reject: tuple, spec: TargetSpec) -> Any:
-    """``execute(text, trace, frames=True) -> row``: run the target once, as plain data (see
-    :func:`fuzzer.isolation.wire.outcome_of`). Kept lean: it runs once per execution.
-
-    ``frames=False`` leaves a clean rejection's frames out (None) and keeps the exception in
-    ``execute.rejection``: describing a traceback costs more than most parsers take to reject an
-    input (each frame raises an audit event), and an order needs the frames only of the few
-    rejections that fail (see :meth:`OrderRunner.frames`)."""
-    from fuzzer.isolation.instrument import Instruments
-
-    watch = (Instruments(target, coverage=spec.coverage, audit=spec.audit, share=spec.trace_share)
-             if (spec.coverage or spec.audit) else None)
-    begin = watch.begin if watch is not None else None
-    end = watch.end if watch is not None else None
-    clock, normalize, describe = time.perf_counter, normalize_calls, _describe_exception
-    crash_sites: set = set()
-
-    def execute(text: str, trace: Any, frames: bool = True) -> tuple:
-        if begin is not None:
-            begin(text, trace)
-        start = clock()
-        try:
-            value = target(text)
-        except reject as exc:
-            elapsed = clock() - start
-            # The instruments stop before the exception is described: walking its traceback
-            # raises an audit event per frame, which must not count as the target's.
-            extra = end(elapsed) if end is not None else None
-            if frames:
-                row: tuple = (1, elapsed, *describe(exc))
-            else:
-                execute.rejection = exc
-                row = (1, elapsed, exception_name(type(exc)), exception_message(exc, MESSAGE_LIMIT), None)
-        except BaseException as exc:  # noqa: BLE001 - RecursionError, SystemExit, ... all count
-            elapsed = clock() - start
-            extra = end(elapsed) if end is not None else None
-            row = (2, elapsed, *describe(exc))
-            site = (row[2], row[4])
-            if site not in crash_sites and len(crash_sites) < CRASH_SITES:
-                # The report's traceback: formatted once per place the target crashes (a
-                # crash per input would cost a formatting each), so the first input that
-                # crashed there carries it.
-                crash_sites.add(site)
-                return row + (NO_EXTRA if extra is None else extra, _format_traceback(exc))
-        else:
-            elapsed = clock() - start
-            extra = end(elapsed) if end is not None else None
-            try:
-                row = (0, elapsed, normalize(value))
-            except InvalidReturn as exc:
-                row = (3, elapsed, None, str(exc)[:MESSAGE_LIMIT], ())
-            except BaseException as exc:  # noqa: BLE001 - the returned object's own code failed
-                name, message, frames = describe(exc)
-                row = (3, elapsed, name, f"reading the return value raised {name}: {message}"[:MESSAGE_LIMIT],
-                       frames)
-        return row if extra is None else row + (extra,)
-
-    execute.rejection = None
-    return execute
-
-
 class OrderRunner:
-    """What an order runs its inputs with, in the worker: ``runner(text, tag)`` executes the
-    target on ``text`` exactly as a text sent by the engine is executed, and returns its
-    :class:`~fuzzer.isolation.outcome.Outcome` — a clean rejection without its frames, which
-    :meth:`frames` adds when the order needs them (before it judges a failure's signature).
+    """What an order runs its inputs with, in the worker: ``runner(payload, tag, index)`` runs one
+    payload with the served object exactly as a payload sent by the engine is run, and returns
+    the decoded result; ``runner.served`` is the served object itself (a harness's orders may call
+    its own methods, after :meth:`enter`).
 
     Before each input it *pins* it: ``tag`` and the text go into this worker's part of the pin
     buffer (shared memory), then its sequence number is published. A hang or a death is thereby
     pinned on the exact input even though the engine never saw it (see :func:`read_pin`).
     :meth:`busy` publishes a sequence number that pins nothing: the order is working on its own
-    (building samples), and if that never ends, no input is blamed. ``slot``: the worker's index;
-    ``base``: the order's first sequence number.
+    (building inputs), and if that never ends, no input is blamed. ``slot``: the worker's index;
+    ``base``: the order's first sequence number; ``trace``: the options the order was sent with.
     """
 
-    __slots__ = ("execute", "seq", "pos", "pin", "slot", "base", "trace", "i", "_whole")
+    __slots__ = ("served", "decode", "seq", "pos", "pin", "slot", "base", "trace", "i", "_whole")
 
-    def __init__(self, execute: Any, seq: Any, pos: int, pin: Any, slot: int):
-        self.execute, self.seq, self.pos, self.pin, self.slot = execute, seq, pos, pin, slot
+    def __init__(self, served: Any, decode: Any, seq: Any, pos: int, pin: Any, slot: int):
+        self.served, self.decode, self.seq, self.pos, self.pin, self.slot = served, decode, seq, pos, pin, slot
         self.base, self.trace, self.i = 0, None, 0
         #: (tag, text) whose bytes fill the pin buffer, when they are ASCII: its prefixes are
-        #: pinned by their header alone (see :meth:`prefix`)
+        #: pinned by their header alone (see :meth:`enter_prefix`)
         self._whole: tuple = ("", None)
 
-    def __call__(self, text: str, tag: str = "", index: int = -1) -> Any:
-        """Run one input; ``index``: its place in the order (what the order skips if it is sent
+    def __call__(self, payload: Any, tag: str = "", index: int = -1) -> Any:
+        """Run one payload; ``index``: its place in the order (what the order skips if it is sent
         again after this input hung or killed the worker)."""
-        return outcome_of(self._run(text, tag, index))
+        self.enter(tag, index, payload if payload.__class__ is str else "")
+        return self.decode(self.served.run(payload, self.trace))
 
-    def _run(self, text: str, tag: str, index: int) -> tuple:
-        self.enter(tag, index, text)
-        return self.execute(text, self.trace, False)
-
-    def prefix(self, text: str, end: int, tag: str = "", index: int = -1) -> tuple:
-        """Run ``text[:end]`` as :meth:`__call__` runs a text, and return its row (see
-        :func:`~fuzzer.isolation.wire.outcome_of`; most cut-offs are declined and need no
-        :class:`Outcome`, :func:`~fuzzer.isolation.wire.declined_quietly`). The truncation sweep runs many
-        prefixes of one text in a row; when it is ASCII, the whole text is pinned once and each
-        prefix moves only the pinned size (encoding and copying every prefix cost a tenth of
-        what running it did)."""
+    def enter_prefix(self, text: str, end: int, tag: str = "", index: int = -1) -> bool:
+        """Pin ``text[:end]`` as :meth:`enter` pins a text, before the order runs it. The
+        truncation sweep runs many prefixes of one text in a row; when it is ASCII, the whole text
+        is pinned once and each prefix moves only the pinned size (encoding and copying every
+        prefix cost a tenth of what running it did). False when the prefix is not pinned that way
+        (no pin buffer, or not ASCII): pin it with :meth:`enter`."""
         pin = self.pin
         if pin is None:
-            return self._run(text[:end], tag, index)
+            return False
         whole_tag, whole = self._whole
         if whole is not text or whole_tag is not tag:
             data = f"{tag}\x00{text}".encode("utf-8", "surrogatepass")
             if len(data) != len(tag) + 1 + len(text):  # not ASCII: byte and character offsets differ
-                return self._run(text[:end], tag, index)
+                return False
             self._copy(data)
             self._whole = (tag, text)
         i = self.base + self.i
@@ -364,7 +310,7 @@ class OrderRunner:
         full = len(tag) + 1 + end
         pin[:PIN_HEADER] = PIN_STRUCT.pack(i, index, min(full, len(pin) - PIN_HEADER), full)
         self.seq[self.pos] = i
-        return self.execute(text[:end], self.trace, False)
+        return True
 
     def enter(self, tag: str, index: int, text: str = "") -> None:
         """Pin input ``index`` of the order (``tag`` and ``text``) and publish its sequence number,
@@ -388,14 +334,6 @@ class OrderRunner:
         self.seq[self.pos] = self.base + self.i
         self.i += 1
 
-    def frames(self, outcome: Any) -> Any:
-        """``outcome`` (the last input's) with its frames, when it is a rejection that left them out."""
-        if outcome.frames is None:
-            exc, self.execute.rejection = self.execute.rejection, None
-            outcome.__dict__["frames"] = _describe_exception(exc)[2] if exc is not None else ()
-        return outcome
-
-
 
 def read_pin(pin: Any, current: int) -> tuple[str, str, bool, int] | None:
     """(tag, text, whole, index in its order) of the input a worker pinned as sequence number
@@ -411,50 +349,3 @@ def read_pin(pin: Any, current: int) -> tuple[str, str, bool, int] | None:
         decoded = data.decode("utf-8", "replace")
     tag, _, text = decoded.partition("\x00")
     return tag, text, size == full, index
-
-
-# The audit hook's frames, and whatever it called, are toolfuzz's, not the target's (compared by
-# path: a target may have an instrument.py of its own).
-_INSTRUMENT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "instrument.py")
-
-
-#: Crash sites (exception type, frames) per worker whose first traceback is formatted and sent.
-CRASH_SITES = 256
-#: Characters of a formatted traceback kept (its end: the innermost frames and the message).
-TRACEBACK_LIMIT = 8000
-
-
-def _format_traceback(exc: BaseException) -> str:
-    """The traceback as Python prints it, without the worker loop's own frame."""
-    try:
-        tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
-        text = "".join(traceback.format_exception(type(exc), exc, tb))
-    except BaseException:  # noqa: BLE001 - a __str__ that raises, a traceback too deep to format
-        return ""
-    return text if len(text) <= TRACEBACK_LIMIT else "...\n" + text[-TRACEBACK_LIMIT:]
-
-
-def _describe_exception(exc: BaseException) -> tuple[str, str, tuple[tuple[str, str], ...]]:
-    """(qualified type name, truncated message, innermost frames) — plain data for the engine.
-    The standard library's innermost frames are left out (fuzzer/engine/frames.py): a crash in
-    ``json.loads`` is keyed by the target's frame that called it, not by which decoder function raised."""
-    name, message = exception_name(type(exc)), exception_message(exc, MESSAGE_LIMIT)
-    frames: list = []
-    tb = exc.__traceback__
-    tb = tb.tb_next if tb is not None else None  # skip the worker loop's own frame
-    while tb is not None:
-        code = tb.tb_frame.f_code
-        if _is_instrument(code.co_filename):
-            break
-        frames.append((code.co_filename, code.co_name))
-        tb = tb.tb_next
-    return name, message, tuple(named(without_library_tail(frames), FRAME_LIMIT))
-
-
-@functools.lru_cache(maxsize=4096)
-def _is_instrument(filename: str) -> bool:
-    """Is ``filename`` (a code object's) toolfuzz's instrument module? Cached: it is asked for
-    every frame of every exception, and ``abspath`` was a third of what describing one cost."""
-    return os.path.abspath(filename) == _INSTRUMENT
-
-

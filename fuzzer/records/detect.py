@@ -441,7 +441,7 @@ class Evidence:
 
 
 def strict_parse(text: str) -> tuple[Optional[list], Optional[str]]:
-    from fuzzer.harnesses.parser.target import normalize_calls
+    from fuzzer.engine.calls import normalize_calls
     from fuzzer.targets.reference import parse
 
     try:

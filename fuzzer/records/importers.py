@@ -205,7 +205,7 @@ def import_records(path: str, text: str, options: dict) -> Imported:
         where = f"{path}:{number}" if number else path
         record = Record.from_json(dict(doc) if isinstance(doc, dict) else doc, where=where)
         if record.parsed_calls is not None:
-            from fuzzer.harnesses.parser.target import InvalidReturn, normalize_calls
+            from fuzzer.engine.calls import InvalidReturn, normalize_calls
 
             try:
                 record.parsed_calls = normalize_calls(record.parsed_calls)

@@ -64,7 +64,8 @@ from typing import Any, Callable, Iterable, Optional, Union
 
 from fuzzer.records.redact import Redactor
 from fuzzer.records.store import BackgroundWriter, EncodedJSON, _orjson, new_record_id, short_repr, storable
-from fuzzer.harnesses.parser.target import InvalidReturn, exception_message, exception_name, normalize_calls
+from fuzzer.engine.calls import InvalidReturn, normalize_calls
+from fuzzer.engine.references import exception_message, exception_name
 
 __all__ = ["Playback", "Recorder", "Turn", "UnrecordedToolCall", "default_recorder", "error_text", "executor",
            "handler", "parser", "playback", "rebuild_exception", "tool", "turn"]
@@ -209,7 +210,7 @@ def snapshot_calls(value: Any) -> tuple[Any, bool]:
     """(the parse result as stored, whether it holds a call). A list of plain ``{"name": str,
     "arguments": dict}`` — what most parsers return — is snapshot by serializing it (orjson:
     a fraction of a microsecond, and the writer stores the text as it is); anything else goes
-    through the target contract's :func:`~fuzzer.harnesses.parser.target.normalize_calls` (which may raise
+    through the target contract's :func:`~fuzzer.engine.calls.normalize_calls` (which may raise
     InvalidReturn)."""
     if value.__class__ is list and _orjson is not None:
         for item in value:

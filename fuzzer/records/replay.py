@@ -41,7 +41,6 @@ from strategies._internal.sample import json_equal
 from strategies.errors import TargetError
 
 #: The worker-side function that runs a user's executor on recorded invocations.
-BRIDGE = "fuzzer.records.replay:execute_recorded"
 BASELINE_FORMAT = "toolfuzz-records-baseline"
 BASELINE_VERSION = 1
 #: Distinct outputs per pool.run call (a Progress event between chunks; Ctrl-C keeps the rest).
@@ -55,40 +54,59 @@ NOW_PARSES, NOW_FAILS, DIFFERENT_CALLS, DIFFERENT_ERROR = "now parses", "now fai
 
 
 # --------------------------------------------------------------------------------------------
-# Worker side: the executor bridge
-
-_EXECUTORS: dict = {}
+# Worker side: the recorded executions, run again
 
 
-def execute_recorded(text: str) -> list:
-    """Run in a replay worker (it is the worker's target): ``text`` is a JSON job
-    ``{"executor": "M:A", "cwd": ..., "invocations": [{"call", "kwargs"}], "tool_io": [...]}``.
-    Every invocation runs under :func:`~fuzzer.records.recorder.playback` of the recorded
-    tool_io; the results travel back as one call-shaped value (the worker protocol carries
-    calls), ``{"name": "execution", "arguments": {"results": [...]}}``."""
-    from fuzzer.records.recorder import error_text, playback
-    from fuzzer.harnesses.parser.target import load_target
+@dataclass(frozen=True)
+class RecordedExecutionSpec:
+    """The :mod:`fuzzer.isolation.spec` of the workers that run recorded invocations again: they
+    serve a :class:`RecordedExecutor` (the ``--executor`` loaded once in the zygote)."""
 
-    job = json.loads(text)
-    ref = job["executor"]
-    fn = _EXECUTORS.get(ref)
-    if fn is None:
-        fn = _EXECUTORS[ref] = load_target(ref, cwd=job.get("cwd"))
-    if job.get("probe"):
-        return []  # it loads: the replay can start
-    results = []
-    with playback(job.get("tool_io") or []):
-        for invocation in job.get("invocations") or []:
-            try:
-                value = fn(invocation.get("call"), **(invocation.get("kwargs") or {}))
-                if hasattr(value, "__await__"):
-                    import asyncio
+    executor: str
+    cwd: Optional[str] = None
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
 
-                    value = asyncio.run(_awaited(value))
-                results.append({"status": "ok", "result": storable(value)})
-            except Exception as exc:  # noqa: BLE001 - the executor's failure is its result
-                results.append({"status": "error", "error": error_text(exc)})
-    return [{"name": "execution", "arguments": {"results": results}}]
+    serve = "fuzzer.records.replay:RecordedExecutor"
+
+    @property
+    def label(self) -> str:
+        return f"--executor {self.executor!r}"
+
+    def decode(self, result: Any) -> Any:
+        return result
+
+    def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> tuple:
+        return (kind, detail or kind)
+
+
+class RecordedExecutor:
+    """The served object: :meth:`run` takes one record's ``{"invocations": [{"call", "kwargs"}],
+    "tool_io": [...]}``, runs every invocation under :func:`~fuzzer.records.recorder.playback` of
+    the recorded tool_io, and returns ``("ran", results)`` — each ``{"status": "ok", "result"}`` or
+    ``{"status": "error", "error"}``."""
+
+    def __init__(self, spec: RecordedExecutionSpec):
+        from fuzzer.engine.references import load_target
+
+        self.fn = load_target(spec.executor, cwd=spec.cwd, what="--executor")
+
+    def run(self, job: dict, options: Any = None) -> tuple:
+        from fuzzer.records.recorder import error_text, playback
+
+        fn, results = self.fn, []
+        with playback(job.get("tool_io") or []):
+            for invocation in job.get("invocations") or []:
+                try:
+                    value = fn(invocation.get("call"), **(invocation.get("kwargs") or {}))
+                    if hasattr(value, "__await__"):
+                        import asyncio
+
+                        value = asyncio.run(_awaited(value))
+                    results.append({"status": "ok", "result": storable(value)})
+                except Exception as exc:  # noqa: BLE001 - the executor's failure is its result
+                    results.append({"status": "error", "error": error_text(exc)})
+        return ("ran", results)
 
 
 async def _awaited(value: Any) -> Any:
@@ -169,9 +187,9 @@ def compare_execution(record: Record, outcome: Any) -> tuple[str, str]:
     """(match | changed, how): the executor's replayed results against the recorded ones — the
     same status for every invocation, JSON-equal results, the same exception types."""
     recorded = record.execution_result or []
-    if outcome.kind != "returned" or not outcome.calls:
-        return CHANGED, f"the executor {describe_outcome(outcome)}"
-    results = (outcome.calls[0].get("arguments") or {}).get("results") or []
+    kind, results = outcome
+    if kind != "ran":
+        return CHANGED, f"the executor {kind}: {results}"
     if len(results) != len(recorded):
         return CHANGED, f"{len(results)} result(s) for {len(recorded)} recorded invocation(s)"
     for i, (now, then) in enumerate(zip(results, recorded)):
@@ -447,7 +465,7 @@ class RecordsReplayJob(Job):
         self._started = 0.0
 
     def _spec(self, target: str) -> Any:
-        from fuzzer.isolation import TargetSpec
+        from fuzzer.harnesses.parser.outcome import TargetSpec
 
         s = self.settings
         return TargetSpec(target=target, reject_on=tuple(s.reject_on), cwd=s.cwd or os.getcwd(), timeout=s.timeout,
@@ -508,24 +526,15 @@ class RecordsReplayJob(Job):
                                failures={"changed": len(result.changed())}, phase=Phase.REPLAYING, label="parse")
 
     def _executor_pool(self) -> Any:
-        """Workers running the executor bridge, started, with the executor loaded once to check
-        it: one that cannot be loaded is a usage error (TargetError), not a failure per record."""
+        """Workers running the recorded executions, started: an executor that cannot be loaded
+        is a usage error (TargetError from the pool's start), not a failure per record."""
         from fuzzer.isolation import WorkerPool
 
         s = self.settings
-        pool = WorkerPool(self._spec(BRIDGE), workers=s.workers, environ=_REPLAYING)
+        spec = RecordedExecutionSpec(s.executor, cwd=s.cwd or os.getcwd(), timeout=s.timeout,
+                                     memory_limit_mb=s.memory_limit_mb)
+        pool = WorkerPool(spec, workers=s.workers, environ=_REPLAYING)
         pool.start()
-        try:
-            probe = pool.run([json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(), "probe": True})])[0]
-        except BaseException:
-            pool.close()
-            raise
-        if probe.kind != "returned":
-            pool.close()
-            if probe.exception == "strategies.errors.TargetError" and probe.message:
-                raise TargetError("--executor" + probe.message[len("target"):]
-                                  if probe.message.startswith("target ") else probe.message)
-            raise TargetError(f"--executor {s.executor!r}: loading it {describe_outcome(probe)}")
         return pool
 
     def _replay_executions(self, rows: dict[str, RecordReplay], pool: Any) -> Iterator[Any]:
@@ -535,10 +544,8 @@ class RecordsReplayJob(Job):
         for record in self.records:
             if not record.execution_result and record.record_id in rows:
                 rows[record.record_id].execution = None
-        jobs = [json.dumps({"executor": s.executor, "cwd": s.cwd or os.getcwd(),
-                            "invocations": [{"call": e.get("call"), "kwargs": e.get("kwargs")}
-                                            for e in record.execution_result],
-                            "tool_io": record.tool_io or []}, ensure_ascii=False)
+        jobs = [{"invocations": [{"call": e.get("call"), "kwargs": e.get("kwargs")} for e in record.execution_result],
+                 "tool_io": record.tool_io or []}
                 for record in executed]
         for start in range(0, len(jobs), CHUNK):
             chunk = jobs[start:start + CHUNK]
@@ -577,5 +584,5 @@ class RecordsReplayJob(Job):
         return records_replay_exit_code(result, interrupted=self.interrupted)
 
 
-__all__ = ["BRIDGE", "RecordReplay", "RecordsReplayJob", "RecordsReplayResult", "ReplaySettings", "VersionSummary",
-           "compare_parse", "compare_execution", "execute_recorded", "read_baseline", "records_replay_exit_code"]
+__all__ = ["RecordReplay", "RecordedExecutionSpec", "RecordedExecutor", "RecordsReplayJob", "RecordsReplayResult", "ReplaySettings", "VersionSummary",
+           "compare_parse", "compare_execution", "read_baseline", "records_replay_exit_code"]

@@ -23,24 +23,11 @@ from typing import Any, Optional
 
 from fuzzer.engine.results import FAILED
 
-#: What each verdict means, for SARIF rules and the HTML legend. Harnesses add their own verdicts;
-#: an unknown one gets :data:`GENERIC_VERDICT`.
-VERDICTS: dict[str, str] = {
-    "crash": "The target raised an exception it does not declare as a rejection, or its process died.",
-    "hang": "The target did not return within the timeout.",
-    "corruption": "The target returned calls that differ from what the model output denotes.",
-    "false_reject": "The target rejected, or found no call in, a valid model output in a supported format.",
-    "missed_anomaly": "At --level validate, the target returned a call that breaks its promise "
-                      "(unknown tool, schema violation, duplicate).",
-    "nondeterminism": "The same input gave different results when run again.",
-    "unsafe": "Parsing executed code or touched the system.",
-    "slow": "The target's time grows super-linearly with the input size.",
-}
-GENERIC_VERDICT = "A failure found by toolfuzz."
+def describe_verdict(name: str, harness: Optional[str] = None) -> str:
+    """What a verdict means, in its harness's words (:mod:`fuzzer.engine.verdicts`)."""
+    from fuzzer.engine.verdicts import describe
 
-
-def describe_verdict(name: str) -> str:
-    return VERDICTS.get(name, GENERIC_VERDICT)
+    return describe(name, harness)
 
 
 @dataclass(frozen=True)
@@ -71,6 +58,7 @@ class Summary:
     formats: dict = field(default_factory=dict)  # {"supported": {...}, "unsupported": {...}}
     by_verdict: dict = field(default_factory=dict)  # verdict -> distinct findings
     report: dict = field(default_factory=dict)  # result.to_report()
+    harness_of: dict = field(default_factory=dict)  # verdict -> the harness whose finding gave it
 
 
 def summary_of(result: Any) -> Summary:
@@ -79,13 +67,16 @@ def summary_of(result: Any) -> Summary:
             for name, stats in (report.get("by_class") or {}).items()]
     rows.sort(key=lambda r: (r.name != "valid", r.name))
     by_verdict: dict[str, int] = {}
+    harness_of: dict[str, str] = {}
     for finding in result.findings:
         by_verdict[finding.verdict_name] = by_verdict.get(finding.verdict_name, 0) + 1
+        harness_of.setdefault(finding.verdict_name, getattr(finding, "kind", ""))
     return Summary(job=getattr(result, "job", "job"), label=getattr(result, "label", ""),
                    executions=result.executions, elapsed_s=result.elapsed_s, execs_per_s=result.execs_per_s,
                    stop_reason=str(result.stop_reason), problem=getattr(result, "problem", None),
                    counts=dict(result.counts()), findings=len(result.findings), by_class=rows,
-                   formats=report.get("formats") or {}, by_verdict=by_verdict, report=report)
+                   formats=report.get("formats") or {}, by_verdict=by_verdict, report=report,
+                   harness_of=harness_of)
 
 
 def _report_of(result: Any) -> dict:
@@ -119,6 +110,18 @@ class Facts:
     location: Optional[tuple]  # (path, function)
     found_at_s: Optional[float]
     schedule: Optional[str] = None  # an executor finding's minimal schedule (its input is a scenario)
+    harness: str = ""  # the harness whose finding it is ("parser", "executor", ...)
+
+    @property
+    def rule(self) -> str:
+        """The SARIF rule of its verdict: the verdict's name for the parser harness (the rule ids
+        code scanning already knows), ``harness.verdict`` for the others, so two harnesses' verdicts
+        of one name (``crash``) are two rules, each described in its own words."""
+        return self.verdict if self.harness in ("", "parser") else f"{self.harness}.{self.verdict}"
+
+    @property
+    def description(self) -> str:
+        return describe_verdict(self.verdict, self.harness or None)
 
     @property
     def origin(self) -> str:
@@ -163,7 +166,8 @@ def facts_of(finding: Any) -> Facts:
                  anomaly_class=report.get("anomaly_class"), operator=report.get("operator"),
                  format=report.get("format"), tool=report.get("tool"), note=report.get("note"),
                  location=tuple(location) if location else None,
-                 found_at_s=getattr(finding, "found_at_s", None), schedule=report.get("schedule"))
+                 found_at_s=getattr(finding, "found_at_s", None), schedule=report.get("schedule"),
+                 harness=getattr(finding, "kind", ""))
 
 
 def calls_diff(expected: Any, returned: Any) -> list[tuple[str, str]]:
@@ -255,6 +259,6 @@ def run_facts() -> dict[str, Any]:
             "tools_source": os.environ.get("TOOLFUZZ_TOOLS") or "built-in registry"}
 
 
-__all__ = ["ClassRow", "Facts", "Summary", "VERDICTS", "bounded", "run_facts",
+__all__ = ["ClassRow", "Facts", "Summary", "bounded", "run_facts",
            "calls_diff", "defined_names", "describe_verdict", "facts_of", "failed_cases", "pretty_json", "printable", "summary_of",
            "target_source", "toolfuzz_version"]

@@ -121,7 +121,8 @@ def _header(s: Summary) -> str:
 def _verdicts(s: Summary) -> str:
     if not s.by_verdict:
         return "<h2>Findings by verdict</h2><p class=\"empty\">No failure found.</p>"
-    chips = "".join(f'<span class="chip" style="background:{color_of(v)}" title="{_e(describe_verdict(v))}">'
+    chips = "".join(f'<span class="chip" style="background:{color_of(v)}" '
+                    f'title="{_e(describe_verdict(v, s.harness_of.get(v) or None))}">'
                     f"{_e(v)} {n}</span>" for v, n in sorted(s.by_verdict.items()))
     return f"<h2>Findings by verdict</h2><div>{chips}</div>"
 

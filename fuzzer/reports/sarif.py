@@ -47,9 +47,12 @@ def sarif_log(result: Any, *, root: Optional[str] = None) -> dict[str, Any]:
     facts = [facts_of(f) for f in result.findings]
     cases = failed_cases(result)
     rule_ids: list[str] = []
-    for name in [f.verdict for f in facts] + [TEST_FAILURE_RULE] * bool(cases):
-        if name not in rule_ids:
-            rule_ids.append(name)
+    rules: list[dict[str, Any]] = []
+    for rule, name, harness in [(f.rule, f.verdict, f.harness) for f in facts] + \
+            [(TEST_FAILURE_RULE, TEST_FAILURE_RULE, "")] * bool(cases):
+        if rule not in rule_ids:
+            rule_ids.append(rule)
+            rules.append(_rule(rule, name, harness))
     fallback = target_location(summary.label, root)
     results = [_result(f, rule_ids, root, fallback) for f in facts]
     decision = getattr(result, "decision", None)  # a gate's: which findings the corpus already holds
@@ -63,7 +66,7 @@ def sarif_log(result: Any, *, root: Optional[str] = None) -> dict[str, Any]:
     results += [_case_result(c, rule_ids, fallback, root) for c in cases]
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "toolfuzz", "version": toolfuzz_version(), "informationUri": INFORMATION_URI,
-                            "rules": [_rule(name) for name in rule_ids]}},
+                            "rules": rules}},
         "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri() + "/"}},
         "invocations": [{
             "executionSuccessful": summary.problem is None,
@@ -76,11 +79,12 @@ def sarif_log(result: Any, *, root: Optional[str] = None) -> dict[str, Any]:
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
 
 
-def _rule(name: str) -> dict[str, Any]:
-    text = (describe_verdict(name) if name != TEST_FAILURE_RULE
+def _rule(rule: str, name: str, harness: str) -> dict[str, Any]:
+    text = (describe_verdict(name, harness or None) if name != TEST_FAILURE_RULE
             else "A corpus entry marked fixed fails again, or another check of the job failed.")
-    return {"id": name, "name": "".join(part.capitalize() for part in name.split("_")),
-            "shortDescription": {"text": f"toolfuzz: {name.replace('_', ' ')}"},
+    words = name.replace("_", " ") if harness in ("", "parser") else f"{harness} {name.replace('_', ' ')}"
+    return {"id": rule, "name": "".join(part.capitalize() for part in rule.replace(".", "_").split("_")),
+            "shortDescription": {"text": f"toolfuzz: {words}"},
             "fullDescription": {"text": text},
             "help": {"text": f"{text} Each result carries the minimized input and the command that reproduces it."},
             "defaultConfiguration": {"level": "error"},
@@ -105,7 +109,7 @@ def _result(f: Facts, rule_ids: list[str], root: str, fallback: Optional[dict]) 
     properties = {"signature": f.signature, "title": f.title, "count": f.count, "minimized": f.minimized,
                   "input": f.input, "minimized_input": f.minimized_input, "reproduce": f.reproduce,
                   "anomaly_class": f.anomaly_class, "operator": f.operator, "format": f.format, "tool": f.tool}
-    out: dict[str, Any] = {"ruleId": f.verdict, "ruleIndex": rule_ids.index(f.verdict), "level": "error",
+    out: dict[str, Any] = {"ruleId": f.rule, "ruleIndex": rule_ids.index(f.rule), "level": "error",
                            "message": {"text": _message(f)},
                            "partialFingerprints": {"toolfuzzSignature/v1": f.signature},
                            "properties": {k: v for k, v in properties.items() if v is not None}}

@@ -23,7 +23,8 @@ SEED, MAX_EXAMPLES = 2, 3000
 def naive_campaign() -> Any:
     """The campaign's result as the writers read it (a :class:`fuzzer.engine.results.JobResult`)."""
     from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
-    from fuzzer.isolation import TargetSpec, WorkerPool
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
     from fuzzer.engine.pipeline import run_job
     from strategies._internal.tools import load_registry
 

@@ -128,7 +128,7 @@ def no_engine_traceback(result) -> None:
 
 _REPLAY = r"""
 import json, sys
-from fuzzer.harnesses.parser.target import load_target
+from fuzzer.engine.references import load_target
 target = load_target(sys.argv[1])
 text = json.loads(sys.stdin.read())
 try:

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
 from fuzzer.harnesses.parser.tool import ToolCampaign
-from fuzzer.isolation import TargetSpec, WorkerPool
+from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.isolation import WorkerPool
 from fuzzer.engine.events import StopReason
 from fuzzer.engine.pipeline import run_job
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage

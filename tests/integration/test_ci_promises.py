@@ -320,8 +320,9 @@ def test_7_elapsed_includes_worker_start_up(cli):
 
 
 def test_8_titles_reasons_and_exceptions_describe_the_minimized_input(cli):
-    from fuzzer.isolation.outcome import describe_outcome
-    from fuzzer.isolation import TargetSpec, WorkerPool
+    from fuzzer.harnesses.parser.outcome import describe_outcome
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
     from fuzzer.harnesses.parser.oracle import Oracle
     from strategies._internal.build import replay_recipe
     from strategies._internal.tools import load_registry
@@ -429,7 +430,8 @@ def test_13_a_history_dependent_finding_is_reported_with_the_inputs_it_needs(cli
     failures = result.report()["failures"]
     dependent = [f for f in failures if f["history"]]
     assert dependent, failures
-    from fuzzer.isolation import TargetSpec, WorkerPool
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
 
     with WorkerPool(TargetSpec(CI + "checksum_cache", cwd=str(ROOT))) as pool:
         for f in dependent:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from fuzzer.harnesses.parser.findings import jsonable
-from fuzzer.isolation import Outcome
+from fuzzer.harnesses.parser.outcome import Outcome
 from strategies._internal.sample import Sample
 from tests.integration.corpus_targets.harness import (
     NAIVE, REFERENCE, fuzz, load, oracle, read_json, run_inprocess,

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import strategies as tf
-from fuzzer.isolation import Outcome
+from fuzzer.harnesses.parser.outcome import Outcome
 from fuzzer.harnesses.parser.oracle import Oracle
 from strategies import Sample
 

@@ -142,17 +142,17 @@ def test_a_seed_reports_the_same_with_one_worker_or_two_and_wherever_the_scenari
     trace back to be judged by the engine, two judge what they run and send only what is new.
     Either way, and with two workers that cannot judge, a seed gives the same findings on the
     same scenarios and the same counts."""
-    from fuzzer.harnesses.executor.worker import ExecutorPool
+    from fuzzer.harnesses.executor import job
 
     def run(workers: int, workers_judge: bool = True):
-        original = ExecutorPool.judges
+        original = job.workers_judge
         if not workers_judge:
-            ExecutorPool.judges = lambda self, policy, registry: False
+            job.workers_judge = lambda pool, policy, registry: False
         try:
             return campaign("fuzzer.targets.executor_naive:make_executor", examples=700, seed=5, shrink=False,
                             workers=workers).result
         finally:
-            ExecutorPool.judges = original
+            job.workers_judge = original
 
     one, two, two_not_judging = run(1), run(2), run(2, workers_judge=False)
     assert len(one.findings) >= 5
@@ -179,15 +179,15 @@ def test_a_violation_that_does_not_happen_again_is_still_reported_and_fails_the_
 
 
 def test_a_pool_judges_only_with_the_campaign_s_own_policy_and_registry():
-    from fuzzer.harnesses.executor.job import open_pool
+    from fuzzer.harnesses.executor.job import open_pool, workers_judge
     from strategies._internal.tools import load_registry
 
     policy = load_policy(cwd=str(ROOT))
     settings = ExecutorSettings(executor="fuzzer.targets.executor_naive:make_executor", cwd=str(ROOT))
     pool = open_pool(settings, policy, REGISTRY)
     try:
-        assert pool.judges(policy, REGISTRY)
-        assert not pool.judges(Policy(max_attempts=policy.max_attempts + 1), REGISTRY)
-        assert not pool.judges(policy, load_registry(str(ROOT / "tests" / "data" / "tools_50.json")))
+        assert workers_judge(pool, policy, REGISTRY)
+        assert not workers_judge(pool, Policy(max_attempts=policy.max_attempts + 1), REGISTRY)
+        assert not workers_judge(pool, policy, load_registry(str(ROOT / "tests" / "data" / "tools_50.json")))
     finally:
         pool.close()

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from fuzzer.isolation import Outcome, TargetSpec, WorkerPool
+from fuzzer.harnesses.parser.outcome import Outcome, TargetSpec
+from fuzzer.isolation import WorkerPool
 from strategies.errors import TargetError
 
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -278,7 +279,8 @@ def test_import_crash_is_a_target_error(tmp_path):
 ENGINE = textwrap.dedent("""
     import json, sys
     sys.path.insert(0, {root!r})
-    from fuzzer.isolation import TargetSpec, WorkerPool
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
 
     pool = WorkerPool(TargetSpec("tests.integration.torture_targets:hang_regex", cwd={root!r},
                                  timeout=60), workers=2)

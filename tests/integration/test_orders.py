@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
-from fuzzer.isolation import TargetSpec, WorkerPool
-from fuzzer.isolation.outcome import PIN_BYTES, PIN_HEADER, PIN_STRUCT
+from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.isolation import WorkerPool
+from fuzzer.isolation.spec import PIN_BYTES, PIN_HEADER, PIN_STRUCT
 from fuzzer.isolation.pool import Lost
 from fuzzer.isolation.worker import read_pin
 from fuzzer.engine.pipeline import run_job

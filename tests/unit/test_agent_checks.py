@@ -11,8 +11,8 @@ from fuzzer.harnesses.agent.checks import CHECKS, Episode, judge
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import Script, ScriptCall, Turn, link_results
 from fuzzer.harnesses.agent.worker import loop_maker, play
-from fuzzer.isolation import Outcome
-from fuzzer.harnesses.parser.target import load_target
+from fuzzer.harnesses.parser.outcome import Outcome
+from fuzzer.engine.references import load_target
 from fuzzer.targets import agent_naive, agent_state_machine
 from strategies._internal.tools import builtin_registry
 

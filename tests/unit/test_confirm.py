@@ -7,7 +7,6 @@ and none of its inputs can be dropped.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
@@ -32,8 +31,9 @@ class StatefulTarget:
 
 
 def remembered(texts):
-    """The engine remembers samples; the confirmer reads their text."""
-    return [SimpleNamespace(text=t) for t in texts]
+    """What the worker ran before the failure, as the payloads confirmation replays (the parser
+    harness turns the samples it remembers into their texts: fuzzer.harnesses.parser.orders.text_of)."""
+    return list(texts)
 
 
 def same(outcome) -> bool:

@@ -9,7 +9,7 @@ import pickle
 from fuzzer.harnesses.executor.orders import OrderLine, ScenarioOrder, ScenarioResult, order_seed
 from fuzzer.harnesses.executor.policy import Policy
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
-from fuzzer.isolation.outcome import Outcome
+from fuzzer.harnesses.parser.outcome import Outcome
 from fuzzer.isolation.pool import Lost
 from strategies._internal.tools import builtin_registry
 
@@ -93,29 +93,31 @@ class _Runner:
 
 
 class _Pins:
+    """An order runner reduced to what a ScenarioOrder uses: its pins and the worker's ScenarioRunner."""
+
+    def __init__(self, served: object) -> None:
+        self.served = served
+
     def enter(self, tag: str, index: int) -> None:
         pass
 
 
-def test_an_order_run_out_of_its_number_s_sequence_counts_what_it_sends_whole_afresh(monkeypatch):
+def test_an_order_run_out_of_its_number_s_sequence_counts_what_it_sends_whole_afresh():
     """Which scenario of a violation travels back whole (and so becomes its finding) must depend on
     the orders alone: an order a worker runs after a higher-numbered one (run again after a worker
     was lost on it) starts from an empty tally, and leaves the worker's as it was."""
     import zlib
 
-    from fuzzer.harnesses.executor.worker import ScenarioRunner
-
     setup = zlib.compress(pickle.dumps(ScenarioGenerator(builtin_registry(), Policy(), seed=1).with_every_pool()))
     runner = _Runner()
-    monkeypatch.setattr(ScenarioRunner, "current", runner)
     first, second, third = (ScenarioOrder("k-tally", setup, order_seed(1, n), 2, True, n) for n in (0, 1, 2))
-    second.run(_Pins())
-    third.run(_Pins())
+    second.run(_Pins(runner))
+    third.run(_Pins(runner))
     assert runner.tallies == [{}, {"v": 1}, {"v": 2}, {"v": 3}] and runner.last_order == 2
-    first.run(_Pins())  # out of sequence
+    first.run(_Pins(runner))  # out of sequence
     assert runner.tallies[4:] == [{}, {"v": 1}]
     assert runner.sent == {"v": 4} and runner.last_order == 2
-    ScenarioOrder("k-tally", setup, order_seed(1, 3), 1, True, 3).run(_Pins())
+    ScenarioOrder("k-tally", setup, order_seed(1, 3), 1, True, 3).run(_Pins(runner))
     assert runner.tallies[6:] == [{"v": 4}]
 
 

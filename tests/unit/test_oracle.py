@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from fuzzer.isolation import Outcome
+from fuzzer.harnesses.parser.outcome import Outcome
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict, corruption_key, json_equal
 from strategies import Sample, builtin_registry
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from fuzzer.harnesses.parser import schedule
-from fuzzer.isolation import TargetSpec, WorkerPool
+from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.isolation import WorkerPool
 from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from fuzzer.records.inject import (RECORDED_FORMAT, class_weights, fuzz_seeds, mutated_seeds, seed_samples,
                                    text_mutations)

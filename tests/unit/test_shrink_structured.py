@@ -36,7 +36,7 @@ def test_a_shrink_judges_each_text_and_truth_once_and_never_reuses_another_truth
     """The shrinker keeps one judgment per text and truth: a candidate whose text was seen with the
     same truth gets that judgment, one whose truth differs (the number types, key order or values)
     is judged afresh and exactly as the oracle judges it."""
-    from fuzzer.isolation import Outcome
+    from fuzzer.harnesses.parser.outcome import Outcome
     from fuzzer.harnesses.parser.oracle import Oracle
     from fuzzer.harnesses.parser.shrink import FindingShrinker
     from strategies._internal.sample import Sample

@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.harnesses.parser.target import MAX_DEPTH, InvalidReturn, load_reject_types, load_target, normalize_calls
+from fuzzer.engine.calls import MAX_DEPTH, InvalidReturn, normalize_calls
+from fuzzer.engine.references import load_reject_types, load_target
 from strategies.errors import TargetError
 
 
@@ -359,7 +360,7 @@ def test_a_message_without_tool_calls_means_no_call():
 def test_an_exception_class_that_cannot_be_hashed_is_still_named():
     """Names are cached per class; a target's metaclass that defines __eq__ without __hash__ makes
     its exception classes unhashable, and naming one must not raise (it killed the worker)."""
-    from fuzzer.harnesses.parser.target import exception_name
+    from fuzzer.engine.references import exception_name
 
     class Meta(type):
         def __eq__(cls, other):

@@ -35,6 +35,7 @@ from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import EXECUTABLE_STEPS, Script, ScriptCall, call_text, related
 from strategies._internal.sample import json_equal
 from strategies._internal.schema import tool_validator
+from fuzzer.engine.verdicts import verdict
 from strategies.registry import Registry
 
 
@@ -84,6 +85,9 @@ def check(name: str, *, enabled: Optional[Callable[[AgentPolicy], bool]] = None)
 
     def register(function: Callable) -> Callable:
         doc = (function.__doc__ or name).strip().splitlines()[0]
+        words = doc[:1].upper() + doc[1:] + ("" if doc.endswith(".") else ".")
+        verdict(name, words.replace("`", ""), harness="agent", module=function.__module__,
+                movable=name == "crash", timed=name == "hang")
         CHECKS.register(name, Check(name, doc, function, enabled or (lambda policy: True)),
                         module=function.__module__)
         return function
@@ -279,7 +283,7 @@ def truncated_execution(ep: Episode) -> Optional[Violation]:
 
 @check("converged_loop", enabled=lambda p: p.convergence >= 2)
 def converged_loop(ep: Episode) -> Optional[Violation]:
-    """a tool executed after `convergence` identical results in a row"""
+    """a tool executed again after `convergence` identical results in a row"""
     n = ep.policy.convergence
     streak, last = 0, None
     for e in ep.executions:
@@ -312,7 +316,7 @@ def lost_reply(ep: Episode) -> Optional[Violation]:
 
 @check("crash")
 def crash(ep: Episode) -> Optional[Violation]:
-    """run() raised an undeclared exception, or the worker process died"""
+    """the loop's run() raised an undeclared exception, or the worker process died"""
     if ep.outcome is not None and ep.outcome.kind == "died":
         sig = crash_signature(exception=None, frames=ep.outcome.frames, detail=ep.outcome.detail)
         return Violation("crash", sig, f"the worker running the loop died ({ep.outcome.detail})")

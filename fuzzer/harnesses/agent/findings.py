@@ -28,6 +28,7 @@ SCENARIO_VERSION = 1
 
 @dataclass
 class AgentFinding(ShrunkFinding):
+    kind = "agent"
     first_input = "script"
 
     script: Script  # the first script that showed it (minimized: the shrunk one)
@@ -40,7 +41,6 @@ class AgentFinding(ShrunkFinding):
     minimized_trace: Optional[dict] = None
     minimized_reason: str = ""
     detail: Optional[str] = None  # how a hung / dead worker ended
-    reproducible: bool = True
     announced: bool = field(default=False, compare=False)
 
     # -- Reportable ------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any, Optional
 from fuzzer.harnesses.agent.policy import AgentPolicy, load_policy
 from fuzzer.harnesses.agent.script import Script, ScriptError
 from fuzzer.engine.harness import Harness, Replayed, ReplayContext, register_harness
+from fuzzer.harnesses.agent import checks as _verdicts  # noqa: F401 - registers the agent's verdicts
 
 
 def _policy(entry: Any, context: ReplayContext) -> AgentPolicy:

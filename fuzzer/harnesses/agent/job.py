@@ -1,45 +1,43 @@
-"""The agent campaign: generate scripts, play them against the loop, judge, confirm, shrink, record.
+"""The agent campaign: scripts drawn, played against the loop and judged in the workers; the
+engine's one campaign loop (:class:`fuzzer.engine.campaign.CampaignJob`) over an :class:`AgentSubject`.
 
-:class:`AgentCampaign` is a :class:`fuzzer.engine.pipeline.Job`. Its hot loop draws scripts with a
-recording :class:`~strategies._internal.source.RandomSource` (in a background thread, while the
-workers play the previous batch), sends them in batches to the worker pool (:mod:`fuzzer.harnesses.agent.worker`: isolated, watched, judged there), and records the first episode
-of each signature. Every new finding is then re-run once (a loop that does not fail again is
-nondeterministic: reported, not shrunk) and shrunk to the shortest script showing the same
-signature by shrinking its choice sequence (:func:`corpus.minimize.shrink_choices`), before it is
-announced (``FindingRecorded``).
-
-``--budget`` is a hard wall-time limit, shrinking included: batches are sized to about a quarter
-second of work at the rate seen so far (a hanging loop brings that down to one episode), each
-shrink gets at most half of what is left, and findings the budget leaves unshrunk are announced
-as found. A batch already running finishes; one hanging episode costs at most ``--timeout``.
+What is the agent's own: the orders (:class:`~fuzzer.harnesses.agent.orders.ScriptOrder`: a seed
+and a count, the scripts drawn, played and judged in the worker), filing their results, showing a
+finding again (its script in a fresh worker; a hang too: a loop's first episode, importing its
+framework and building its tool schemas, can pass the timeout once on a loaded machine, and what
+does not hang again is not reported as a hang), and shrinking it to the shortest script that
+shows the same signature: whole body steps deleted first, then its choice sequence shrunk
+(:func:`corpus.minimize.shrink_choices`). Budget, confirmation, the shrink window, announcing
+and Ctrl-C are the engine's, the same as every harness's.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
+from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.events import NonFatalError
+from fuzzer.engine.orders import order_seed
+from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.agent.findings import AgentFinding
+from fuzzer.harnesses.agent.orders import ScriptOrder, ScriptResult
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
-from fuzzer.harnesses.agent.worker import EpisodeRunner
-from fuzzer.engine.decisions import campaign_exit_code
-from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
-from fuzzer.engine.pipeline import Job
-from fuzzer.engine.results import JobResult
+from fuzzer.harnesses.agent.worker import AgentSpec, EpisodeRunner, judged, violation_of
 from strategies._internal.source import RandomSource, ReplaySource
 
-#: Seconds of work per batch at the measured rate, and the batch size bounds.
-BATCH_SECONDS = 0.25
-MIN_BATCH, MAX_BATCH, FIRST_BATCH = 1, 128, 16
+#: Scripts per order: an episode takes about a millisecond for a plain loop, tens for one built on
+#: a framework; an order of 16 keeps a worker busy a few milliseconds to a second.
+ORDER_SCRIPTS = 16
 #: Candidates per worker message while shrinking (a hang costs --timeout per candidate: fewer).
 SHRINK_BATCH, SHRINK_BATCH_HANG = 32, 2
-#: Seconds between Progress events.
-PROGRESS_EVERY = 1.0
 #: Episodes that could not run at all, none having run, before the campaign says so and stops.
-NOT_RUN_LIMIT = 2 * FIRST_BATCH
+NOT_RUN_LIMIT = 32
+#: The class every episode is counted under (the report's by_class).
+EPISODES = "episodes"
 
 
 @dataclass
@@ -67,15 +65,20 @@ class AgentSettings:
                 "budget_s": self.budget_s, "max_examples": self.max_examples, "timeout": self.timeout,
                 "workers": self.workers, "shrink": self.shrink}
 
+    def campaign(self) -> CampaignSettings:
+        return CampaignSettings(seed=self.seed, budget_s=self.budget_s, max_examples=self.max_examples,
+                                shrink=self.shrink, shrink_cap_s=self.shrink_budget_s,
+                                max_failures=self.max_failures, ignore=self.ignore)
+
 
 @dataclass
-class AgentResult(JobResult):
+class AgentResult(CampaignResult):
     """What an agent campaign found; every count the writers print comes from here."""
 
     job: str = "agent"
+    units_word: str = "episodes"
     shape: str = "openai"
     tools: Optional[str] = None
-    seed: int = 0
     policy: dict = field(default_factory=dict)
     workers: int = 1
     model_requests: int = 0
@@ -90,235 +93,152 @@ class AgentResult(JobResult):
         return self.executions / self.fuzzing_s / max(1, self.workers) if self.fuzzing_s > 0 else 0.0
 
     def by_verdict(self) -> dict:
-        return _by_verdict(self.findings)
-
-    def test_cases(self) -> list:
-        run = self.run_case("episodes", "episodes")
-        return super().test_cases() + ([run] if run is not None else [])
+        counts: dict[str, int] = {}
+        for f in self.findings:
+            counts[f.verdict] = counts.get(f.verdict, 0) + 1
+        return counts
 
     def to_report(self) -> dict[str, Any]:
-        return {"job": self.job, "agent": self.label, "shape": self.shape, "tools": self.tools, "seed": self.seed,
-                "policy": self.policy, "executions": self.executions, "episodes": self.executions,
-                "elapsed_s": round(self.elapsed_s, 3), "execs_per_s": round(self.execs_per_s, 1),
-                "workers": self.workers, "fuzzing_s": round(self.fuzzing_s, 3),
-                "episodes_per_worker_s": round(self.episodes_per_worker_s, 1), "model_requests": self.model_requests,
-                "tool_executions": self.tool_executions, "shrink_executions": self.shrink_executions,
-                "stop_reason": str(self.stop_reason), "problem": self.problem, "counts": self.counts(),
-                "by_verdict": self.by_verdict(), "by_step": self.by_step,
-                "failures": [f.to_report() for f in self.findings], "notes": list(self.notes)}
+        return {**self.base_report(), "job": self.job, "agent": self.label, "shape": self.shape, "tools": self.tools,
+                "policy": self.policy, "episodes": self.executions, "workers": self.workers,
+                "fuzzing_s": round(self.fuzzing_s, 3), "episodes_per_worker_s": round(self.episodes_per_worker_s, 1),
+                "model_requests": self.model_requests, "tool_executions": self.tool_executions,
+                "shrink_executions": self.shrink_executions, "by_verdict": self.by_verdict(), "by_step": self.by_step}
 
 
-class AgentCampaign(Job):
-    """Fuzz one agent loop (see the module docstring)."""
+class AgentSubject(Subject):
+    """The agent harness's half of a campaign (see the module docstring)."""
 
-    name = "agent"
+    kind = "agent"
+    order_size = ORDER_SCRIPTS
 
     def __init__(self, settings: AgentSettings, *, registry: Any = None):
-        super().__init__()
         from strategies._internal.tools import load_registry
 
         self.settings = settings
+        self.label = settings.agent
         self.registry = registry if registry is not None else load_registry(settings.tools_file)
         self.setup = ScriptSetup(self.registry, shape=settings.shape, formats=tuple(settings.formats),
                                  max_turns=settings.policy.max_turns)
-        self._result = AgentResult(label=settings.agent, shape=settings.shape, tools=settings.tools_file,
+        self.runner = EpisodeRunner(agent=settings.agent, registry=self.registry, policy=settings.policy,
+                                    tools_file=settings.tools_file, cwd=settings.cwd, timeout=settings.timeout,
+                                    workers=settings.workers, memory_limit_mb=settings.memory_limit_mb,
+                                    shape=settings.shape, formats=tuple(settings.formats))
+        self.pool = self.runner.pool
+        self.result = AgentResult(label=settings.agent, shape=settings.shape, tools=settings.tools_file,
                                   seed=settings.seed, policy=settings.policy.to_json(), workers=settings.workers)
-        self.findings: dict[str, AgentFinding] = {}
-        self._pending: list[AgentFinding] = []
-        self._started = time.monotonic()
-        self._rate: Optional[float] = None
-        self._not_run = 0  # episodes that could not run at all (not executions)
+        self.not_run = 0  # episodes that could not run at all (not executions)
+        self._round_started = 0.0
 
-    # -- time ---------------------------------------------------------------------------------
-    def _elapsed(self) -> float:
-        return time.monotonic() - self._started
+    def settings_json(self) -> dict:
+        return self.settings.to_json()
 
-    def _remaining(self) -> Optional[float]:
-        budget = self.settings.budget_s
-        return None if budget is None else budget - self._elapsed()
+    def size(self, script: Script) -> tuple:
+        return script.size()
 
-    def _deadline(self) -> Optional[float]:
-        """When ``--budget`` ends (a hard limit: episodes still running then are stopped)."""
-        budget = self.settings.budget_s
-        return None if budget is None else self._started + budget
+    # -- the campaign's shape ----------------------------------------------------------------------
+    def started(self, job: Any) -> Iterator[Any]:
+        self.runner._probe()  # a bad --agent, or a factory that fails, is a usage error (TargetError)
+        self._round_started = time.monotonic()
+        yield from ()
 
-    def _out_of_budget(self) -> Optional[StopReason]:
-        s = self.settings
-        if s.max_failures is not None and len(self.findings) >= s.max_failures:
-            return StopReason.MAX_FAILURES
-        if s.max_examples is not None and self._result.executions + self._not_run >= s.max_examples:
-            return StopReason.MAX_EXAMPLES  # (an episode that could not run counts here, never as one tested)
-        if self._not_run >= NOT_RUN_LIMIT and not self._result.executions:
-            return StopReason.NOTHING_TESTED  # the loop cannot run at all: no use trying for the whole budget
-        remaining = self._remaining()
-        if remaining is not None and remaining <= 0:
-            return StopReason.BUDGET
+    def plan(self, unit: str, count: int, number: int) -> ScriptOrder:
+        return ScriptOrder(order_seed(self.settings.seed, number), count, number)
+
+    def file(self, order: ScriptOrder, result: ScriptResult, job: Any) -> int:
+        r = self.result
+        self.not_run += result.not_run
+        for note in result.notes:
+            note = f"an episode could not run: {note}"
+            if note not in r.notes:
+                r.notes.append(note)
+        job.tally.add(EPISODES, result.episodes, result.failing)
+        r.model_requests += result.model_requests
+        r.tool_executions += result.tool_executions
+        for kind, (episodes, failing) in result.by_step.items():
+            stats = r.by_step.setdefault(kind, {"episodes": 0, "failures": 0})
+            stats["episodes"] += episodes
+            stats["failures"] += failing
+        for index, choices, trace, v in result.failures:
+            script = generate_script(ReplaySource(choices), self.setup)
+            violation = violation_of(v)
+            job.offer(Failure(script, trace, violation.verdict, violation.signature, violation.reason,
+                              extra=(choices, violation, None)))
+        for signature_id, n in result.seen.items():
+            found = job.book.find(signature_id)
+            if found is not None:
+                job.book.count(found, n)
+        return result.episodes
+
+    def file_lost(self, order: ScriptOrder, lost: Any, job: Any) -> int:
+        """A script its worker hung or died on: drawn again here from its order's seed, judged by
+        how its worker was lost."""
+        source = RandomSource(order.seed)
+        for _ in range(lost.index + 1):
+            source.reset()
+            script = generate_script(source, self.setup)
+        choices = tuple(source.choices)
+        _trace, violations, outcome = judged(script, lost.outcome, self.settings.policy, self.registry,
+                                             self.settings.timeout)
+        job.tally.add(EPISODES, 1, int(bool(violations)))
+        for v in violations or ():
+            job.offer(Failure(script, None, v.verdict, v.signature, v.reason,
+                              extra=(choices, v, getattr(outcome, "detail", None))))
+        return 1
+
+    def round_done(self, unit: str, orders: list, results: list, job: Any) -> None:
+        now = time.monotonic()
+        self.result.fuzzing_s += now - self._round_started
+        self._round_started = now
+
+    def after_round(self, unit: str, job: Any, ran: int) -> Optional[str]:
+        if self.not_run >= NOT_RUN_LIMIT and not job.tally.executions:
+            # the loop cannot run at all: no use trying for the whole budget
+            return f"no episode could run ({self.not_run} tried; see the notes)"
         return None
 
-    def _batch_size(self) -> int:
-        size = FIRST_BATCH if self._rate is None else int(self._rate * BATCH_SECONDS)
-        remaining = self._remaining()
-        if remaining is not None and self._rate is not None:  # the last batch ends with the budget
-            size = min(size, int(self._rate * remaining))
-        size = max(MIN_BATCH, min(MAX_BATCH, size))
-        if self.settings.max_examples is not None:
-            size = min(size, self.settings.max_examples - self._result.executions)
-        return max(1, size)
+    def started_settling(self) -> None:
+        self._round_started = time.monotonic()
 
-    # -- the job ------------------------------------------------------------------------------
-    def run(self) -> Iterator[Any]:
-        self._started = time.monotonic()
+    # -- findings ------------------------------------------------------------------------------
+    def new_finding(self, failure: Failure, job: Any) -> AgentFinding:
+        choices, v, detail = failure.extra
         s = self.settings
-        runner = EpisodeRunner(agent=s.agent, registry=self.registry, policy=s.policy, tools_file=s.tools_file,
-                               cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb)
-        feed = None
-        try:
-            runner.start()
-            yield JobStarted(job=self.name, label=s.agent, settings=s.to_json(), budget_s=s.budget_s)
-            yield PhaseStarted(Phase.FUZZING, label=s.agent)
-            feed = ScriptFeed(self.setup, s.seed)
-            last_progress = 0.0
-            while True:
-                reason = self._out_of_budget()
-                if reason is not None:
-                    self.stop_reason = reason
-                    break
-                batch = feed.take(self._batch_size())
-                began = time.monotonic()
-                judged = runner.run([script for script, _ in batch], deadline=self._deadline())
-                spent = max(time.monotonic() - began, 1e-6)
-                self._result.fuzzing_s += spent
-                played = sum(result is not None for result in judged)
-                self._rate = played / spent if self._rate is None else 0.5 * self._rate + 0.5 * played / spent
-                for (script, choices), result in zip(batch, judged):
-                    if result is not None and result[1] is None:  # it could not run: not an episode
-                        self._not_run += 1
-                    elif result is not None:  # else the budget ended while it ran
-                        self._record(script, choices, *result)
-                yield from self._notes_out(runner)
-                yield from self._settle(runner)
-                if self._elapsed() - last_progress >= PROGRESS_EVERY:
-                    last_progress = self._elapsed()
-                    yield self._progress(Phase.FUZZING)
-            yield self._progress(Phase.FUZZING)
-        finally:
-            if feed is not None:
-                feed.close()
-            runner.close()
-            self._result.elapsed_s = self._elapsed()
+        return AgentFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, script=failure.case,
+                            choices=choices, trace=failure.outcome, agent=s.agent, policy=s.policy,
+                            tools=s.tools_file, detail=detail)
 
-    def wrap_up(self, interrupted: bool) -> Iterator[Any]:
-        """Announce every finding not announced yet (interrupted while shrinking): never lose one."""
-        for finding in self.findings.values():
-            if not finding.announced:
-                finding.shrink_note = finding.shrink_note or "not shrunk: interrupted"
-                finding.announced = True
-                yield FindingRecorded(finding)
-        self._pending.clear()
+    def confirmable(self, finding: Any) -> bool:
+        return True  # a hang too: what did not hang again is not reported as a hang
 
-    def result(self) -> AgentResult:
-        r = self._result
-        r.findings = list(self.findings.values())
-        r.stop_reason = self.stop_reason
-        if not r.elapsed_s:
-            r.elapsed_s = self._elapsed()
-        if r.executions == 0 and r.problem is None and not self.interrupted:
-            r.problem = (f"no episode could run ({self._not_run} tried; see the notes)" if self._not_run
-                         else "no episode ran (the budget ended first)")
-        return r
+    def same(self, finding: Any, script: Script) -> Callable[[Any], bool]:
+        wanted = finding.signature.id
 
-    def exit_code(self, result: AgentResult) -> int:
-        return int(campaign_exit_code(findings=len(result.findings), nothing_tested=result.problem,
-                                      interrupted=self.interrupted))
+        def same(outcome: Any) -> bool:
+            self.result.shrink_executions += 1
+            _trace, violations, _outcome = judged(script, outcome, self.settings.policy, self.registry,
+                                                  self.settings.timeout)
+            return any(v.signature.id == wanted for v in violations or ())
+        return same
 
-    # -- recording ------------------------------------------------------------------------------
-    def _record(self, script: Script, choices: tuple, trace: Optional[dict], violations: list, outcome: Any) -> None:
-        r = self._result
-        r.executions += 1
-        if trace is not None:
-            r.model_requests += len(trace["requests"])
-            r.tool_executions += len(trace["executions"])
-        for kind in {t.step for t in script.turns}:
-            stats = r.by_step.setdefault(kind, {"episodes": 0, "failures": 0})
-            stats["episodes"] += 1
-            stats["failures"] += bool(violations)
-        for v in violations:
-            known = self.findings.get(v.signature.id)
-            if known is not None:
-                known.count += 1
-                continue
-            if v.signature.id in self.settings.ignore:
-                continue
-            if self.settings.max_failures is not None and len(self.findings) >= self.settings.max_failures:
-                continue  # one batch can show several new bugs: --max-failures N reports N
-            finding = AgentFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, script=script,
-                                   choices=choices, trace=trace, agent=self.settings.agent,
-                                   policy=self.settings.policy, tools=self.settings.tools_file,
-                                   detail=outcome.detail if trace is None else None)
-            self.findings[v.signature.id] = finding
-            self._pending.append(finding)
-
-    def _notes_out(self, runner: EpisodeRunner) -> Iterator[Any]:
-        for note in runner.notes:
-            if note not in self._result.notes:
-                self._result.notes.append(note)
-                yield NonFatalError(note)
-        runner.notes.clear()
-
-    def _progress(self, phase: Phase) -> Progress:
-        return Progress(executions=self._result.executions, elapsed_s=self._elapsed(),
-                        failures=_by_verdict(self.findings.values()), phase=phase, label=self.settings.agent,
-                        budget_s=self.settings.budget_s)
-
-    # -- confirm and shrink --------------------------------------------------------------------
-    def _settle(self, runner: EpisodeRunner) -> Iterator[Any]:
-        while self._pending:
-            finding = self._pending.pop(0)
-            remaining = self._remaining()
-            if remaining is not None and remaining <= 0:
-                confirmed = None
-            else:  # a hang is not played again here: it would cost --timeout
-                confirmed = True if finding.verdict == "hang" else self._confirmed(runner, finding)
-            if confirmed is None:
-                finding.shrink_note = "not shrunk: the budget ran out"
-            elif not confirmed:
-                finding.reproducible = False
-                finding.shrink_note = "not shrunk: it did not happen again on a re-run"
-            elif self.settings.shrink:
-                yield PhaseStarted(Phase.SHRINKING, label=finding.signature.id)
-                self._shrink(runner, finding)
-                yield PhaseStarted(Phase.FUZZING, label=self.settings.agent)
-            finding.announced = True
-            yield FindingRecorded(finding)
-
-    def _confirmed(self, runner: EpisodeRunner, finding: AgentFinding) -> Optional[bool]:
-        """Whether the script fails the same way again; None when the budget ended first."""
-        result = runner.run([finding.script], deadline=self._deadline())[0]
-        if result is None:
-            return None
-        self._result.shrink_executions += 1
-        return any(v.signature.id == finding.signature.id for v in result[1] or ())
-
-    def _shrink(self, runner: EpisodeRunner, finding: AgentFinding) -> None:
-        remaining = self._remaining()
-        budget = self.settings.shrink_budget_s if remaining is None else min(self.settings.shrink_budget_s,
-                                                                           remaining / 2)
+    def shrink(self, finding: Any, job: Any, window: float) -> bool:
+        budget = min(self.settings.shrink_budget_s, window)
         wanted = finding.signature.id
         found: dict[tuple, tuple] = {}
-
         began = time.monotonic()
         deadline = began + budget
 
         def test(candidates: list) -> list:
             scripts = [generate_script(ReplaySource(c), self.setup) for c in candidates]
-            judged = runner.run(scripts, deadline=deadline)
+            outcomes = job.settle_run(scripts, deadline=min(deadline, job.budget.deadline or deadline))
             keys = []
-            for choices, script, result in zip(candidates, scripts, judged):
-                if result is None:  # the shrink's time ran out while it played
+            for choices, script, outcome in zip(candidates, scripts, outcomes):
+                if outcome is None:  # the shrink's time ran out while it played
                     keys.append(None)
                     continue
-                self._result.shrink_executions += 1
-                trace, violations, _outcome = result
+                self.result.shrink_executions += 1
+                trace, violations, _outcome = judged(script, outcome, self.settings.policy, self.registry,
+                                                     self.settings.timeout)
                 hit = next((v for v in violations or () if v.signature.id == wanted), None)
                 if hit is None:
                     keys.append(None)
@@ -333,57 +253,25 @@ class AgentCampaign(Job):
             best = shrink_choices(start, test, budget_s=max(0.0, began + budget - time.monotonic()),
                                   batch_size=batch)
         except NotInteresting:
-            if time.monotonic() >= deadline:  # its first re-run was cut off, not passed
-                finding.shrink_note = "not shrunk: the budget ran out"
-                return
-            finding.reproducible = False
-            finding.shrink_note = "not shrunk: it did not happen again on a re-run"
-            return
+            finding.shrink_note = "not shrunk: the budget ran out" if time.monotonic() >= deadline else \
+                "not shrunk: it did not happen again on a re-run"
+            return False
         script, trace, hit = found[tuple(best)]
         finding.minimized, finding.minimized_choices = script, tuple(best)
         finding.minimized_trace, finding.minimized_reason = trace, hit.reason
         if time.monotonic() >= deadline:
             finding.shrink_stopped = True
             finding.shrink_note = "shrinking stopped by its budget"
+        return True
 
 
-class _ScriptStream:
-    """Scripts from one seeded source, in order (what the prefetch thread draws from)."""
+class AgentCampaign(CampaignJob):
+    """``fuzz agent``: the engine's campaign over an :class:`AgentSubject`."""
 
-    def __init__(self, setup: ScriptSetup, seed: int):
-        self._setup, self._source = setup, RandomSource(seed)
-
-    def batch(self, size: int) -> list:
-        out = []
-        for _ in range(size):
-            self._source.reset()
-            out.append((generate_script(self._source, self._setup), tuple(self._source.choices)))
-        return out
-
-
-class ScriptFeed:
-    """Scripts drawn in a background thread while the workers play the current batch — a
-    :class:`fuzzer.harnesses.parser.schedule.Prefetcher` over small fixed chunks, handed out in batches of
-    whatever size the measured rate asks for. Only that thread touches the source, so the scripts
-    (and a seeded campaign's findings) are the same as without it."""
-
-    CHUNK = 8
-
-    def __init__(self, setup: ScriptSetup, seed: int):
-        from fuzzer.harnesses.parser.schedule import Prefetcher
-
-        self._prefetcher = Prefetcher(_ScriptStream(setup, seed), self.CHUNK, chunk=self.CHUNK,
-                                      depth=2 * MAX_BATCH // self.CHUNK)
-        self._ready: list = []
-
-    def take(self, n: int) -> list:
-        while len(self._ready) < n:
-            self._ready.extend(self._prefetcher.get())
-        out, self._ready = self._ready[:n], self._ready[n:]
-        return out
-
-    def close(self) -> None:
-        self._prefetcher.close()
+    def __init__(self, settings: AgentSettings, *, registry: Any = None):
+        subject = AgentSubject(settings, registry=registry)
+        super().__init__(subject, settings.campaign())
+        self.name = "agent"
 
 
 def _delete_steps(script: Script, choices: tuple, test: Any, found: dict, deadline: float, batch: int) -> tuple:
@@ -402,10 +290,5 @@ def _delete_steps(script: Script, choices: tuple, test: Any, found: dict, deadli
     return best
 
 
-def _by_verdict(findings: Any) -> dict:
-    counts: dict[str, int] = {}
-    for f in findings:
-        counts[f.verdict] = counts.get(f.verdict, 0) + 1
-    return counts
 
-__all__ = ["AgentCampaign", "AgentResult", "AgentSettings"]
+__all__ = ["AgentCampaign", "AgentResult", "AgentSettings", "AgentSubject"]

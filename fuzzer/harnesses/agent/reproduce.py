@@ -83,7 +83,7 @@ def replay(agent: str, scenario: Union[str, dict, Script], *, tools: Optional[st
     effect when the finding was recorded) and tools file are used unless given here. ``policy``: a
     policy file, a policy table, or None for ``./pyproject.toml``'s table or the defaults.
     ``tools``: the tools file (default: the built-in registry)."""
-    from fuzzer.harnesses.parser.target import load_target
+    from fuzzer.engine.references import load_target
     from strategies._internal.tools import load_registry
 
     if isinstance(scenario, str):

@@ -130,7 +130,7 @@ def reply_text(reply: Any) -> Optional[str]:
 
 def json_value(value: Any) -> Any:
     """A JSON-typed copy of what the loop passed (the target contract's normalization)."""
-    from fuzzer.harnesses.parser.target import InvalidReturn, _json
+    from fuzzer.engine.calls import InvalidReturn, _json
 
     try:
         return _json(value, 1)
@@ -143,9 +143,9 @@ def describe_error(exc: BaseException) -> dict:
     innermost last; toolfuzz's fakes and worker left out, so a signature names the user's code),
     the innermost of them as (full path, function) for reports that link to code, and the
     formatted traceback."""
-    from fuzzer.isolation.worker import _describe_exception  # the type's name and message, as for parsers
+    from fuzzer.engine.references import describe_exception  # the type's name and message, as for parsers
 
-    name, message, _frames = _describe_exception(exc)
+    name, message, _frames = describe_exception(exc)
     own = []
     for frame, _line in traceback.walk_tb(exc.__traceback__):
         path = os.path.abspath(frame.f_code.co_filename)

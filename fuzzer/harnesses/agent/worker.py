@@ -1,15 +1,14 @@
 """One episode, played inside an isolated worker process.
 
 The engine never imports the user's loop. It runs episodes through :class:`fuzzer.isolation.
-WorkerPool` — the same zygote, watchdog, batching and stack capture the parser campaign uses —
-with :func:`run_episode` as the pool's target: each input text is one line of settings (the
-agent reference, tools file, working directory, policy) and one line of script JSON, and the
-"call" the target returns carries the episode's trace and verdicts (judged in the worker, so the
-oracles run in parallel over the workers) back to the engine as JSON text. A loop that hangs is
-killed by the pool's watchdog after ``--timeout`` and its stack is captured; one that kills its
-process (``os._exit``, a segfault) is restarted the same way. :class:`EpisodeRunner` is the
-engine's side: the pool, the probe that turns a bad ``--agent`` into a usage error, and the
-verdicts of episodes that hung or died.
+WorkerPool` — the same zygote, watchdog, batching and stack capture every harness uses — from an
+:class:`AgentSpec`, whose served object (:class:`EpisodeServer`) loads the loop, the tools and the
+policy once in the zygote, and plays each script it is sent: the episode's trace and verdicts
+(judged in the worker, so the oracles run in parallel over the workers) come back to the engine
+as JSON text. A loop that hangs is killed by the pool's watchdog after ``--timeout`` and its stack
+is captured; one that kills its process (``os._exit``, a segfault) is restarted the same way.
+:class:`EpisodeRunner` is the engine's side: the pool, the probe that turns a bad ``--agent`` into
+a usage error, and the verdicts of episodes that hung or died.
 
 :func:`play` is the episode itself, usable in-process too (tests, the reproduce command): build
 the recorder, the scripted model of the script's shape and the tool doubles, call
@@ -33,8 +32,6 @@ from fuzzer.harnesses.agent.trace import Caps, EpisodeAborted, Recorder
 from fuzzer.isolation.pool import Started
 from strategies.errors import TargetError
 
-#: The pool target (``fuzzer.isolation.TargetSpec.target``).
-WORKER_TARGET = "fuzzer.harnesses.agent.worker:run_episode"
 
 
 def loop_maker(obj: Any, ref: str) -> Callable[[], Callable]:
@@ -87,87 +84,117 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
 
 @dataclass(frozen=True)
 class Settings:
-    """What a worker needs besides the script (one JSON line, the same for a whole campaign)."""
+    """What a worker needs besides the script (the same for a whole campaign)."""
 
     agent: str
     tools: Optional[str] = None
     cwd: Optional[str] = None
     policy: dict = field(default_factory=dict)
-
-    def line(self) -> str:
-        return json.dumps({"agent": self.agent, "tools": self.tools, "cwd": self.cwd, "policy": self.policy},
-                          separators=(",", ":"), sort_keys=True)
+    shape: str = "openai"
+    formats: tuple = ("json",)
 
 
-#: The environment variable that makes the pool's zygote load the agent once, before it forks
-#: workers (an agent importing a heavy framework must not spend a worker's --timeout on imports).
-PRELOAD_ENV = "TOOLFUZZ_AGENT_SETTINGS"
+@dataclass(frozen=True)
+class WorkerOutcome:
+    """How an episode ended when it gave no trace: its worker hung or died (the pool's fault), or
+    the episode failed outside the loop (``raised``: toolfuzz's own code in the worker)."""
 
-_LOADED: dict[str, Any] = {}
+    kind: str
+    elapsed: float = 0.0
+    detail: Optional[str] = None
+    frames: tuple = ()
+    exception: Optional[str] = None
+    message: Optional[str] = None
 
 
-def _environment(line: str) -> tuple:
-    """(make_loop, registry, policy) for a settings line, loaded once per process."""
-    hit = _LOADED.get(line)
-    if hit is None:
-        from fuzzer.harnesses.parser.target import load_target
+@dataclass(frozen=True)
+class AgentSpec:
+    """The :mod:`fuzzer.isolation.spec` of an agent loop's workers: they serve an :class:`EpisodeServer`."""
+
+    settings: Settings
+    cwd: Optional[str] = None
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+
+    serve = "fuzzer.harnesses.agent.worker:EpisodeServer"
+
+    @property
+    def label(self) -> str:
+        return f"--agent {self.settings.agent!r}"
+
+    def decode(self, result: Any) -> Any:
+        return result
+
+    def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> WorkerOutcome:
+        return WorkerOutcome(kind, elapsed, detail, tuple(frames))
+
+
+class EpisodeServer:
+    """Built once in the zygote: the loop, the tools, the policy and the script setup, loaded;
+    :meth:`run` plays one script sent by the engine, :meth:`draw` and :meth:`play_judged` are what
+    the campaign's orders (:mod:`fuzzer.harnesses.agent.orders`) draw and play with.
+
+    Loading the loop's module happens here, before any worker is forked, so a loop importing a
+    heavy framework does not spend a worker's ``--timeout`` on imports. A loop whose factory fails
+    is no load failure (the factory runs per episode): the first episode reports it."""
+
+    def __init__(self, spec: AgentSpec):
+        from fuzzer.engine.references import load_target
+        from fuzzer.harnesses.agent.script import ScriptSetup
         from strategies._internal.tools import load_registry
 
-        data = json.loads(line)
-        obj = load_target(data["agent"], cwd=data.get("cwd"))
-        hit = _LOADED[line] = (loop_maker(obj, data["agent"]), load_registry(data.get("tools")),
-                               AgentPolicy.from_json(data.get("policy") or {}))
-    return hit
+        settings = spec.settings
+        obj = load_target(settings.agent, cwd=settings.cwd, what="--agent")
+        self.make_loop = loop_maker(obj, settings.agent)
+        self.registry = load_registry(settings.tools)
+        self.policy = AgentPolicy.from_json(settings.policy or {})
+        self.setup = ScriptSetup(self.registry, shape=settings.shape, formats=tuple(settings.formats),
+                                 max_turns=self.policy.max_turns)
 
+    def draw(self, source: Any) -> Script:
+        from fuzzer.harnesses.agent.script import generate_script
 
-def _preload() -> None:
-    line = os.environ.get(PRELOAD_ENV)
-    if line:
+        return generate_script(source, self.setup)
+
+    def play_judged(self, script: Script) -> tuple:
+        """``("episode", trace, violations)`` — each violation as (verdict, signature id, title,
+        key, reason) —, ``("error", message)`` when the episode could not run at all (the loop's
+        factory failed), or ``("failed", exception, message, frames)`` when toolfuzz's own judging
+        failed (never a pass)."""
         try:
-            _environment(line)
-        except Exception:  # noqa: BLE001 - the first episode loads again and reports the error
-            pass
+            trace = play(script, self.make_loop, self.registry, self.policy.caps)
+        except TargetError as exc:
+            return ("error", str(exc))
+        except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
+            return ("error", f"{type(exc).__name__}: {exc}")
+        try:
+            violations = judge(Episode(script, trace, self.policy, self.registry))
+        except Exception as exc:  # noqa: BLE001 - reported as a failure outside the loop
+            from fuzzer.engine.references import describe_exception
 
+            name, message, frames = describe_exception(exc)
+            return ("failed", name, message, frames)
+        return ("episode", trace, [(v.verdict, v.signature.id, v.signature.title, v.signature.key, v.reason)
+                                   for v in violations])
 
-def episode_text(settings_line: str, script: Script) -> str:
-    """The pool input of one episode."""
-    return settings_line + "\n" + json.dumps(script.to_json(), ensure_ascii=False, separators=(",", ":"))
-
-
-def probe_text(settings_line: str) -> str:
-    """A pool input that only loads the agent (and makes one loop), to report a bad reference."""
-    return settings_line + "\n"
-
-
-def run_episode(text: str) -> list:
-    """The pool target: ``[{"name": "episode", "arguments": {"json": ...}}]`` — the trace and the
-    verdicts (judged here, in parallel over the workers), as JSON text — or ``"error"`` with a
-    one-line message when the agent or the tools cannot be loaded."""
-    line, _, body = text.partition("\n")
-    try:
-        make_loop, registry, policy = _environment(line)
-        if not body:
-            make_loop()
-            return [{"name": "loaded", "arguments": {}}]
-        script = Script.from_json(json.loads(body))
-        trace = play(script, make_loop, registry, policy.caps)
-    except TargetError as exc:
-        message = str(exc)
-        if message.startswith("target "):  # fuzzer.harnesses.parser.target's loader speaks of parsers
-            message = "--agent " + message[len("target "):]
-        return [{"name": "error", "arguments": {"message": message}}]
-    except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
-        return [{"name": "error", "arguments": {"message": f"{type(exc).__name__}: {exc}"}}]
-    violations = judge(Episode(script, trace, policy, registry))
-    # One JSON string: the pool normalizes what its target returns value by value, and json.dumps
-    # / json.loads (C code) carry a trace of any size far faster.
-    payload = json.dumps({"trace": trace, "violations": [
-        [v.verdict, v.signature.id, v.signature.title, v.signature.key, v.reason] for v in violations]},
-        ensure_ascii=False, separators=(",", ":"), default=repr)
-    return [{"name": "episode", "arguments": {"json": payload}}]
-
-
-_preload()
+    def run(self, script: Any, options: Any = None) -> tuple:
+        """A script the engine sent (confirming, shrinking, replaying), as :meth:`play_judged`
+        answers, with the trace and verdicts as one JSON text (json.dumps / json.loads, C code,
+        carry a trace of any size far faster than pickling its dictionaries); ``("loaded", "")``
+        for the probe (no script: one loop made)."""
+        if script is None:
+            try:
+                self.make_loop()
+            except TargetError as exc:
+                return ("error", str(exc))
+            except Exception as exc:  # noqa: BLE001
+                return ("error", f"{type(exc).__name__}: {exc}")
+            return ("loaded", "")
+        played = self.play_judged(script)
+        if played[0] != "episode":
+            return played
+        return ("episode", json.dumps({"trace": played[1], "violations": played[2]}, ensure_ascii=False,
+                                      separators=(",", ":"), default=repr))
 
 
 # --------------------------------------------------------------------------------------------
@@ -177,7 +204,7 @@ _preload()
 class EpisodeRunner(Started):
     """Episodes of one agent in a worker pool: ``run(scripts) -> [(trace, violations, outcome)]``.
 
-    ``start()`` launches the pool with the agent preloaded in its zygote and plays a probe, so a
+    ``start()`` launches the pool with the agent loaded in its zygote and plays a probe, so a
     reference that does not load, or a factory that fails, is a :class:`TargetError` (a usage
     error) before anything is judged. A worker that hung or died has no trace; its violation
     (hang, crash) is judged here from how it ended.
@@ -185,15 +212,15 @@ class EpisodeRunner(Started):
 
     def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
                  cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
-                 memory_limit_mb: Optional[int] = 4096):
-        from fuzzer.isolation import TargetSpec, WorkerPool
+                 memory_limit_mb: Optional[int] = 4096, shape: str = "openai", formats: tuple = ("json",)):
+        from fuzzer.isolation import WorkerPool
 
         self.agent, self.registry, self.policy, self.timeout = agent, registry, policy, timeout
         cwd = cwd or os.getcwd()
-        self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json()).line()
-        self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=cwd, timeout=timeout,
-                                          memory_limit_mb=memory_limit_mb), workers=workers,
-                               environ={PRELOAD_ENV: self.line})
+        self.settings = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json(),
+                                 shape=shape, formats=tuple(formats))
+        self.spec = AgentSpec(self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
+        self.pool = WorkerPool(self.spec, workers=workers)
         self.notes: list[str] = []
 
     def start(self) -> None:
@@ -208,40 +235,52 @@ class EpisodeRunner(Started):
         self.pool.close()
 
     def _probe(self) -> None:
-        outcome = self.pool.run([probe_text(self.line)])[0]
-        first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
-        if first is not None and first["name"] == "loaded":
+        outcome = self.pool.run([None])[0]
+        if isinstance(outcome, tuple) and outcome[0] == "loaded":
             return
-        if first is not None and first["name"] == "error":
-            raise TargetError(first["arguments"]["message"])
-        if outcome.kind == "hung":
-            raise TargetError(f"agent {self.agent!r}: loading it did not finish within {self.timeout:g} s (--timeout)")
-        raise TargetError(f"agent {self.agent!r}: the process loading it failed "
-                          f"({outcome.detail or outcome.exception or outcome.kind})")
+        if isinstance(outcome, tuple) and outcome[0] == "error":
+            raise TargetError(outcome[1])
+        if isinstance(outcome, WorkerOutcome) and outcome.kind == "hung":
+            raise TargetError(f"agent {self.agent!r}: making a loop did not finish within {self.timeout:g} s (--timeout)")
+        detail = outcome.detail if isinstance(outcome, WorkerOutcome) else f"{outcome[1]}: {outcome[2]}"
+        raise TargetError(f"agent {self.agent!r}: the process loading it failed ({detail})")
 
     def run(self, scripts: list, deadline: Optional[float] = None) -> list[Optional[tuple]]:
         """One (trace, violations, outcome) per script; None for a script not played by
         ``deadline`` (a ``time.monotonic()`` value: its worker is restarted, as for the parser pool).
         ``violations`` None: the episode could not run at all (the loop's factory failed in the
         worker; :attr:`notes` says why) — neither a pass nor a failure."""
-        outcomes = self.pool.run([episode_text(self.line, s) for s in scripts], deadline=deadline)
+        outcomes = self.pool.run(list(scripts), deadline=deadline)
         return [self._judged(script, outcome) if outcome is not None else None
                 for script, outcome in zip(scripts, outcomes)]
 
     def _judged(self, script: Script, outcome: Any) -> tuple:
-        from corpus.signature import Signature
-        from fuzzer.harnesses.agent.checks import Violation
+        trace, violations, outcome = judged(script, outcome, self.policy, self.registry, self.timeout)
+        if violations is None:  # no test at all: violations None (never a pass)
+            self.notes.append(f"an episode could not run: {outcome[1]}")
+        return trace, violations, outcome
 
-        first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
-        if first is not None and first["name"] == "episode":
-            data = json.loads(first["arguments"]["json"])
-            violations = [Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4]) for v in data["violations"]]
-            return data["trace"], violations, outcome
-        if first is not None and first["name"] == "error":  # no test at all: violations None (never a pass)
-            self.notes.append(f"an episode could not run: {first['arguments']['message']}")
-            return None, None, outcome
-        episode = Episode(script, None, self.policy, self.registry, outcome=outcome, timeout=self.timeout)
-        return None, judge(episode), outcome
+
+def violation_of(v: Any) -> Any:
+    """A violation as it travels (verdict, signature id, title, key, reason), as a Violation."""
+    from corpus.signature import Signature
+    from fuzzer.harnesses.agent.checks import Violation
+
+    return Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4])
+
+
+def judged(script: Script, outcome: Any, policy: AgentPolicy, registry: Any, timeout: float) -> tuple:
+    """(trace, violations, outcome) of what a worker answered for ``script`` (:meth:`EpisodeServer.run`,
+    or the pool's fault of a hang or a death); violations None when the episode could not run."""
+    if isinstance(outcome, tuple) and outcome[0] == "episode":
+        data = json.loads(outcome[1])
+        return data["trace"], [violation_of(v) for v in data["violations"]], outcome
+    if isinstance(outcome, tuple) and outcome[0] == "error":
+        return None, None, outcome
+    if isinstance(outcome, tuple) and outcome[0] == "failed":
+        outcome = WorkerOutcome("raised", frames=tuple(outcome[3]), exception=outcome[1], message=outcome[2])
+    episode = Episode(script, None, policy, registry, outcome=outcome, timeout=timeout)
+    return None, judge(episode), outcome
 
 
 def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
@@ -251,4 +290,6 @@ def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
         return path
     return os.path.abspath(os.path.join(cwd, path))
 
-__all__ = ["EpisodeRunner", "PRELOAD_ENV", "Settings", "WORKER_TARGET", "episode_text", "loop_maker", "play", "probe_text", "run_episode"]
+
+__all__ = ["AgentSpec", "EpisodeRunner", "EpisodeServer", "Settings", "WorkerOutcome", "judged", "loop_maker", "play",
+           "violation_of"]

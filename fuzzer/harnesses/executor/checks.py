@@ -39,6 +39,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
 from fuzzer.harnesses.executor.faults import FAULTS
+from fuzzer.engine.verdicts import verdict
 from strategies.registry import Registry
 
 #: Tolerance of time comparisons (virtual seconds; a datetime has microseconds).
@@ -59,7 +60,12 @@ CHECKS: Registry[Check] = Registry("check")
 
 
 def check(function: Check) -> Check:
-    """Register a check under its function name (= its verdict)."""
+    """Register a check under its function name (= its verdict), and the verdict in words (its
+    docstring's first line) in :data:`fuzzer.engine.verdicts.VERDICTS`."""
+    name = function.__name__
+    words = " ".join((function.__doc__ or name).strip().split("\n\n")[0].split())
+    verdict(name, words.replace("``", ""), harness="executor", module=function.__module__,
+            movable=name == "crash", timed=name == "hang")
     return CHECKS.decorator()(function)
 
 
@@ -469,7 +475,7 @@ def _wait_out_of_bounds(j: Judgement, view: StepView) -> Optional[tuple]:
 
 @check
 def backoff_violation(j: Judgement) -> Iterator[Violation]:
-    """Waits between attempts: not shorter than the backoff or Retry-After, not above the cap."""
+    """A wait between attempts shorter than the backoff or a Retry-After asked, or longer than the cap."""
     p = j.policy
     for view in j.views:
         if not view.step.valid:
@@ -575,7 +581,7 @@ def _fallback_error(schema: Any, value: Any) -> Any:
 
 @check
 def fallback_violation(j: Judgement) -> Iterator[Violation]:
-    """What the executor returned instead of a tool result must match the fallback schema."""
+    """What the executor returned instead of a tool result does not match the fallback schema."""
     for view in j.views:
         if view.outcome != "returned":
             continue
@@ -599,7 +605,7 @@ def fallback_violation(j: Judgement) -> Iterator[Violation]:
 
 @check
 def deadline_exceeded(j: Judgement) -> Iterator[Violation]:
-    """No attempt starts, and no waiting goes on, after the deadline of the call."""
+    """An attempt started, or waiting went on, after the deadline of the call."""
     deadline = j.policy.deadline
     if deadline is None:
         return

@@ -22,6 +22,7 @@ from fuzzer.engine.results import ShrunkFinding, shown
 
 @dataclass
 class ExecutorFinding(ShrunkFinding):
+    kind = "executor"
     first_input = "scenario"
 
     scenario: Any  # the first failing Scenario (minimized: the shrunk one)

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from fuzzer.engine.harness import Harness, ReplayContext, Replayed, register_harness
+from fuzzer.harnesses.executor import checks as _verdicts  # noqa: F401 - registers the executor's verdicts
 
 
 def _policy(context: ReplayContext, entry: Any = None) -> Any:
@@ -59,7 +60,7 @@ def _settings(reference: str, context: ReplayContext, **overrides: Any) -> Any:
 def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
     """Run each ``(path, Entry)`` of kind executor again; one Replayed per entry, in order."""
     from fuzzer.harnesses.executor.checks import judge
-    from fuzzer.harnesses.executor.job import open_pool
+    from fuzzer.harnesses.executor.job import open_pool, run_scenarios
     from fuzzer.harnesses.executor.scenario import scenario_from_json
     from strategies.errors import ToolfuzzError
 
@@ -89,7 +90,7 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
     for (tools, _policy_text), (registry, policy, loaded) in groups.items():
         settings = _settings(reference, context, tools_file=tools)
         with open_pool(settings, policy, registry) as pool:
-            traces = pool.run([s for _i, s in loaded])
+            traces = run_scenarios(pool, [s for _i, s in loaded])
         for (i, scenario), trace in zip(loaded, traces):
             path, entry = items[i]
             violations = judge(scenario, trace, policy, registry)
@@ -158,19 +159,20 @@ def compare_executors(old: str, new: str, *, context: ReplayContext, count: int 
                       max_differences: int = 50) -> ExecutorDiff:
     """Run ``count`` scenarios (seeded by ``context.seed``) against both executors and compare."""
     from fuzzer.harnesses.executor.checks import judge
-    from fuzzer.harnesses.executor.job import available_flavors, open_pool
+    from fuzzer.harnesses.executor.job import available_flavors, open_pool, run_scenarios
     from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 
     registry, policy = _registry(context), _policy(context)
     diff = ExecutorDiff(old=old, new=new)
     with open_pool(_settings(old, context), policy, registry) as old_pool, \
             open_pool(_settings(new, context), policy, registry) as new_pool:
-        tools = [t for t in old_pool.tools if t in new_pool.tools and t in registry]
+        new_tools = (new_pool.info or {}).get("tools", [])
+        tools = [t for t in (old_pool.info or {}).get("tools", []) if t in new_tools and t in registry]
         generator = ScenarioGenerator(registry, policy, tools=tools, flavors=available_flavors(policy), seed=context.seed)
         scenarios = [generator.generate() for _ in range(count)]
         for start in range(0, count, 256):
             chunk = scenarios[start:start + 256]
-            for scenario, t_old, t_new in zip(chunk, old_pool.run(chunk), new_pool.run(chunk)):
+            for scenario, t_old, t_new in zip(chunk, run_scenarios(old_pool, chunk), run_scenarios(new_pool, chunk)):
                 v_old = judge(scenario, t_old, policy, registry)
                 v_new = judge(scenario, t_new, policy, registry)
                 kind = classify([v.signature.id for v in v_old], [v.signature.id for v in v_new])

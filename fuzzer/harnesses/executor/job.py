@@ -1,18 +1,19 @@
-"""The executor campaign: generate scenarios, run them under injected faults, judge, confirm,
-shrink, report — a :class:`fuzzer.engine.pipeline.Job` like every other command.
+"""The executor campaign: scenarios drawn, run under injected faults and judged in the workers;
+the engine's one campaign loop (:class:`fuzzer.engine.campaign.CampaignJob`) over an
+:class:`ExecutorSubject`.
 
 ::
 
     job = ExecutorCampaign(settings, registry=registry, policy=policy)
     final = run_job(job, [console, JsonReportHandler(path), ...])
 
-Scenarios run in batches through an :class:`~fuzzer.harnesses.executor.worker.ExecutorPool` (one message
-per batch, DESIGN.md "Isolation is affordable when batched"); each trace is judged by
-:mod:`fuzzer.harnesses.executor.checks`. A violation with a new signature is confirmed by running its
-scenario again (a violation that does not come back is reported as a note, not a finding),
-shrunk within the budget, and announced with :class:`~fuzzer.engine.events.FindingRecorded`; later
-scenarios with the same signature only count. ``--budget`` bounds the wall time of everything,
-shrinking included: shrinking gets what is left, and fuzzing stops early enough to leave it some.
+What is the executor's own: the orders (:class:`~fuzzer.harnesses.executor.orders.ScenarioOrder`:
+a seed and a count, the scenarios drawn in the worker from the campaign's generator), filing
+their results (the scenarios a worker judged are counted; those that came back whole with their
+trace are judged here and their violations offered to the finding book), showing a finding again
+(its scenario in a fresh worker) and shrinking it (:func:`~fuzzer.harnesses.executor.shrink.shrink_scenario`:
+the shortest call sequence and the smallest schedule). Budget, confirmation, the shrink window,
+announcing and Ctrl-C are the engine's, the same as every harness's.
 """
 
 from __future__ import annotations
@@ -25,30 +26,30 @@ import pickle
 import time
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
+from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
 from fuzzer.engine.decisions import campaign_exit_code
-from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
-from fuzzer.engine.interrupts import BALANCED
+from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
+from fuzzer.engine.orders import order_seed
+from fuzzer.engine.pipeline import Job
+from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.executor.checks import CHECKS, judge
 from fuzzer.harnesses.executor.findings import ExecutorFinding, replay_command
-from fuzzer.harnesses.executor.orders import OrderLine, ScenarioOrder, ScenarioResult, order_seed
+from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
 from fuzzer.harnesses.executor.policy import PolicyError
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.executor.shrink import shrink_scenario
-from fuzzer.harnesses.executor.worker import ExecutorPool, Trace, WorkerConfig, encode_policy, load_json, summary_of
-from fuzzer.engine.pipeline import Job
-from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.harnesses.executor.worker import ExecutorSpec, Trace, WorkerConfig, decode_policy, encode_policy, load_json, summary_of
+from strategies._internal.tools import registry_digest
 
-#: Seconds of shrinking a finding may take at most (and when no budget is given).
-SHRINK_S = 8.0
-PROGRESS_EVERY_S = 0.5
-#: Scenarios per order (a few to tens of milliseconds of a worker's time), and orders per round
-#: (between rounds the job confirms and shrinks what it found); more workers get two orders each.
+#: Scenarios per order (a few to tens of milliseconds of a worker's time).
 ORDER_SCENARIOS = 32
-ROUND_ORDERS = 16
-#: Seconds before the budget's end at which no more orders are sent (nor rounds planned).
-STOP_MARGIN_S = 0.3
+#: Seconds of shrinking a finding may take at most.
+SHRINK_S = 8.0
+#: The class every scenario is counted under (the report's by_class).
+SCENARIOS = "scenarios"
 _CAMPAIGNS = itertools.count()
 
 
@@ -86,6 +87,10 @@ class ExecutorSettings:
                               policy_file=_absolute(self.policy_file, self.cwd), http=self.http,
                               implementations=self.implementations, timeout=self.timeout, cwd=self.cwd)
 
+    def campaign(self) -> CampaignSettings:
+        return CampaignSettings(seed=self.seed, budget_s=self.budget_s, max_examples=self.max_examples,
+                                shrink=self.shrink, max_failures=self.max_failures, ignore=self.ignore)
+
 
 def _absolute(path: Optional[str], cwd: str) -> Optional[str]:
     if path and os.path.exists(os.path.join(cwd, path)):
@@ -98,17 +103,34 @@ def judged_by(settings: ExecutorSettings, policy: Any) -> dict:
     return {"tools_file": _absolute(settings.tools_file, settings.cwd), "policy": policy}
 
 
-def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> ExecutorPool:
-    """Start the workers (a load failure raises a one-line TargetError)."""
-    pool = ExecutorPool(settings.worker_config(policy, registry), timeout=settings.timeout,
-                        memory_limit_mb=settings.memory_limit_mb, workers=settings.workers)
+def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
+    """The executor's workers, started (a load failure raises a one-line TargetError; a policy
+    naming an exception type the workers cannot import, a PolicyError)."""
+    from fuzzer.isolation import WorkerPool
+
+    spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
+                        memory_limit_mb=settings.memory_limit_mb)
+    pool = WorkerPool(spec, workers=settings.workers)
     pool.start()
-    unresolved = pool.info.get("unresolved_raises") or []
+    unresolved = (pool.info or {}).get("unresolved_raises") or []
     if unresolved:
         pool.close()
         name, why = unresolved[0]
         raise PolicyError(f"{policy.source}: raises: {name!r}: {why}")
     return pool
+
+
+def workers_judge(pool: Any, policy: Any, registry: Any) -> bool:
+    """Whether ``pool``'s workers judge with exactly ``policy`` and ``registry`` (then an order may
+    ask them to: :class:`~fuzzer.harnesses.executor.orders.ScenarioOrder`)."""
+    info = pool.info or {}
+    return (bool(info.get("judges")) and decode_policy(pool.spec.config.policy) == policy
+            and info.get("registry") == registry_digest(registry))
+
+
+def run_scenarios(pool: Any, scenarios: list, *, deadline: Optional[float] = None, fresh: bool = False) -> list:
+    """One :class:`Trace` per scenario, in order (None for one the deadline left no time to run)."""
+    return pool.run([s.wire() for s in scenarios], deadline=deadline, fresh=fresh) if scenarios else []
 
 
 #: Net container allocations between two collections of the youngest generation, during a
@@ -141,10 +163,10 @@ def available_flavors(policy: Any) -> tuple:
 
 
 @dataclass
-class ExecutorResult(JobResult):
+class ExecutorResult(CampaignResult):
     job: str = "executor"
+    units_word: str = "scenarios"
     policy: Any = None
-    seed: int = 0
     http: bool = False
     workers: int = 1
     tools: list = field(default_factory=list)
@@ -160,9 +182,11 @@ class ExecutorResult(JobResult):
 
         cases = [TestCase(classname="toolfuzz.executor", name=f.signature.id, status=FAILED,
                           message=f.signature.title, detail=finding_detail(f)) for f in self.findings]
-        if self.executions:
+        if self.problem:
+            cases.append(TestCase("toolfuzz.executor", "campaign", FAILED, f"nothing tested: {self.problem}"))
+        elif self.executions:
             failed = {f.verdict for f in self.findings}
-            cut = self.stop_reason == StopReason.INTERRUPTED  # not a pass a CI reader could take for one
+            cut = str(self.stop_reason) == "interrupted"  # not a pass a CI reader could take for one
             cases += [TestCase(classname="toolfuzz.executor", name=verdict, status=SKIPPED if cut else PASSED,
                                message=f"interrupted after {self.executions} scenarios" if cut
                                else f"{self.executions} scenarios")
@@ -171,219 +195,131 @@ class ExecutorResult(JobResult):
 
     def to_report(self) -> dict[str, Any]:
         return {
+            **self.base_report(),
             "job": "executor",
             "executor": self.label,
             "tools": self.tools,
             "http": self.http,
-            "seed": self.seed,
             "workers": self.workers,
             "policy": self.policy.to_json() if self.policy is not None else None,
             "policy_source": self.policy.source if self.policy is not None else None,
-            "executions": self.executions,
             "scenarios": self.executions,
             "calls": self.calls,
-            "elapsed_s": round(self.elapsed_s, 3),
-            "execs_per_s": round(self.execs_per_s, 1),
             "virtual_s": round(self.virtual_s, 3),
             "worker_s": round(self.worker_s, 3),
             "worker_cpu_s": round(self.worker_cpu_s, 3),
-            "stop_reason": str(self.stop_reason),
-            "problem": self.problem,
-            "failures": [f.to_report() for f in self.findings],
             "scenarios_by_verdict": dict(sorted(self.scenarios_by_verdict.items())),
             "faults": dict(sorted(self.faults.items())),
-            "counts": self.counts(),
-            "notes": list(self.notes),
         }
 
 
-class ExecutorCampaign(Job):
-    name = "executor"
+class ExecutorSubject(Subject):
+    """The executor harness's half of a campaign (see the module docstring)."""
 
-    def __init__(self, settings: ExecutorSettings, *, registry: Any, policy: Any, pool: Optional[ExecutorPool] = None):
-        super().__init__()
-        self.settings = settings
-        self.registry = registry
-        self.policy = policy
-        self._pool = pool
-        self._own_pool = pool is None
-        self._started = time.monotonic()
-        self._deadline = None if settings.budget_s is None else self._started + settings.budget_s
-        self._result = ExecutorResult(label=settings.executor, policy=policy, seed=settings.seed, http=settings.http,
-                                      workers=settings.workers)
-        self._by_signature: dict[str, ExecutorFinding] = {}
-        self._pending: list[ExecutorFinding] = []  # confirmed, not announced yet (interrupted mid-shrink)
-        self._unconfirmed: list = []  # (scenario, trace, violation) of this batch, not confirmed yet
-        self._confirmed: dict = {}  # signature id -> (trace, violation) of its confirming run
-        self._seen: dict = {}  # signature id -> scenarios that showed it
+    kind = "executor"
+    order_size = ORDER_SCENARIOS
+
+    def __init__(self, settings: ExecutorSettings, *, registry: Any, policy: Any, pool: Any = None):
+        self.settings, self.registry, self.policy = settings, registry, policy
+        self.label = settings.executor
+        self.pool = pool
+        self.result = ExecutorResult(label=settings.executor, policy=policy, seed=settings.seed, http=settings.http,
+                                     workers=settings.workers)
         self.generator: Optional[ScenarioGenerator] = None
+        self._setup = b""
+        self._key = f"{os.getpid()}#{next(_CAMPAIGNS)}"
+        self._judge_there = False
+        #: signature id -> scenarios a worker counted before its finding was filed
+        self._seen: dict[str, int] = {}
+        self._gc: Any = None
 
-    # -- helpers ---------------------------------------------------------------------------------
-    def _left(self) -> Optional[float]:
-        return None if self._deadline is None else self._deadline - time.monotonic()
-
-    def run_and_judge(self, scenarios: list) -> list:
-        """(trace, violations) per scenario; (None, None) for one the budget left no time to run."""
-        traces = self._pool.run(scenarios, deadline=self._deadline)
-        return [(None, None) if t is None else (t, judge(s, t, self.policy, self.registry))
-                for s, t in zip(scenarios, traces)]
-
-    def result(self) -> ExecutorResult:
-        r = self._result
-        r.elapsed_s = time.monotonic() - self._started
-        r.stop_reason = self.stop_reason
-        r.findings = [f for f in self._by_signature.values()]
-        if r.executions == 0 and r.problem is None and self.stop_reason != StopReason.INTERRUPTED:
-            r.problem = "no scenario ran (the budget ended before the executor could be tested)"
-        return r
-
-    def exit_code(self, result: ExecutorResult) -> int:
-        return campaign_exit_code(findings=len(result.findings), nothing_tested=result.problem,
-                                  interrupted=self.interrupted)
-
-    # -- the job -----------------------------------------------------------------------------------
-    def run(self) -> Iterator[Any]:
+    def settings_json(self) -> dict:
         s = self.settings
-        yield JobStarted(job="executor", label=s.executor, budget_s=s.budget_s,
-                         settings={"executor": s.executor, "tools": s.tools_file, "policy": self.policy.source,
-                                   "seed": s.seed, "max_examples": s.max_examples, "http": s.http})
-        yield PhaseStarted(Phase.LOADING, s.executor)
-        if self._pool is None:
-            self._pool = open_pool(s, self.policy, self.registry)
-        try:
-            with young_collections_every(YOUNG_OBJECTS):
-                yield from self._fuzz()
-        finally:
-            if self._own_pool and self._pool is not None:
-                self._pool.close()
+        return {"executor": s.executor, "tools": s.tools_file, "policy": self.policy.source, "http": s.http}
 
-    def _fuzz(self) -> Iterator[Any]:
-        s, r = self.settings, self._result
-        tools = [t for t in self._pool.tools if t in self.registry]
+    # -- the campaign's shape ----------------------------------------------------------------------
+    def start(self, job: Any) -> None:
+        if self.pool is None:
+            self.pool = job.pool = open_pool(self.settings, self.policy, self.registry)
+        self._gc = young_collections_every(YOUNG_OBJECTS)
+        self._gc.__enter__()
+
+    def close(self) -> None:
+        if self._gc is not None:
+            self._gc.__exit__(None, None, None)
+            self._gc = None
+
+    def started(self, job: Any) -> Iterator[Any]:
+        s, r = self.settings, self.result
+        tools = [t for t in (self.pool.info or {}).get("tools", []) if t in self.registry]
         r.tools = tools
         if not tools:
             r.problem = "the executor was given no tool of the registry"
-            self.stop_reason = StopReason.NOTHING_TESTED
             return
-        self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools, flavors=available_flavors(self.policy),
-                                           max_steps=s.max_steps, seed=s.seed).with_every_pool()
-        yield PhaseStarted(Phase.FUZZING, s.executor)
-        # The workers draw and run the scenarios (fuzzer/harnesses/executor/orders.py): this process plans
-        # rounds of orders and files their results in order. One worker sends its traces back
-        # and this process judges them while the worker runs the next scenarios (judging costs
-        # about half of what running does: split between two processes, neither waits); several
-        # workers judge what they run (this process alone could not keep up with them), if they
-        # judge with exactly this campaign's policy and registry.
-        judge_there = s.workers > 1 and self._pool.judges(self.policy, self.registry)
-        setup = zlib.compress(pickle.dumps(self.generator, pickle.HIGHEST_PROTOCOL), 1)
-        key = f"{os.getpid()}#{next(_CAMPAIGNS)}"
-        planned = planned_scenarios = 0
-        last_progress = 0.0
-        line = OrderLine()
-        try:
-            while True:
-                stop = self._stop(planned_scenarios, in_line=len(line))
-                if stop is not None:
-                    self._file(line.drain(), line)  # what came back behind an order cut off: settled too
-                    yield from self._settle()
-                    self.stop_reason = stop
-                    break
-                for count in self._sizes(planned_scenarios, max(ROUND_ORDERS, 2 * s.workers) - len(line.waiting())):
-                    line.add(ScenarioOrder(key, setup, order_seed(s.seed, planned), count, judge_there, planned))
-                    planned, planned_scenarios = planned + 1, planned_scenarios + count
-                orders = line.waiting()
-                taken: set = set()
+        self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools,
+                                           flavors=available_flavors(self.policy), max_steps=s.max_steps,
+                                           seed=s.seed).with_every_pool()
+        # The workers draw and run the scenarios: this process files their results in order. One
+        # worker sends its traces back and this process judges them while the worker runs the next
+        # scenarios (judging costs about half of what running does: split between two processes,
+        # neither waits); several workers judge what they run (this process alone could not keep
+        # up with them), if they judge with exactly this campaign's policy and registry.
+        self._judge_there = s.workers > 1 and workers_judge(self.pool, self.policy, self.registry)
+        self._setup = zlib.compress(pickle.dumps(self.generator, pickle.HIGHEST_PROTOCOL), 1)
+        yield from ()
 
-                def take_arrived(results: list) -> None:
-                    """File what can be filed of what arrived (see OrderLine)."""
-                    for i, result in enumerate(results):
-                        if result is not None and i not in taken:
-                            taken.add(i)
-                            line.arrived(orders[i], result)
-                    self._file(line.ready(), line)
+    def plan(self, unit: str, count: int, number: int) -> ScenarioOrder:
+        return ScenarioOrder(self._key, self._setup, order_seed(self.settings.seed, number), count,
+                             self._judge_there, number)
 
-                def settle_first() -> bool:
-                    """Send no more of this round once a finding waits to be confirmed (a scenario
-                    a worker was lost on, among them): settling it comes first."""
-                    return bool(self._unconfirmed)
-
-                results = self._pool.run_orders(orders, deadline=self._deadline, on_result=take_arrived,
-                                                stop_sending=None if self._deadline is None
-                                                else self._deadline - STOP_MARGIN_S, stop_when=settle_first)
-                take_arrived(results)
-                if self._unconfirmed:  # confirming and shrinking need the pool to themselves
-                    yield from self._settle()
-                now = time.monotonic()
-                if now - last_progress >= PROGRESS_EVERY_S:
-                    last_progress = now
-                    yield self._progress(Phase.FUZZING)
-        finally:  # the budget ended or a Ctrl-C came: what came back counts, in order still
-            self._file(line.drain(), line)
-
-    def _file(self, ready: list, line: OrderLine) -> None:
-        """File what :meth:`OrderLine.ready` took out of the line, whole: a Ctrl-C waits until it
-        is (a few orders' judging), or what came back would be in no count."""
-        with BALANCED:
-            for order, lost, result in ready:
-                for one in lost:
-                    self._take_lost(order, one)
-                if result is not None:
-                    self._take(order, result)
-            for order, lost in line.given_up:
-                note = (f"a worker died between scenarios of order {order.number} every time it ran "
-                        f"({lost.outcome.detail or lost.outcome.kind}); its {order.count - len(order.lost)} "
-                        f"scenario(s) were not run or counted")
-                self._result.notes.append(note)
-            line.given_up.clear()
-
-    def _sizes(self, submitted: int, orders: int) -> list:
-        """The sizes of the next ``orders`` orders: fixed, so that the orders and their scenarios are
-        the same whatever the machine's speed and the number of workers (fewer and smaller when
-        only ``--max-examples`` minus ``submitted`` remain)."""
-        left = None if self.settings.max_examples is None else self.settings.max_examples - submitted
-        sizes: list = []
-        for _ in range(orders):
-            size = ORDER_SCENARIOS if left is None else min(ORDER_SCENARIOS, left - sum(sizes))
-            if size <= 0:
-                break
-            sizes.append(size)
-        return sizes
-
-    def _stop(self, planned: int, in_line: int) -> Optional[StopReason]:
-        """Why the campaign stops now (``planned`` scenarios so far, ``in_line`` orders not filed yet), or None."""
-        if self.settings.max_failures is not None and len(self._by_signature) >= self.settings.max_failures:
-            return StopReason.MAX_FAILURES
-        if self.settings.max_examples is not None and planned >= self.settings.max_examples and not in_line:
-            return StopReason.MAX_EXAMPLES
-        left = self._left()
-        if left is not None and left <= STOP_MARGIN_S:
-            return StopReason.BUDGET
-        return None
-
-    def _take(self, order: ScenarioOrder, result: ScenarioResult) -> None:
-        """File one order's result: the counted scenarios at once, then each one that came back
-        with its trace."""
-        r = self._result
-        with BALANCED:  # its scenarios in the executions, their verdicts and their findings' counts, or in none
-            self._tally(result.summary(), result.scenarios)
-            for verdict, n in result.by_verdict.items():
-                r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + n
-            for signature_id, n in result.seen.items():
-                self._saw(signature_id, n)
+    # -- filing ----------------------------------------------------------------------------------
+    def file(self, order: ScenarioOrder, result: ScenarioResult, job: Any) -> int:
+        """The counted scenarios at once, then each one that came back with its trace."""
+        r = self.result
+        self._tally(result.summary(), result.scenarios, job)
+        for verdict, n in result.by_verdict.items():
+            r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + n
+        for signature_id, n in result.seen.items():
+            found = job.book.find(signature_id)
+            if found is not None:
+                job.book.count(found, n)
+            else:
+                self._seen[signature_id] = self._seen.get(signature_id, 0) + n
         traced = result.traced
         drawn = self._scenarios(order, [index for index, *_ in traced])
         for (index, summary, text, failure), scenario in zip(traced, drawn):
             trace = Trace("error", detail=failure) if failure is not None else \
                 Trace("ran", load_json(text), judged=summary)
-            self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
+            self._count(scenario, trace, job)
+        return result.scenarios + len(traced)
 
-    def _take_lost(self, order: ScenarioOrder, lost: Any) -> None:
+    def file_lost(self, order: ScenarioOrder, lost: Any, job: Any) -> int:
         """A scenario its worker hung or died on, judged by how its worker was lost."""
-        from fuzzer.harnesses.executor.worker import _trace
-
         (scenario,) = self._scenarios(order, [lost.index])
-        trace = _trace(lost.outcome)
-        self._count(scenario, trace, judge(scenario, trace, self.policy, self.registry))
+        self._count(scenario, lost.outcome, job)  # the spec's fault: a Trace of its hang or death
+        return 1
+
+    def _count(self, scenario: Any, trace: Any, job: Any) -> None:
+        r = self.result
+        violations = judge(scenario, trace, self.policy, self.registry)
+        self._tally(trace.judged if trace.judged is not None else summary_of(trace.data), 1, job,
+                    failed=bool(violations))
+        for verdict in {v.verdict for v in violations}:
+            r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + 1
+        for v in violations:
+            earlier = self._seen.pop(v.signature.id, 0)
+            job.offer(Failure(scenario, trace, v.verdict, v.signature, v.reason, count=1 + earlier, extra=v))
+
+    def _tally(self, summary: dict, scenarios: int, job: Any, failed: bool = False) -> None:
+        r = self.result
+        job.tally.add(SCENARIOS, scenarios, int(failed))
+        r.calls += summary["calls"]
+        r.virtual_s += float(summary["virtual_s"])
+        r.worker_s += float(summary["real_s"])
+        r.worker_cpu_s += float(summary["cpu_s"])
+        faults = r.faults
+        for kind, n in summary["faults"].items():
+            faults[kind] = faults.get(kind, 0) + n
 
     def _scenarios(self, order: ScenarioOrder, indices: list) -> list:
         """The scenarios at ``indices`` (ascending) of ``order``, drawn again here from its seed:
@@ -394,115 +330,50 @@ class ExecutorCampaign(Job):
         drawn = [self.generator.generate() for _ in range(indices[-1] + 1)]
         return [drawn[index] for index in indices]
 
-    def _progress(self, phase: Phase) -> Progress:
-        failures: dict[str, int] = {}
-        for f in self._by_signature.values():
-            failures[f.verdict] = failures.get(f.verdict, 0) + 1
-        return Progress(executions=self._result.executions, elapsed_s=time.monotonic() - self._started,
-                        failures=failures, phase=phase, label=self.settings.executor, budget_s=self.settings.budget_s)
+    # -- findings ------------------------------------------------------------------------------
+    def new_finding(self, failure: Failure, job: Any) -> ExecutorFinding:
+        v = failure.extra
+        return ExecutorFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, scenario=failure.case,
+                               trace=failure.outcome, violation=v, command=self.settings.command(),
+                               **judged_by(self.settings, self.policy))
 
-    def _tally(self, summary: dict, scenarios: int = 1) -> None:
-        r = self._result
-        r.executions += scenarios
-        r.calls += summary["calls"]
-        r.virtual_s += float(summary["virtual_s"])
-        r.worker_s += float(summary["real_s"])
-        r.worker_cpu_s += float(summary["cpu_s"])
-        faults = r.faults
-        for kind, n in summary["faults"].items():
-            faults[kind] = faults.get(kind, 0) + n
+    def payload(self, scenario: Any) -> Any:
+        return scenario.wire()
 
-    def _count(self, scenario: Any, trace: Any, violations: list) -> None:
-        r = self._result
-        limit = self.settings.max_failures
-        with BALANCED:  # in the executions, its verdicts and its findings' counts, or in none
-            self._tally(trace.judged if trace.judged is not None else summary_of(trace.data))
-            for verdict in {v.verdict for v in violations}:
-                r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + 1
-            for v in violations:
-                if self._saw(v.signature.id) or v.signature.id in self.settings.ignore:
-                    continue
-                if limit is not None and len(self._by_signature) + len(self._unconfirmed) >= limit:
-                    continue  # one batch can show several new bugs: --max-failures N reports N
-                if not any(u[2].signature.id == v.signature.id for u in self._unconfirmed):
-                    self._unconfirmed.append((scenario, trace, v))
+    def same(self, finding: Any, scenario: Any) -> Callable[[Any], bool]:
+        wanted = finding.signature.id
+        return lambda trace: any(v.signature.id == wanted for v in judge(scenario, trace, self.policy, self.registry))
 
-    def _saw(self, signature_id: str, scenarios: int = 1) -> bool:
-        """Count ``scenarios`` that showed ``signature_id`` (``seen in`` and ``scenarios_by_verdict`` count the
-        same scenarios, those seen before the finding was confirmed too); True if it is a finding."""
-        self._seen[signature_id] = self._seen.get(signature_id, 0) + scenarios
-        known = self._by_signature.get(signature_id)
-        if known is not None:
-            known.count = self._seen[signature_id]
-        return known is not None
+    def shrink(self, finding: Any, job: Any, window: float) -> bool:
+        budget = min(SHRINK_S, window)
 
-    def _found(self, scenario: Any, trace: Any, violation: Any, shrink_note: str = "") -> ExecutorFinding:
-        """The finding of a violation seen in ``scenario``, filed under its signature."""
-        finding = ExecutorFinding(signature=violation.signature, verdict=violation.verdict, reason=violation.reason,
-                                  scenario=scenario, trace=trace, violation=violation, command=self.settings.command(),
-                                  shrink_note=shrink_note, count=max(1, self._seen.get(violation.signature.id, 0)),
-                                  **judged_by(self.settings, self.policy))
-        self._by_signature[violation.signature.id] = finding
-        return finding
+        def run_and_judge(scenarios: list) -> list:
+            traces = job.settle_run([s.wire() for s in scenarios]) if scenarios else []
+            return [(None, None) if t is None else (t, judge(s, t, self.policy, self.registry))
+                    for s, t in zip(scenarios, traces)]
 
-    def _settle(self) -> Iterator[Any]:
-        """Confirm this batch's new signatures, shrink them, announce them."""
-        if not self._unconfirmed:
-            return
-        todo, self._unconfirmed = self._unconfirmed, []
-        yield PhaseStarted(Phase.CONFIRMING, self.settings.executor)
-        again = self.run_and_judge([scenario for scenario, _t, _v in todo])
-        for (scenario, trace, violation), (trace2, violations2) in zip(todo, again):
-            if trace2 is None:  # the budget ended first: reported as seen, never dropped
-                finding = self._found(scenario, trace, violation, "not confirmed or shrunk: the budget ran out")
-                yield FindingRecorded(finding)
-                continue
-            again_seen = next((v for v in violations2 if v.signature.id == violation.signature.id), None)
-            if again_seen is None:  # still a broken promise: seen once, it is reported (not shrunk), never a note
-                finding = self._found(scenario, trace, violation,
-                                      "not shrunk: it did not happen again when its scenario ran again (the executor "
-                                      "keeps state between calls, or is nondeterministic)")
-                yield FindingRecorded(finding)
-                continue
-            finding = self._found(scenario, trace, violation)
-            # the shrinker starts from this run instead of running the scenario a third time
-            self._confirmed[violation.signature.id] = (trace2, again_seen)
-            self._pending.append(finding)
-        while self._pending:
-            finding = self._pending[0]
-            if self.settings.shrink:
-                yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
-                self._shrink(finding)
-            self._pending.pop(0)
-            yield FindingRecorded(finding)
-
-    def _shrink(self, finding: ExecutorFinding) -> None:
-        left = self._left()
-        share = SHRINK_S if self.settings.budget_s is None else max(1.0, 0.15 * self.settings.budget_s)
-        budget = min(SHRINK_S, share) if left is None else max(0.0, min(SHRINK_S, share, left - 0.1))
-        if budget <= 0:
-            finding.shrink_note = "not shrunk: the budget ran out"
-            return
-        best, stopped = shrink_scenario(finding.scenario, finding.signature.id, self.run_and_judge, self.generator,
-                                        budget_s=budget, known=self._confirmed.pop(finding.signature.id, None))
-        if best is not None:
-            finding.minimized, finding.minimized_trace, finding.minimized_violation = best
+        best, stopped = shrink_scenario(finding.scenario, finding.signature.id, run_and_judge, self.generator,
+                                        budget_s=budget)
         if stopped:
             finding.shrink_stopped = True
             finding.shrink_note = "shrinking stopped by its budget"
+        if best is None:
+            return False
+        finding.minimized, finding.minimized_trace, finding.minimized_violation = best
+        return True
 
-    def wrap_up(self, interrupted: bool) -> Iterator[Any]:
-        """Announce what was found but not announced yet (never dropped; not shrunk if interrupted)."""
-        for finding in self._pending:
-            finding.shrink_note = finding.shrink_note or "not shrunk: interrupted"
-            yield FindingRecorded(finding)
-        self._pending = []
-        for scenario, trace, violation in self._unconfirmed:
-            if violation.signature.id in self._by_signature:
-                continue
-            finding = self._found(scenario, trace, violation, "not confirmed or shrunk: interrupted")
-            yield FindingRecorded(finding)
-        self._unconfirmed = []
+
+class ExecutorCampaign(CampaignJob):
+    """``fuzz executor``: the engine's campaign over an :class:`ExecutorSubject`."""
+
+    def __init__(self, settings: ExecutorSettings, *, registry: Any, policy: Any, pool: Any = None):
+        subject = ExecutorSubject(settings, registry=registry, policy=policy, pool=pool)
+        super().__init__(subject, settings.campaign(), owns_pool=pool is None)
+        self.name = "executor"
+
+    @property
+    def generator(self) -> Any:
+        return self.subject.generator
 
 
 # ---------------------------------------------------------------------------------------------
@@ -538,7 +409,7 @@ class ScenarioReplay(Job):
     name = "executor-replay"
 
     def __init__(self, settings: ExecutorSettings, scenario: Any, *, registry: Any, policy: Any,
-                 pool: Optional[ExecutorPool] = None):
+                 pool: Any = None):
         super().__init__()
         self.settings, self.scenario, self.registry, self.policy = settings, scenario, registry, policy
         self._pool = pool
@@ -556,8 +427,8 @@ class ScenarioReplay(Job):
             # reported) and that it replays the same way.
             # A scenario that hangs or kills its worker runs once more only: each run costs the
             # whole watchdog timeout and a restart, and its timing means nothing.
-            (cold,) = pool.run([self.scenario])
-            warm = pool.run([self.scenario] * (WARM_RUNS if cold.kind == "ran" else 1))
+            (cold,) = run_scenarios(pool, [self.scenario])
+            warm = run_scenarios(pool, [self.scenario] * (WARM_RUNS if cold.kind == "ran" else 1))
             warm.sort(key=lambda t: float(t.data.get("real_s", 0.0)))
             trace = warm[len(warm) // 2]
         finally:
@@ -587,5 +458,5 @@ class ScenarioReplay(Job):
                                   interrupted=self.interrupted)
 
 
-__all__ = ["ExecutorCampaign", "ExecutorResult", "ExecutorSettings", "ScenarioReplay", "ScenarioRun",
-           "available_flavors", "open_pool"]
+__all__ = ["ExecutorCampaign", "ExecutorResult", "ExecutorSettings", "ExecutorSubject", "ScenarioReplay",
+           "ScenarioRun", "available_flavors", "open_pool", "run_scenarios", "workers_judge"]

@@ -127,9 +127,7 @@ class ScenarioOrder:
         run again after a worker was lost on it, or queued again behind a later one) counts
         against a fresh tally, so its own first of each violation comes back whole whatever the
         worker ran before it."""
-        from fuzzer.harnesses.executor.worker import ScenarioRunner
-
-        scenarios = ScenarioRunner.current
+        scenarios = runner.served  # the worker's ScenarioRunner
         if self.number > scenarios.last_order:
             scenarios.last_order = self.number
             return self._run(runner, scenarios)

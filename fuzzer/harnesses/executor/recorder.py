@@ -32,7 +32,7 @@ from typing import Any, Iterator, Optional
 from fuzzer.harnesses.executor.faults import OK, Fault, bad_result, failure_for, ok_result, retry_after_header
 from fuzzer.harnesses.executor.http import CURRENT
 from fuzzer.engine.frames import named, without_library_tail
-from fuzzer.harnesses.parser.target import exception_name as qualified
+from fuzzer.engine.references import exception_name as qualified
 
 _MESSAGE_LIMIT = 300
 _FRAME_LIMIT = 8

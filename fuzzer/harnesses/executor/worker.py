@@ -1,20 +1,18 @@
 """Running scenarios in an isolated worker process with a watchdog.
 
-The executor harness reuses the parser harness's machinery (:mod:`fuzzer.isolation`) unchanged: a
-zygote process imports the code under test once and forks workers; each worker runs batches of
-texts, publishing the index of the one it runs so a hang or a death is pinned on exactly that
-input; the supervisor kills, re-forks and carries on. Here the "target" the pool loads is
-:class:`ScenarioRunner` (``fuzzer.harnesses.executor.worker:ScenarioRunner.run``), whose constructor runs in
-the zygote — it installs the virtual clock, the network guard and (HTTP mode) the transports
-*before* it imports the user's executor — and each "text" is one scenario as JSON. The runner
-answers with one pseudo-call whose arguments hold the trace (plain JSON), so the pool's own
-normalization carries it back untouched.
+The executor harness runs on the same machinery as every harness (:mod:`fuzzer.isolation`): a
+zygote process loads the code under test once and forks workers; each worker runs batches of
+payloads, publishing the index of the one it runs so a hang or a death is pinned on exactly that
+input; the supervisor kills, re-forks and carries on. What the zygote loads is an
+:class:`ExecutorSpec`'s served object, a :class:`ScenarioRunner`: its constructor installs the
+virtual clock, the network guard and (HTTP mode) the transports *before* it imports the user's
+executor, and its ``run`` takes one scenario as JSON and answers with its trace as JSON text
+(plain data; :meth:`ExecutorSpec.decode` reads it on the engine's side). What it loaded (the tools
+it offers, whether the executor is async) is its ``info``, which the pool hands the engine once it
+has started.
 
-The engine side is :class:`ExecutorPool`: it hands the worker its configuration through the
-environment (the zygote is forked right after, and reads it in the constructor), turns a load
-failure into a one-line :class:`~strategies.errors.TargetError` (written to a side file, so it is
-not wrapped in the pool's own wording), and decodes traces. :data:`HELLO` asks a fresh worker what
-it loaded (the tools it offers, whether the executor is async) before any scenario runs.
+The engine side is :class:`ExecutorPool`: the pool, whose load failures are one-line
+:class:`~strategies.errors.TargetError` s naming ``--executor``, and the traces it returns.
 """
 
 from __future__ import annotations
@@ -26,23 +24,18 @@ import json
 import os
 import pickle
 import random
-import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from fuzzer.isolation.pool import Started
 from strategies._internal.tools import registry_digest
 from strategies.errors import TargetError, ToolfuzzError
 
-ENV = "TOOLFUZZ_EXECUTOR_WORKER"
-RUNNER = "fuzzer.harnesses.executor.worker:ScenarioRunner.run"
-HELLO = "\x00toolfuzz-hello"
-
 
 @dataclass
 class WorkerConfig:
-    """What a worker needs; JSON in the environment, read by the zygote."""
+    """What a worker needs (carried to the zygote in the :class:`ExecutorSpec`)."""
 
     executor: str
     tools_file: Optional[str] = None
@@ -55,19 +48,36 @@ class WorkerConfig:
     invocation_cap: int = 100
     virtual_limit_s: float = 86_400.0
     flavors: list = field(default_factory=list)  # libraries failing tools raise from (``via``)
-    error_file: str = ""
     #: The campaign's policy (:func:`encode_policy`), for judging in the worker; "" = never judge.
     policy: str = ""
 
-    def to_env(self) -> str:
-        return json.dumps(asdict(self))
 
-    @classmethod
-    def from_env(cls) -> "WorkerConfig":
-        raw = os.environ.get(ENV)
-        if not raw:
-            raise TargetError(f"the executor worker was started without its configuration ({ENV})")
-        return cls(**json.loads(raw))
+@dataclass(frozen=True)
+class ExecutorSpec:
+    """The :mod:`fuzzer.isolation.spec` of an executor's workers: they serve a :class:`ScenarioRunner`."""
+
+    config: WorkerConfig
+    cwd: Optional[str] = None
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+
+    serve = "fuzzer.harnesses.executor.worker:ScenarioRunner"
+
+    @property
+    def label(self) -> str:
+        return f"--executor {self.config.executor!r}"
+
+    def decode(self, result: Any) -> "Trace":
+        kind, text = result
+        if kind == "error":
+            return Trace("error", detail=text)
+        try:
+            return Trace("ran", load_json(text))
+        except (TypeError, ValueError) as exc:
+            return Trace("error", detail=f"unreadable trace ({exc})")
+
+    def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> "Trace":
+        return Trace(kind, frames=tuple(tuple(f) for f in frames), detail=detail)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -75,23 +85,18 @@ class WorkerConfig:
 
 
 class ScenarioRunner:
-    """Built once in the zygote; :meth:`run` runs one scenario in a worker."""
+    """Built once in the zygote (the served object of an :class:`ExecutorSpec`); :meth:`run` runs
+    one scenario in a worker, and orders run theirs with :meth:`run_direct`."""
 
-    #: The runner this process built (in the zygote, so every worker forked from it has it):
-    #: what an order runs its scenarios with (:meth:`run_direct`).
-    current: "Optional[ScenarioRunner]" = None
-
-    def __init__(self) -> None:
-        config = WorkerConfig.from_env()
+    def __init__(self, spec: ExecutorSpec) -> None:
+        config = spec.config
         try:
             self._load(config)
-        except ToolfuzzError as exc:
-            _report_load_error(config, str(exc))
+        except ToolfuzzError:
             raise
         except BaseException as exc:  # noqa: BLE001 - anything at all must become one line
             message = f"--executor {config.executor!r}: loading raised {type(exc).__name__}: {' '.join(str(exc).split())}"
-            _report_load_error(config, message[:500])
-            raise TargetError(message) from None
+            raise TargetError(message[:500]) from None
         # Everything loaded so far lives as long as the worker: the cyclic garbage collector need
         # not walk it again on every collection of the objects scenarios create (nor touch its
         # pages, which the forked workers share with the zygote).
@@ -102,7 +107,6 @@ class ScenarioRunner:
 
         threshold = gc.get_threshold()
         gc.set_threshold(max(threshold[0], YOUNG_OBJECTS), *threshold[1:])
-        ScenarioRunner.current = self
 
     def _load(self, config: WorkerConfig) -> None:
         from fuzzer.harnesses.executor.clock import CLOCK
@@ -159,18 +163,26 @@ class ScenarioRunner:
                               f"callable as execute(name, arguments) nor has an execute_tool(name, arguments) method")
         return _is_async(execute)
 
-    def run(self, text: str) -> list:
-        if text == HELLO:
-            from fuzzer.harnesses.executor.policy import unresolved_exceptions
+    @property
+    def info(self) -> dict:
+        """What the engine learns once the workers are up: the tools it offers, whether the
+        executor is async, and whether (and with what) the workers can judge."""
+        from fuzzer.harnesses.executor.policy import unresolved_exceptions
 
-            info = {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
-                    "judges": self.policy is not None,
-                    "unresolved_raises": unresolved_exceptions(self.policy.raises) if self.policy is not None else []}
-            return [{"name": "hello", "arguments": info}]
-        data = load_json(text)
-        steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})), float(s.get("gap", 0)),
-                  s.get("valid", True)) for s in data["steps"]]
-        return [{"name": "trace", "arguments": {"json": dump_trace(self.run_steps(steps, data.get("seed", 0)))}}]
+        return {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
+                "judges": self.policy is not None,
+                "unresolved_raises": unresolved_exceptions(self.policy.raises) if self.policy is not None else []}
+
+    def run(self, text: str, options: Any = None) -> tuple:
+        """One scenario sent as JSON: ("ran", its trace as JSON text), or ("error", why) when the
+        runner itself failed (an unreadable scenario): never an exception, which would end the worker."""
+        try:
+            data = load_json(text)
+            steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})), float(s.get("gap", 0)),
+                      s.get("valid", True)) for s in data["steps"]]
+            return "ran", dump_trace(self.run_steps(steps, data.get("seed", 0)))
+        except Exception as exc:  # noqa: BLE001 - the runner's own failure, reported as such
+            return "error", f"{type(exc).__name__}: {exc}"[:300]
 
     def run_direct(self, scenario: Any, judge: bool) -> tuple:
         """A :class:`~fuzzer.harnesses.executor.scenario.Scenario` drawn in this worker (an order's), run
@@ -404,7 +416,7 @@ def _is_async(function: Any) -> bool:
 
 
 def _load_factory(ref: str, cwd: str) -> Any:
-    from fuzzer.harnesses.parser.target import load_target
+    from fuzzer.engine.references import load_target
 
     try:
         return load_target(ref, cwd=cwd)
@@ -416,7 +428,7 @@ def _load_implementations(config: WorkerConfig, registry: Any, cwd: str) -> dict
     """HTTP mode: the user's real tool functions, ``{name: callable}``."""
     from collections.abc import Mapping
 
-    from fuzzer.harnesses.parser.target import _resolve
+    from fuzzer.engine.references import _resolve
 
     ref = config.implementations or f"{config.executor.rpartition(':')[0]}:TOOLS"
     try:
@@ -441,15 +453,6 @@ def _load_implementations(config: WorkerConfig, registry: Any, cwd: str) -> dict
 
 def _as_option(message: str, option: str) -> str:
     return f"{option} {message[len('target '):]}" if message.startswith("target ") else message
-
-
-def _report_load_error(config: WorkerConfig, message: str) -> None:
-    if config.error_file:
-        try:
-            with open(config.error_file, "w", encoding="utf-8") as handle:
-                handle.write(message)
-        except OSError:
-            pass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -488,33 +491,15 @@ class ExecutorPool(Started):
     def start(self) -> None:
         if self._pool is not None:
             return
-        from fuzzer.isolation import TargetSpec, WorkerPool
+        from fuzzer.isolation import WorkerPool
 
-        fd, error_file = tempfile.mkstemp(prefix="toolfuzz-executor-", suffix=".err")
-        os.close(fd)
-        self.config.error_file = error_file
-        try:
-            # audit=False: the parser harness's unsafe oracle has no verdict here (the network
-            # guard is the runner's own hook), and its hook ran for every audit event of every scenario
-            spec = TargetSpec(target=RUNNER, cwd=self.config.cwd, timeout=self.timeout,
-                              memory_limit_mb=self.memory_limit_mb, audit=False)
-            pool = WorkerPool(spec, workers=self.workers, environ={ENV: self.config.to_env()})
-            try:
-                pool.start()
-            except TargetError as exc:
-                raise TargetError(_read(error_file) or str(exc)) from None
-        finally:
-            try:
-                os.unlink(error_file)
-            except OSError:
-                pass
+        # no audit hook here: the parser harness's unsafe oracle has no verdict in this one (the
+        # network guard is the runner's own hook)
+        spec = ExecutorSpec(self.config, cwd=self.config.cwd, timeout=self.timeout, memory_limit_mb=self.memory_limit_mb)
+        pool = WorkerPool(spec, workers=self.workers)
+        pool.start()
         self._pool = pool
-        hello = pool.run([HELLO])[0]
-        if hello.kind != "returned":
-            self.close()
-            raise TargetError(f"--executor {self.config.executor!r}: the worker failed before running anything "
-                              f"({hello.kind}: {hello.detail or hello.message or hello.exception})")
-        self.info = hello.calls[0]["arguments"]
+        self.info = pool.info or {}
 
     def close(self) -> None:
         if self._pool is not None:
@@ -539,7 +524,7 @@ class ExecutorPool(Started):
         if not scenarios:
             return []
         self.start()
-        return [_trace(o) for o in self._pool.run([s.wire() for s in scenarios], deadline=deadline)]
+        return self._pool.run([s.wire() for s in scenarios], deadline=deadline)
 
     def run_orders(self, orders: list, *, deadline: Optional[float] = None, stop_sending: Optional[float] = None,
                    on_result: Optional[Callable[[list], None]] = None,
@@ -553,26 +538,4 @@ class ExecutorPool(Started):
                                      stop_when=stop_when)
 
 
-def _trace(outcome: Any) -> Optional[Trace]:
-    if outcome is None:
-        return None  # not run: the deadline came first
-    if outcome.kind == "returned":
-        try:
-            return Trace("ran", load_json(outcome.calls[0]["arguments"]["json"]))
-        except (IndexError, KeyError, TypeError, ValueError) as exc:
-            return Trace("error", detail=f"unreadable trace ({exc})")
-    if outcome.kind in ("hung", "died"):
-        return Trace(outcome.kind, frames=tuple(tuple(f) for f in outcome.frames), detail=outcome.detail)
-    return Trace("error", frames=tuple(tuple(f) for f in outcome.frames),
-                 detail=f"{outcome.exception}: {outcome.message}")
-
-
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as handle:
-            return handle.read().strip()
-    except OSError:
-        return ""
-
-
-__all__ = ["ENV", "ExecutorPool", "HELLO", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]
+__all__ = ["ExecutorPool", "ExecutorSpec", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]

@@ -24,12 +24,12 @@ from fuzzer.harnesses.parser.tool import Failure, Tally, ToolCampaign, includes_
 from fuzzer.engine.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
                            Progress, StopReason)
 from fuzzer.harnesses.parser.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
-from fuzzer.isolation.outcome import Outcome
+from fuzzer.harnesses.parser.outcome import Outcome
 from corpus.signature import history_signature, same_hang, slow_signature
 from strategies._internal.sample import Sample
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
-from fuzzer.harnesses.parser.orders import prepare_for_workers
+from fuzzer.harnesses.parser.orders import prepare_for_workers, text_of
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase, finding_detail
 from fuzzer.harnesses.parser.shrink import FindingShrinker, size_key
@@ -446,7 +446,8 @@ class CampaignJob(Job):
             # alone joins it (one fresh run), without replaying thousands of earlier inputs again.
             history = ()
         started = time.monotonic()
-        status, earlier = self.confirmer.confirm(finding.sample.text, history, self._same(finding, finding.sample),
+        status, earlier = self.confirmer.confirm(finding.sample.text, [text_of(item) for item in history],
+                                                 self._same(finding, finding.sample),
                                                  self.budget.deadline)
         self.budget.spent_shrinking(time.monotonic() - started)  # confirming is part of the shrink share
         if status == HISTORY:
@@ -753,7 +754,7 @@ class CampaignJob(Job):
                 explorer.add_seed(r.entry.text, r.entry.format or "raw")
         tool.visit(report)
         slow = SlowProbe(seed=s.seed + index, timeout=self.pool.spec.timeout,
-                         run=lambda texts: self.pool.run(texts, deadline=budget.deadline, trace=False)) \
+                         run=lambda texts: self.pool.run(texts, deadline=budget.deadline, options=False)) \
             if s.slow else None
         fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
@@ -863,7 +864,7 @@ class CampaignJob(Job):
         largest, after_s = growth.sampled(self.pool.spec.timeout)
         outcome, frames = None, ()
         for share in (1, 4):
-            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, after_s / share),
+            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, after_s / share), options=False,
                                                      deadline=self.budget.deadline)
             if frames:
                 break

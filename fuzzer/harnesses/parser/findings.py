@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from corpus.signature import retitled_path
-from fuzzer.isolation.outcome import describe_outcome
+from fuzzer.harnesses.parser.outcome import describe_outcome
 from fuzzer.harnesses.parser.reproduce import command_for, file_command, needs_file, reproducer_document, reproducer_path
 from fuzzer.engine.results import ShrunkFinding, shown
 
@@ -33,6 +33,7 @@ def jsonable(value: Any, depth: int = 0) -> Any:
 
 @dataclass
 class Finding(ShrunkFinding):
+    kind = "parser"
     first_input = "sample"
 
     sample: Any  # the first failing Sample (minimized: the shrunk one); verdict: a Verdict
@@ -40,15 +41,10 @@ class Finding(ShrunkFinding):
     minimized_outcome: Any = None
     #: True only when shrinking ran to a local minimum (not stopped by its budget).
     shrink_complete: bool = False
-    candidate: Any = None  # (sample, outcome): a smaller input with the same signature, to shrink
-    found_at_s: float = 0.0  # seconds into the job when it was first seen
-    #: Inputs that must run before this one, in a fresh worker, for it to fail (history-dependent).
-    history: tuple = ()
     target: str = ""
     level: str = "parse"
     reject_on: tuple = ()
     reproduce_dir: Optional[str] = None
-    notes: list = field(default_factory=list)
     #: For the slow verdict: the measured growth (fuzzer.harnesses.parser.explore.Growth).
     growth: Any = None
     #: For the hang verdict: the timeout it did not finish within (its reproducer runs it so).
@@ -59,8 +55,6 @@ class Finding(ShrunkFinding):
     #: The signature the oracle gives this failure's inputs, when the finding was re-keyed by
     #: where it happened (a path or history signature): shrinking keeps this one.
     match_id: Optional[str] = None
-    #: Set when re-keying showed it is the same bug as an earlier finding (counted there).
-    merged_into: Any = None
 
     @property
     def oracle_id(self) -> str:

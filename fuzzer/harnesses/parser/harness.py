@@ -212,7 +212,7 @@ def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ru
     signature = oracle.signature(sample, judgment, outcome)
     if judgment.verdict is not Verdict.CORRUPTION:
         return signature
-    traced = run([sample.text], fresh=True, trace=True, deadline=deadline)[0]
+    traced = run([sample.text], fresh=True, options=True, deadline=deadline)[0]
     functions = getattr(traced, "functions", ()) if traced is not None else ()
     if not functions:
         return signature  # a pool that cannot trace: the oracle's signature
@@ -232,7 +232,7 @@ def shown_path_signature(oracle: Oracle, finding: Any, run: Callable, deadline: 
 def target_spec(reference: str, context: ReplayContext, *, sampling: bool = False) -> Any:
     """Workers that trace an input when asked (path signatures); ``sampling`` also traces a
     share of all inputs (exploration's feedback)."""
-    from fuzzer.isolation import TargetSpec
+    from fuzzer.harnesses.parser.outcome import TargetSpec
 
     share = (0.05 if context.max_examples is not None else None) if sampling else 0.0
     return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
@@ -258,7 +258,7 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
         seen = []
         text, after_s = growth.sampled(pool.spec.timeout)
         for share in (1, 2, 4):
-            _outcome, frames = pool.sample_stack(text, after_s=after_s / share)
+            _outcome, frames = pool.sample_stack(text, after_s=after_s / share, options=False)
             if frames:
                 seen.append(slow_signature(frames=frames, fragment_kind=""))
                 if seen[-1].id == entry.signature:

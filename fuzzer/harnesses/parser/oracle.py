@@ -31,6 +31,7 @@ from corpus.signature import (Signature, crash_signature, normalize_message, han
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
 from strategies.json_values import json_kind
 from fuzzer.engine.events import Word
+from fuzzer.engine.verdicts import verdict
 from strategies.registry import Registry
 
 RAW_FORMAT = "raw"
@@ -49,6 +50,21 @@ class Verdict(Word):
 
 
 FAILURE_VERDICTS = [v.value for v in Verdict if v is not Verdict.PASS]
+
+for _name, _words, _how in (
+        ("crash", "The target raised an exception it does not declare as a rejection, or its process died.",
+         {"movable": True}),
+        ("hang", "The target did not return within the timeout.", {"timed": True}),
+        ("corruption", "The target returned calls that differ from what the model output denotes.",
+         {"truth": True, "movable": True}),
+        ("false_reject", "The target rejected, or found no call in, a valid model output in a supported format.",
+         {"truth": True, "movable": True}),
+        ("missed_anomaly", "At --level validate, the target returned a call that breaks its promise "
+                           "(unknown tool, schema violation, duplicate).", {"truth": True}),
+        ("nondeterminism", "The same input gave different results when run again.", {"timed": True}),
+        ("unsafe", "Parsing executed code or touched the system.", {}),
+        ("slow", "The target's time grows super-linearly with the input size.", {"timed": True})):
+    verdict(_name, _words, harness="parser", module=__name__, **_how)
 #: Verdicts whose input alone carries the failure, so the text may be shrunk as text.
 TEXT_CARRIED = {Verdict.CRASH, Verdict.HANG, Verdict.NONDETERMINISM, Verdict.UNSAFE, Verdict.SLOW}
 
@@ -522,7 +538,7 @@ def _corruption(truth: Sequence[dict], returned: Sequence[dict]) -> Judgment:
 
 
 def _describe_crash(outcome: Any) -> str:
-    from fuzzer.isolation.outcome import describe_outcome
+    from fuzzer.harnesses.parser.outcome import describe_outcome
 
     return describe_outcome(outcome) or "the target process died"
 

@@ -28,8 +28,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
-from fuzzer.engine.confirm import text_of
-from fuzzer.isolation.wire import declined_quietly, outcome_of
+from fuzzer.harnesses.parser.outcome import declined_quietly, outcome_of
 from fuzzer.harnesses.parser.oracle import Oracle, declined, rerun_judgment
 from fuzzer.harnesses.parser.schedule import TRUNCATION_SWEEP, Cut, build_planned
 from strategies._internal.mutations import OPERATORS
@@ -82,6 +81,15 @@ class OrderResult:
         return sum(counts[0] for counts in self.by_class.values())
 
 
+def text_of(item: Any) -> str:
+    """A remembered input as its text: a Sample, a cut-off of one (``Cut``), or a text (what a
+    worker's order remembers, and what confirmation replays as the history of a finding)."""
+    if item.__class__ is str:
+        return item
+    base = getattr(item, "base", None)
+    return base.text[:item.end] if base is not None else item.text
+
+
 class FuzzOrder:
     """"Build and run these planned families of visit ``key``": at most ``count`` samples, plus at
     most ``reruns`` re-runs. ``size``: the sequence numbers the order may use (the pool's stride).
@@ -132,6 +140,8 @@ class FuzzOrder:
         allowance, rnd = self.reruns, random.Random(self.seed ^ 0xD1CE)
         tags, visit = state.tags, state.visit
         source, cut_random = RandomSource(self.seed), random.Random(self.seed ^ 0xC075)
+        served = runner.served
+        lean, frames, enter = served.lean, served.frames, runner.enter
         drawn: Optional[list] = [] if visit.keep_drawn else None
         left = self.count
         skip, index = self.skip, -1
@@ -162,7 +172,10 @@ class FuzzOrder:
                     counts = by_class[cls] = [0, 0]
                 counts[0] += 1
                 if cut:  # truth None: only a declined answer passes; judge fully only what fails
-                    row = runner.prefix(base.text, sample.end, tag, index)
+                    cut_text = base.text[:sample.end]
+                    if not runner.enter_prefix(base.text, sample.end, tag, index):
+                        enter(tag, index, cut_text)
+                    row = lean(cut_text, runner.trace)
                     if declined_quietly(row):
                         recent.append(sample)
                         continue
@@ -174,13 +187,14 @@ class FuzzOrder:
                         continue
                     sample = sample.materialize()
                 else:
-                    outcome = runner(sample.text, tag, index)
+                    enter(tag, index, sample.text)
+                    outcome = outcome_of(lean(sample.text, runner.trace))
                     if outcome.lines:
                         seeds.append((sample.text, base.format, outcome.lines))
                 judgment = judge(sample, outcome)
                 if judgment.failed:
                     counts[1] += 1
-                    outcome = runner.frames(outcome)
+                    outcome = frames(outcome)
                     state.file(groups, sample, outcome, judgment, signature(sample, judgment, outcome).id)
                 elif len(rerun) < allowance and rnd.random() < RERUN_FRACTION:
                     rerun.append((sample, outcome, tag))
@@ -188,11 +202,12 @@ class FuzzOrder:
         for number, (sample, first, tag) in enumerate(rerun, self.count):
             if skip and number in skip:
                 continue
-            second = runner(sample.text, tag, number)
+            enter(tag, number, sample.text)
+            second = outcome_of(lean(sample.text, runner.trace))
             by_class[sample.anomaly_class or "valid"][0] += 1
             judgment = rerun_judgment(first, second)
             if judgment is not None:
-                second = runner.frames(second)
+                second = frames(second)
                 state.file(groups, sample, second, judgment, signature(sample, judgment, second).id)
         result.failures = [tuple(group) for group in groups.values()]
         result.drawn = drawn
@@ -297,4 +312,4 @@ def pinned_sample(tag: str, text: str, tool: str, why: str) -> Sample:
                   description=f"pinned when {why}")
 
 
-__all__ = ["FuzzOrder", "HISTORY", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample"]
+__all__ = ["FuzzOrder", "HISTORY", "text_of", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample"]

@@ -68,7 +68,7 @@ def inline_command(target: str, text: str) -> str:
     if "/" in module or module.endswith(".py") or "." in attr:
         # file paths and Class.method targets load exactly as the engine loads them
         where = f", cwd={home!r}" if home else ""
-        code = f"from fuzzer.harnesses.parser.target import load_target; print(load_target({target!r}{where})({literal}))"
+        code = f"from fuzzer.engine.references import load_target; print(load_target({target!r}{where})({literal}))"
     else:
         where = f"import sys; sys.path.insert(0, {home!r}); " if home else ""
         code = f"{where}from {module} import {attr} as t; print(t({literal}))"

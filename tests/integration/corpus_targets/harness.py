@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from corpus.store import Entry
-from fuzzer.isolation import Outcome, _describe_exception
+from fuzzer.harnesses.parser.outcome import Outcome
+from fuzzer.engine.references import describe_exception as _describe_exception
 from fuzzer.harnesses.parser.oracle import Oracle
-from fuzzer.harnesses.parser.target import InvalidReturn, normalize_calls
+from fuzzer.engine.calls import InvalidReturn, normalize_calls
 from strategies._internal.sample import Sample
 from strategies._internal.tools import builtin_registry
 

@@ -1,0 +1,1 @@
+"""The executor harness: a tool executor under injected faults (retries, backoff, breaker, fallback)."""

@@ -1,0 +1,76 @@
+"""What crosses the process boundary, whatever a harness runs there: the spec a worker is started
+from, the faults the watchdog reports, and the limits both sides share.
+
+Isolation knows nothing of any harness. A harness describes its workers with a *spec*: any
+picklable object with the attributes of :class:`WorkerSpec` (a harness may use WorkerSpec itself
+or a dataclass of its own with the same attributes and methods):
+
+* ``serve`` — ``"module:function"``. The zygote calls ``function(spec)`` once, before it forks any
+  worker; what it returns is the *served object*, whose ``run(payload, options)`` each worker
+  calls on every payload of a batch (its result must be plain, picklable data), and which the
+  harness's orders reach as ``runner.served``. Loading the user's code happens there, so every
+  worker inherits it. A ``TargetError`` raised while loading reaches the caller of
+  :meth:`~fuzzer.isolation.WorkerPool.start` with its words unchanged.
+* ``label`` — how messages name what is loaded (``target 'm:parse'``, ``--executor 'm:make'``).
+* ``timeout``, ``cwd``, ``memory_limit_mb`` — the watchdog's limit per payload, the workers'
+  directory, their address-space cap.
+* ``decode(result)`` — engine side: what the caller receives for a worker's result (the parser
+  harness turns its compact rows into outcomes here); ``fault(kind, elapsed, detail, frames)`` —
+  what the caller receives for a payload its worker hung on or died on.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+from dataclasses import dataclass
+from typing import Any, Optional
+
+BATCH_SIZE = 256  #: payloads per message to a worker
+BATCH_CHARS = 4_000_000  #: ... unless they are long: oversized payloads travel in smaller batches
+LOAD_TIMEOUT = 60.0  #: seconds the zygote may take to load what it serves, unless the caller says otherwise
+POLL = 0.02  #: watchdog resolution, seconds
+DEPTH = 2  #: batches in flight per worker
+PIPELINED_PARTS = 4  #: messages per worker of a run whose results are judged as they arrive
+PIPELINED_MIN = 16  #: payloads per message at least, then
+BLAMELESS_RETRIES = 2
+STRIDE = 8  #: shared-memory slots are a cache line apart so workers do not contend
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: Bytes of shared memory per worker where an order pins the input it runs (sequence number, the
+#: input's index in its order, size kept, full size; then tag and text): enough for a megabyte
+#: string in any script.
+PIN_BYTES = 4 << 20
+PIN_STRUCT = struct.Struct("qqqq")
+PIN_HEADER = PIN_STRUCT.size
+
+
+@dataclass(frozen=True)
+class Fault:
+    """A payload whose worker hung (no result within the timeout) or died (its process ended):
+    ``kind`` "hung" | "died", how long it had run, how the worker ended or why it was killed, and
+    the Python stack it was in (innermost last, (file base name, function) pairs)."""
+
+    kind: str
+    elapsed: float = 0.0
+    detail: Optional[str] = None
+    frames: tuple = ()
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    """A spec with nothing harness-specific: see the module docstring."""
+
+    serve: str
+    label: str = "the code under test"
+    cwd: Optional[str] = None
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+
+    def decode(self, result: Any) -> Any:
+        return result
+
+    def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> Any:
+        return Fault(kind, elapsed, detail, frames)
+
+
+__all__ = ["BATCH_SIZE", "Fault", "LOAD_TIMEOUT", "WorkerSpec"]
