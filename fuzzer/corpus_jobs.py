@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.budget import Budget
+from fuzzer.corpus_writer import store_finding
+from fuzzer.decisions import corpus_write_exit_code
 from fuzzer.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle
@@ -47,29 +49,42 @@ def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:
 
 # -- corpus add ------------------------------------------------------------------------------------
 
+#: What ``corpus add`` and ``corpus import`` call an input that shows a fixed entry's bug.
+REGRESSION = "regression"
+
 
 @dataclass
 class AddResult(JobResult):
     job: str = "corpus add"
     inputs: int = 0
-    stored: list = field(default_factory=list)  # (what: added/replaced/kept, finding)
+    #: (what, finding): what is added / replaced / kept, or "regression" for an input that shows
+    #: the bug of an entry marked fixed (stored, and the entry kept fixed)
+    stored: list = field(default_factory=list)
     passed: int = 0
 
+    @property
+    def regressions(self) -> list:
+        return [f for what, f in self.stored if what == REGRESSION]
+
     def outcome_counts(self) -> dict[str, int]:
-        """passed / added / replaced / kept -> how many inputs."""
+        """passed / added / replaced / kept / regression -> how many inputs."""
         counts = {"passed": self.passed}
         for what, _ in self.stored:
             counts[what] = counts.get(what, 0) + 1
         return {k: n for k, n in counts.items() if n}
 
     def test_cases(self) -> list[TestCase]:
-        cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED, f"{what}: {f.title}") for what, f in self.stored]
+        cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED,
+                          f"{what}: {f.title}" + (": an entry marked fixed fails again" if what == REGRESSION else ""))
+                 for what, f in self.stored]
         cases += [TestCase("toolfuzz.corpus_add", f"input {i}", PASSED) for i in range(self.passed)]
         return cases
 
     def to_report(self) -> dict[str, Any]:
         return {"inputs": self.inputs, "passed": self.passed,
+                "regressions": [f.signature.id for f in self.regressions],
                 "stored": [{"what": w, **f.to_report()} for w, f in self.stored]}
+
 
 
 class CorpusAddJob(Job):
@@ -109,8 +124,8 @@ class CorpusAddJob(Job):
             else:
                 finding.shrink_note = "not minimized: --no-shrink"
             _file_as_campaign_does(finding, self.oracle, self.pool.run)
-            what = self.store.put(finding.to_entry(target=self.target, version=self.version))
-            self.result_.stored.append((what, finding))
+            stored = store_finding(self.store, finding, target=self.target, version=self.version)
+            self.result_.stored.append((REGRESSION if stored.regression else stored.what, finding))
             yield FindingRecorded(finding)
 
     def result(self) -> AddResult:
@@ -119,7 +134,7 @@ class CorpusAddJob(Job):
         return self.result_
 
     def exit_code(self, result: AddResult) -> int:
-        return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
+        return corpus_write_exit_code(regressions=len(result.regressions), interrupted=self.interrupted)
 
 
 # -- minimize --------------------------------------------------------------------------------------
@@ -238,4 +253,4 @@ def cmin(store: Any, merge: list = (), replay: Optional[Callable[[list], list]] 
     return report
 
 
-__all__ = ["AddResult", "CminReport", "CorpusAddJob", "MinimizeJob", "MinimizeResult", "cmin"]
+__all__ = ["REGRESSION", "AddResult", "CminReport", "CorpusAddJob", "MinimizeJob", "MinimizeResult", "cmin"]

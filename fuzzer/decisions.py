@@ -122,7 +122,26 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
                         unreadable=tuple(unreadable))
 
 
-def _known_as(finding: Any, known: dict) -> str:
+def fixed_entry_shown(finding: Any, known: Mapping[str, Any]) -> Optional[str]:
+    """The signature of the entry marked fixed that ``finding`` shows failing again, or None.
+
+    The gate's rule (a campaign finding known as a fixed entry is a regression), shared by every
+    route that writes a finding into the corpus (:mod:`fuzzer.corpus_writer`): meeting a fixed
+    entry's bug again is reported as a regression there too, and never re-opens the entry."""
+    sid = _known_as(finding, known)
+    entry = known.get(sid)
+    return sid if entry is not None and entry.status == "fixed" else None
+
+
+def corpus_write_exit_code(*, regressions: int, interrupted: bool = False) -> int:
+    """``fuzz corpus add`` and ``fuzz corpus import``: storing failing inputs is what they are for
+    (0), but an input that shows a bug marked fixed is a regression (1), as the gate says."""
+    if regressions:
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def _known_as(finding: Any, known: Mapping[str, Any]) -> str:
     """The signature the corpus holds ``finding`` under: its own; or, for a corruption, the one the
     oracle gave it before it was filed by the path its minimized input runs (an entry stored
     unshrunk, when Ctrl-C or the budget came first, is keyed by that) — or an entry filed by path
@@ -187,4 +206,5 @@ class DiffDecision:
         return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
 
 
-__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "decide_gate", "replay_exit_code"]
+__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "corpus_write_exit_code", "decide_gate",
+           "fixed_entry_shown", "replay_exit_code"]

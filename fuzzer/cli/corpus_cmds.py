@@ -59,12 +59,15 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
 
     Each FILE is a text file (one raw model output) or a .jsonl file of {"text": ...} objects, where
     "calls" (the expected calls) and "format" may be given so corruption can be judged too.
+    Exit 1 when an input shows the bug of an entry marked fixed: a regression (the entry stays
+    fixed; only `fuzz replay --update` or `fuzz corpus set-status` change a status); else 0.
     """
     from fuzzer.cli import load_registry
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.cli.console import Summary, progress, run_command
     from fuzzer.reports.reproducers import ReproducerWriter
-    from fuzzer.corpus_jobs import CorpusAddJob
+    from fuzzer.cli.render import regression_line
+    from fuzzer.corpus_jobs import REGRESSION, CorpusAddJob
     from fuzzer.inputs import read_captured
     from fuzzer.isolation import WorkerPool
     from fuzzer.parser_harness import target_version
@@ -75,7 +78,8 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     registry = load_registry(tools_file)
 
     def lines(result: Any) -> list[str]:
-        out = [f"{what:<9} {f.signature.id} ({f.title})" + ("" if f.is_minimized else " (not minimized)")
+        out = [(regression_line(f.signature.id, f.title) if what == REGRESSION else
+                f"{what:<9} {f.signature.id} ({f.title})") + ("" if f.is_minimized else " (not minimized)")
                for what, f in result.stored]
         out.append(f"{result.inputs} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(result.outcome_counts().items())))
         return out

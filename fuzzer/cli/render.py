@@ -98,6 +98,15 @@ def corpus_replay_lines(replayed: list, version: Optional[str] = None) -> list[s
     return lines
 
 
+def regression_line(signature: str, title: str = "", where: str = "") -> str:
+    """How a command that writes the corpus (a campaign, ``corpus add``, ``corpus import``) says a
+    finding shows the bug of an entry marked fixed: the entry stays fixed, so the gate blocks.
+    ``where``: the input's origin (" from record ID")."""
+    about = f" ({title})" if title else ""
+    return (f"REGRESSION {signature}{about}{where}: an entry marked fixed fails again; it stays fixed, so the gate "
+            "blocks until the target is fixed (fuzz replay --update marks it open)")
+
+
 def counts_line(counts: dict, what: str = "test cases") -> str:
     return f"{sum(counts.values())} {what}: {counts[PASSED]} passed, {counts[FAILED]} failed, {counts[SKIPPED]} skipped"
 
@@ -158,4 +167,4 @@ def gate_lines(result: Any) -> list[str]:
 
 
 __all__ = ["campaign_lines", "class_table", "corpus_replay_lines", "counts_line", "finding_lines", "gate_lines",
-           "replay_lines"]
+           "regression_line", "replay_lines"]
