@@ -165,12 +165,16 @@ def _known_as(finding: Any, known: Mapping[str, Any]) -> str:
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
-                     interrupted: bool = False, unreadable: int = 0, empty: bool = False) -> int:
+                     interrupted: bool = False, unreadable: int = 0, empty: bool = False,
+                     unsaved: Optional[str] = None) -> int:
     """``fuzz replay``: 2 when the corpus holds no entry at all (a wrong ``--corpus``, as a
     campaign that could test nothing exits 2); 1 when any entry fails, a corpus file cannot be
     read (its regression test is lost, as the gate says) or the target tests nothing; 2 as well
     when no entry could be judged at all (a missing ``--executor``/``--agent``, or a tools file
-    without the entries' tools: nothing was tested, as for an empty corpus); else 0."""
+    without the entries' tools: nothing was tested, as for an empty corpus), and when ``--update``
+    could not save its changes (``unsaved``: the corpus cannot be written); else 0."""
+    if unsaved:
+        return ExitCode.USAGE
     if empty and not unreadable:
         return ExitCode.USAGE
     judged = [r for r in replayed if r.status != "unjudged"]

@@ -27,7 +27,10 @@ class ReplayResult(JobResult):
     job: str = "replay"
     corpus: str = ""
     replayed: list = field(default_factory=list)  # Replayed, in corpus order
-    updates: list = field(default_factory=list)  # (signature, old status, new status)
+    updates: list = field(default_factory=list)  # (signature, old status, new status), as saved
+    #: Why ``--update`` could not save every change (the corpus cannot be written): exit 2, after
+    #: the results are shown.
+    write_error: Optional[str] = None
     versions: dict = field(default_factory=dict)  # kind -> version of the reference (target file hash)
 
     def status_counts(self) -> dict[str, int]:
@@ -50,7 +53,7 @@ class ReplayResult(JobResult):
     def to_report(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "entries": len(self.replayed), "statuses": self.status_counts(),
                 "counts": self.counts(), "elapsed_s": round(self.elapsed_s, 3), "stop_reason": self.stop_reason.value,
-                "problem": self.problem, "skipped_files": list(self.notes),
+                "problem": self.problem, "write_error": self.write_error, "skipped_files": list(self.notes),
                 "updates": [{"signature": s, "from": a, "to": b} for s, a, b in self.updates],
                 "replayed": [{"signature": r.entry.signature, "kind": r.entry.kind, "file": r.path,
                               "entry_status": r.entry.status, "status": r.status, "verdict": r.verdict,
@@ -120,13 +123,18 @@ class ReplayJob(Job):
         self.result_.elapsed_s = time.monotonic() - self._t0
 
     def _apply_updates(self) -> None:
-        for r in self.result_.replayed:
-            if r.status == "pass" and r.entry.status == "open":
-                self.store.mark_fixed(r.entry.signature)
-                self.result_.updates.append((r.entry.signature, "open", "fixed"))
-            elif r.status == "regression":
-                self.store.mark_open(r.entry.signature)
-                self.result_.updates.append((r.entry.signature, "fixed", "open"))
+        from corpus.store import CorpusWriteError
+
+        todo = [(r.entry.signature, "open", "fixed") for r in self.result_.replayed
+                if r.status == "pass" and r.entry.status == "open"]
+        todo += [(r.entry.signature, "fixed", "open") for r in self.result_.replayed if r.status == "regression"]
+        for done, (signature, old, new) in enumerate(todo):
+            try:
+                (self.store.mark_fixed if new == "fixed" else self.store.mark_open)(signature)
+            except CorpusWriteError as exc:
+                self.result_.write_error = f"{exc}: {len(todo) - done} status update(s) not saved"
+                return
+            self.result_.updates.append((signature, old, new))
 
     def result(self) -> ReplayResult:
         self.result_.stop_reason = self.stop_reason
@@ -134,7 +142,7 @@ class ReplayJob(Job):
 
     def exit_code(self, result: ReplayResult) -> int:
         return replay_exit_code(result.replayed, nothing_tested=result.problem, interrupted=self.interrupted,
-                                unreadable=len(result.notes), empty=self._empty)
+                                unreadable=len(result.notes), empty=self._empty, unsaved=result.write_error)
 
 
 __all__ = ["ReplayJob", "ReplayResult"]

@@ -7,10 +7,13 @@ regression (exit 1) and leaves it fixed, so the next gate still blocks.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import subprocess
 from pathlib import Path
 
 from corpus.store import Entry
-from tests.integration.corpus_targets.harness import BUGGY, REFERENCE, fuzz, read_entries
+from tests.integration.corpus_targets.harness import BUGGY, FUZZ, REFERENCE, env, fuzz, read_entries
 
 GATE = ("--tool", "get_weather", "--max-examples", "2000", "--seed", "1")
 #: The buggy target's one crash (IndexError on an unclosed <tool_call>); the reference handles it.
@@ -49,3 +52,58 @@ def test_corpus_import_of_a_fixed_entry_s_bug_is_a_regression(tmp_path):
     assert imported.returncode == 1, imported.stdout + imported.stderr
     assert imported.stdout.startswith(f"REGRESSION {signature} ") and "1 regression" in imported.stdout
     assert {e.status for e in read_entries(corpus).values()} == {"fixed"}
+
+
+# ---------------------------------------------------------------------------------------------------
+# A corpus the user cannot write: the results first, then one line naming the directory, exit 2
+
+
+def _as_a_user_who_cannot_write(*args: str, cwd: Path, read_only: Path) -> subprocess.CompletedProcess:
+    """``fuzz ARGS`` with ``read_only`` (and its files) not writable: the mode bits off, and, when
+    the tests run as root, the CLI started without the capabilities that let root ignore them."""
+    for path in [read_only, *read_only.iterdir()]:
+        path.chmod(path.stat().st_mode & ~0o222)
+    try:
+        return subprocess.run([FUZZ, *args], cwd=str(cwd), env=env(), capture_output=True, text=True, timeout=120,
+                              preexec_fn=_drop_root_file_powers if os.geteuid() == 0 else None)
+    finally:
+        for path in [read_only, *read_only.iterdir()]:
+            path.chmod(path.stat().st_mode | 0o200)
+
+
+def _drop_root_file_powers() -> None:
+    """preexec_fn: drop CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER from the bounding
+    set, so the program root execs next gets none of them and mode bits apply to it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    for capability in (1, 2, 3):
+        if libc.prctl(24, capability, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_replay_update_on_a_read_only_corpus_prints_its_results_then_one_line_and_exits_2(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    entry = Entry(text=TRIGGER, signature="crash-000000000001", verdict="crash", tool="get_weather")
+    (corpus / entry.file_name).write_text(entry.dumps())
+    run = _as_a_user_who_cannot_write("replay", "--corpus", str(corpus), "--target", REFERENCE, "--update",
+                                      cwd=tmp_path, read_only=corpus)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert run.stdout.splitlines()[0].startswith("pass ") and "1 entries: 1 pass" in run.stdout
+    (error,) = [line for line in run.stderr.splitlines() if line.startswith("Error:")]
+    assert str(corpus) in error and "cannot write the corpus" in error and "not saved" in error
+    assert {e.status for e in read_entries(corpus).values()} == {"open"}
+
+
+def test_cmin_with_a_target_on_a_read_only_corpus_is_one_line_and_exit_2(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    small = Entry(text="{}", signature="crash-000000000001", verdict="crash", tool="get_weather")
+    large = Entry(text="{ }", signature="crash-000000000001", verdict="crash", tool="get_weather")
+    for entry in (small, large):  # two files of one signature: cmin removes the larger
+        (corpus / entry.file_name).write_text(entry.dumps())
+    run = _as_a_user_who_cannot_write("corpus", "cmin", "--corpus", str(corpus), "--target", REFERENCE,
+                                      cwd=tmp_path, read_only=corpus)
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.splitlines() == [f"Error: {corpus}: cannot write the corpus (Permission denied)"]
+    assert len(list(corpus.iterdir())) == 2
