@@ -116,7 +116,11 @@ class ReplayJob(Job):
                 self.result_.versions[kind] = target_version(reference, self.context.cwd)
         self.result_.replayed = [outcome[i] for i in sorted(outcome)]
         if not items and self.result_.problem is None:
-            self.result_.problem = f"nothing to replay: {self.result_.corpus or 'the corpus'} holds no entries"
+            where = self.result_.corpus or "the corpus"
+            unreadable = len(self.result_.notes)
+            self.result_.problem = (f"nothing to replay: {where} holds no entries" if not unreadable else
+                                    f"nothing to replay: {where} holds no readable entry ({unreadable} file(s) "
+                                    f"could not be read: {self.result_.notes[0]})")
             self._empty = True
         if self.update:
             self._apply_updates()

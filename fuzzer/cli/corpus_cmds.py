@@ -22,7 +22,13 @@ def corpus() -> None:
 @options.corpus_dir
 @translate_errors
 def corpus_list(corpus_dir: str) -> None:
-    """One line per entry: signature, status, kind, size, minimized or not, title."""
+    """One line per entry: signature, status, kind, size, minimized or not, title.
+
+    Exit 1 when a file of the corpus is not a readable entry (each is named on stderr): its
+    regression test no longer runs, and replay and the gate fail on it too.
+    """
+    from fuzzer.decisions import corpus_list_exit_code
+
     store = open_corpus(corpus_dir, must_exist=True)
     entries = store.entries()
     for path, e in entries:
@@ -31,7 +37,9 @@ def corpus_list(corpus_dir: str) -> None:
                    f"[{os.path.basename(path)}]")
     for problem in store.problems:
         click.echo(f"warning: skipped {problem}", err=True)
-    click.echo(f"{len(entries)} entries")
+    unreadable = len(store.problems)
+    click.echo(f"{len(entries)} entries" + (f", {unreadable} unreadable file(s)" if unreadable else ""))
+    click.get_current_context().exit(corpus_list_exit_code(unreadable=unreadable))
 
 
 @corpus.command("show")
