@@ -14,7 +14,7 @@ from fuzzer.corpus_writer import store_finding
 from fuzzer.decisions import corpus_write_exit_code
 from fuzzer.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.findings import Finding
-from fuzzer.oracle import Oracle
+from fuzzer.oracle import Oracle, Verdict
 from fuzzer.pipeline import Job, interrupted_exit
 from fuzzer.results import FAILED, PASSED, JobResult, TestCase
 from fuzzer.parser_harness import shown_path_signature
@@ -25,16 +25,19 @@ ADD_SHRINK_S = 20.0
 
 
 def _finding(oracle: Oracle, sample: Any, outcome: Any, judgment: Any, *, target: str, level: str,
-             reject_on: tuple = (), reproduce_dir: Optional[str] = None) -> Finding:
-    return Finding(signature=oracle.signature(sample, judgment, outcome), verdict=judgment.verdict,
-                   reason=judgment.reason, sample=sample, outcome=outcome, target=target, level=level,
-                   reject_on=tuple(reject_on), reproduce_dir=reproduce_dir)
+             reject_on: tuple = (), reproduce_dir: Optional[str] = None, timeout: Optional[float] = None) -> Finding:
+    finding = Finding(signature=oracle.signature(sample, judgment, outcome), verdict=judgment.verdict,
+                      reason=judgment.reason, sample=sample, outcome=outcome, target=target, level=level,
+                      reject_on=tuple(reject_on), reproduce_dir=reproduce_dir)
+    if judgment.verdict is Verdict.HANG:
+        finding.timeout = timeout  # as the campaign records it: its reproducer and margin use it
+    return finding
 
 
 def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, budget_s: float,
                  max_tests: int = 4000) -> None:
     shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.oracle_id,
-                             budget_s=budget_s, max_tests=max_tests)
+                             budget_s=budget_s, max_tests=max_tests, hang_timeout=finding.timeout)
     finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note)
 
 
@@ -117,10 +120,18 @@ class CorpusAddJob(Job):
                 self.result_.passed += 1
                 continue
             finding = _finding(self.oracle, sample, outcome, judgment, target=self.target, level=self.level,
-                               reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+                               reject_on=self.reject_on, reproduce_dir=self.reproduce_dir,
+                               timeout=self.pool.spec.timeout)
             if self.shrink:
                 yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
                 _shrink_into(finding, shrinker, self.oracle, ADD_SHRINK_S)
+            elif finding.timeout is not None:  # a hang is stored with margin, shrunk or not
+                kept = shrinker.with_hang_margin(finding.sample, finding.outcome, finding.oracle_id,
+                                                 hang_timeout=finding.timeout, budget_s=ADD_SHRINK_S)
+                note = "; ".join(n for n in ("not minimized: --no-shrink", kept.note) if n)
+                if kept.sample is not finding.sample:
+                    finding.adopt_minimized(kept.sample, kept.observation, self.oracle, complete=False, note=note)
+                finding.shrink_note = note
             else:
                 finding.shrink_note = "not minimized: --no-shrink"
             _file_as_campaign_does(finding, self.oracle, self.pool.run)
@@ -183,7 +194,8 @@ class MinimizeJob(Job):
             self.result_.problem = f"does not fail on {self.target} (outcome: {outcome.kind})"
             return
         finding = _finding(self.oracle, self.sample, outcome, judgment, target=self.target, level=self.level,
-                           reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+                           reject_on=self.reject_on, reproduce_dir=self.reproduce_dir,
+                           timeout=self.pool.spec.timeout)
         self.result_.finding = finding
         yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
         _shrink_into(finding, FindingShrinker(self.pool.run, self.oracle, self.registry), self.oracle,

@@ -43,7 +43,8 @@ class ReplayResult(JobResult):
         return [TestCase(f"toolfuzz.corpus.{r.entry.kind}", f"{r.entry.signature} ({r.entry.status})",
                          STATUS_CASE.get(r.status, FAILED),
                          r.unjudged or ("" if r.status == "pass" else f"{r.status}: {r.entry.title}"
-                                        + (f" (now {r.signature})" if r.status == "changed" else "")),
+                                        + (f" (now {r.signature})" if r.status == "changed" else "")
+                                        + (f" ({r.note})" if r.note else "")),
                          "" if r.status in STATUS_CASE else r.entry.text)
                 for r in self.replayed] + [
             # a corpus file that cannot be read is a regression test that no longer runs
@@ -57,7 +58,7 @@ class ReplayResult(JobResult):
                 "updates": [{"signature": s, "from": a, "to": b} for s, a, b in self.updates],
                 "replayed": [{"signature": r.entry.signature, "kind": r.entry.kind, "file": r.path,
                               "entry_status": r.entry.status, "status": r.status, "verdict": r.verdict,
-                              "now": r.signature, "unjudged": r.unjudged, "title": r.entry.title,
+                              "now": r.signature, "unjudged": r.unjudged, "note": r.note, "title": r.entry.title,
                               "found_with": r.entry.target_version} for r in self.replayed]}
 
 

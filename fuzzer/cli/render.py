@@ -92,7 +92,7 @@ def corpus_replay_lines(replayed: list, version: Optional[str] = None) -> list[s
                                                                  r.signature != r.entry.signature) else ""
         found = r.entry.target_version
         older = f" (found with {found}; target is {version})" if found and version and found != version else ""
-        why = f": {r.unjudged}" if r.unjudged else ""
+        why = f": {r.unjudged}" if r.unjudged else f": {r.note}" if r.note else ""
         lines.append(f"{marks[r.status]:<10} {r.entry.signature:<28} {r.entry.status:<6} "
                      f"{os.path.basename(r.path)}{now}{older}{why}")
     return lines

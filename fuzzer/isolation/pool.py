@@ -249,7 +249,8 @@ class WorkerPool(Started):
         return self.run([text])[0]
 
     def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False,
-            trace: bool | None = None, on_result: Callable[[list], None] | None = None) -> list[Any]:
+            trace: bool | None = None, on_result: Callable[[list], None] | None = None,
+            timeout: float | None = None) -> list[Any]:
         """One outcome per text, in order. Interrupting it (Ctrl-C) closes the pool.
 
         ``deadline`` (a ``time.monotonic()`` value): inputs not finished by then get ``None``
@@ -259,7 +260,8 @@ class WorkerPool(Started):
         ``on_result(results)``: called whenever outcomes arrive, with the list being filled (None
         where none has arrived yet). The texts then go in smaller messages, so the caller judges
         the first outcomes while the workers run the next ones instead of both waiting in turn;
-        it must not call the pool.
+        it must not call the pool. ``timeout``: seconds without a result before an input counts
+        as hung, for this run only (default: the spec's; a hang is checked with margin at twice it).
         """
         texts = list(texts)
         count = len(texts)
@@ -280,7 +282,7 @@ class WorkerPool(Started):
         pending = batches(texts, size)
         try:
             self._trace = trace
-            self._drive(texts, pending, results, slots, deadline, on_result)
+            self._drive(texts, pending, results, slots, deadline, on_result, timeout=timeout)
         except BaseException:
             self.close()
             raise
@@ -372,8 +374,8 @@ class WorkerPool(Started):
     def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
                deadline: float | None, on_result: Callable[[list], None] | None = None,
                stop_sending: float | None = None, on_sent: Callable[[], None] | None = None,
-               stop_when: Callable[[], bool] | None = None) -> None:
-        timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
+               stop_when: Callable[[], bool] | None = None, timeout: float | None = None) -> None:
+        timeout, seq, monotonic = timeout or self.spec.timeout, self._seq, time.monotonic
         restarts, notify = self.restarts, False
         while True:
             if deadline is not None and monotonic() >= deadline:

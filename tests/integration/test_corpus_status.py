@@ -107,3 +107,81 @@ def test_cmin_with_a_target_on_a_read_only_corpus_is_one_line_and_exit_2(tmp_pat
     assert run.returncode == 2, run.stdout + run.stderr
     assert run.stderr.splitlines() == [f"Error: {corpus}: cannot write the corpus (Permission denied)"]
     assert len(list(corpus.iterdir())) == 2
+
+
+# ---------------------------------------------------------------------------------------------------
+# Hangs with margin: stored so that they hang at twice the timeout, fixed only well inside it
+
+SLEEPY = '''
+import time
+
+from fuzzer.targets.reference import parse as reference
+
+
+def parse(text):
+    """The reference parser, except that a number takes as many seconds, and an output starting
+    "<slow>" 5 ms per "x" in it: a hang that grows with its input."""
+    if text[:1].isdigit():
+        time.sleep(float(text))
+        return []
+    if text.startswith("<slow>"):
+        time.sleep(0.005 * text.count("x"))
+        return []
+    return reference(text)
+'''
+
+
+def _hang_entry(corpus: Path, text: str, n: int) -> Entry:
+    entry = Entry(text=text, signature=f"hang-00000000000{n}", verdict="hang", truth_known=False,
+                  scenario={"frames": [["sleepy.py", "parse"]]})
+    corpus.mkdir(exist_ok=True)
+    (corpus / entry.file_name).write_text(entry.dumps())
+    return entry
+
+
+def test_replay_never_marks_fixed_a_hang_that_merely_finished_in_time(tmp_path):
+    """An input that takes 2 s against a 3 s timeout has not stopped hanging: replay --update leaves
+    it open (and says why), while the one that now answers at once is marked fixed."""
+    (tmp_path / "sleepy.py").write_text(SLEEPY)
+    corpus = tmp_path / "corpus"
+    slow, quick = _hang_entry(corpus, "2.0", 1), _hang_entry(corpus, "0", 2)
+    run = fuzz("replay", "--corpus", str(corpus), "--target", "sleepy:parse", "--timeout", "3", "--update",
+               cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = {line.split()[1]: line for line in run.stdout.splitlines() if line.split()[1:2] in ([slow.signature],
+                                                                                               [quick.signature])}
+    assert lines[slow.signature].startswith("FAIL ") and lines[quick.signature].startswith("pass ")
+    statuses = {e.signature: e.status for e in read_entries(corpus).values()}
+    assert statuses == {slow.signature: "open", quick.signature: "fixed"}
+    assert f"updated {quick.signature}: open -> fixed" in run.stdout
+    assert f"updated {slow.signature}" not in run.stdout
+
+
+def test_a_hang_is_stored_so_that_it_hangs_at_twice_the_timeout(tmp_path):
+    """150 marks take 0.75 s: a hang at 0.5 s, but not at 1 s. corpus add stores an input that
+    still hangs at 1 s (its run of marks made longer), so replay does not see it pass by chance."""
+    (tmp_path / "sleepy.py").write_text(SLEEPY)
+    (tmp_path / "out.txt").write_text("<slow>" + "x" * 150)
+    run = fuzz("corpus", "add", "--corpus", "corpus", "--target", "sleepy:parse", "--timeout", "0.5", "--no-shrink",
+               "out.txt", cwd=tmp_path)
+    assert run.returncode == 0 and run.stdout.startswith("added "), run.stdout + run.stderr
+    (entry,) = read_entries(tmp_path / "corpus").values()
+    assert entry.verdict == "hang" and entry.text.startswith("<slow>")
+    assert 0.005 * entry.text.count("x") > 2 * 0.5  # what the target takes on it: over twice the timeout
+
+
+def test_set_status_and_reopen_are_the_way_back_from_a_wrong_fix(runner, tmp_path):
+    corpus = tmp_path / "corpus"
+    entry = _hang_entry(corpus, "2.0", 1)
+    marked = runner("corpus", "set-status", "--corpus", "corpus", entry.signature[:10], "fixed")
+    assert marked.code == 0 and marked.output == f"{entry.signature}: open -> fixed\n", marked
+    assert read_entries(corpus)[entry.file_name].status == "fixed"
+    reopened = runner("corpus", "reopen", "--corpus", "corpus", entry.file_name)
+    assert reopened.code == 0 and reopened.output == f"{entry.signature}: fixed -> open\n", reopened
+    assert read_entries(corpus)[entry.file_name].status == "open"
+    again = runner("corpus", "reopen", "--corpus", "corpus", entry.signature)
+    assert again.code == 0 and again.output == f"{entry.signature}: already open\n"
+    for args in (["reopen", "--corpus", "corpus", "crash-"], ["set-status", "--corpus", "corpus", entry.signature, "shut"],
+                 ["reopen", "--corpus", "nowhere", entry.signature]):
+        bad = runner("corpus", *args)
+        assert bad.code == 2 and bad.output.startswith("Error: ") and len(bad.output.splitlines()) == 1, bad
