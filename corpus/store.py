@@ -47,6 +47,11 @@ class CorpusFormatError(ToolfuzzError, ValueError):
     """A corpus file or entry does not have the documented shape; the message names the field."""
 
 
+class CorpusWriteError(ToolfuzzError):
+    """The corpus directory cannot be written (read-only, full, gone); the message names it. A
+    command shows it as one line (exit 2), after whatever results it already has."""
+
+
 def utc_now() -> str:
     """The current time as the ISO-8601 UTC string entries use (``Z`` suffix). Millisecond resolution:
     a replay can mark an entry fixed within the second its failure was last seen, and merging a stale
@@ -505,9 +510,12 @@ class CorpusStore(Store):
         return None
 
     def _write(self, entry: Entry) -> str:
-        self.path.mkdir(parents=True, exist_ok=True)
         final = self.path / entry.file_name
-        atomic_write(final, entry.dumps().encode("ascii"))
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            atomic_write(final, entry.dumps().encode("ascii"))
+        except OSError as exc:
+            raise self._cannot_write(exc) from None
         return str(final)
 
     def _delete(self, path: str) -> None:
@@ -515,7 +523,12 @@ class CorpusStore(Store):
             os.unlink(path)
         except FileNotFoundError:
             return
+        except OSError as exc:
+            raise self._cannot_write(exc) from None
         _fsync_dir(self.path)
+
+    def _cannot_write(self, exc: OSError) -> CorpusWriteError:
+        return CorpusWriteError(f"{self.path}: cannot write the corpus ({exc.strerror or exc})")
 
     def _clean_temp_files(self) -> None:
         """Remove temp files left by killed writers, once they are old enough to be surely dead."""
@@ -576,5 +589,5 @@ class InMemoryStore(Store):
         self._files.pop(path, None)
 
 
-__all__ = ["CorpusFormatError", "CorpusStore", "Entry", "FORMAT_VERSION", "InMemoryStore", "Store",
+__all__ = ["CorpusFormatError", "CorpusStore", "CorpusWriteError", "Entry", "FORMAT_VERSION", "InMemoryStore", "Store",
            "shortlex", "utc_now"]

@@ -54,16 +54,24 @@ def raw_sample(text: str) -> Any:
 
 def read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
     """A SAMPLE argument: a corpus entry (JSON with ``format_version``), a reproducer file, or a
-    text file of raw model output. Returns (sample, entry or None)."""
+    text file of raw model output. Returns (sample, entry or None).
+
+    A ``.json`` file that reads like a corpus entry (it names ``format_version``) but is not valid
+    JSON — cut short, a merge conflict left in it — is refused: shrinking or running the damaged
+    file's text as if a model had written it answers a question nobody asked. A model output that
+    merely mentions the word is passed as a text file (any other name than ``*.json``)."""
     from corpus.store import CorpusFormatError, Entry
     from fuzzer.harnesses.parser.harness import sample_from_entry
 
     text = read_text_exactly(path)
-    stripped = text.lstrip()
-    if stripped.startswith("{") and '"format_version"' in text:
+    if '"format_version"' in text:
         try:
             data = json.loads(text)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
+            if path.lower().endswith(".json"):
+                reason = "nested too deeply to read" if isinstance(exc, RecursionError) else f"not JSON ({exc})"
+                raise InputError(f"{path}: looks like a corpus entry but cannot be read as one: {reason}; "
+                                 "to use its text as a raw model output, pass it as a .txt file") from None
             data = None
         if isinstance(data, dict) and "format_version" in data:
             try:

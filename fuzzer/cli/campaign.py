@@ -225,7 +225,7 @@ def _corpus_footer(result: Any, writer: Any, store: Any) -> list[str]:
     replayed = result.replayed
     lines = [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
              f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {changes}"]
-    for signature in writer.reopened:
-        lines.append(f"  REGRESSION {signature}: an entry marked fixed fails again; it stays fixed, so the gate "
-                     "blocks until the target is fixed (fuzz replay --update marks it open)")
+    from fuzzer.cli.render import regression_line
+
+    lines += ["  " + regression_line(signature) for signature in writer.regressions]
     return lines

@@ -42,6 +42,8 @@ class Summary(EventHandler):
             click.echo(line)
         if getattr(result, "problem", None) and self.problem_line:  # unless render said it already
             click.echo(f"Error: {result.problem}", err=True)
+        if getattr(result, "write_error", None):  # results first, then why they could not be saved
+            click.echo(f"Error: {result.write_error}", err=True)
         for line in self.footer(result):
             click.echo(line)
 

@@ -22,7 +22,13 @@ def corpus() -> None:
 @options.corpus_dir
 @translate_errors
 def corpus_list(corpus_dir: str) -> None:
-    """One line per entry: signature, status, kind, size, minimized or not, title."""
+    """One line per entry: signature, status, kind, size, minimized or not, title.
+
+    Exit 1 when a file of the corpus is not a readable entry (each is named on stderr): its
+    regression test no longer runs, and replay and the gate fail on it too.
+    """
+    from fuzzer.engine.decisions import corpus_list_exit_code
+
     store = open_corpus(corpus_dir, must_exist=True)
     entries = store.entries()
     for path, e in entries:
@@ -31,7 +37,9 @@ def corpus_list(corpus_dir: str) -> None:
                    f"[{os.path.basename(path)}]")
     for problem in store.problems:
         click.echo(f"warning: skipped {problem}", err=True)
-    click.echo(f"{len(entries)} entries")
+    unreadable = len(store.problems)
+    click.echo(f"{len(entries)} entries" + (f", {unreadable} unreadable file(s)" if unreadable else ""))
+    click.get_current_context().exit(corpus_list_exit_code(unreadable=unreadable))
 
 
 @corpus.command("show")
@@ -40,12 +48,59 @@ def corpus_list(corpus_dir: str) -> None:
 @translate_errors
 def corpus_show(corpus_dir: str, signature: str) -> None:
     """Print one entry (by signature, or a unique prefix of it, or its file name) as JSON."""
-    store = open_corpus(corpus_dir, must_exist=True)
+    click.echo(_one_entry(open_corpus(corpus_dir, must_exist=True), corpus_dir, signature).dumps(), nl=False)
+
+
+def _one_entry(store: Any, corpus_dir: str, signature: str) -> Any:
+    """The entry ``signature`` names: its signature, a unique prefix of it, or its file name."""
     matches = [(p, e) for p, e in store.entries()
                if e.signature.startswith(signature) or os.path.basename(p).startswith(signature)]
-    if len(matches) != 1:
+    if len({e.signature for _p, e in matches}) != 1:
         raise ConfigError(f"{signature!r} matches {len(matches)} entries in {corpus_dir}")
-    click.echo(matches[0][1].dumps(), nl=False)
+    return store.get(matches[0][1].signature)  # the smallest, when two files hold one signature
+
+
+@corpus.command("set-status")
+@options.corpus_dir
+@click.argument("signature")
+@click.argument("status", type=click.Choice(["open", "fixed"]), metavar="STATUS")
+@translate_errors
+def corpus_set_status(corpus_dir: str, signature: str, status: str) -> None:
+    """Mark one entry (by signature, a unique prefix of it, or its file name) open or fixed.
+
+    STATUS is open or fixed.
+
+    A status is a decision, and `fuzz replay --update` is the usual way to take it (it marks
+    fixed what passes now). This is the way to take it by hand, and back out of a wrong one: an
+    entry marked fixed makes the gate block whenever its input fails (a regression); an open one
+    is a known failure that does not block.
+    """
+    _set_status(corpus_dir, signature, status)
+
+
+@corpus.command("reopen")
+@options.corpus_dir
+@click.argument("signature")
+@translate_errors
+def corpus_reopen(corpus_dir: str, signature: str) -> None:
+    """Mark one entry open again: `fuzz corpus set-status SIGNATURE open`.
+
+    For an entry marked fixed while its bug is still there (the gate then blocks on it as a
+    regression): reopened, it is a known open failure until `fuzz replay --update` sees it pass.
+    """
+    _set_status(corpus_dir, signature, "open")
+
+
+def _set_status(corpus_dir: str, signature: str, status: str) -> None:
+    store = open_corpus(corpus_dir, must_exist=True)
+    entry = _one_entry(store, corpus_dir, signature)
+    if entry.status == status:
+        click.echo(f"{entry.signature}: already {status}")
+        return
+    (store.mark_fixed if status == "fixed" else store.mark_open)(entry.signature)
+    if store.get(entry.signature).status != status:  # a corrupt file holds its name: said, never overwritten
+        raise ConfigError(f"{entry.signature}: not changed: " + "; ".join(store.problems))
+    click.echo(f"{entry.signature}: {entry.status} -> {status}")
 
 
 @corpus.command("add")
@@ -59,12 +114,15 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
 
     Each FILE is a text file (one raw model output) or a .jsonl file of {"text": ...} objects, where
     "calls" (the expected calls) and "format" may be given so corruption can be judged too.
+    Exit 1 when an input shows the bug of an entry marked fixed: a regression (the entry stays
+    fixed; only `fuzz replay --update` or `fuzz corpus set-status` change a status); else 0.
     """
     from fuzzer.cli import load_registry
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.cli.console import Summary, progress, run_command
     from fuzzer.reports.reproducers import ReproducerWriter
-    from fuzzer.engine.jobs.corpus import CorpusAddJob
+    from fuzzer.cli.render import regression_line
+    from fuzzer.engine.jobs.corpus import REGRESSION, CorpusAddJob
     from fuzzer.inputs import read_captured
     from fuzzer.isolation import WorkerPool
     from fuzzer.harnesses.parser.harness import target_version
@@ -75,7 +133,8 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     registry = load_registry(tools_file)
 
     def lines(result: Any) -> list[str]:
-        out = [f"{what:<9} {f.signature.id} ({f.title})" + ("" if f.is_minimized else " (not minimized)")
+        out = [(regression_line(f.signature.id, f.title) if what == REGRESSION else
+                f"{what:<9} {f.signature.id} ({f.title})") + ("" if f.is_minimized else " (not minimized)")
                for what, f in result.stored]
         out.append(f"{result.inputs} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(result.outcome_counts().items())))
         return out
@@ -127,7 +186,8 @@ def corpus_cmin(corpus_dir: str, merge_dirs: tuple, target: Optional[str], rejec
         def replay_on_target(items: list) -> list:
             parser_items = [(p, e) for p, e in items if e.kind == "parser"]
             with WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
-                return replay_entries(parser_items, run=pool.run, registry=context.registry, level="parse")
+                return replay_entries(parser_items, run=pool.run, registry=context.registry, level="parse",
+                                      timeout=timeout)
 
         replay = replay_on_target
 

@@ -120,7 +120,8 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
             data = json.loads(text)
         except (ValueError, RecursionError):
             data = None
-        if isinstance(data, dict) and "toolfuzz_reproducer" in data:
+        reproducer = isinstance(data, dict) and "toolfuzz_reproducer" in data
+        if reproducer:
             text, history = str(data.get("input", "")), list(data.get("history") or [])
             target = target or data.get("target")
             reject = list(data.get("reject_on") or [])
@@ -135,6 +136,10 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
                 history = list((entry.scenario or {}).get("history") or [])
                 if entry.truth_known and entry.calls is not None:
                     expected = entry.calls
+        if not target and entry is None and not reproducer:
+            # neither a reproducer file nor a corpus entry: a raw model output, which names nothing
+            raise ConfigError(f"{path}: not a toolfuzz reproducer file or corpus entry; to run it as a raw "
+                              "model output, give --target M:A")
         if not target:
             raise ConfigError(f"{path}: names no target; give --target M:A")
         try:

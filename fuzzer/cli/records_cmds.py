@@ -501,9 +501,15 @@ def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools
     parse was right, the recorded calls are the truth (false_reject and corruption are judged);
     other records are judged for robustness only (crash, hang, non-call returns). Without
     --tools, the tools recorded with the records are used when they all share one tool set.
+    Exit 1 when a record shows the bug of an entry marked fixed: a regression (the entry stays
+    fixed); else 0.
     """
     from corpus.store import CorpusStore
     from fuzzer.cli.campaign import target_spec
+    from fuzzer.cli.render import regression_line
+    from fuzzer.engine.jobs.corpus import REGRESSION
+    from fuzzer.engine.corpus_writer import store_finding
+    from fuzzer.engine.decisions import corpus_write_exit_code
     from fuzzer.isolation import WorkerPool
     from fuzzer.harnesses.parser.harness import target_version
     from fuzzer.harnesses.parser.oracle import Oracle
@@ -535,14 +541,17 @@ def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools
             finding.target, finding.level = target, level
             entry = finding.to_entry(target=target, version=version)
             entry.scenario = {"record_id": first[0] if first else None, "records": all_ids[:100], "db": db}
-            what = corpus.put(entry)
+            stored = store_finding(corpus, finding, target=target, entry=entry)
+            what = REGRESSION if stored.regression else stored.what
             counts[what] = counts.get(what, 0) + 1
             more = f" (+{len(all_ids) - 1} more record(s))" if len(all_ids) > 1 else ""
-            click.echo(f"{what:<9} {finding.signature.id} ({finding.signature.title}) from record "
-                       f"{entry.scenario['record_id']}{more}")
+            where = f" from record {entry.scenario['record_id']}{more}"
+            click.echo(regression_line(finding.signature.id, finding.signature.title, where) if stored.regression
+                       else f"{what:<9} {finding.signature.id} ({finding.signature.title}){where}")
     for problem in corpus.problems:
         click.echo(f"skipped {problem}", err=True)
     judged = sum(1 for sample in samples if sample.truth_known)
     click.echo(f"{len(samples)} distinct recorded outputs ({judged} with a known truth): {len(findings)} failing "
                f"signature(s)" + (": " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) if counts else ""))
+    click.get_current_context().exit(corpus_write_exit_code(regressions=counts.get(REGRESSION, 0)))
 

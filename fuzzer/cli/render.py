@@ -92,10 +92,19 @@ def corpus_replay_lines(replayed: list, version: Optional[str] = None) -> list[s
                                                                  r.signature != r.entry.signature) else ""
         found = r.entry.target_version
         older = f" (found with {found}; target is {version})" if found and version and found != version else ""
-        why = f": {r.unjudged}" if r.unjudged else ""
+        why = f": {r.unjudged}" if r.unjudged else f": {r.note}" if r.note else ""
         lines.append(f"{marks[r.status]:<10} {r.entry.signature:<28} {r.entry.status:<6} "
                      f"{os.path.basename(r.path)}{now}{older}{why}")
     return lines
+
+
+def regression_line(signature: str, title: str = "", where: str = "") -> str:
+    """How a command that writes the corpus (a campaign, ``corpus add``, ``corpus import``) says a
+    finding shows the bug of an entry marked fixed: the entry stays fixed, so the gate blocks.
+    ``where``: the input's origin (" from record ID")."""
+    about = f" ({title})" if title else ""
+    return (f"REGRESSION {signature}{about}{where}: an entry marked fixed fails again; it stays fixed, so the gate "
+            "blocks until the target is fixed (fuzz replay --update marks it open)")
 
 
 def counts_line(counts: dict, what: str = "test cases") -> str:
@@ -158,4 +167,4 @@ def gate_lines(result: Any) -> list[str]:
 
 
 __all__ = ["campaign_lines", "class_table", "corpus_replay_lines", "counts_line", "finding_lines", "gate_lines",
-           "replay_lines"]
+           "regression_line", "replay_lines"]

@@ -39,7 +39,8 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 @options.entry_level
 @options.worker_limits
 @click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
-                                             "fail again as open); each change is printed.")
+                                             "fail again as open); each change is printed. A hang entry passes "
+                                             "only when it finishes within half the timeout, twice.")
 @options.reports
 @translate_errors
 def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,

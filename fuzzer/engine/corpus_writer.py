@@ -1,15 +1,21 @@
-"""The corpus writer: a handler that stores every announced finding in the corpus.
+"""Writing findings into the corpus: the one route every command takes.
 
-One entry per signature, the smallest input known for it (the store's rule). A finding whose
-signature is an entry marked fixed is a regression: the writer lists it, and the entry stays
-fixed (its input may still get smaller) — re-opening it here would turn the gate's regression
-into a "known open failure" that no longer blocks, just because someone ran a campaign with the
-corpus. Marking it open is a decision: ``fuzz replay --update``. Works for findings of every
-harness (anything with ``to_entry``).
+One entry per signature, the smallest input known for it (the store's rule). A finding that shows
+the bug of an entry marked fixed (:func:`fuzzer.engine.decisions.fixed_entry_shown`, the gate's own rule)
+is a regression: the route reports it, and the entry stays fixed (its input may still get
+smaller). Re-opening it here would turn the gate's regression into a "known open failure" that no
+longer blocks, just because someone ran a campaign with the corpus, added a captured output or
+imported records. Changing an entry's status is a decision: ``fuzz replay --update`` (or
+``fuzz corpus set-status``).
+
+:func:`store_finding` is the route; :class:`CorpusWriter` is the handler that takes it for every
+finding a job announces (campaigns of every harness: anything with ``to_entry``); ``fuzz corpus
+add`` and ``fuzz corpus import`` call it directly.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from fuzzer.engine.events import Event, FindingRecorded, JobFinished
@@ -17,11 +23,38 @@ from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.pipeline import EventHandler
 
 
+@dataclass(frozen=True)
+class Stored:
+    """What writing one finding did: ``what`` is the store's answer (added / replaced / kept);
+    ``regression`` the signature of the fixed entry the finding shows failing again (kept fixed)."""
+
+    what: str
+    regression: Optional[str] = None
+
+
+def store_finding(store: Any, finding: Any, *, target: str, version: Optional[str] = None,
+                  entry: Any = None) -> Stored:
+    """Store ``finding`` (or ``entry``, an entry made of it with more in its scenario) in ``store``.
+
+    A finding known as an entry marked fixed is stored marked fixed too (under its own signature
+    when that differs: a hang caught one helper deeper, a corruption filed by path), so neither
+    that entry nor this one becomes an open failure the gate would let through."""
+    if entry is None:
+        entry = finding.to_entry(target=target, version=version)
+    from fuzzer.engine.decisions import fixed_entry_shown
+
+    known = {e.signature: e for _path, e in store.entries()}
+    regression = fixed_entry_shown(finding, known)
+    if regression is not None:
+        entry.status = "fixed"
+    return Stored(store.put(entry), regression)
+
+
 class CorpusWriter(EventHandler):
     def __init__(self, store: Any, *, target: str, version: Optional[str] = None):
         self.store, self.target, self.version = store, target, version
         self.changes: dict[str, int] = {}  # added / replaced / kept -> count
-        self.reopened: list[str] = []  # signatures of fixed entries found failing again (kept fixed)
+        self.regressions: list[str] = []  # signatures of fixed entries found failing again (kept fixed)
         self._added: set[str] = set()  # signatures this run added
         self._stored: set[str] = set()  # signatures this run stored (or kept)
 
@@ -40,20 +73,17 @@ class CorpusWriter(EventHandler):
                 self._store(event.finding, event.improved)
 
     def _store(self, finding: Any, improved: bool) -> None:
-        entry = finding.to_entry(target=self.target, version=self.version)
-        known = self.store.get(entry.signature)
-        if known is not None and known.status == "fixed":
-            entry.status = "fixed"
-            if entry.signature not in self.reopened:
-                self.reopened.append(entry.signature)
-        what = self.store.put(entry)
-        self._stored.add(finding.signature.id)
-        if entry.signature in self._added:
+        stored = store_finding(self.store, finding, target=self.target, version=self.version)
+        signature = finding.signature.id
+        if stored.regression is not None and stored.regression not in self.regressions:
+            self.regressions.append(stored.regression)
+        self._stored.add(signature)
+        if signature in self._added:
             return  # added by this run: a smaller input replacing it later is still one entry added
-        if what == "added":
-            self._added.add(entry.signature)
-        if not improved or what != "kept":
-            self.changes[what] = self.changes.get(what, 0) + 1
+        if stored.what == "added":
+            self._added.add(signature)
+        if not improved or stored.what != "kept":
+            self.changes[stored.what] = self.changes.get(stored.what, 0) + 1
 
 
-__all__ = ["CorpusWriter"]
+__all__ = ["CorpusWriter", "Stored", "store_finding"]

@@ -122,7 +122,33 @@ def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping
                         unreadable=tuple(unreadable))
 
 
-def _known_as(finding: Any, known: dict) -> str:
+def fixed_entry_shown(finding: Any, known: Mapping[str, Any]) -> Optional[str]:
+    """The signature of the entry marked fixed that ``finding`` shows failing again, or None.
+
+    The gate's rule (a campaign finding known as a fixed entry is a regression), shared by every
+    route that writes a finding into the corpus (:mod:`fuzzer.engine.corpus_writer`): meeting a fixed
+    entry's bug again is reported as a regression there too, and never re-opens the entry."""
+    sid = _known_as(finding, known)
+    entry = known.get(sid)
+    return sid if entry is not None and entry.status == "fixed" else None
+
+
+def corpus_write_exit_code(*, regressions: int, interrupted: bool = False) -> int:
+    """``fuzz corpus add`` and ``fuzz corpus import``: storing failing inputs is what they are for
+    (0), but an input that shows a bug marked fixed is a regression (1), as the gate says."""
+    if regressions:
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def corpus_list_exit_code(*, unreadable: int) -> int:
+    """``fuzz corpus list``: 1 when a corpus file could not be read (its regression test no longer
+    runs: replay and the gate fail on it too), so a listing is never the all-clear over a broken
+    corpus; else 0."""
+    return ExitCode.FAILURES if unreadable else ExitCode.OK
+
+
+def _known_as(finding: Any, known: Mapping[str, Any]) -> str:
     """The signature the corpus holds ``finding`` under: its own; or, for a corruption, the one the
     oracle gave it before it was filed by the path its minimized input runs (an entry stored
     unshrunk, when Ctrl-C or the budget came first, is keyed by that) — or an entry filed by path
@@ -146,13 +172,18 @@ def _known_as(finding: Any, known: dict) -> str:
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
-                     interrupted: bool = False, unreadable: int = 0, empty: bool = False) -> int:
-    """``fuzz replay``: 2 when the corpus holds no entry at all (a wrong ``--corpus``, as a
-    campaign that could test nothing exits 2); 1 when any entry fails, a corpus file cannot be
+                     interrupted: bool = False, unreadable: int = 0, empty: bool = False,
+                     unsaved: Optional[str] = None) -> int:
+    """``fuzz replay``: 2 when the corpus holds no entry it can read (a wrong ``--corpus``, or
+    only files that are no entries: nothing was tested, as a campaign that could test nothing
+    exits 2; the unreadable files are named); 1 when any entry fails, a corpus file cannot be
     read (its regression test is lost, as the gate says) or the target tests nothing; 2 as well
     when no entry could be judged at all (a missing ``--executor``/``--agent``, or a tools file
-    without the entries' tools: nothing was tested, as for an empty corpus); else 0."""
-    if empty and not unreadable:
+    without the entries' tools: nothing was tested, as for an empty corpus), and when ``--update``
+    could not save its changes (``unsaved``: the corpus cannot be written); else 0."""
+    if unsaved:
+        return ExitCode.USAGE
+    if empty:
         return ExitCode.USAGE
     judged = [r for r in replayed if r.status != "unjudged"]
     if nothing_tested or unreadable or any(r.status != "pass" for r in judged):
@@ -187,4 +218,6 @@ class DiffDecision:
         return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
 
 
-__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "decide_gate", "replay_exit_code"]
+__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "corpus_list_exit_code", "corpus_write_exit_code",
+           "decide_gate",
+           "fixed_entry_shown", "replay_exit_code"]

@@ -39,6 +39,9 @@ class Replayed:
     #: The failure's signature now without where it happened (corpus.signature.Signature.what):
     #: the same as the entry's while it fails the same way, from wherever in the target.
     what: Optional[str] = None
+    #: What the replay saw beyond the verdict, for the reader (a hang entry that finished, but not
+    #: well inside the timeout, still counts as hanging: fuzzer.engine.hangs).
+    note: Optional[str] = None
 
     @property
     def moved(self) -> bool:

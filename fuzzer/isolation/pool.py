@@ -257,7 +257,8 @@ class WorkerPool(Started):
         return self.run([payload])[0]
 
     def run(self, texts: Iterable[Any], *, deadline: float | None = None, fresh: bool = False,
-            options: Any = None, on_result: Callable[[list], None] | None = None) -> list[Any]:
+            options: Any = None, on_result: Callable[[list], None] | None = None,
+            timeout: float | None = None) -> list[Any]:
         """One result per payload, in order. Interrupting it (Ctrl-C) closes the pool.
 
         ``deadline`` (a ``time.monotonic()`` value): payloads not finished by then get ``None``
@@ -268,7 +269,9 @@ class WorkerPool(Started):
         to trace). ``on_result(results)``: called whenever results arrive, with the list being
         filled (None where none has arrived yet). The payloads then go in smaller messages, so the
         caller judges the first results while the workers run the next ones instead of both
-        waiting in turn; it must not call the pool.
+        waiting in turn; it must not call the pool. ``timeout``: seconds without a result before a
+        payload counts as hung, for this run only (default: the spec's; a hang is checked with
+        margin at twice it).
         """
         texts = list(texts)
         count = len(texts)
@@ -289,7 +292,7 @@ class WorkerPool(Started):
         pending = batches(texts, size)
         try:
             self._options = options
-            self._drive(texts, pending, results, slots, deadline, on_result)
+            self._drive(texts, pending, results, slots, deadline, on_result, timeout=timeout)
         except BaseException:
             self.close()
             raise
@@ -383,8 +386,8 @@ class WorkerPool(Started):
     def _drive(self, texts: list[str], pending: deque, results: list[Any], slots: list,
                deadline: float | None, on_result: Callable[[list], None] | None = None,
                stop_sending: float | None = None, on_sent: Callable[[], None] | None = None,
-               stop_when: Callable[[], bool] | None = None) -> None:
-        timeout, seq, monotonic = self.spec.timeout, self._seq, time.monotonic
+               stop_when: Callable[[], bool] | None = None, timeout: float | None = None) -> None:
+        timeout, seq, monotonic = timeout or self.spec.timeout, self._seq, time.monotonic
         restarts, notify = self.restarts, False
         while True:
             if deadline is not None and monotonic() >= deadline:

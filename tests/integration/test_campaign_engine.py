@@ -279,8 +279,9 @@ def test_shrinking_a_hang_does_not_rerun_the_same_hanging_text():
         run_campaign(Watched, tool="get_weather", seed=0, max_examples=1500, budget_s=30, shrink_budget_s=2.0)
     assert hung, "the hang target never hung"
     assert all(torture.rare(text) for text in hung)  # every hang was pinned on a triggering input
-    # found once, then at most one re-check by each of the two shrinking stages
-    assert max(hung.values()) <= 3, hung.most_common(3)
+    # found once, then at most one re-check by each of the two shrinking stages, and one run at
+    # twice the timeout: the input kept must hang with margin (fuzzer.engine.hangs)
+    assert max(hung.values()) <= 4, hung.most_common(3)
 
 
 def test_one_stuck_loop_is_one_hang_whichever_helper_its_stack_was_caught_in():

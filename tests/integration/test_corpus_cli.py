@@ -381,7 +381,7 @@ def read_entries_valid(corpus: Path) -> list[Entry]:
 
 
 @pytest.mark.parametrize("command, code", [
-    (["corpus", "list"], 0),
+    (["corpus", "list"], 1),  # lists what it can, never the all-clear over a broken corpus
     (["corpus", "cmin"], 0),
     (["replay", "--target", NAIVE], 1),  # the one valid entry still fails on the naive parser
     # replay fails and the gate blocks: a corpus file they cannot read is a regression test lost
@@ -398,6 +398,43 @@ def test_corrupt_files_are_reported_by_name_and_left_untouched(tmp_path, command
     _assert_reported(run, files, " ".join(command[:2]))
     if command[0] != "campaign":  # the campaign adds what it finds; the others add nothing
         assert len(read_entries_valid(corpus)) == 1
+
+
+def test_replay_of_a_corpus_of_only_unreadable_files_tested_nothing(runner, tmp_path):
+    """No entry could be read, so nothing was replayed: exit 2 as for an empty corpus (the README's
+    promise), naming the files, never 1 as if entries had failed."""
+    files = _corrupt_files(tmp_path / "corpus")
+    run = runner("replay", "--corpus", "corpus", "--target", REFERENCE)
+    assert run.code == 2, run
+    assert "Error: nothing to replay: corpus holds no readable entry (4 file(s) could not be read" in run.output
+    assert all(name in run.output for name in files) and "Traceback" not in run.output
+
+
+def test_minimize_and_reproduce_refuse_a_corrupt_corpus_entry(runner, tmp_path):
+    """A corpus file cut short (or holding a merge conflict) is not a model output to shrink."""
+    entry = Entry(text="{}", signature="crash-000000000001", verdict="crash", tool="get_weather")
+    (tmp_path / "cut.json").write_text(entry.dumps()[:120])
+    for command in (["minimize", "cut.json", "--target", NAIVE], ["reproduce", "cut.json"]):
+        run = runner(*command)
+        assert run.code == 2, run
+        (line,) = run.output.splitlines()
+        assert line.startswith("Error: cut.json: looks like a corpus entry but cannot be read as one: not JSON ("), line
+        assert line.endswith("to use its text as a raw model output, pass it as a .txt file")
+
+
+def test_minimize_takes_a_damaged_entry_s_text_as_model_output_from_a_txt_file(tmp_path):
+    entry = Entry(text="{}", signature="crash-000000000001", verdict="crash", tool="get_weather")
+    (tmp_path / "cut.txt").write_text(entry.dumps()[:120])
+    run = fuzz("minimize", "cut.txt", "--target", NAIVE, cwd=tmp_path)
+    assert run.returncode == 1 and "cut.txt: does not fail on" in run.stdout, run.stdout + run.stderr
+
+
+def test_reproduce_of_a_json_file_that_is_no_toolfuzz_file_says_what_it_is_not(runner, tmp_path):
+    (tmp_path / "garbage.json").write_text('{"hello": 1}')
+    run = runner("reproduce", "garbage.json")
+    assert run.code == 2, run
+    assert run.output.splitlines() == ["Error: garbage.json: not a toolfuzz reproducer file or corpus entry; to run "
+                                       "it as a raw model output, give --target M:A"]
 
 
 def test_corpus_show_skips_corrupt_files(tmp_path):

@@ -71,6 +71,15 @@ def test_nothing_tested_blocks_and_unjudged_entries_are_neither_pass_nor_fail():
     assert replay_exit_code([r]) == 2  # nothing judged: nothing tested (a missing option), not an all-clear
 
 
+def test_a_replay_whose_updates_could_not_be_saved_is_never_the_all_clear():
+    """`replay --update` on a corpus that cannot be written: a configuration error (2), even when
+    every entry passed, and ahead of failures (the command did not do what it was asked)."""
+    passing, failing = replayed("crash-a", "open", None), replayed("crash-b", "open", "crash-b")
+    assert replay_exit_code([passing]) == 0
+    assert replay_exit_code([passing], unsaved="c: cannot write the corpus") == 2
+    assert replay_exit_code([passing, failing], unsaved="c: cannot write the corpus") == 2
+
+
 def test_an_unreadable_corpus_file_blocks_the_gate():
     """A merge conflict left in a corpus file would silently drop its regression test."""
     passing = replayed("crash-a", "fixed", None)

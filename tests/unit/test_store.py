@@ -19,7 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from corpus.store import (FORMAT_VERSION, CorpusFormatError, CorpusStore, Entry, InMemoryStore, Store, utc_now)
+from corpus.store import (FORMAT_VERSION, CorpusFormatError, CorpusStore, CorpusWriteError, Entry, InMemoryStore, Store,
+                          utc_now)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -287,6 +288,29 @@ def test_missing_directory_is_an_empty_corpus_and_a_file_is_an_error(tmp_path):
     (tmp_path / "f").write_text("x")
     with pytest.raises(CorpusFormatError, match="directory"):
         CorpusStore(tmp_path / "f")
+
+
+def test_a_corpus_that_cannot_be_written_is_one_error_naming_the_directory(tmp_path, monkeypatch):
+    """A read-only corpus (a CI checkout, a mounted volume): every write is a CorpusWriteError
+    naming the directory, never a bare OSError traceback; the files are left as they were."""
+    import corpus.store as store_module
+
+    store = CorpusStore(tmp_path / "corpus")
+    store.put(make_entry())
+    before = raw_files(store)
+
+    def refused(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(store_module, "atomic_write", refused)
+    monkeypatch.setattr(store_module.os, "unlink", refused)
+    for write in (lambda: store.put(make_entry(text="{")), lambda: store.mark_fixed(make_entry().signature),
+                  lambda: store.remove(make_entry().signature)):
+        with pytest.raises(CorpusWriteError) as caught:
+            write()
+        assert str(caught.value) == f"{tmp_path / 'corpus'}: cannot write the corpus (Permission denied)"
+    monkeypatch.undo()
+    assert raw_files(store) == before
 
 
 def test_stray_temp_files_are_ignored_and_only_old_ones_cleaned(tmp_path):

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
+from fuzzer.engine.corpus_writer import store_finding
+from fuzzer.engine.decisions import corpus_write_exit_code
 from fuzzer.engine.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.harnesses.parser.findings import Finding
-from fuzzer.harnesses.parser.oracle import Oracle
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict
 from fuzzer.engine.pipeline import Job, interrupted_exit
 from fuzzer.engine.results import FAILED, PASSED, JobResult, TestCase
 from fuzzer.harnesses.parser.harness import shown_path_signature
@@ -23,16 +25,19 @@ ADD_SHRINK_S = 20.0
 
 
 def _finding(oracle: Oracle, sample: Any, outcome: Any, judgment: Any, *, target: str, level: str,
-             reject_on: tuple = (), reproduce_dir: Optional[str] = None) -> Finding:
-    return Finding(signature=oracle.signature(sample, judgment, outcome), verdict=judgment.verdict,
-                   reason=judgment.reason, sample=sample, outcome=outcome, target=target, level=level,
-                   reject_on=tuple(reject_on), reproduce_dir=reproduce_dir)
+             reject_on: tuple = (), reproduce_dir: Optional[str] = None, timeout: Optional[float] = None) -> Finding:
+    finding = Finding(signature=oracle.signature(sample, judgment, outcome), verdict=judgment.verdict,
+                      reason=judgment.reason, sample=sample, outcome=outcome, target=target, level=level,
+                      reject_on=tuple(reject_on), reproduce_dir=reproduce_dir)
+    if judgment.verdict is Verdict.HANG:
+        finding.timeout = timeout  # as the campaign records it: its reproducer and margin use it
+    return finding
 
 
 def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, budget_s: float,
                  max_tests: int = 4000) -> None:
     shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.oracle_id,
-                             budget_s=budget_s, max_tests=max_tests)
+                             budget_s=budget_s, max_tests=max_tests, hang_timeout=finding.timeout)
     finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note)
 
 
@@ -47,29 +52,42 @@ def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:
 
 # -- corpus add ------------------------------------------------------------------------------------
 
+#: What ``corpus add`` and ``corpus import`` call an input that shows a fixed entry's bug.
+REGRESSION = "regression"
+
 
 @dataclass
 class AddResult(JobResult):
     job: str = "corpus add"
     inputs: int = 0
-    stored: list = field(default_factory=list)  # (what: added/replaced/kept, finding)
+    #: (what, finding): what is added / replaced / kept, or "regression" for an input that shows
+    #: the bug of an entry marked fixed (stored, and the entry kept fixed)
+    stored: list = field(default_factory=list)
     passed: int = 0
 
+    @property
+    def regressions(self) -> list:
+        return [f for what, f in self.stored if what == REGRESSION]
+
     def outcome_counts(self) -> dict[str, int]:
-        """passed / added / replaced / kept -> how many inputs."""
+        """passed / added / replaced / kept / regression -> how many inputs."""
         counts = {"passed": self.passed}
         for what, _ in self.stored:
             counts[what] = counts.get(what, 0) + 1
         return {k: n for k, n in counts.items() if n}
 
     def test_cases(self) -> list[TestCase]:
-        cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED, f"{what}: {f.title}") for what, f in self.stored]
+        cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED,
+                          f"{what}: {f.title}" + (": an entry marked fixed fails again" if what == REGRESSION else ""))
+                 for what, f in self.stored]
         cases += [TestCase("toolfuzz.corpus_add", f"input {i}", PASSED) for i in range(self.passed)]
         return cases
 
     def to_report(self) -> dict[str, Any]:
         return {"inputs": self.inputs, "passed": self.passed,
+                "regressions": [f.signature.id for f in self.regressions],
                 "stored": [{"what": w, **f.to_report()} for w, f in self.stored]}
+
 
 
 class CorpusAddJob(Job):
@@ -102,15 +120,23 @@ class CorpusAddJob(Job):
                 self.result_.passed += 1
                 continue
             finding = _finding(self.oracle, sample, outcome, judgment, target=self.target, level=self.level,
-                               reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+                               reject_on=self.reject_on, reproduce_dir=self.reproduce_dir,
+                               timeout=self.pool.spec.timeout)
             if self.shrink:
                 yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
                 _shrink_into(finding, shrinker, self.oracle, ADD_SHRINK_S)
+            elif finding.timeout is not None:  # a hang is stored with margin, shrunk or not
+                kept = shrinker.with_hang_margin(finding.sample, finding.outcome, finding.oracle_id,
+                                                 hang_timeout=finding.timeout, budget_s=ADD_SHRINK_S)
+                note = "; ".join(n for n in ("not minimized: --no-shrink", kept.note) if n)
+                if kept.sample is not finding.sample:
+                    finding.adopt_minimized(kept.sample, kept.observation, self.oracle, complete=False, note=note)
+                finding.shrink_note = note
             else:
                 finding.shrink_note = "not minimized: --no-shrink"
             _file_as_campaign_does(finding, self.oracle, self.pool.run)
-            what = self.store.put(finding.to_entry(target=self.target, version=self.version))
-            self.result_.stored.append((what, finding))
+            stored = store_finding(self.store, finding, target=self.target, version=self.version)
+            self.result_.stored.append((REGRESSION if stored.regression else stored.what, finding))
             yield FindingRecorded(finding)
 
     def result(self) -> AddResult:
@@ -119,7 +145,7 @@ class CorpusAddJob(Job):
         return self.result_
 
     def exit_code(self, result: AddResult) -> int:
-        return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
+        return corpus_write_exit_code(regressions=len(result.regressions), interrupted=self.interrupted)
 
 
 # -- minimize --------------------------------------------------------------------------------------
@@ -168,7 +194,8 @@ class MinimizeJob(Job):
             self.result_.problem = f"does not fail on {self.target} (outcome: {outcome.kind})"
             return
         finding = _finding(self.oracle, self.sample, outcome, judgment, target=self.target, level=self.level,
-                           reject_on=self.reject_on, reproduce_dir=self.reproduce_dir)
+                           reject_on=self.reject_on, reproduce_dir=self.reproduce_dir,
+                           timeout=self.pool.spec.timeout)
         self.result_.finding = finding
         yield PhaseStarted(Phase.SHRINKING, finding.signature.id)
         _shrink_into(finding, FindingShrinker(self.pool.run, self.oracle, self.registry), self.oracle,
@@ -238,4 +265,4 @@ def cmin(store: Any, merge: list = (), replay: Optional[Callable[[list], list]] 
     return report
 
 
-__all__ = ["AddResult", "CminReport", "CorpusAddJob", "MinimizeJob", "MinimizeResult", "cmin"]
+__all__ = ["REGRESSION", "AddResult", "CminReport", "CorpusAddJob", "MinimizeJob", "MinimizeResult", "cmin"]

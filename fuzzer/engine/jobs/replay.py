@@ -27,7 +27,10 @@ class ReplayResult(JobResult):
     job: str = "replay"
     corpus: str = ""
     replayed: list = field(default_factory=list)  # Replayed, in corpus order
-    updates: list = field(default_factory=list)  # (signature, old status, new status)
+    updates: list = field(default_factory=list)  # (signature, old status, new status), as saved
+    #: Why ``--update`` could not save every change (the corpus cannot be written): exit 2, after
+    #: the results are shown.
+    write_error: Optional[str] = None
     versions: dict = field(default_factory=dict)  # kind -> version of the reference (target file hash)
 
     def status_counts(self) -> dict[str, int]:
@@ -40,7 +43,8 @@ class ReplayResult(JobResult):
         return [TestCase(f"toolfuzz.corpus.{r.entry.kind}", f"{r.entry.signature} ({r.entry.status})",
                          STATUS_CASE.get(r.status, FAILED),
                          r.unjudged or ("" if r.status == "pass" else f"{r.status}: {r.entry.title}"
-                                        + (f" (now {r.signature})" if r.status == "changed" else "")),
+                                        + (f" (now {r.signature})" if r.status == "changed" else "")
+                                        + (f" ({r.note})" if r.note else "")),
                          "" if r.status in STATUS_CASE else r.entry.text)
                 for r in self.replayed] + [
             # a corpus file that cannot be read is a regression test that no longer runs
@@ -50,11 +54,11 @@ class ReplayResult(JobResult):
     def to_report(self) -> dict[str, Any]:
         return {"corpus": self.corpus, "entries": len(self.replayed), "statuses": self.status_counts(),
                 "counts": self.counts(), "elapsed_s": round(self.elapsed_s, 3), "stop_reason": self.stop_reason.value,
-                "problem": self.problem, "skipped_files": list(self.notes),
+                "problem": self.problem, "write_error": self.write_error, "skipped_files": list(self.notes),
                 "updates": [{"signature": s, "from": a, "to": b} for s, a, b in self.updates],
                 "replayed": [{"signature": r.entry.signature, "kind": r.entry.kind, "file": r.path,
                               "entry_status": r.entry.status, "status": r.status, "verdict": r.verdict,
-                              "now": r.signature, "unjudged": r.unjudged, "title": r.entry.title,
+                              "now": r.signature, "unjudged": r.unjudged, "note": r.note, "title": r.entry.title,
                               "found_with": r.entry.target_version} for r in self.replayed]}
 
 
@@ -113,20 +117,29 @@ class ReplayJob(Job):
                 self.result_.versions[kind] = target_version(reference, self.context.cwd)
         self.result_.replayed = [outcome[i] for i in sorted(outcome)]
         if not items and self.result_.problem is None:
-            self.result_.problem = f"nothing to replay: {self.result_.corpus or 'the corpus'} holds no entries"
+            where = self.result_.corpus or "the corpus"
+            unreadable = len(self.result_.notes)
+            self.result_.problem = (f"nothing to replay: {where} holds no entries" if not unreadable else
+                                    f"nothing to replay: {where} holds no readable entry ({unreadable} file(s) "
+                                    f"could not be read: {self.result_.notes[0]})")
             self._empty = True
         if self.update:
             self._apply_updates()
         self.result_.elapsed_s = time.monotonic() - self._t0
 
     def _apply_updates(self) -> None:
-        for r in self.result_.replayed:
-            if r.status == "pass" and r.entry.status == "open":
-                self.store.mark_fixed(r.entry.signature)
-                self.result_.updates.append((r.entry.signature, "open", "fixed"))
-            elif r.status == "regression":
-                self.store.mark_open(r.entry.signature)
-                self.result_.updates.append((r.entry.signature, "fixed", "open"))
+        from corpus.store import CorpusWriteError
+
+        todo = [(r.entry.signature, "open", "fixed") for r in self.result_.replayed
+                if r.status == "pass" and r.entry.status == "open"]
+        todo += [(r.entry.signature, "fixed", "open") for r in self.result_.replayed if r.status == "regression"]
+        for done, (signature, old, new) in enumerate(todo):
+            try:
+                (self.store.mark_fixed if new == "fixed" else self.store.mark_open)(signature)
+            except CorpusWriteError as exc:
+                self.result_.write_error = f"{exc}: {len(todo) - done} status update(s) not saved"
+                return
+            self.result_.updates.append((signature, old, new))
 
     def result(self) -> ReplayResult:
         self.result_.stop_reason = self.stop_reason
@@ -134,7 +147,7 @@ class ReplayJob(Job):
 
     def exit_code(self, result: ReplayResult) -> int:
         return replay_exit_code(result.replayed, nothing_tested=result.problem, interrupted=self.interrupted,
-                                unreadable=len(result.notes), empty=self._empty)
+                                unreadable=len(result.notes), empty=self._empty, unsaved=result.write_error)
 
 
 __all__ = ["ReplayJob", "ReplayResult"]

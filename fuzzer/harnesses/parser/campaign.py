@@ -522,7 +522,8 @@ class CampaignJob(Job):
             if judgment.failed:
                 match = self.oracles[finding.level].signature(sample, judgment, outcome).id
         started = time.monotonic()
-        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window)
+        shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window,
+                                                      hang_timeout=finding.timeout)
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
             self.budget.spent_shrinking(time.monotonic() - started)
             return False
@@ -703,7 +704,8 @@ class CampaignJob(Job):
                 kwargs["deadline"] = kwargs.get("deadline") or deadline
                 return self.pool.run(texts, **kwargs)
 
-            self.result_.replayed = replay_entries(mine, run=run, registry=self.registry, level=self.settings.level)
+            self.result_.replayed = replay_entries(mine, run=run, registry=self.registry, level=self.settings.level,
+                                                   timeout=self.pool.spec.timeout)
 
     def _max_failures_reached(self) -> bool:
         limit = self.settings.max_failures

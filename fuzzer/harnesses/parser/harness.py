@@ -134,11 +134,14 @@ def _unjudged_reason(entry: Any, registry: Any) -> Optional[str]:
     return None
 
 
-def replay_entries(items: list, *, run: Callable[..., list], registry: Any, level: str) -> list[Replayed]:
+def replay_entries(items: list, *, run: Callable[..., list], registry: Any, level: str,
+                   timeout: float) -> list[Replayed]:
     """Re-run every ``(path, Entry)`` on the target and judge it again with the stored truth.
 
-    ``run(texts, deadline=None, fresh=False)`` is the pool's run. Entries that only fail after
-    earlier inputs (``scenario.history``) run after them in a fresh worker."""
+    ``run(texts, deadline=None, fresh=False)`` is the pool's run, whose inputs hang after
+    ``timeout`` seconds. Entries that only fail after earlier inputs (``scenario.history``) run
+    after them in a fresh worker. A hang entry whose input now finishes passes only when it
+    finishes well inside the timeout, twice (:mod:`fuzzer.engine.hangs`)."""
     oracles: dict[str, Oracle] = {}
     results: list[Optional[Replayed]] = [None] * len(items)
     plain: list[int] = []
@@ -171,7 +174,42 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         now = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed else None
         results[i] = Replayed(path, entry, judgment.verdict.value, now.id if now else None, outcome=outcome,
                               what=now.what if now else None)
+    _hangs_with_margin(items, results, outcomes, samples, run, timeout)
     return [r for r in results if r is not None]
+
+
+def _hangs_with_margin(items: list, results: list, outcomes: dict, samples: dict, run: Callable[..., list],
+                       timeout: float) -> None:
+    """A hang entry that passed counts as fixed only when it finished well inside the timeout,
+    and again in a fresh worker (:func:`fuzzer.engine.hangs.still_hangs`); otherwise it still hangs,
+    under its own signature, saying why."""
+    from fuzzer.engine.hangs import still_hangs
+
+    passed = [i for i, r in enumerate(results) if r is not None and r.status == "pass" and r.entry.verdict == "hang"]
+    for i in passed:
+        why = still_hangs(outcomes[i], timeout)
+        if why is not None:
+            results[i] = _still_hanging(results[i], why)
+    again = [i for i in passed if results[i].status == "pass"]
+    if not again:
+        return
+    history = {i: history_of(items[i][1]) for i in again}
+    for i in again:
+        (second,) = run(history[i] + [samples[i].text], fresh=True)[-1:]
+        if second is None:
+            results[i] = Replayed(items[i][0], items[i][1], "unjudged", None,
+                                  unjudged="not replayed: the budget ended before its second run")
+        elif second.kind == "hung":
+            results[i] = _still_hanging(results[i], f"still hanging: it finished once, then hung again "
+                                                    f"({second.detail or 'no result within the timeout'})")
+        else:
+            why = still_hangs(second, timeout)
+            if why is not None:
+                results[i] = _still_hanging(results[i], why.replace("it finished in", "on its second run it took"))
+
+
+def _still_hanging(r: Replayed, why: str) -> Replayed:
+    return Replayed(r.path, r.entry, "hang", r.entry.signature, outcome=r.outcome, what=r.entry.what, note=why)
 
 
 def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> Any:
@@ -272,7 +310,8 @@ def _replay(items: list, reference: str, context: ReplayContext) -> list[Replaye
     from fuzzer.isolation import WorkerPool
 
     with WorkerPool(target_spec(reference, context), workers=context.workers) as pool:
-        return replay_entries(items, run=pool.run, registry=context.registry, level=context.level)
+        return replay_entries(items, run=pool.run, registry=context.registry, level=context.level,
+                              timeout=context.timeout)
 
 
 def dead_reason(run: Callable[..., list], registry: Any, tools: list[str], level: str) -> Optional[str]:

@@ -11,7 +11,9 @@ Two stages, both run through the isolated worker pool in batches:
    reduced further with :func:`corpus.minimize.shrink_text` while the signature holds. The result
    has no known truth any more, which those verdicts do not need.
 
-Nondeterminism findings are not shrunk: a flaky predicate makes any minimizer lie.
+Nondeterminism findings are not shrunk: a flaky predicate makes any minimizer lie. What the
+stages keep is then moved clear of the edge it was shrunk to: a RecursionError input away from the
+recursion limit, a hang away from the timeout (it must still hang at twice it: :mod:`fuzzer.engine.hangs`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from corpus.minimize import NotInteresting, longest_repeat, shortlex, shrink_choices, shrink_text
+from corpus.signature import same_hang
+from fuzzer.engine.hangs import HANG_MARGIN
 from fuzzer.harnesses.parser.oracle import TEXT_CARRIED, Oracle, Verdict
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
@@ -133,14 +137,23 @@ class FindingShrinker:
         return found
 
     def shrink(self, sample: Sample, outcome: Any, verdict: Verdict, signature_id: str, *,
-               budget_s: float, max_tests: int = 4000) -> Shrunk:
-        """The smallest sample failing with ``signature_id`` found within ``budget_s``."""
+               budget_s: float, max_tests: int = 4000, hang_timeout: Optional[float] = None) -> Shrunk:
+        """The smallest sample failing with ``signature_id`` found within ``budget_s``.
+
+        ``hang_timeout``: for a hang, the timeout it was caught with; the input kept must still
+        hang at :data:`HANG_MARGIN` times it (:meth:`_hang_margin`), and part of the budget is
+        kept for checking that."""
         if verdict is Verdict.NONDETERMINISM:
             return Shrunk(sample, outcome, False, "nondeterministic failures are not shrunk")
         if budget_s <= 0:
             return Shrunk(sample, outcome, False, "not minimized: the budget ran out")
         self._seen, self._judged = {sample.text: outcome}, {}
-        self._deadline = time.monotonic() + budget_s
+        started = time.monotonic()
+        margin_s = HANG_MARGIN * hang_timeout if verdict is Verdict.HANG and hang_timeout else 0.0
+        # checking the margin of the input kept (and of one padded input) costs up to twice margin_s:
+        # shrinking leaves that much, or half the budget
+        budget_s, whole_s = max(budget_s - min(2 * margin_s, budget_s / 2), 0.0), budget_s
+        self._deadline = started + budget_s
         notes: list[str] = []
 
         def keeps(s: Sample, o: Any) -> bool:
@@ -189,8 +202,64 @@ class FindingShrinker:
                          if time.monotonic() >= self._deadline else "not fully minimized")
         if getattr(best_outcome, "exception", None) == "RecursionError":
             best, best_outcome = self._with_margin(best, best_outcome, keeps)
+        if margin_s:
+            self._deadline = started + whole_s
+            best, best_outcome, note = self._hang_margin(best, best_outcome, keeps, margin_s)
+            if note:
+                notes.append(note)
         self._seen, self._judged = {}, {}
         return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)))
+
+    def with_hang_margin(self, sample: Sample, outcome: Any, signature_id: str, *, hang_timeout: float,
+                         budget_s: float) -> Shrunk:
+        """A hang stored without shrinking (``--no-shrink``) is kept with margin all the same."""
+        self._seen, self._judged = {sample.text: outcome}, {}
+        self._deadline = time.monotonic() + budget_s
+        best, best_outcome, note = self._hang_margin(
+            sample, outcome, lambda s, o: self._signature_id(s, o) == signature_id, HANG_MARGIN * hang_timeout)
+        self._seen, self._judged = {}, {}
+        return Shrunk(best, best_outcome, False, note)
+
+    def _hang_margin(self, sample: Sample, outcome: Any, keeps: Callable[[Sample, Any], bool],
+                     margin_s: float) -> tuple:
+        """A hang shrunk to the least input that still hangs sits at the timeout: a slower or a
+        less loaded machine and it finishes in time, and a corpus entry of it hangs or passes by
+        chance (replay once marked such an unfixed bug fixed). The input kept must hang when given
+        ``margin_s`` (twice the timeout); if it does not, its longest run of a repeated unit is
+        made :data:`HANG_PAD` times as long (then that again), kept when that hangs the same way.
+        Returns (sample, outcome, note): the note says when no margin could be shown."""
+        def hangs(candidate: Sample) -> tuple[Optional[Any], bool]:
+            (again,) = self._target_run([candidate.text], deadline=self._deadline, timeout=margin_s)
+            same = again is not None and again.kind == "hung" and (
+                keeps(candidate, again) or same_hang(getattr(outcome, "frames", ()), getattr(again, "frames", ())))
+            return again, same
+
+        again, held = hangs(sample)
+        if held:
+            return sample, outcome, ""
+        candidate, padded = sample, None
+        for _ in range(HANG_PAD_TRIES):
+            if again is None:
+                break  # the budget ended: nothing more can be run
+            found = longest_repeat(candidate.text, min_count=4)
+            if found is None:
+                break
+            start, unit, count = found
+            text = candidate.text[:start] + unit * (count * (HANG_PAD - 1)) + candidate.text[start:]
+            candidate = dataclasses.replace(sample, text=text, calls=None, recipe=None, truth_known=False,
+                                            description="reduced as text, repetition kept clear of the timeout")
+            again, held = hangs(candidate)
+            if held:
+                padded = candidate
+                break
+        if padded is not None:
+            return padded, again, (f"its repeated run made longer, so that it hangs given {margin_s:g} s "
+                                   "(twice the timeout) as well")
+        if again is None:
+            return sample, outcome, f"not checked with margin: no time was left to run it with a {margin_s:g} s timeout"
+        finished = f"it ended ({again.kind}) after {again.elapsed:.2f} s" if again.kind != "hung" else "it hung elsewhere"
+        return sample, outcome, (f"no margin: given {margin_s:g} s (twice the timeout) {finished}; replay counts it "
+                                 "fixed only when it finishes well inside the timeout")
 
     def _with_margin(self, sample: Sample, outcome: Any, keeps: Callable[[Sample, Any], bool]) -> tuple:
         """A RecursionError input shrunk to the least nesting that still fails sits exactly at the
@@ -211,6 +280,10 @@ class FindingShrinker:
 
 #: Repetitions of the nesting added above the least that fails (see FindingShrinker._with_margin).
 RECURSION_MARGIN = 50
+#: How many times longer a hang's repeated run is made when it does not hang at the margin, and
+#: how many times that is tried.
+HANG_PAD = 4
+HANG_PAD_TRIES = 2
 
 
 __all__ = ["FindingShrinker", "Shrunk", "regenerate", "shrink_structured", "size_key"]
