@@ -151,9 +151,10 @@ def test_envelope_operators_declare_their_formats_precisely():
     for name in SYN_OPS:
         if OPERATORS[name].anomaly_class == "envelope_error":
             assert len(OPERATORS[name].formats) < len(FORMATS), name
-    assert OPERATORS["unclosed_tag"].formats == {"hermes", "qwen3_xml", "llama_function", "deepseek"}
+    assert OPERATORS["unclosed_tag"].formats == {"hermes", "qwen3_xml", "llama_function", "deepseek", "deepseek:v3.1",
+                                                 "deepseek:v3.2", "glm:4.5", "glm:4.7", "kimi:k2", "gemma:4"}
     assert OPERATORS["fence_language"].formats == {"fenced", "deepseek"}
-    assert OPERATORS["mistral_tag_error"].formats == {"mistral"}
+    assert OPERATORS["mistral_tag_error"].formats == {"mistral", "mistral:v11"}  # the family, every version
     assert OPERATORS["arguments_key_renamed"].formats == {name for name, f in FORMATS.items() if f.call_object}
     assert "pythonic" not in OPERATORS["trailing_comma"].formats
     assert "qwen3_xml" not in OPERATORS["raw_control_char"].formats  # raw text: escapes mean something else

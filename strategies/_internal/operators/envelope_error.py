@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from strategies._internal.formats import THOUGHTS, Format, Style, call_id
 from strategies._internal.mutations import (
-    Mutation, MutationContext, NotApplicable, call_objects, mutator, named, restyler,
+    Mutation, MutationContext, NotApplicable, call_objects, family, mutator, named, restyler,
 )
 from strategies._internal.operators.textual import _faithful, _join
 
@@ -92,13 +92,14 @@ def _marker_error(source: Any, ctx: MutationContext) -> tuple:
     return Style(envelope={"open": opener}), f"{ctx.format_spec.envelope['open']} written {opener!r}"
 
 
-@restyler("mistral_tag_error", anomaly_class="envelope_error", formats=named("mistral"))
+@restyler("mistral_tag_error", anomaly_class="envelope_error", formats=family("mistral"))
 def mistral_tag_error(source: Any, ctx: MutationContext) -> tuple:
     """`[TOOL_CALLS]` missing, misspelled or doubled before the list of calls."""
     return _marker_error(source, ctx)
 
 
-@restyler("llama3_tag_error", anomaly_class="envelope_error", formats=named("llama3"))
+@restyler("llama3_tag_error", anomaly_class="envelope_error",
+          formats=lambda fmt: fmt.family == "llama3" and "open" in fmt.marker_variants)
 def llama3_tag_error(source: Any, ctx: MutationContext) -> tuple:
     """`<|python_tag|>` missing, misspelled or doubled."""
     return _marker_error(source, ctx)
