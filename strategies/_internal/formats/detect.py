@@ -267,4 +267,7 @@ def summarize(texts: Iterable[str]) -> tuple[list, Summary]:
     return found, summary
 
 
-__all__ = ["Detection", "Summary", "detect", "first_marker", "summarize"]
+#: The public name (``strategies.detect_format``).
+detect_format = detect
+
+__all__ = ["Detection", "Summary", "detect", "detect_format", "first_marker", "summarize"]
