@@ -5,6 +5,10 @@ Rendering-free: only argument generation is timed. The compiled tree (``compile_
 run, each for a fixed wall time. Prints both rates and ``ratio: N.Nx``; exits 1 if the ratio is
 below 20 (DESIGN.md, "Performance design": the engine must not pay Hypothesis's per-example cost).
 
+Then valid samples per second (calls drawn and rendered, as the campaign builds them) in the
+formats that existed before the families with versions, against the new ones (and against the old
+with reasoning): the new formats must stay within 20% of the old ones' speed (exit 1 otherwise).
+
     python benchmarks/generation.py [--seconds 5]
 """
 
@@ -65,6 +69,32 @@ def naive_rate(tool, seconds: float) -> tuple[float, int]:
     return count[0] / (time.perf_counter() - start), count[0]
 
 
+#: The formats toolfuzz rendered before issue 27 (the families with versions came after).
+OLD_FORMATS = ("json", "openai", "fenced", "hermes", "pythonic", "mistral", "llama3", "react", "llama_json",
+               "anthropic", "mcp", "llama_function", "qwen3_xml", "harmony", "deepseek")
+#: The new formats may be at most this much slower than the old ones.
+MAX_SLOWDOWN = 0.20
+
+
+def sample_rate(registry, tool, formats, seconds: float, *, reasoning: bool = False) -> float:
+    """Valid samples per second built in ``formats`` in turn (``build_sample``, no operator)."""
+    from strategies._internal.build import Unbuildable, build_sample
+
+    source = RandomSource(0)
+    count, start = 0, time.perf_counter()
+    deadline = start + seconds
+    while time.perf_counter() < deadline:
+        for name in formats:
+            for _ in range(20):
+                source.reset()
+                try:
+                    build_sample(source, registry=registry, tool=tool, format=name, reasoning=reasoning or None)
+                except Unbuildable:
+                    continue
+                count += 1
+    return count / (time.perf_counter() - start)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="wall time per measurement")
@@ -90,6 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"ratio: {ratio:.1f}x")
     if ratio < MIN_RATIO:
         print(f"FAIL: ratio below {MIN_RATIO:g}x", file=sys.stderr)
+        return 1
+
+    from strategies._internal.formats import FORMATS
+
+    registry = builtin_registry()
+    new_formats = [name for name in FORMATS if name not in OLD_FORMATS]
+    reasoning_formats = [name for name in OLD_FORMATS if FORMATS[name].reasoning is not None]
+    old_rate = sample_rate(registry, tool, OLD_FORMATS, args.seconds)
+    new_rate = sample_rate(registry, tool, new_formats, args.seconds)
+    with_reasoning = sample_rate(registry, tool, reasoning_formats, args.seconds, reasoning=True)
+    print(f"valid samples, the {len(OLD_FORMATS)} old formats:      {old_rate:,.0f}/s")
+    print(f"valid samples, the {len(new_formats)} new formats:       {new_rate:,.0f}/s ({new_rate / old_rate:.2f}x)")
+    print(f"valid samples, old formats with reasoning: {with_reasoning:,.0f}/s ({with_reasoning / old_rate:.2f}x)")
+    if new_rate < (1 - MAX_SLOWDOWN) * old_rate:
+        print(f"FAIL: the new formats are more than {MAX_SLOWDOWN:.0%} slower than the old ones", file=sys.stderr)
         return 1
     return 0
 

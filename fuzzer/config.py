@@ -34,6 +34,7 @@ file, the validation, and the map to command-line options (:attr:`Setting.option
 from __future__ import annotations
 
 import difflib
+import sys
 import os
 import re
 from dataclasses import dataclass, field
@@ -134,18 +135,22 @@ def _one_of(*choices: str) -> Callable[[Any], str]:
 
 
 def _formats(value: Any) -> list[str]:
-    from strategies._internal.formats import FORMATS
+    from strategies._internal.formats.versions import resolve
+    from strategies.errors import UnknownName
 
     names = _strings(value)
-    if any(name not in FORMATS for name in names):
-        raise ValueError
+    for name in names:
+        try:
+            resolve(name)
+        except UnknownName:
+            raise ValueError from None
     return names
 
 
 def _format_names() -> str:
-    from strategies._internal.formats import FORMATS
+    from strategies._internal.formats.versions import known_selectors
 
-    return ", ".join(FORMATS)
+    return ", ".join(known_selectors()) + "; a family or format may end in :single, :no_prose or :no_reasoning"
 
 
 _setting("target", "--target", "a module:callable reference (string)", _reference,
@@ -155,8 +160,27 @@ _setting("tools", "--tools", "a string (a tools file or M:A)", _string,
          path=True)
 _setting("level", "--level", "one of \"parse\", \"validate\"", _one_of("parse", "validate"),
          "Oracle level.", per_tool=True)
-_setting("formats", "--format", "a list of format names", _formats,
+_setting("formats", "--format", "a list of format names (or families, e.g. \"hermes:single\")", _formats,
          "Formats the target supports (default: probe every format).", per_tool=True)
+def _modules(value: Any) -> list[str]:
+    """Module names of the user's own formats, imported now (their formats must exist before the
+    ``formats`` key naming them is checked)."""
+    import importlib
+    import sys
+
+    names = _strings(value)
+    for name in names:
+        if os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - any failure to import: the key's one-line error
+            raise ValueError from None
+    return names
+
+
+_setting("formats_from", "--formats-from", "a list of importable module names", _modules,
+         "Modules of your own formats (registered with @output_format).")
 _setting("reject_on", "--reject-on", "a string or a list of strings (M:NAME)", _strings,
          "Exception types that count as a clean rejection.")
 _setting("corpus", "--corpus", "a string (a directory)", _string, "The regression corpus directory.",
@@ -299,6 +323,11 @@ def load_config(path: Optional[str | os.PathLike[str]] = None, *, start: Optiona
 
 
 def _fill(config: Config, data: dict[str, Any]) -> None:
+    if "formats_from" in data:  # first: the formats they register may be named by the other keys
+        if config.path is not None and str(config.path.parent) not in sys.path:
+            sys.path.insert(0, str(config.path.parent))
+        config.values["formats_from"] = _checked(config, config.where, "formats_from", SETTINGS["formats_from"],
+                                                 data["formats_from"])
     tools = data.get(TOOLS_TABLE)
     if isinstance(tools, dict):
         for name, value in tools.items():
@@ -312,7 +341,7 @@ def _fill(config: Config, data: dict[str, Any]) -> None:
                 config.tools[name] = {key: _checked(config, where, key, _known(where, key, per_tool=True), v)
                                       for key, v in value.items()}
     for key, value in data.items():
-        if key in (TOOLS_TABLE, *POLICY_TABLES) and isinstance(value, dict):
+        if (key in (TOOLS_TABLE, *POLICY_TABLES) and isinstance(value, dict)) or key == "formats_from":
             continue
         config.values[key] = _checked(config, config.where, key, _known(config.where, key), value)
 

@@ -118,5 +118,6 @@ from fuzzer.cli import corpus_cmds as _corpus_cmds  # noqa: E402,F401
 from fuzzer.cli import minimize_cmd as _minimize_cmd  # noqa: E402,F401
 from fuzzer.cli import config_cmd as _config_cmd  # noqa: E402,F401
 from fuzzer.cli import executor_cmd as _executor_cmd  # noqa: E402,F401
+from fuzzer.cli import formats_cmd as _formats_cmd  # noqa: E402,F401
 from fuzzer.cli import agent_cmd as _agent_cmd  # noqa: E402,F401
 from fuzzer.cli import records_cmds as _records_cmds  # noqa: E402,F401

@@ -139,6 +139,10 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @options.reject_on
 @options.level
 @options.formats
+@click.option("--format-from", "format_from", multiple=True, metavar="FILE",
+              help="Real model outputs (a text file, JSON lines, or a records database; repeatable): fuzz the "
+                   "formats they are in, as `fuzz formats detect FILE` names them (added to any --format).")
+@options.formats_from
 @options.anomalies
 @options.run_limits(None, "Seconds to run, shrinking included (a limit). Default: 60, or no time limit with "
                           "--max-examples.")
@@ -160,7 +164,7 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @options.quiet
 @translate_errors
 def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_on: tuple, level: str,
-             formats: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
+             formats: tuple, format_from: tuple, formats_from: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
              workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, coverage: bool,
              seeds_from: Optional[str], weights_from: Optional[str], max_failures: Optional[int], exitfirst: bool,
              ignore: tuple, quiet: bool, **report_paths: Any) -> None:
@@ -183,6 +187,13 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
 
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
+    options.load_user_formats(formats_from)
+    if format_from:
+        from fuzzer.cli.formats_cmd import format_options_from
+
+        found = format_options_from(format_from)
+        click.echo(f"formats found in {', '.join(format_from)}: {', '.join(found)}", err=True)
+        formats = tuple(formats) + tuple(name for name in found if name not in formats)
     registry = load_registry(tools_file)
     names = select_tools(registry, tool_names, anomalies)
     store = None

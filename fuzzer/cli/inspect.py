@@ -124,7 +124,9 @@ def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple,
 
     registry = load_registry(tools_file)
     chosen = registry[tool]
-    fmts = list(formats) or list(FORMATS)
+    from strategies._internal.formats.versions import select
+
+    fmts = select(formats).formats
     arms: list = []
     if not anomalies or "valid" in anomalies:
         arms.append(None)

@@ -11,7 +11,6 @@ from typing import Any, Callable
 
 import click
 
-from strategies._internal.formats import FORMATS
 
 
 class Seconds(click.FloatRange):
@@ -113,9 +112,55 @@ workers = click.option("--workers", type=Workers(), default="1", show_default=Tr
                        help="Worker processes running the target, or 'auto' for one per CPU core.")
 memory = click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(min=64), default=4096,
                       show_default=True, help="Address-space limit of each worker, in MiB.")
-formats = click.option("--format", "formats", multiple=True, type=click.Choice(list(FORMATS)),
-                       help="Formats the target supports (repeatable). Default: probe each format with "
-                            "valid samples and skip those the target cleanly rejects.")
+class FormatSelector(click.ParamType):
+    """A format (``hermes``, ``mistral:v11``), a whole family (``mistral``: every version), either
+    followed by the variants the target does not support (``hermes:single``, ``:no_prose``,
+    ``:no_reasoning``); unknown names get close matches."""
+
+    name = "FORMAT"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        from strategies._internal.formats.versions import resolve
+        from strategies.errors import UnknownName
+
+        try:
+            resolve(str(value))
+        except UnknownName as exc:
+            self.fail(str(exc), param, ctx)
+        return str(value)
+
+
+def load_user_formats(modules: tuple) -> None:
+    """Import the modules of ``--formats-from`` (and the ``formats_from`` config key): their
+    ``@output_format`` decorators register the user's own formats. One line naming the module when
+    it cannot be imported."""
+    import importlib
+    import sys
+
+    from fuzzer.cli.errors import ConfigError
+
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise ConfigError(f"--formats-from: cannot import {name!r} ({exc})") from None
+        except Exception as exc:  # noqa: BLE001 - a user's module: whatever it raises is one line
+            raise ConfigError(f"--formats-from: importing {name!r} raised {type(exc).__name__}: {exc}") from None
+
+
+formats_from = click.option("--formats-from", "formats_from", multiple=True, metavar="MODULE", is_eager=True,
+                            callback=lambda ctx, param, value: (load_user_formats(value), value)[1],
+                            help="A module of your own formats (repeatable): importing it registers them with "
+                                 "toolfuzz's public @output_format decorator, e.g. mypkg.formats.")
+
+formats = click.option("--format", "formats", multiple=True, type=FormatSelector(),
+                       help="Formats the target supports (repeatable): a format (hermes, mistral:v11), a family "
+                            "(mistral: every version), optionally with the variants it does not support "
+                            "(hermes:single, hermes:no_prose, hermes:no_reasoning); every other variant of a "
+                            "declared format is tested. Default: probe each format with valid samples and skip "
+                            "those whose single calls the target cleanly rejects (`fuzz formats` lists them).")
 anomalies = click.option("--anomaly", "anomalies", multiple=True, type=AnomalyChoice(),
                          help="Restrict to these anomaly classes or operators (repeatable; 'valid' keeps valid "
                               "samples; `fuzz anomalies` lists them).")

@@ -55,6 +55,19 @@ def class_table(by_class: dict) -> list[str]:
     return lines
 
 
+def unsupported_lines(unsupported: dict) -> list[str]:
+    """Unsupported formats, one line per tool and reason (``tool: format`` keys when several tools
+    were fuzzed): 15 formats times 3 tools made 45 lines of the same sentence."""
+    groups: dict = {}
+    for name, why in unsupported.items():
+        tool, sep, fmt = name.partition(": ") if ": " in name else ("", "", name)
+        groups.setdefault((tool, why), []).append(fmt)
+    lines = []
+    for (tool, why), formats in groups.items():
+        lines.append(f"  unsupported  {tool + ': ' if tool else ''}{', '.join(formats)} ({why})")
+    return lines
+
+
 def campaign_lines(result: Any) -> list[str]:
     lines: list[str] = []
     if result.supported or result.unsupported:
@@ -62,8 +75,11 @@ def campaign_lines(result: Any) -> list[str]:
         for name, variations in result.supported.items():
             tool = name.split(": ", 1)[0] + ": " if ": " in name else ""
             lines.append(f"  supported    {tool}{', '.join(variations)}")
-        for name, why in result.unsupported.items():
-            lines.append(f"  unsupported  {name}: {why}")
+        lines += unsupported_lines(result.unsupported)
+        for name, why in getattr(result, "failing", {}).items():
+            lines.append(f"  failing      {name}: {why}")
+        for line in getattr(result, "assumed", ()):
+            lines.append(f"  assumed      {line}")
     if result.replayed:
         lines += [""] + corpus_replay_lines(result.replayed)
     lines.append("")

@@ -36,7 +36,16 @@ _WS = " \t\n\r"
 _STRUCTURAL = "{}[]<>`\ufeff"
 #: Envelope markers, longest first where two share a start (``[TOOL_CALLS]`` vs ``[``).
 _MARKERS = ("[TOOL_CALLS]", "<|python_tag|>", "<tool_call>", "</tool_call>", "```", "Action Input:",
-            "Action:", "<function=", "<|channel|>", "<｜tool▁calls▁begin｜>", "{", "[")
+            "Action:", "<function=", "<|channel|>", "<｜tool▁calls▁begin｜>", "<｜DSML｜function_calls>",
+            "<|tool_calls_section_begin|>", "<|tool_call>", "{", "[")
+#: Reasoning delimiters: a block at the start of the output, or — the generation prompt opened it —
+#: only its closer, before any call marker. Its text is never read for calls.
+_REASONING = (("<think>", "</think>"), ("[THINK]", "[/THINK]"))
+#: Fragments of special tokens and tags: text holding one but no marker is a misspelled envelope.
+_TAG_LIKE = ("<|", "|>", "<｜", "｜>", "</", "<tool", "<function", "<arg_", "<param")
+#: End-of-turn tokens an engine may leave after the output; one is dropped from the end.
+_END_TOKENS = ("<|im_end|>", "<|eot_id|>", "<|eom_id|>", "</s>", "<｜end▁of▁sentence｜>", "<|observation|>",
+               "<|user|>", "<turn|>")
 _REACT_WORDS = ("Action:", "Action Input:")
 #: Pythonic payloads beyond this size are parsed only when they are not dense in syntax (ast costs
 #: about 1.5 s per MB of small literals); beyond _PY_HARD_LIMIT never.
@@ -111,7 +120,9 @@ def _call(name: Any, arguments: Any, where: str) -> dict:
 
 
 def _plain_call(obj: Any, arguments_key: str = "arguments") -> dict:
-    """``{"name": ..., "arguments": {...}}`` and nothing else."""
+    """``{"name": ..., "arguments": {...}}`` and nothing else (``parameters`` for Llama 3's objects)."""
+    if arguments_key == "arguments" and isinstance(obj, dict) and set(obj) == {"name", "parameters"}:
+        arguments_key = "parameters"
     if not isinstance(obj, dict) or set(obj) != {"name", arguments_key}:
         keys = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
         raise ValueError(f"expected a call object with keys name and {arguments_key}, got {keys}")
@@ -217,7 +228,17 @@ def _json_calls(value: Any) -> list:
 
 def _parse_json(text: str, start: int) -> tuple:
     value, end = _decode_at(text, start)
-    return _json_calls(value), end
+    calls = _json_calls(value)
+    # Llama 3's bare {"name", "parameters"} objects, several joined by ';'
+    while isinstance(value, dict) and set(value) == {"name", "parameters"}:
+        following = _skip_ws(text, end)
+        if not text.startswith(";", following):
+            break
+        value, end = _decode_at(text, _skip_ws(text, following + 1))
+        if not isinstance(value, dict) or set(value) != {"name", "parameters"}:
+            raise ValueError("';' must join Llama JSON calls {name, parameters}")
+        calls.append(_plain_call(value, "parameters"))
+    return calls, end
 
 
 def _repeated(text: str, start: int, opener: str, one: Any) -> tuple:
@@ -257,10 +278,76 @@ def _parse_hermes(text: str, start: int) -> tuple:
 
 
 def _parse_tool_call_tag(text: str, start: int) -> tuple:
-    """``<tool_call>`` holds a JSON call (hermes) or a Qwen3-Coder ``<function=...>`` block."""
-    if text.startswith("<function=", _skip_ws(text, start + len("<tool_call>"))):
+    """``<tool_call>`` holds a JSON call (hermes), a Qwen3-Coder ``<function=...>`` block or a GLM
+    ``NAME<arg_key>...`` call."""
+    inside = _skip_ws(text, start + len("<tool_call>"))
+    if text.startswith("<function=", inside):
         return _parse_qwen3(text, start)
-    return _parse_hermes(text, start)
+    if text.startswith("{", inside) or text.startswith("</tool_call>", inside):
+        return _parse_hermes(text, start)
+    return _repeated(text, start, "<tool_call>", _one_glm)
+
+
+def _one_glm(text: str, i: int) -> tuple:
+    """``<tool_call>NAME`` then ``<arg_key>K</arg_key><arg_value>V</arg_value>`` pairs (whitespace
+    between tags allowed, as GLM-4.5 writes them one per line and GLM-4.7 on one), ``</tool_call>``."""
+    i = _expect(text, i, "<tool_call>", "before a GLM call")
+    stop = len(text)
+    for token in ("<arg_key>", "</tool_call>"):
+        k = text.find(token, i)
+        if 0 <= k < stop:
+            stop = k
+    if stop == len(text):
+        raise ValueError("a GLM <tool_call> is not closed")
+    raw = text[i:stop]
+    name = raw.rstrip(_WS)
+    if raw[:1] in _WS or any(c in name for c in '[]{}"') or _is_json(name):
+        raise ValueError(f"invalid GLM tool name {raw!r:.60}")
+    _tag_name(name, "a GLM call")
+    i = stop
+    arguments: dict = {}
+    while text.startswith("<arg_key>", i):
+        key_end = text.find("</arg_key>", i)
+        if key_end < 0:
+            raise ValueError("<arg_key> is not closed")
+        key = text[i + len("<arg_key>"):key_end]
+        if not key or key != key.strip() or "<" in key or ">" in key or "\n" in key:
+            raise ValueError(f"invalid GLM argument name {key!r:.60}")
+        if key in arguments:
+            raise ValueError(f"argument {key!r:.60} given twice")
+        j = _expect(text, _skip_ws(text, key_end + len("</arg_key>")), "<arg_value>", "after </arg_key>")
+        value_end = text.find("</arg_value>", j)
+        if value_end < 0:
+            raise ValueError("<arg_value> is not closed")
+        arguments[key] = _raw_value(text[j:value_end], ("<arg_key>", "<arg_value>", "</tool_call>"))
+        i = _skip_ws(text, value_end + len("</arg_value>"))
+    return [_call(name, arguments, "glm call")], _expect(text, i, "</tool_call>", "after the GLM arguments")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        _loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _raw_value(raw: str, forbidden: tuple) -> Any:
+    """A value written raw between tags: JSON when it is strict JSON, a Python literal's value for
+    ``True``/``False``/``None``, else the string itself (which may not look like padding or tags)."""
+    if raw != raw.strip() or "\r" in raw or any(token in raw for token in forbidden):
+        raise ValueError(f"ambiguous value {raw!r:.60}")
+    if raw in _PY_LITERALS:
+        return _PY_LITERALS[raw]
+    if not raw:
+        return raw
+    try:
+        return _loads(raw)
+    except ValueError:
+        return raw
+
+
+_PY_LITERALS = {"True": True, "False": False, "None": None}
 
 
 def _expect(text: str, i: int, token: str, what: str) -> int:
@@ -290,15 +377,7 @@ def _strip_line_ends(raw: str) -> str:
 
 def _qwen_value(raw: str) -> Any:
     """JSON when the text is strict JSON, else the raw string (which may not look like padding or tags)."""
-    raw = _strip_line_ends(raw)
-    if raw != raw.strip() or "\r" in raw or "<parameter=" in raw or "</function>" in raw or "</tool_call>" in raw:
-        raise ValueError(f"ambiguous parameter value {raw!r:.60}")
-    if not raw:
-        return raw
-    try:
-        return _loads(raw)
-    except ValueError:
-        return raw
+    return _raw_value(_strip_line_ends(raw), ("<parameter=", "</function>", "</tool_call>"))
 
 
 def _function_tag(text: str, i: int, where: str) -> tuple:
@@ -357,11 +436,21 @@ def _parse_harmony(text: str, start: int) -> tuple:
     calls: list = []
     i = start
     while True:
+        recipient = ""
+        if text.startswith(" to=functions.", i):  # the recipient before the channel
+            channel = text.find("<|channel|>", i)
+            if channel < 0:
+                raise ValueError("a harmony recipient without <|channel|>")
+            recipient, i = text[i + 1:channel], channel
         i = _expect(text, i, "<|channel|>", "before a harmony message")
         message = text.find("<|message|>", i)
         if message < 0:
             raise ValueError("a harmony header without <|message|>")
         header, content = text[i:message], message + len("<|message|>")
+        if recipient:
+            if not header.startswith("commentary") or "to=" in header:
+                raise ValueError(f"unexpected harmony header {header!r:.80}")
+            header = "commentary " + recipient + header[len("commentary"):]
         if header.startswith("commentary to=functions."):
             rest = header[len("commentary to=functions."):]
             cut = min((k for k in (rest.find(" "), rest.find("<")) if k >= 0), default=len(rest))
@@ -398,7 +487,21 @@ def _parse_deepseek(text: str, start: int) -> tuple:
         i = _skip_ws(text, i)
         if text.startswith(_DS["calls_end"], i):
             return calls, i + len(_DS["calls_end"])
-        i = _expect(text, i, _DS["call_begin"] + "function" + _DS["sep"], "before a DeepSeek call")
+        i = _expect(text, i, _DS["call_begin"], "before a DeepSeek call")
+        v3 = text.startswith("function" + _DS["sep"], i) and not text.startswith("{", i + len("function" + _DS["sep"]))
+        if not v3:  # V3.1: NAME<｜tool▁sep｜>{arguments}
+            sep = text.find(_DS["sep"], i)
+            if sep < 0:
+                raise ValueError("a DeepSeek call without <｜tool▁sep｜>")
+            name = _tag_name(text[i:sep], "a DeepSeek V3.1 call")
+            j = sep + len(_DS["sep"])
+            if not text.startswith("{", j):
+                raise ValueError("DeepSeek V3.1 arguments must be a JSON object")
+            arguments, end = _decode_at(text, j)
+            i = _expect(text, end, _DS["call_end"], "after the arguments")
+            calls.append(_call(name, arguments, "deepseek call"))
+            continue
+        i += len("function" + _DS["sep"])
         nl = text.find("\n", i)
         if nl < 0:
             raise ValueError("a DeepSeek tool name must end its line")
@@ -419,11 +522,34 @@ def _parse_deepseek(text: str, start: int) -> tuple:
 
 
 def _parse_mistral(text: str, start: int) -> tuple:
+    """``[TOOL_CALLS]`` then a JSON list of calls (tokenizer v3), or ``NAME[ARGS]{...}`` per
+    ``[TOOL_CALLS]`` (v11+, with ``[CALL_ID]ID`` before ``[ARGS]`` in some versions, and ``[ARGS]``
+    missing where an engine skipped special tokens)."""
     i = _skip_ws(text, start + len("[TOOL_CALLS]"))
-    if not text.startswith("[", i):
-        raise ValueError("[TOOL_CALLS] must be followed by a JSON list of calls")
-    value, end = _decode_at(text, i)
-    return [_plain_call(item) for item in value], end
+    if text.startswith("[", i):
+        value, end = _decode_at(text, i)
+        if not isinstance(value, list):
+            raise ValueError("[TOOL_CALLS] must be followed by a JSON list of calls")
+        return [_plain_call(item) for item in value], end
+    return _repeated(text, start, "[TOOL_CALLS]", _one_mistral_v11)
+
+
+def _one_mistral_v11(text: str, i: int) -> tuple:
+    i = _expect(text, i, "[TOOL_CALLS]", "before a Mistral call")
+    brace = text.find("{", i)
+    if brace < 0:
+        raise ValueError("a Mistral call has no arguments object")
+    head = text[i:brace]
+    if head.endswith("[ARGS]"):
+        head = head[:-len("[ARGS]")]
+    name, _, ident = head.partition("[CALL_ID]")
+    if _ and (not ident or not ident.isalnum()):
+        raise ValueError(f"invalid Mistral call id {ident!r:.40}")
+    _tag_name(name, "a Mistral call")
+    if any(c in name for c in "[]"):
+        raise ValueError(f"invalid Mistral tool name {name!r:.60}")
+    arguments, end = _decode_at(text, brace)
+    return [_call(name, arguments, "mistral call")], end
 
 
 def _parse_llama3(text: str, start: int) -> tuple:
@@ -587,10 +713,205 @@ def _parse_bracket(text: str, start: int) -> tuple:
     raise ValueError("[ starts neither a JSON list of calls nor a Python list of calls")
 
 
+_DSML = "｜DSML｜"
+
+
+def _parse_dsml(text: str, start: int) -> tuple:
+    """DeepSeek V3.2: ``<｜DSML｜function_calls>``, ``<｜DSML｜invoke name="N">`` blocks of
+    ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>`` lines: a string value
+    raw, any other as JSON."""
+    i = start + len(f"<{_DSML}function_calls>")
+    calls: list = []
+    while True:
+        i = _skip_ws(text, i)
+        if text.startswith(f"</{_DSML}function_calls>", i):
+            return calls, i + len(f"</{_DSML}function_calls>")
+        i = _expect(text, i, f'<{_DSML}invoke name="', "in a DSML block")
+        close = text.find('">', i)
+        if close < 0:
+            raise ValueError("an unclosed DSML invoke tag")
+        name = _tag_name(text[i:close], "a DSML invoke")
+        if '"' in name:
+            raise ValueError(f"invalid DSML name {name!r:.60}")
+        i = _skip_ws(text, close + 2)
+        arguments: dict = {}
+        while text.startswith(f'<{_DSML}parameter name="', i):
+            i += len(f'<{_DSML}parameter name="')
+            key_end = text.find('" string="', i)
+            if key_end < 0:
+                raise ValueError("a DSML parameter without string=")
+            key = text[i:key_end]
+            if not key or '"' in key or "<" in key or ">" in key or "\n" in key:
+                raise ValueError(f"invalid DSML parameter name {key!r:.60}")
+            j = key_end + len('" string="')
+            if text.startswith('true">', j):
+                is_string, j = True, j + len('true">')
+            elif text.startswith('false">', j):
+                is_string, j = False, j + len('false">')
+            else:
+                raise ValueError('string= must be "true" or "false"')
+            value_end = text.find(f"</{_DSML}parameter>", j)
+            if value_end < 0:
+                raise ValueError("a DSML parameter is not closed")
+            raw = text[j:value_end]
+            if f"<{_DSML}" in raw:
+                raise ValueError("a DSML tag inside a parameter value")
+            if key in arguments:
+                raise ValueError(f"parameter {key!r:.60} given twice")
+            arguments[key] = raw if is_string else _loads(raw)
+            if not is_string and isinstance(arguments[key], str):
+                raise ValueError('a string value marked string="false"')
+            i = _skip_ws(text, value_end + len(f"</{_DSML}parameter>"))
+        i = _expect(text, i, f"</{_DSML}invoke>", "after the DSML parameters")
+        calls.append(_call(name, arguments, "dsml call"))
+
+
+_KIMI = {"begin": "<|tool_calls_section_begin|>", "end": "<|tool_calls_section_end|>",
+         "call": "<|tool_call_begin|>", "call_end": "<|tool_call_end|>", "args": "<|tool_call_argument_begin|>"}
+
+
+def _parse_kimi(text: str, start: int) -> tuple:
+    """Kimi K2: ``<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{...}<|tool_call_end|>``
+    calls in a section."""
+    i = start + len(_KIMI["begin"])
+    calls: list = []
+    while True:
+        i = _skip_ws(text, i)
+        if text.startswith(_KIMI["end"], i):
+            return calls, i + len(_KIMI["end"])
+        i = _skip_ws(text, _expect(text, i, _KIMI["call"], "in a Kimi tool-call section"))
+        args = text.find(_KIMI["args"], i)
+        if args < 0:
+            raise ValueError("a Kimi call without <|tool_call_argument_begin|>")
+        ident = text[i:args].rstrip(" ")
+        head, colon, index = ident.rpartition(":")
+        if not colon or not index.isdigit() or not index.isascii():
+            raise ValueError(f"invalid Kimi call id {ident!r:.60}")
+        name = head[len("functions."):] if head.startswith("functions.") else head
+        if "." in name or ":" in name:
+            raise ValueError(f"invalid Kimi tool name {name!r:.60}")
+        _tag_name(name, "a Kimi call")
+        j = _skip_ws(text, args + len(_KIMI["args"]))
+        if not text.startswith("{", j):
+            raise ValueError("Kimi arguments must be a JSON object")
+        arguments, end = _decode_at(text, j)
+        i = _expect(text, _skip_ws(text, end), _KIMI["call_end"], "after the Kimi arguments")
+        calls.append(_call(name, arguments, "kimi call"))
+
+
+_GQ = '<|"|>'
+
+
+def _parse_gemma(text: str, start: int) -> tuple:
+    return _repeated(text, start, "<|tool_call>", _one_gemma)
+
+
+def _one_gemma(text: str, i: int) -> tuple:
+    """Gemma 4: ``<|tool_call>call:NAME{key:value,...}<tool_call|>``; strings in ``<|"|>`` quotes,
+    keys bare or quoted, numbers, true/false/null, ``{...}`` and ``[...]`` (one pass, no recursion)."""
+    i = _expect(text, _expect(text, i, "<|tool_call>", "before a Gemma call"), "call:", "after <|tool_call>")
+    brace = text.find("{", i)
+    if brace < 0:
+        raise ValueError("a Gemma call without arguments")
+    name = _tag_name(text[i:brace], "a Gemma call")
+    if ":" in name:
+        raise ValueError(f"invalid Gemma tool name {name!r:.60}")
+    value, j = _gemma_value(text, brace)
+    return [_call(name, value, "gemma call")], _expect(text, j, "<tool_call|>", "after the Gemma arguments")
+
+
+def _gemma_scalar(text: str, i: int) -> tuple:
+    if text.startswith(_GQ, i):
+        close = text.find(_GQ, i + len(_GQ))
+        if close < 0:
+            raise ValueError("an unclosed Gemma string")
+        return text[i + len(_GQ):close], close + len(_GQ)
+    j = i
+    n = len(text)
+    while j < n and text[j] not in ",}]:":
+        j += 1
+    word = text[i:j]
+    if word in ("true", "false", "null"):
+        return {"true": True, "false": False, "null": None}[word], j
+    if not word or word != word.strip():
+        raise ValueError(f"invalid Gemma value {word!r:.60}")
+    value = _loads(word)
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise ValueError(f"invalid Gemma value {word!r:.60}")
+    return value, j
+
+
+def _gemma_key(text: str, i: int) -> tuple:
+    if text.startswith(_GQ, i):
+        return _gemma_scalar(text, i)
+    colon = text.find(":", i)
+    if colon < 0:
+        raise ValueError("a Gemma key without ':'")
+    key = text[i:colon]
+    if not key or not all(c.isalnum() or c in "_-." for c in key):
+        raise ValueError(f"invalid Gemma key {key!r:.60}")
+    return key, colon
+
+
+def _gemma_value(text: str, i: int) -> tuple:
+    """The value at ``i`` and the offset after it, with an explicit stack instead of recursion."""
+    root: list = []
+    stack: list = [(root, None)]  # (container, pending key)
+    n = len(text)
+    while True:
+        container, _ = stack[-1]
+        if i < n and text[i] in "{[":
+            new: Any = {} if text[i] == "{" else []
+            stack.append((new, None))
+            i += 1
+            if i < n and text[i] in "}]":
+                pass
+            else:
+                if isinstance(new, dict):
+                    key, i = _gemma_key(text, i)
+                    i = _expect(text, i, ":", "after a Gemma key")
+                    stack[-1] = (new, key)
+                continue
+        else:
+            value, i = _gemma_scalar(text, i)
+            _gemma_store(stack, value)
+        # after a value (or an empty container about to close)
+        while True:
+            container, key = stack[-1]
+            if i < n and text[i] == ",":
+                i += 1
+                if isinstance(container, dict):
+                    key, i = _gemma_key(text, i)
+                    i = _expect(text, i, ":", "after a Gemma key")
+                    stack[-1] = (container, key)
+                break
+            closer = "}" if isinstance(container, dict) else "]"
+            if i < n and text[i] == closer and len(stack) > 1:
+                i += 1
+                stack.pop()
+                if len(stack) == 1:
+                    return container, i
+                _gemma_store(stack, container)
+                continue
+            raise ValueError("malformed Gemma arguments")
+
+
+def _gemma_store(stack: list, value: Any) -> None:
+    container, key = stack[-1]
+    if isinstance(container, dict):
+        if key in container:
+            raise ValueError(f"argument {key!r:.60} given twice")
+        container[key] = value
+    else:
+        container.append(value)
+
+
 _PARSERS = {"[TOOL_CALLS]": _parse_mistral, "<|python_tag|>": _parse_llama3, "<tool_call>": _parse_tool_call_tag,
             "</tool_call>": _parse_hermes, "```": _parse_fenced, "Action Input:": _parse_react,
             "Action:": _parse_react, "<function=": _parse_llama_function, "<|channel|>": _parse_harmony,
-            "<｜tool▁calls▁begin｜>": _parse_deepseek, "{": _parse_json, "[": _parse_bracket}
+            "<｜tool▁calls▁begin｜>": _parse_deepseek, "<｜DSML｜function_calls>": _parse_dsml,
+            "<|tool_calls_section_begin|>": _parse_kimi, "<|tool_call>": _parse_gemma,
+            "{": _parse_json, "[": _parse_bracket}
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -628,12 +949,42 @@ def _first_marker(text: str) -> tuple:
     return best
 
 
+def _skip_reasoning(text: str) -> str:
+    """The text after a leading reasoning block (or after the closer of one the generation prompt
+    opened, when it comes before every call marker), else the text itself."""
+    body = text.lstrip(_WS)
+    for opener, closer in _REASONING:
+        if body.startswith(opener):
+            close = body.find(closer, len(opener))
+            if close < 0:
+                raise ValueError(f"{opener} is never closed")
+            if opener in body[len(opener):close]:
+                raise ValueError(f"{opener} inside reasoning")
+            return body[close + len(closer):]
+    for opener, closer in _REASONING:
+        close = text.find(closer)
+        if close >= 0:
+            marker_at, _ = _first_marker(text[:close])
+            if marker_at < 0 and opener not in text[:close]:
+                return text[close + len(closer):]
+    return text
+
+
+def _drop_end_token(text: str) -> str:
+    body = text.rstrip(_WS)
+    for token in _END_TOKENS:
+        if body.endswith(token):
+            return body[:-len(token)]
+    return text
+
+
 def _parse(text: str) -> list:
     if not isinstance(text, str):
         raise ValueError(f"expected str, got {type(text).__name__}")
+    text = _drop_end_token(_skip_reasoning(text))
     start, marker = _first_marker(text)
     if marker is None:
-        if "\ufeff" in text or _looks_like_bare_call(text):
+        if "\ufeff" in text or _looks_like_bare_call(text) or any(t in text for t in _TAG_LIKE):
             raise ValueError("text looks like a call but is in no known format")
         return []
     before = text[:start]

@@ -51,12 +51,13 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
 
 def build_sample(source: Source, *, registry: Any, tool: Any, format: str, operator: Optional[str] = None,
                  chatter: Optional[bool] = None, multi: Optional[bool] = None,
-                 layout: Optional[str] = None) -> Sample:
+                 layout: Optional[str] = None, reasoning: Optional[bool] = None) -> Sample:
     """Generate one sample of ``tool`` in ``format``; valid when ``operator`` is None.
 
     ``chatter``/``multi`` force a variation (prose around the envelope, several calls) or, when None,
     are drawn; ``layout`` (a name in ``LAYOUTS``, see ``layouts_for(format)``) forces the layout of
-    the rendering, e.g. to probe whether a target reads a format in every layout. Raises
+    the rendering, e.g. to probe whether a target reads a format in every layout; ``reasoning``
+    starts the output with the family's reasoning block (never drawn: None is no reasoning). Raises
     :class:`Unbuildable` when the operator cannot apply to the drawn calls.
     """
     FORMATS[format]  # UnknownName with close matches
@@ -68,7 +69,8 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
     made: list = []
 
     def render_in_format(calls: list, style: Any = None) -> Any:
-        rendered = render(format, calls, source, chatter=use_chatter, style=style, layout=layout)
+        rendered = render(format, calls, source, chatter=use_chatter, style=style, layout=layout,
+                          reasoning=bool(reasoning))
         made.append(rendered)
         return rendered
 
@@ -82,7 +84,7 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
             anomaly_class = None
         else:
             ctx = MutationContext(registry=registry, tool=tool, format=format, calls=calls,
-                                  chatter=use_chatter, render=render_in_format)
+                                  chatter=use_chatter, render=render_in_format, reasoning=bool(reasoning))
             try:
                 mutation = op(source, ctx)
             except (NotApplicable, Unrepresentable):
@@ -92,17 +94,21 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
         recipe = None
         if isinstance(source, (RandomSource, ReplaySource)):
             recipe = Recipe(tool=tool.name, format=format, operator=operator,
-                            choices=tuple(source.choices[start:]), chatter=chatter, multi=multi, layout=layout)
+                            choices=tuple(source.choices[start:]), chatter=chatter, multi=multi, layout=layout,
+                            reasoning=reasoning)
+        valid = op is None and made
         return Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
                       calls=truth, tool=tool.name, recipe=recipe, description=description,
-                      layout=made[-1].layout.label() if op is None and made else "")
+                      layout=made[-1].layout.label() if valid else "",
+                      content=made[-1].content if valid else None, reasoning=made[-1].reasoning if valid else None)
     if op is None:
         raise Unbuildable(f"format {format!r} cannot write calls of {tool.name!r}")
     raise Unbuildable(f"operator {operator!r} found nothing to mutate in {tool.name!r} calls")
 
 
 def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str, operators: list,
-                 chatter: Optional[bool] = None, multi: Optional[bool] = None) -> list:
+                 chatter: Optional[bool] = None, multi: Optional[bool] = None,
+                 reasoning: Optional[bool] = None) -> list:
     """Several samples of the same drawn calls: one per entry of ``operators`` (None = valid).
 
     Each sample is exactly what :func:`build_sample` would build from its recipe — the recipe is the
@@ -126,14 +132,14 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
                 source.choices.extend(consumed)
                 return rendered
             before = len(source.choices)
-            rendered = render(format, calls, source, chatter=use_chatter)
+            rendered = render(format, calls, source, chatter=use_chatter, reasoning=bool(reasoning))
             cached.append((rendered, source.choices[before:]))
             return rendered
-        return render(format, these, source, chatter=use_chatter, style=style)
+        return render(format, these, source, chatter=use_chatter, style=style, reasoning=bool(reasoning))
 
     samples: list = []
     ctx = MutationContext(registry=registry, tool=tool, format=format, calls=calls, chatter=use_chatter,
-                          render=render_in_format)
+                          render=render_in_format, reasoning=bool(reasoning))
     for operator in operators:
         source.choices = list(prefix)
         op = get_operator(operator) if operator is not None else None
@@ -150,10 +156,12 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
             samples.append(None)
             continue
         recipe = Recipe(tool=tool.name, format=format, operator=operator, choices=tuple(source.choices),
-                        chatter=chatter, multi=multi)
+                        chatter=chatter, multi=multi, reasoning=reasoning)
         samples.append(Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
                               calls=truth, tool=tool.name, recipe=recipe, description=description,
-                              rendered=rendered, layout=rendered.layout.label() if rendered is not None else ""))
+                              rendered=rendered, layout=rendered.layout.label() if rendered is not None else "",
+                              content=rendered.content if rendered is not None else None,
+                              reasoning=rendered.reasoning if rendered is not None else None))
     source.choices = []
     return samples
 
@@ -162,4 +170,4 @@ def replay_recipe(recipe: Recipe, registry: Any) -> Sample:
     """Regenerate the sample a recipe describes (shrinking replays edited recipes through this)."""
     return build_sample(ReplaySource(recipe.choices), registry=registry, tool=registry[recipe.tool],
                         format=recipe.format, operator=recipe.operator, chatter=recipe.chatter,
-                        multi=recipe.multi, layout=recipe.layout)
+                        multi=recipe.multi, layout=recipe.layout, reasoning=recipe.reasoning)

@@ -57,6 +57,7 @@ class MutationContext:
     calls: list
     chatter: bool
     render: Callable[..., Any]
+    reasoning: bool = False  # the sample starts with the family's reasoning block
 
     @property
     def format_spec(self) -> Format:
@@ -90,6 +91,17 @@ def escaped_strings(fmt: Format) -> bool:
 def closers_after_arguments(fmt: Format) -> bool:
     """JSON payload documents close after the arguments (call objects, messages): not bare arguments."""
     return fmt.json_payload and not fmt.bare_arguments
+
+
+def family(*families: str) -> FormatRequirement:
+    """Every version of the families ``families`` (operators about a family's own markers)."""
+    wanted = frozenset(families)
+
+    def requirement(fmt: Format) -> bool:
+        return (fmt.family or fmt.name) in wanted
+
+    requirement.__name__ = f"family({', '.join(sorted(wanted))})"
+    return requirement
 
 
 def named(*names: str) -> FormatRequirement:

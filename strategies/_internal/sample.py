@@ -74,17 +74,22 @@ class Recipe:
     chatter: Optional[bool] = None  # forced variation, None = drawn from the choices
     multi: Optional[bool] = None
     layout: Optional[str] = None  # a forced layout (a name in LAYOUTS), None = drawn from the choices
+    reasoning: Optional[bool] = None  # reasoning before the calls (None: none, as before it existed)
 
     def to_json(self) -> dict[str, Any]:
-        return {"tool": self.tool, "format": self.format, "operator": self.operator,
+        data = {"tool": self.tool, "format": self.format, "operator": self.operator,
                 "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi,
                 "layout": self.layout}
+        if self.reasoning is not None:
+            data["reasoning"] = self.reasoning
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Recipe":
         return cls(tool=data["tool"], format=data["format"], operator=data.get("operator"),
                    choices=tuple(int(c) for c in data.get("choices", ())),
-                   chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"))
+                   chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"),
+                   reasoning=data.get("reasoning"))
 
 
 @dataclass(slots=True)
@@ -105,6 +110,24 @@ class Sample:
     rendered: Any = field(default=None, compare=False, repr=False)
     #: The layout a valid sample is written in ("usual", "compact JSON, CRLF", ...).
     layout: str = field(default="", compare=False)
+    #: Beside the calls, the truth of a valid sample: its prose (the content a parser returns beside
+    #: the calls) and its reasoning, None when it has none or when they are not known (anomalies).
+    content: Optional[str] = field(default=None, compare=False)
+    reasoning: Optional[str] = field(default=None, compare=False)
+
+    @property
+    def variant(self) -> str:
+        """Which variant of its format a valid sample is: ``hermes``, ``hermes (several calls)``,
+        ``hermes (prose, reasoning)`` — what a false_reject is keyed by (a parser that reads single
+        calls but not several has one bug per variant)."""
+        extras = []
+        if self.content:
+            extras.append("prose")
+        if self.calls and len(self.calls) > 1:
+            extras.append("several calls")
+        if self.reasoning:
+            extras.append("reasoning")
+        return self.format + (f" ({', '.join(extras)})" if extras else "")
 
     def to_json(self) -> dict[str, Any]:
         """The public JSON-lines shape printed by ``fuzz samples``."""

@@ -559,10 +559,11 @@ def test_format_option_restricts_the_formats(cli):
     # declared formats are trusted: the naive parser's hermes failures are reported...
     assert any(f["format"] == "hermes" and f["verdict"] == "false_reject" for f in report["failures"])
     assert set(report["formats"]["supported"]) == {"hermes", "json"}
-    # ...but prose around the call and several calls per output are still support choices, probed
-    assert set(report["formats"]["unsupported"]) <= {"hermes (prose)", "hermes (several calls)",
-                                                     "json (prose)", "json (several calls)"}
-    assert "json (prose)" in report["formats"]["unsupported"]
+    # ...and so is every variant of them: prose the naive parser cannot read is a finding, keyed by
+    # the variant, never "unsupported"
+    assert report["formats"]["unsupported"] == {}
+    assert "json (prose)" in report["formats"]["failing"]
+    assert any(f["verdict"] == "false_reject" and "a valid json (prose" in f["reason"] for f in report["failures"])
 
 
 def test_probing_lists_unsupported_formats_instead_of_false_rejects(cli):
@@ -572,22 +573,60 @@ def test_probing_lists_unsupported_formats_instead_of_false_rejects(cli):
     report = result.report()
     check_report(report, tool="get_weather", target=BUGGY + "hermes_only")
     assert report["failures"] == []
-    assert set(report["formats"]["supported"]) == {"hermes", "qwen3_xml"}  # both open with <tool_call>
+    # all open with <tool_call> (GLM's do when no argument value holds a bracket before it)
+    assert {"hermes", "qwen3_xml"} <= set(report["formats"]["supported"]) <= {"hermes", "qwen3_xml", "glm:4.5",
+                                                                             "glm:4.7"}
     assert {"json", "openai", "fenced", "mistral", "llama3", "react", "pythonic"} <= set(
         report["formats"]["unsupported"])
     assert "not supported by the target" in result.stderr and "pythonic" in result.stderr
 
 
-def test_bare_json_only_when_alone_is_a_support_choice_not_a_bug(cli):
+def test_bare_json_only_when_alone_is_a_finding_unless_declared(cli):
+    """A parser that reads json's single calls but not json with prose around it: the prose variant
+    is a false_reject keyed by the variant (not "unsupported"); declared with json:no_prose it is a
+    support choice, and the summary says what was assumed."""
     result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "json_alone", "--max-examples", "6000",
-                 "--report", "r.json")
-    assert result.code == 0, result
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
     report = result.report()
-    assert report["failures"] == []
-    assert "json (prose)" in report["formats"]["unsupported"]
-    assert "json" in report["formats"]["supported"]
-    assert "json (prose)" not in report["formats"]["supported"]["json"]
-    assert "unsupported  json (prose)" in result.stdout
+    assert "json (prose)" in report["formats"]["failing"] and "json (prose)" not in report["formats"]["unsupported"]
+    assert {f["verdict"] for f in report["failures"]} == {"false_reject"}, report["failures"]
+    assert any(f["format"] == "json" and "a valid json (prose" in f["reason"] for f in report["failures"])
+
+    declared = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "json_alone", "--format", "json:no_prose",
+                   "--max-examples", "3000", "--report", "d.json", "-q")
+    assert declared.code == 0, declared
+    assert declared.report("d.json")["failures"] == []
+    assert declared.report("d.json")["formats"]["assumed"] == ["json: no prose (declared)"]
+    assert "assumed      json: no prose (declared)" in declared.stdout
+
+
+def test_a_greedy_tool_call_regex_is_a_false_reject_on_several_calls_even_with_format_declared(cli):
+    """Issue 26, defect 2: `<tool_call>(.*)</tool_call>` reads one call and breaks on two. That is a
+    finding keyed by the variant, with or without --format hermes; hermes:single declares it away."""
+    for extra in ((), ("--format", "hermes")):
+        result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "greedy_hermes", *extra,
+                     "--max-examples", "3000", "--report", "r.json", "-q")
+        assert result.code == 1, result
+        report = result.report()
+        assert "hermes (several calls)" in report["formats"]["failing"], report["formats"]
+        assert not any(name.startswith("hermes") for name in report["formats"]["unsupported"]), report["formats"]
+        assert any(f["verdict"] == "false_reject" and "a valid hermes (several calls" in f["reason"]
+                   for f in report["failures"]), report["failures"]
+    declared = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "greedy_hermes", "--format",
+                   "hermes:single:no_reasoning", "--max-examples", "3000", "--report", "d.json", "-q")
+    report = declared.report("d.json")
+    assert not any(f["verdict"] == "false_reject" for f in report["failures"]), report["failures"]
+    assert report["formats"]["assumed"] == ["hermes: no reasoning, no several calls (declared)"]
+
+
+def test_unsupported_formats_are_one_line_per_tool(cli):
+    """Issue 26, defect 13: 3 tools x 15 formats printed 45 "unsupported" lines."""
+    result = cli("campaign", "--tool", "get_weather", "--tool", "send_email", "--tool", "search_flights",
+                 "--target", BUGGY + "hermes_only", "--max-examples", "3000")
+    lines = [line for line in result.stdout.splitlines() if line.strip().startswith("unsupported")]
+    assert len(lines) == 3, result.stdout
+    assert all("json" in line and "pythonic" in line for line in lines), lines
 
 
 def test_a_wrong_answer_on_a_probe_is_a_finding_not_unsupported(cli):
@@ -598,8 +637,7 @@ def test_a_wrong_answer_on_a_probe_is_a_finding_not_unsupported(cli):
     assert "json (prose)" not in report["formats"]["unsupported"]
     # The wrong answer is one bug (a corruption: the arguments are dropped), reported with the
     # smallest input that shows it, whichever sample class that input came from.
-    assert any(f["verdict"] == "corruption" and f["format"] == "json"
-               and f["returned"] == [{"name": "get_weather", "arguments": {}}]
+    assert any(f["verdict"] == "corruption" and f["returned"] == [{"name": "get_weather", "arguments": {}}]
                for f in report["failures"]), report["failures"]
 
 
@@ -727,3 +765,27 @@ def test_ignored_signatures_are_counted_in_the_report_as_on_the_console(cli):
     assert signature not in [f["signature"] for f in report["failures"]]
     assert report["ignored"] > 0
     assert f"{report['ignored']:,} failing execution(s) matched an ignored signature" in again.stdout
+
+
+def test_a_parser_anchored_at_the_start_fails_qwen3_reasoning_then_call_as_a_false_reject(cli):
+    """Issue 27, must-show 3: a regex anchored at the start of the output cannot read Qwen3's
+    commonest answer, reasoning then the call; within a 10 s budget it is a false_reject keyed by the
+    reasoning variant (its bare calls are read, so hermes is supported)."""
+    result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "qwen3_anchored", "--format", "hermes",
+                 "--budget", "10", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    report = result.report()
+    assert "hermes" in report["formats"]["supported"]["hermes"]
+    assert any(f["verdict"] == "false_reject" and "a valid hermes (reasoning" in f["reason"]
+               for f in report["failures"]), [f["reason"] for f in report["failures"]]
+
+
+def test_a_parser_that_runs_a_call_written_inside_think_is_a_corruption(cli):
+    """Issue 27, must-show 3: the model thinking about a call is not a call."""
+    result = cli("campaign", "--tool", "get_weather", "--target", BUGGY + "calls_in_thoughts", "--format", "hermes",
+                 "--budget", "10", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    failures = result.report()["failures"]
+    assert any(f["verdict"] == "corruption" and f["operator"] in ("call_in_reasoning", "reasoning_only",
+                                                                  "unterminated_reasoning")
+               for f in failures), [(f["verdict"], f["operator"]) for f in failures]

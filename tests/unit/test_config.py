@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
-from strategies._internal.formats import FORMATS
+from strategies._internal.formats import FORMATS  # noqa: F401
+from strategies._internal.formats.versions import known_selectors
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -35,7 +36,7 @@ def fuzz(*args: str):
 
 BAD_CONFIGS = [
     ("budgte = 3", "toolfuzz.toml: unknown key 'budgte' (did you mean budget?); known keys: target, tools, level, "
-                   "formats, reject_on, corpus, budget, seed, timeout, workers, max_examples, ignore"),
+                   "formats, formats_from, reject_on, corpus, budget, seed, timeout, workers, max_examples, ignore"),
     ('seed = "1"', "toolfuzz.toml: seed: expected an integer, got string '1'"),
     ("seed = true", "toolfuzz.toml: seed: expected an integer, got boolean True"),
     ("budget = 0", "toolfuzz.toml: budget: expected a number of seconds > 0, got integer 0"),
@@ -46,8 +47,11 @@ BAD_CONFIGS = [
     ('target = "mypkg.parse"', "toolfuzz.toml: target: expected a module:callable reference (string), got string "
                                "'mypkg.parse'"),
     ('level = "strict"', "toolfuzz.toml: level: expected one of \"parse\", \"validate\", got string 'strict'"),
-    ('formats = ["json", "jsn"]', f"toolfuzz.toml: formats: expected a list of format names ({', '.join(FORMATS)}), "
-                                  "got array ['json', 'jsn']"),
+    ('formats = ["json", "jsn"]', "toolfuzz.toml: formats: expected a list of format names (or families, e.g. "
+                                  f"\"hermes:single\") ({', '.join(known_selectors())}; a family or format may end in "
+                                  ":single, :no_prose or :no_reasoning), got array ['json', 'jsn']"),
+    ('formats_from = ["no_such_module_here"]', "toolfuzz.toml: formats_from: expected a list of importable module "
+                                               "names, got array ['no_such_module_here']"),
     ("reject_on = [1]", "toolfuzz.toml: reject_on: expected a string or a list of strings (M:NAME), got array [1]"),
     ("[tools.get_weather]\ntarget = \"a:b\"", "toolfuzz.toml [tools.get_weather]: 'target' cannot be set per tool; "
                                              "per-tool keys: level, formats, budget, seed, max_examples, ignore"),

@@ -45,13 +45,30 @@ SIMPLEST = {
                '"unit": "celsius"}<|call|>',
     "deepseek": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n'
                 '{"city": "Paris", "unit": "celsius"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "mistral:v11": '[TOOL_CALLS]get_weather[ARGS]{"city": "Paris", "unit": "celsius"}',
+    "deepseek:v3.1": '<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{"city": "Paris", '
+                     '"unit": "celsius"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>',
+    "deepseek:v3.2": '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="city" '
+                     'string="true">Paris</｜DSML｜parameter>\n<｜DSML｜parameter name="unit" string="true">celsius'
+                     '</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜function_calls>',
+    "glm:4.5": "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>unit</arg_key>\n"
+               "<arg_value>celsius</arg_value>\n</tool_call>",
+    "glm:4.7": "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value><arg_key>unit</arg_key>"
+               "<arg_value>celsius</arg_value></tool_call>",
+    "kimi:k2": '<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>'
+               '{"city": "Paris", "unit": "celsius"}<|tool_call_end|><|tool_calls_section_end|>',
+    "gemma:4": '<|tool_call>call:get_weather{city:<|"|>Paris<|"|>,unit:<|"|>celsius<|"|>}<tool_call|>',
+    "llama3:json": '{"name": "get_weather", "parameters": {"city": "Paris", "unit": "celsius"}}',
 }
 
 #: How many closing brackets follow the last call's content inside one JSON payload piece (one call,
 #: several calls); anthropic: (bare content list, in a message).
 CLOSERS = {"json": (1, 2), "fenced": (1, 2), "hermes": (1, 1), "mistral": (2, 2), "llama3": (1, 1),
            "react": (0, 0), "openai": (4, 4), "llama_json": (1, 2), "mcp": (2, 3), "anthropic": None,
-           "llama_function": (0, 0), "harmony": (0, 0), "deepseek": (0, 0)}
+           "llama_function": (0, 0), "harmony": (0, 0), "deepseek": (0, 0), "mistral:v11": (0, 0),
+           "deepseek:v3.1": (0, 0), "kimi:k2": (0, 0), "llama3:json": (1, 1)}
+#: Formats whose values are not JSON text (raw strings between tags, Python or Gemma literals).
+NOT_JSON = {"pythonic", "qwen3_xml", "glm:4.5", "glm:4.7", "deepseek:v3.2", "gemma:4"}
 FORBIDDEN_IN_PROSE = "{}[]()<>`=\ufeff"
 KEYWORDS = ("Action", "Thought", "tool_call", "TOOL_CALLS", "python_tag")
 
@@ -72,11 +89,13 @@ arguments = st.dictionaries(nasty_text, json_values, max_size=4)
 calls_lists = st.lists(st.builds(lambda n, a: {"name": n, "arguments": a}, names, arguments), min_size=1, max_size=3)
 
 
-def test_registry_holds_the_fifteen_formats():
+def test_registry_holds_the_fifteen_formats_and_the_new_versions():
     assert set(FORMATS) == {"json", "openai", "fenced", "hermes", "pythonic", "mistral", "llama3", "react",
-                            "llama_json", "anthropic", "mcp", "llama_function", "qwen3_xml", "harmony", "deepseek"}
-    assert {name for name, fmt in FORMATS.items() if not fmt.json_payload} == {"pythonic", "qwen3_xml"}
-    assert set(SIMPLEST) == set(FORMATS) and set(CLOSERS) | {"pythonic", "qwen3_xml"} == set(FORMATS)
+                            "llama_json", "anthropic", "mcp", "llama_function", "qwen3_xml", "harmony", "deepseek",
+                            "mistral:v11", "deepseek:v3.1", "deepseek:v3.2", "glm:4.5", "glm:4.7", "kimi:k2",
+                            "gemma:4", "llama3:json"}
+    assert {name for name, fmt in FORMATS.items() if not fmt.json_payload} == NOT_JSON
+    assert set(SIMPLEST) == set(FORMATS) and set(CLOSERS) | NOT_JSON == set(FORMATS)
     for fmt in FORMATS.values():
         assert fmt.layouts <= DIMENSIONS and fmt.fragments and fmt.fake_call, fmt.name
     assert FORMATS["hermes"].envelope == {"open": "<tool_call>", "close": "</tool_call>"}
@@ -166,7 +185,7 @@ def test_the_sentence_banks_are_safe_prose():
         assert not any(word in sentence for word in KEYWORDS), sentence
 
 
-BARE_ARGUMENTS = {"react", "llama_function", "harmony", "deepseek"}
+BARE_ARGUMENTS = {"react", "llama_function", "harmony", "deepseek", "mistral:v11", "deepseek:v3.1", "kimi:k2"}
 
 
 def _denoted_by_piece(name: str, document):
@@ -184,8 +203,8 @@ def _denoted_by_piece(name: str, document):
     if name == "mcp":
         assert all(r["jsonrpc"] == "2.0" and r["method"] == "tools/call" for r in items)
         return [r["params"] for r in items]
-    if name in ("llama3", "llama_json"):
-        assert name == "llama3" or all(c.pop("type") == "function" for c in items)
+    if name in ("llama3", "llama_json", "llama3:json"):
+        assert name != "llama_json" or all(c.pop("type") == "function" for c in items)
         return [{"name": c["name"], "arguments": c["parameters"]} for c in items]
     return items
 
@@ -436,7 +455,10 @@ def test_special_token_formats_read_back_exactly(name, calls, seed, chatter):
     if name == "qwen3_xml":
         assert _read_qwen(rendered.text) == calls
     else:
-        assert [{"name": n, "arguments": json.loads(a)} for n, a in _SPECIAL[name].findall(rendered.text)] == calls
+        # harmony may write the recipient before the channel: read it in the other order
+        text = re.sub(r"<\|start\|>assistant to=functions\.([^<]+)<\|channel\|>commentary",
+                      r"<|start|>assistant<|channel|>commentary to=functions.\1", rendered.text)
+        assert [{"name": n, "arguments": json.loads(a)} for n, a in _SPECIAL[name].findall(text)] == calls
 
 
 def test_qwen3_refuses_strings_it_cannot_write_unambiguously():

@@ -28,7 +28,10 @@ from strategies._internal.formats import FORMATS, render
 from strategies._internal.mutations import OPERATORS, MutationContext, NotApplicable
 from strategies._internal.schemainfo import ITEMS, locate, resolve, schema_info, violates_type
 from strategies._internal.source import RandomSource
-from strategies._internal.tools import Registry, Tool
+from strategies._internal.tools import Registry, Tool, builtin_registry
+from strategies._internal.build import Unbuildable, build_sample
+
+BUILTIN = builtin_registry()
 
 SEMANTIC = ("unknown_function", "invalid_argument_type", "missing_argument", "unexpected_argument",
             "constraint_violation", "duplicate_call", "injection_payload")
@@ -225,7 +228,29 @@ def test_operator_has_description(op_name):
 LOCAL_CASES = [(name, i) for name, (_, calls) in LOCAL.items() for i in range(len(calls))]
 
 
-@pytest.mark.parametrize("op_name", SEM_OPS)
+#: Semantic operators of JSON-carrying formats (the reasoning ones need a family with reasoning:
+#: test_reasoning_closer_in_an_argument_is_the_call_as_written).
+JSON_SEM_OPS = [name for name in SEM_OPS if OPERATORS[name].applies_to_format("json")]
+
+
+def test_reasoning_closer_in_an_argument_is_the_call_as_written():
+    from fuzzer.targets.reference import parse
+
+    made = 0
+    for seed in range(40):
+        source = RandomSource(seed)
+        try:
+            sample = build_sample(source, registry=BUILTIN, tool=BUILTIN["send_email"], format="hermes",
+                                  operator="reasoning_closer_in_argument", reasoning=True)
+        except Unbuildable:
+            continue
+        made += 1
+        assert any(c in sample.text.split("<tool_call>", 1)[1] for c in ("</think>", "[/THINK]", "<think>"))
+        assert parse(sample.text) == sample.calls, sample.text  # the reference is not fooled
+    assert made >= 10
+
+
+@pytest.mark.parametrize("op_name", JSON_SEM_OPS)
 def test_operator_truth_on_local_tools(op_name):
     op = OPERATORS[op_name]
     produced = 0

@@ -257,7 +257,8 @@ def test_long_prose_is_no_call():
 def test_a_large_valid_argument_is_accepted():
     for name, text in large_valid_outputs().items():
         assert reference.parse(text) == [{"name": "f", "arguments": {"body": BIG_VALUE}}], name
-    assert set(large_valid_outputs()) == set(FORMATS) - {"qwen3_xml"}  # BIG_VALUE ends with a newline
+    # BIG_VALUE ends with a newline: formats that write strings raw cannot carry it
+    assert set(large_valid_outputs()) == {name for name, fmt in FORMATS.items() if not fmt.raw_strings}
 
 
 def _mutate(text: str, data) -> str:

@@ -106,6 +106,10 @@ class CampaignResult(JobResult):
     tally: Tally = field(default_factory=Tally)
     supported: dict = field(default_factory=dict)
     unsupported: dict = field(default_factory=dict)
+    #: variants of supported formats that failed on every probe (their failures are findings)
+    failing: dict = field(default_factory=dict)
+    #: what the user declared unsupported (``--format hermes:single``), one line per format
+    assumed: list = field(default_factory=list)
     replayed: list = field(default_factory=list)  # fuzzer.engine.harness.Replayed of the corpus entries
     known: dict = field(default_factory=dict)  # signature -> corpus Entry (what the corpus held)
     hints: list = field(default_factory=list)
@@ -156,7 +160,8 @@ class CampaignResult(JobResult):
             "by_class": {name: {"executions": s.executions, "failures": s.failures}
                          for name, s in sorted(self.by_class.items())},
             "ignored": self.ignored,  # failing executions of ignored signatures (in by_class's failures)
-            "formats": {"supported": self.supported, "unsupported": self.unsupported},
+            "formats": {"supported": self.supported, "unsupported": self.unsupported, "failing": self.failing,
+                        "assumed": self.assumed},
             "stop_reason": self.stop_reason.value,
             "problem": self.problem,
             "hints": self.hints,
@@ -730,6 +735,10 @@ class CampaignJob(Job):
         prefix = f"{name}: " if count > 1 else ""
         self.result_.supported.update({f"{prefix}{k}": v for k, v in report.supported.items()})
         self.result_.unsupported.update({f"{prefix}{k}": v for k, v in report.unsupported.items()})
+        self.result_.failing.update({f"{prefix}{k}": v for k, v in report.failing.items()})
+        for line in report.assumed:
+            if line not in self.result_.assumed:
+                self.result_.assumed.append(line)
         yield FormatsProbed(supported=dict(report.supported), unsupported=dict(report.unsupported), label=name)
         yield from self._settle()
         yield self._progress(Phase.PROBING, name)  # the bar counts the probes and what they found

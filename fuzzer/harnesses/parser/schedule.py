@@ -43,22 +43,25 @@ FIRST_PASS_RETRIES = RETIRE_AFTER - 1
 
 @dataclass(frozen=True)
 class Variation:
-    """A format plus the support choices a parser may legitimately not make."""
+    """A format plus the variants a parser may declare it does not support (``hermes:single``):
+    prose beside the calls, several calls, reasoning before them."""
 
     format: str
     chatter: bool = False
     multi: bool = False
+    reasoning: bool = False
 
     @property
     def label(self) -> str:
-        extras = [name for name, on in (("prose", self.chatter), ("several calls", self.multi)) if on]
+        extras = [name for name, on in (("prose", self.chatter), ("several calls", self.multi),
+                                        ("reasoning", self.reasoning)) if on]
         return f"{self.format}" + (f" ({', '.join(extras)})" if extras else "")
 
 
 class Scheduler:
-    def __init__(self, *, seed: int, formats: dict[str, tuple[bool, bool]], arms: dict[str, list[str]],
+    def __init__(self, *, seed: int, formats: dict[str, tuple], arms: dict[str, list[str]],
                  operator_class: dict[str, str], class_weights: Optional[dict] = None):
-        """``formats``: format -> (prose allowed, several calls allowed);
+        """``formats``: format -> (prose allowed, several calls allowed[, reasoning allowed]);
         ``arms``: format -> operators applicable there; ``operator_class``: operator -> class;
         ``class_weights``: class -> relative weight (e.g. how often production showed it), times
         the classes' own cost weights."""
@@ -112,8 +115,9 @@ class Scheduler:
                     ops.append(None)
                 else:
                     ops.append(rnd.choice(groups[rnd.choices(classes, weights)[0]]))
-        prose, several = self._formats[fmt]
-        variation = Variation(fmt, chatter=prose and rnd.random() < 0.3, multi=several and rnd.random() < 0.15)
+        prose, several, reasoning = (tuple(self._formats[fmt]) + (False,))[:3]
+        variation = Variation(fmt, chatter=prose and rnd.random() < 0.3, multi=several and rnd.random() < 0.15,
+                              reasoning=reasoning and rnd.random() < 0.25)
         return variation, ops
 
     def built(self, fmt: str, op: Optional[str]) -> None:
@@ -155,7 +159,7 @@ class Cut:
         base = self.base
         recipe = Recipe(tool=base.recipe.tool, format=base.format, operator=self.operator,
                         choices=base.recipe.choices + self.choices, chatter=base.recipe.chatter,
-                        multi=base.recipe.multi)
+                        multi=base.recipe.multi, reasoning=base.recipe.reasoning)
         return Sample(text=base.text[:self.end], format=base.format, anomaly_class=self.anomaly_class,
                       operator=self.operator, calls=None, tool=base.tool, recipe=recipe,
                       description=f"cut after {self.end} of {len(base.text)} characters")
@@ -259,7 +263,8 @@ def build_planned(variation: Variation, ops: list, retries: int, *, registry: An
     for _ in range(1 + retries):
         source.reset()
         family = build_family(source, registry=registry, tool=tool, format=variation.format, operators=todo,
-                              chatter=variation.chatter, multi=variation.multi)
+                              chatter=variation.chatter, multi=variation.multi,
+                              reasoning=variation.reasoning or None)
         for op, sample in zip(todo, family):
             attempts.append((op, sample is not None))
             if sample is None:

@@ -23,6 +23,7 @@ from fuzzer.harnesses.parser.orders import HISTORY, RERUN_FRACTION, FuzzOrder, V
 from fuzzer.harnesses.parser.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
+from strategies._internal.formats.versions import select as select_formats
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import ANOMALY_CLASSES, Sample
 from strategies._internal.source import RandomSource
@@ -114,9 +115,16 @@ class Failure:
 
 @dataclass
 class ProbeReport:
-    supported: dict = field(default_factory=dict)  # format -> [variation labels]
-    support: dict = field(default_factory=dict)  # format -> (prose supported, several calls supported)
-    unsupported: dict = field(default_factory=dict)  # format or variation -> why
+    supported: dict = field(default_factory=dict)  # format -> [variation labels the target read]
+    #: format -> (prose, several calls, reasoning) to generate: every variant the format has unless
+    #: the user declared it unsupported (``hermes:single``) — never dropped because it failed.
+    support: dict = field(default_factory=dict)
+    unsupported: dict = field(default_factory=dict)  # format -> why (the whole format)
+    #: variation label -> why: variants of a supported format that failed on every probe. Their
+    #: failures are findings (false_reject keyed by the variant), not a reason to skip them.
+    failing: dict = field(default_factory=dict)
+    #: What the user declared unsupported, one line per format (``hermes: no several calls (declared)``).
+    assumed: list = field(default_factory=list)
     first_rejection: Optional[str] = None  # e.g. "ValueError: could not parse (json)"
     contract_problem: Optional[str] = None  # the target returns something that is not calls
 
@@ -147,9 +155,10 @@ class ToolCampaign:
         self.source = RandomSource(seed)
         self._rerun_random = random.Random(seed ^ 0xD1CE)
         self._recent: deque = deque(maxlen=HISTORY)
-        if formats:
-            for name in formats:
-                FORMATS[name]  # unknown format: UnknownName with close matches
+        #: The formats (and their variants) to probe and fuzz: ``--format`` selectors resolved
+        #: (``mistral`` is every version, ``hermes:single`` turns several calls off).
+        self.selection = select_formats(formats)
+        self.formats = self.selection.formats if formats else None
         self.stream: Optional[SampleStream] = None
         #: Orders planned in this visit so far (:meth:`fuzz`), and the next round's, planned ahead.
         self.planned = 0
@@ -162,13 +171,16 @@ class ToolCampaign:
 
     # -- probing ---------------------------------------------------------------------------------
     def probe(self, deadline: Optional[float], examples: Optional[int] = None) -> ProbeReport:
-        """Which formats (and prose / several-calls variations) the target supports.
+        """Which formats the target supports, and which of their variants (prose, several calls,
+        reasoning) it reads.
 
-        Declared formats (``--format``) are supported by definition, but prose around the call and
-        several calls per output are still probed. Probes are judged like any sample: a wrong
-        answer on a probe is a finding. With an execution limit (``examples`` for this tool), each
-        variation gets fewer samples so probing uses at most ``PROBE_SHARE`` of it (one at least)."""
-        report = ProbeReport()
+        A format whose bare single call every probe got cleanly declined is unsupported (skipped,
+        unless declared with ``--format``). A supported format is fuzzed in every variant it has,
+        except those the user declared unsupported (``hermes:single``): a variant the target fails
+        on is a finding (false_reject keyed by the variant), never a reason to skip it. Probes are
+        judged like any sample. With an execution limit (``examples`` for this tool), each variation
+        gets fewer samples so probing uses at most ``PROBE_SHARE`` of it (one at least)."""
+        report = ProbeReport(assumed=self.selection.assumptions())
         names = self.formats or list(FORMATS)
         declared = bool(self.formats)
         variations, batch, owner, unwritable = self._probes if self._probes is not None and examples is None \
@@ -198,9 +210,9 @@ class ToolCampaign:
             report.contract_problem = (f"the target does not return calls ({first.message}); it must return a "
                                        "list of {name, arguments} calls, one call, or None")
             return report
+        judged: set = set()
         for name in names:
-            bare, prose, several = (Variation(name, False, False), Variation(name, True, False),
-                                    Variation(name, False, True))
+            bare = Variation(name)
             if name in unwritable:
                 report.unsupported[name] = f"cannot write the tool name {self.tool.name!r}"
                 continue
@@ -210,28 +222,38 @@ class ToolCampaign:
             if every_declined[bare] and not declared:
                 report.unsupported[name] = DECLINED_ALL
                 continue
-            ok = {v: v in probed and not every_declined[v] for v in (prose, several)}
-            report.supported[name] = [bare.label] + [v.label for v in (prose, several) if ok[v]]
-            report.support[name] = (ok[prose], ok[several])
-            for v in (prose, several):
-                if not ok[v]:
-                    report.unsupported[v.label] = (DECLINED_ALL if v in probed
-                                                   else "not probed: the budget ran out first")
-        for v in sorted(probed, key=variations.index):
-            if every_declined[v] and not (declared and not v.chatter and not v.multi):
-                continue  # an unsupported variation: its rejections are not findings
+            mine = [v for v in variations if v.format == name and v in probed]
+            report.supported[name] = [v.label for v in mine if not every_declined[v]]
+            report.support[name] = self.variants_of(name)
+            for v in mine:
+                judged.add(v)
+                if every_declined[v] and v != bare:
+                    report.failing[v.label] = DECLINED_ALL + " (reported as false_reject)"
+        for v in sorted(judged, key=variations.index):
             for sample, outcome in results[v]:
                 self._judge(sample, outcome)
                 if self.explorer is not None:
                     self.explorer.add_seed(sample.text, sample.format)
         return report
 
+    def variants_of(self, name: str) -> tuple:
+        """(prose, several calls, reasoning) the format ``name`` is generated with: each variant it
+        has, unless the user declared it unsupported."""
+        allows = self.selection.allows
+        return (allows(name, "prose"), allows(name, "several"),
+                FORMATS[name].reasoning is not None and allows(name, "reasoning"))
+
     def build_probes(self, examples: Optional[int] = None) -> tuple:
         """The probe samples :meth:`probe` runs: (variations, samples, each sample's variation, the
         formats that cannot write this tool's name). The campaign builds the next tool's ahead
         (:meth:`prepare_probes`) while this one's orders run, so the worker does not wait for them."""
         names = self.formats or list(FORMATS)
-        variations = [Variation(f, c, m) for f in names for c, m in ((False, False), (True, False), (False, True))]
+        variations = []
+        for f in names:
+            prose, several, reasoning = self.variants_of(f)
+            variations.append(Variation(f))
+            variations += [v for v, on in ((Variation(f, chatter=True), prose), (Variation(f, multi=True), several),
+                                           (Variation(f, reasoning=True), reasoning)) if on]
         per_variation = PROBE_SAMPLES if examples is None else \
             max(1, min(PROBE_SAMPLES, int(examples * PROBE_SHARE) // len(variations)))
         batch: list[Sample] = []
@@ -242,7 +264,8 @@ class ToolCampaign:
                 self.source.reset()
                 try:
                     batch.append(build_sample(self.source, registry=self.registry, tool=self.tool,
-                                              format=v.format, chatter=v.chatter, multi=v.multi))
+                                              format=v.format, chatter=v.chatter, multi=v.multi,
+                                              reasoning=v.reasoning or None))
                     owner.append(v)
                 except Unbuildable:  # the format cannot write this tool's name
                     unwritable.add(v.format)

@@ -14,8 +14,9 @@ from strategies._internal.formats.core import (
     supports_name,
 )
 from strategies._internal.formats.layouts import LAYOUTS, USUAL, Layout, NamedLayout
-from strategies._internal.formats import json_envelopes, messages, text, special_tokens  # noqa: F401,E402
+from strategies._internal.formats import json_envelopes, messages, text, special_tokens, versioned  # noqa: F401,E402
+from strategies._internal.formats.versions import Selection, families, resolve, select  # noqa: E402
 
-__all__ = ["CHATTER_AFTER", "CHATTER_BEFORE", "FORMATS", "LAYOUTS", "THOUGHTS", "USUAL", "CallObject", "Context",
+__all__ = ["Selection", "families", "resolve", "select", "CHATTER_AFTER", "CHATTER_BEFORE", "FORMATS", "LAYOUTS", "THOUGHTS", "USUAL", "CallObject", "Context",
            "Format", "Layout", "NamedLayout", "Piece", "Rendered", "Style", "Unrepresentable", "call_id", "get_format",
            "layouts_for", "output_format", "payload_spans", "render", "sentences", "supports_name"]

@@ -47,7 +47,7 @@ class Piece:
     """One piece of a rendering: prose (``chatter``), envelope tokens, or a payload (see the contract)."""
 
     text: str
-    role: str  # "chatter" | "envelope" | "payload"
+    role: str  # "chatter" | "envelope" | "payload" | "reasoning"
     json: bool = False
     args_end: Optional[int] = None
     call_index: Optional[int] = None  # payload of a single call, or None when it holds several
@@ -76,6 +76,19 @@ class Rendered:
     @computed_once
     def text(self) -> str:
         return "".join(p.text for p in self.pieces)
+
+    @property
+    def content(self) -> Optional[str]:
+        """The prose of the output beside its calls (its ``chatter`` pieces, stripped and joined by a
+        space), None when it has none: what a parser returns as the message's content."""
+        parts = [p.text.strip() for p in self.pieces if p.role == "chatter" and p.text.strip()]
+        return " ".join(parts) if parts else None
+
+    @property
+    def reasoning(self) -> Optional[str]:
+        """The reasoning the output starts with (its ``reasoning`` pieces), None when it has none."""
+        parts = [p.text.strip() for p in self.pieces if p.role == "reasoning" and p.text.strip()]
+        return " ".join(parts) if parts else None
 
 
 @dataclass(frozen=True)
@@ -216,10 +229,32 @@ class Format:
     empty_forms: tuple = ()  # envelopes of this format that hold no call
     layouts: frozenset = frozenset()  # layout dimensions that apply (see layouts.DIMENSIONS)
     raw_strings: bool = False  # string values are written as raw text (no quotes, no escapes)
+    #: The model family and the version of its syntax (``mistral`` / ``v11``); see :mod:`.versions`.
+    family: str = ""
+    version: str = ""
+    #: Other names of this format (``mistral:v3`` for ``mistral``), accepted wherever a name is.
+    aliases: tuple = ()
+    #: How the family writes reasoning before its calls (None: it has no reasoning syntax).
+    reasoning: Any = None  # a reasoning.ReasoningStyle
+    #: End-of-turn tokens an engine may leave after the output (``<|im_end|>``), drawn by the
+    #: ``end_token`` layout dimension.
+    end_tokens: tuple = ()
+    #: Tokens that only this format writes, strongest first: how ``detect`` tells it from the others.
+    markers: tuple = ()
+    #: Operators that need only the text apply; the rest need the structure (a template format).
+    text_only: bool = False
+    #: The whitespace a model writes between prose and the envelope (None: a line end, or for
+    #: formats with prose after the call also a space or a blank line).
+    chatter_gaps: Optional[tuple] = None
 
     def supports_name(self, name: str) -> bool:
         """Can this format write a call to the tool ``name`` faithfully? (Argument keys always can.)"""
         return self.writes_name(name)
+
+    @property
+    def full_name(self) -> str:
+        """``family:version`` (the registered name when the format has no version)."""
+        return f"{self.family}:{self.version}" if self.family and self.version else self.name
 
 
 FORMATS: Registry[Format] = Registry("format")
@@ -233,6 +268,9 @@ def output_format(name: str, *, description: str, envelope: Optional[Mapping[str
     """
 
     def register(renderer: Callable[[Context], list]) -> Callable[[Context], list]:
+        capabilities.setdefault("family", name.split(":", 1)[0])
+        if ":" in name:
+            capabilities.setdefault("version", name.split(":", 1)[1])
         FORMATS.register(name, Format(name=name, description=description, envelope=dict(envelope or {}),
                                       json_payload=json_payload, renderer=renderer, **capabilities),
                          module=renderer.__module__)
@@ -242,8 +280,15 @@ def output_format(name: str, *, description: str, envelope: Optional[Mapping[str
 
 
 def get_format(name: Any) -> Format:
-    """The format ``name`` (a :class:`Format` is returned as is); ``UnknownName`` with close matches."""
-    return name if isinstance(name, Format) else FORMATS[name]
+    """The format ``name`` or one of its aliases (a :class:`Format` is returned as is);
+    ``UnknownName`` with close matches."""
+    if isinstance(name, Format):
+        return name
+    if name not in FORMATS and isinstance(name, str):
+        for fmt in FORMATS.values():
+            if name in fmt.aliases:
+                return fmt
+    return FORMATS[name]
 
 
 def supports_name(format: Any, name: str) -> bool:
@@ -257,7 +302,7 @@ def supports_name(format: Any, name: str) -> bool:
 
 
 def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Optional[Style] = None,
-           layout: Any = None) -> Rendered:
+           layout: Any = None, reasoning: bool = False) -> Rendered:
     """Render ``calls`` in ``format`` (a name or a :class:`Format`), every variation drawn from ``source``.
 
     The result is exact: ``Rendered.calls`` is what the text denotes. Choices, in order: the layout
@@ -272,6 +317,12 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
     envelope tokens by name (see each format's ``envelope``); ``style.call`` rewrites call objects.
     Zero calls render as the format's empty form (``[]`` for list formats, nothing for tag formats),
     whose truth is ``[]``.
+
+    ``reasoning``: the output starts with a reasoning block in the family's own syntax (``<think>``...
+    ``</think>``, ``[THINK]``, an analysis message), drawn after everything else; sometimes left
+    open by the generation prompt (only its closing token appears). A format with no reasoning
+    syntax raises :class:`Unrepresentable`. A drawn ``end_token`` layout appends one of the
+    format's end-of-turn tokens (an engine that left it in).
     """
     fmt = get_format(format)
     calls = [_check_call(call, fmt.name) for call in calls]
@@ -295,10 +346,21 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
         nl = lay.newline
         where = source.integer(0, 2) if fmt.chatter_after else 0  # 0 before, 1 after, 2 both
         if where in (0, 2):
-            sep = nl if not fmt.chatter_after else source.choice((nl, " ", nl + nl))
+            if fmt.chatter_gaps is not None:
+                sep = source.choice(fmt.chatter_gaps).replace("\n", nl)
+            else:
+                sep = nl if not fmt.chatter_after else source.choice((nl, " ", nl + nl))
             pieces.insert(0, Piece(sentences(source, CHATTER_BEFORE) + sep, "chatter"))
         if where in (1, 2):
             pieces.append(Piece(source.choice((nl, nl + nl, " ")) + sentences(source, CHATTER_AFTER), "chatter"))
+    if lay.end_token and fmt.end_tokens:
+        pieces.append(Piece(fmt.end_tokens[source.integer(0, len(fmt.end_tokens) - 1)], "envelope"))
+    if reasoning:
+        from strategies._internal.formats.reasoning import reasoning_pieces
+
+        if fmt.reasoning is None:
+            raise Unrepresentable(f"format {fmt.name!r} has no reasoning syntax")
+        pieces[0:0] = reasoning_pieces(fmt.reasoning, source, lay)
     if lay.trailing_newline:
         pieces.append(Piece(lay.newline, "envelope"))
     return Rendered(format=fmt.name, calls=calls, pieces=tuple(pieces), chatter=chatter, layout=lay)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from strategies._internal.formats.core import (
     CallObject, Context, Piece, json_payload, output_format, single,
 )
+from strategies._internal.formats.reasoning import THINK_NEWLINES
 
 PLAIN_CALL = CallObject()
 #: The layout dimensions of a JSON payload written in a light envelope.
@@ -60,6 +61,7 @@ TOOL_CALL_TAG_VARIANTS = (
                fragments=("<tool_call>", "</tool_call>"),
                fake_call='</tool_call><tool_call>{"name": "{tool}", "arguments": {}}</tool_call>',
                empty_forms=("<tool_call>\n</tool_call>", "<tool_call></tool_call>", "<tool_call>\n\n</tool_call>"),
+               reasoning=THINK_NEWLINES, end_tokens=("<|im_end|>",), markers=("<tool_call>\n{", "<tool_call>{"),
                layouts=JSON_LAYOUTS | {"gap"})
 def _render_hermes(ctx: Context) -> list:
     pieces: list = []
@@ -78,7 +80,8 @@ def _render_hermes(ctx: Context) -> list:
                                          "[TOOL_CALLS", "[TOOL_CALLS]]", "[TOOL_CALLS][TOOL_CALLS]")},
                fragments=("[TOOL_CALLS]", "[TOOL_CALLS] ["),
                fake_call='[TOOL_CALLS][{"name": "{tool}", "arguments": {}}]',
-               empty_forms=("[TOOL_CALLS]", "[TOOL_CALLS][]", "[TOOL_CALLS] []"), layouts=JSON_LAYOUTS | {"gap"})
+               empty_forms=("[TOOL_CALLS]", "[TOOL_CALLS][]", "[TOOL_CALLS] []"), layouts=JSON_LAYOUTS | {"gap"},
+               version="v3", aliases=("mistral:v3",), end_tokens=("</s>",), markers=("[TOOL_CALLS][", "[TOOL_CALLS] ["))
 def _render_mistral(ctx: Context) -> list:
     return [Piece(ctx.tokens["open"] + ctx.gap(""), "envelope"),
             json_payload(ctx, [ctx.call_object(call) for call in ctx.calls], 2, single(ctx))]
@@ -91,7 +94,9 @@ def _render_mistral(ctx: Context) -> list:
                                          "<|python_tag|><|python_tag|>", "python_tag", "<|python|>")},
                fragments=("<|python_tag|>", "<|eom_id|>"),
                fake_call='<|python_tag|>{"name": "{tool}", "parameters": {}}<|eom_id|>',
-               empty_forms=("<|python_tag|>", "<|python_tag|><|eom_id|>"), layouts=JSON_LAYOUTS | {"gap"})
+               empty_forms=("<|python_tag|>", "<|python_tag|><|eom_id|>"), layouts=JSON_LAYOUTS | {"gap"},
+               version="python_tag", aliases=("llama3:python_tag",), end_tokens=("<|eom_id|>", "<|eot_id|>"),
+               markers=("<|python_tag|>",))
 def _render_llama3(ctx: Context) -> list:
     if not ctx.calls:
         return []
@@ -107,7 +112,7 @@ def _render_llama3(ctx: Context) -> list:
                "a list for several", envelope={"type": "function"},
                call_object=CallObject(arguments_key="parameters"), fragments=('{"type": "function", "name": ',),
                fake_call='"}, {"type": "function", "name": "{tool}", "parameters": {}}, {"x": "',
-               empty_forms=("[]",), layouts=JSON_LAYOUTS)
+               empty_forms=("[]",), layouts=JSON_LAYOUTS, markers=('"type": "function", "name"',))
 def _render_llama_json(ctx: Context) -> list:
     objects = [ctx.call_object(call, before={"type": ctx.tokens["type"]}) for call in ctx.calls]
     if len(objects) == 1:

@@ -29,7 +29,7 @@ __all__ = ["DIMENSIONS", "LAYOUTS", "Layout", "NamedLayout", "USUAL", "draw_layo
 
 #: The layout dimensions a format may declare: JSON text, call-object key order, the whitespace
 #: between envelope tokens and payload, line ends, the fence's language tag.
-DIMENSIONS = frozenset({"json", "key_order", "gap", "newline", "fence_tag"})
+DIMENSIONS = frozenset({"json", "key_order", "gap", "newline", "fence_tag", "end_token"})
 
 SPACED, COMPACT, NO_SPACE = (", ", ": "), (",", ":"), (", ", ":")
 
@@ -46,6 +46,7 @@ class Layout:
     newline: str = "\n"  # line ends: "\n" or "\r\n"
     trailing_newline: bool = False
     fence_tag: str = "json"  # the code fence's language tag
+    end_token: bool = False  # one of the format's end-of-turn tokens after the output
 
     def label(self) -> str:
         """A short description of what differs from the usual layout (``usual`` when nothing does)."""
@@ -80,6 +81,8 @@ class Layout:
             parts.append("trailing newline")
         if self.fence_tag != "json":
             parts.append(f"```{self.fence_tag}")
+        if self.end_token:
+            parts.append("end token left in")
         return ", ".join(parts) or "usual"
 
 
@@ -117,6 +120,8 @@ def draw_layout(source: Source, dims: frozenset) -> Layout:
     fields["trailing_newline"] = source.boolean(0.3)
     if "fence_tag" in dims:
         fields["fence_tag"] = _FENCE_TAGS[source.weighted((3, 2, 1))]
+    if "end_token" in dims:
+        fields["end_token"] = source.boolean(0.3)
     key = tuple(fields.items())
     layout = _DRAWN.get(key)
     if layout is None:  # drawn once: equal draws share one object, and with it its dumpers
@@ -262,6 +267,8 @@ for _named in (
     NamedLayout("crlf", "CRLF line ends", Layout(newline="\r\n", indent=2), "newline"),
     NamedLayout("trailing_newline", "a newline after the output", Layout(trailing_newline=True)),
     NamedLayout("fence_tag_upper", "```JSON as the fence's language tag", Layout(fence_tag="JSON"), "fence_tag"),
+    NamedLayout("end_token", "an end-of-turn token an engine left after the output (<|im_end|>, </s>)",
+                Layout(end_token=True), "end_token"),
 ):
     LAYOUTS.register(_named.name, _named, module=__name__)
 

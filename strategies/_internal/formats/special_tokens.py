@@ -21,6 +21,7 @@ from strategies._internal.formats.core import (
     CHATTER_BEFORE, Context, Piece, Unrepresentable, json_payload, one_line_name, output_format, tag_name,
 )
 from strategies._internal.formats.json_envelopes import TOOL_CALL_TAG_VARIANTS
+from strategies._internal.formats.reasoning import HARMONY_ANALYSIS, THINK_NEWLINES
 
 
 def _require(ok: bool, fmt: str, name: str) -> None:
@@ -39,7 +40,7 @@ def _require(ok: bool, fmt: str, name: str) -> None:
                              ("<func=", "</func>"), ("<Function=", "</Function>"), ("<function=", "</tool_call>"),
                              ("<function ", "</function>")),
                fragments=("<function=", "</function>"), fake_call="</function><function={tool}>{}</function>",
-               layouts=frozenset({"json", "gap", "newline"}))
+               markers=("<function=",), layouts=frozenset({"json", "gap", "newline"}))
 def _render_llama_function(ctx: Context) -> list:
     pieces: list = []
     gap = ctx.gap("")
@@ -65,6 +66,8 @@ def qwen_value(value: Any, ctx: Context) -> str:
         if value != value.strip() or any(c in value for c in _QWEN_CLOSERS) or "\r" in value \
                 or any("\ud800" <= c <= "\udfff" for c in value):
             raise Unrepresentable(f"qwen3_xml cannot write the string {value!r:.60} unambiguously")
+        if value in ("True", "False", "None"):  # read as Python literals, as Qwen3-Coder's parsers do
+            raise Unrepresentable(f"qwen3_xml cannot tell the string {value!r} from a Python literal")
         if value:
             try:
                 json.loads(value)
@@ -93,6 +96,8 @@ def qwen_key(key: str) -> bool:
                fake_call="</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function={tool}>\n</function>\n"
                          "</tool_call>",
                empty_forms=("<tool_call>\n</tool_call>", "<tool_call></tool_call>"),
+               family="qwen3", version="xml", aliases=("qwen3:xml",), reasoning=THINK_NEWLINES,
+               end_tokens=("<|im_end|>",), markers=("<function=", "<parameter="),
                layouts=frozenset({"gap", "newline"}))
 def _render_qwen3_xml(ctx: Context) -> list:
     t, nl = ctx.tokens, ctx.nl
@@ -134,10 +139,12 @@ def _render_qwen3_xml(ctx: Context) -> list:
                          "<|message|>{}<|call|>",
                empty_forms=("<|channel|>final<|message|>I can answer that directly.<|return|>",
                             "<|channel|>analysis<|message|>No tool is needed here.<|end|>"),
+               reasoning=HARMONY_ANALYSIS, markers=(" to=functions.", "<|channel|>commentary", "<|channel|>"),
                layouts=frozenset({"json"}))
 def _render_harmony(ctx: Context) -> list:
     """Prose is an analysis-channel message before the calls. The ``<|constrain|>json`` hint may be
-    written as ``json`` or left out, and the ``<|call|>`` stop token is often stripped by servers:
+    written as ``json`` or left out, the ``<|call|>`` stop token is often stripped by servers, and
+    a recipient may precede the channel (``<|start|>assistant to=functions.NAME<|channel|>commentary``):
     all valid, drawn here."""
     t = ctx.tokens
     constrain = (" " + t["constrain"], " json", "")[ctx.source.weighted((6, 3, 1))]
@@ -146,13 +153,19 @@ def _render_harmony(ctx: Context) -> list:
     if ctx.chatter:
         pieces += [Piece(t["channel"] + t["analysis"] + t["message"], "envelope"),
                    Piece(ctx.sentences(CHATTER_BEFORE), "chatter"), Piece(t["end"], "envelope")]
+    # after an explicit <|start|>assistant the recipient may come before the channel (gpt-oss writes both)
+    recipient_first = (len(ctx.calls) > 1 or ctx.chatter) and ctx.source.boolean(0.3)
     for i, call in enumerate(ctx.calls):
         _require(tag_name(call["name"]) and "|" not in call["name"], "harmony", call["name"])
         if i or ctx.chatter:
             pieces.append(Piece(t["start"], "envelope"))
-        pieces += [Piece(t["channel"] + t["commentary"] + t["recipient"], "envelope"),
-                   Piece(call["name"], "payload", call_index=i), Piece(constrain + t["message"], "envelope"),
-                   json_payload(ctx, call["arguments"], 0, i), Piece(end_token, "envelope")]
+        if recipient_first and (i or ctx.chatter):  # <|start|>assistant to=functions.NAME<|channel|>commentary
+            pieces += [Piece(t["recipient"], "envelope"), Piece(call["name"], "payload", call_index=i),
+                       Piece(t["channel"] + t["commentary"] + constrain + t["message"], "envelope")]
+        else:
+            pieces += [Piece(t["channel"] + t["commentary"] + t["recipient"], "envelope"),
+                       Piece(call["name"], "payload", call_index=i), Piece(constrain + t["message"], "envelope")]
+        pieces += [json_payload(ctx, call["arguments"], 0, i), Piece(end_token, "envelope")]
     return pieces
 
 
@@ -179,17 +192,21 @@ def _deepseek_name(name: str) -> bool:
                fake_call="```<｜tool▁call▁end｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{tool}\n```json\n{}\n"
                          "```<｜tool▁call▁end｜>",
                empty_forms=("<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>",),
+               version="v3", aliases=("deepseek:v3",), reasoning=THINK_NEWLINES,
+               end_tokens=("<｜end▁of▁sentence｜>",), markers=("<｜tool▁sep｜>", "<｜tool▁calls▁begin｜>"),
                layouts=frozenset({"json", "newline", "fence_tag"}))
 def _render_deepseek(ctx: Context) -> list:
     t, nl = ctx.tokens, ctx.nl
     if not ctx.calls:
         return []
     fence = "```" + ctx.layout.fence_tag if t["fence_open"] == "```json" else t["fence_open"]
+    # the chat template puts a line end between calls; engines' fixtures and models often do not
+    between = nl if len(ctx.calls) < 2 or not ctx.source.boolean(0.3) else ""
     pieces: list = [Piece(t["calls_begin"], "envelope")]
     for i, call in enumerate(ctx.calls):
         _require(_deepseek_name(call["name"]), "deepseek", call["name"])
         if i:
-            pieces.append(Piece(nl, "envelope"))
+            pieces.append(Piece(between, "envelope"))
         pieces += [Piece(t["call_begin"] + t["type"] + t["sep"], "envelope"), Piece(call["name"], "payload", call_index=i),
                    Piece(nl + fence + nl, "envelope"), json_payload(ctx, call["arguments"], 0, i),
                    Piece(nl + t["fence_close"] + t["call_end"], "envelope")]

@@ -96,3 +96,22 @@ def reasoning_only(source: Any, ctx: MutationContext) -> Mutation:
         if source.boolean(0.3):
             text += "\n\n" + sentences(source, CHATTER_AFTER)
     return Mutation(text, [], "reasoning that spells the call, and no call")
+
+
+def _think_tags(fmt: Format) -> bool:
+    return fmt.reasoning is not None and fmt.reasoning.open in ("<think>", "[THINK]")
+
+
+@mutator("unterminated_reasoning", anomaly_class="degenerate_output", formats=_think_tags)
+def unterminated_reasoning(source: Any, ctx: MutationContext) -> Mutation:
+    """A reasoning block that is never closed, with the call after it inside the reasoning.
+
+    Truth: no call — everything after an unclosed `<think>` is reasoning (the model stopped
+    thinking mid-way, or the closing token was cut)."""
+    from strategies._internal.formats.reasoning import reasoning_text
+
+    style = ctx.format_spec.reasoning
+    # rendered without the sample's own reasoning block: its closer would close this one
+    calls = render(ctx.format, ctx.calls, source, chatter=ctx.chatter).text
+    text = style.open + style.after_open + reasoning_text(source) + style.before_close + calls
+    return Mutation(text, [], "reasoning never closed before the call")

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from strategies._internal.formats import THOUGHTS, Format, Style, call_id
 from strategies._internal.mutations import (
-    Mutation, MutationContext, NotApplicable, call_objects, mutator, named, restyler,
+    Mutation, MutationContext, NotApplicable, call_objects, family, mutator, named, restyler,
 )
 from strategies._internal.operators.textual import _faithful, _join
 
@@ -92,13 +92,14 @@ def _marker_error(source: Any, ctx: MutationContext) -> tuple:
     return Style(envelope={"open": opener}), f"{ctx.format_spec.envelope['open']} written {opener!r}"
 
 
-@restyler("mistral_tag_error", anomaly_class="envelope_error", formats=named("mistral"))
+@restyler("mistral_tag_error", anomaly_class="envelope_error", formats=family("mistral"))
 def mistral_tag_error(source: Any, ctx: MutationContext) -> tuple:
     """`[TOOL_CALLS]` missing, misspelled or doubled before the list of calls."""
     return _marker_error(source, ctx)
 
 
-@restyler("llama3_tag_error", anomaly_class="envelope_error", formats=named("llama3"))
+@restyler("llama3_tag_error", anomaly_class="envelope_error",
+          formats=lambda fmt: fmt.family == "llama3" and "open" in fmt.marker_variants)
 def llama3_tag_error(source: Any, ctx: MutationContext) -> tuple:
     """`<|python_tag|>` missing, misspelled or doubled."""
     return _marker_error(source, ctx)
@@ -426,3 +427,66 @@ def anthropic_block_error(source: Any, ctx: MutationContext) -> tuple:
     """Anthropic `tool_use` blocks with another type (`tool_call`, `function`, `tool-use`)."""
     kind = source.choice(("tool_call", "function", "tool-use", "tool"))
     return Style(envelope={"block": kind}), f"block type written {kind!r}"
+
+
+# --------------------------------------------------------------------------- reasoning of the families
+
+
+def _think_tags(fmt: Format) -> bool:
+    """Families whose reasoning is a tagged block (``<think>``, ``[THINK]``)."""
+    return fmt.reasoning is not None and fmt.reasoning.open in ("<think>", "[THINK]")
+
+
+@mutator("call_in_reasoning", anomaly_class="envelope_error", formats=_think_tags)
+def call_in_reasoning(source: Any, ctx: MutationContext) -> Mutation:
+    """The call written inside the reasoning too (the model *thinking about* it), then made.
+
+    Truth: the calls after the reasoning only — a call inside reasoning is not a call, so a parser
+    that returns it as well runs it twice."""
+    from strategies._internal.formats import render
+    from strategies._internal.formats.reasoning import reasoning_text
+
+    style = ctx.format_spec.reasoning
+    considered = render(ctx.format, ctx.calls, source, chatter=False).text
+    made = render(ctx.format, ctx.calls, source, chatter=ctx.chatter).text
+    thought = reasoning_text(source)
+    text = (style.open + style.after_open + thought + " I could call it like this: " + considered
+            + style.before_close + style.close + style.after_close + made)
+    return Mutation(text, _faithful(ctx), "the call also written inside the reasoning")
+
+
+_GLM_PAIRS = (("key_close", "</arg_value>"), ("value", "<arg_val>"), ("value_close", "</arg_key>"),
+              ("key", "<arg_name>"), ("key_close", ""), ("value_close", "</value>"))
+
+
+@restyler("arg_pair_error", anomaly_class="envelope_error", formats=family("glm"))
+def arg_pair_error(source: Any, ctx: MutationContext) -> tuple:
+    """A broken `<arg_key>`/`<arg_value>` pair: a closing tag swapped, misspelled or missing."""
+    if not any(call["arguments"] for call in ctx.calls):
+        raise NotApplicable("no arguments to break")
+    token, text = source.choice(_GLM_PAIRS)
+    return Style(envelope={token: text}), f"{ctx.format_spec.envelope[token]!r} written {text!r}"
+
+
+@mutator("dsml_string_false", anomaly_class="envelope_error", formats=named("deepseek:v3.2"), truth="none")
+def dsml_string_false(source: Any, ctx: MutationContext) -> Mutation:
+    """A DSML string value marked `string="false"`: read as JSON it is no value at all.
+
+    Truth: none (no faithful call)."""
+    rendered = ctx.render(ctx.calls)
+    text = rendered.text
+    marker, end = 'string="true">', "</｜DSML｜parameter>"
+    sites = []
+    at = text.find(marker)
+    while at >= 0:
+        close = text.find(end, at)
+        value = text[at + len(marker):close]
+        try:
+            json.loads(value)
+        except ValueError:
+            sites.append(at)
+        at = text.find(marker, at + 1)
+    if not sites:
+        raise NotApplicable("no string value that is not JSON")
+    at = source.choice(sites)
+    return Mutation(text[:at] + 'string="false">' + text[at + len(marker):], None, 'a string value marked string="false"')

@@ -125,3 +125,20 @@ def _register(name: str, kind: str, description: str) -> None:
 
 for _row in _OPERATORS:
     _register(*_row)
+
+
+def _reasoning_formats(fmt: Any) -> bool:
+    return fmt.reasoning is not None and fmt.reasoning.open in ("<think>", "[THINK]")
+
+
+PAYLOADS["reasoning"] = ("</think>", "</think>\n\n", "[/THINK]", "<think>")
+
+
+@mutator("reasoning_closer_in_argument", anomaly_class="injection_payload", formats=_reasoning_formats,
+         applies=_has_free_string)
+def reasoning_closer_in_argument(source: Any, ctx: MutationContext) -> Mutation:
+    """A reasoning delimiter (`</think>`, `[/THINK]`) inside a string argument.
+
+    Truth: the calls as written; a parser that cuts the reasoning off at the last closer, or at one
+    inside the arguments, loses or mangles the call."""
+    return _inject(source, ctx, "reasoning")

@@ -167,3 +167,31 @@ def truncate_last_call(source: Any, ctx: MutationContext) -> Mutation:
         raise NotApplicable
     k = source.choice(found)
     return Mutation(doc.cut(k), None, f"{len(calls)} calls, cut inside the last (…{doc.text[max(0, k - 12):k]!r})")
+
+
+def _special_tokens(fmt: Any) -> bool:
+    """Formats whose envelope holds special tokens or tags (``<|...|>``, ``<｜...｜>``, ``[TOOL_CALLS]``)."""
+    return any(any(t in token for t in ("<|", "<｜", "[", "<")) and len(token) > 2 for token in fmt.envelope.values())
+
+
+@mutator("truncate_in_marker", anomaly_class="truncated_output", formats=_special_tokens)
+def truncate_in_marker(source: Any, ctx: MutationContext) -> Mutation:
+    """Output stops inside a special token or tag before the last call's arguments (`<|tool_call_arg`).
+
+    The cut a token limit makes between the tokens of a marker (`<｜tool▁ca`)."""
+    rendered = ctx.render(ctx.calls)
+    pieces = rendered.pieces
+    last_payload = max((i for i, p in enumerate(pieces) if p.role == "payload" and p.args_end), default=-1)
+    if last_payload < 0:
+        raise NotApplicable("no payload with arguments")
+    offsets, at = [], 0
+    for i, piece in enumerate(pieces):
+        if i < last_payload and piece.role == "envelope" and len(piece.text) > 2 \
+                and any(c in piece.text for c in "<[|｜"):
+            offsets.append((at, piece.text))
+        at += len(piece.text)
+    if not offsets:
+        raise NotApplicable("no marker before the arguments")
+    start, token = source.choice(offsets)
+    cut = start + source.integer(1, len(token) - 1)
+    return Mutation(rendered.text[:cut], None, f"cut inside {token!r}")

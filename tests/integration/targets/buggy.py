@@ -167,3 +167,48 @@ def iterates_any(text):
     for call in value if isinstance(value, list) else [value]:
         out.append({"name": call["name"], "arguments": call.get("arguments", {})})
     return out
+
+
+_GREEDY = re.compile(r"<tool_call>(.*)</tool_call>", re.DOTALL)
+
+
+def greedy_hermes(text):
+    """Hermes with a greedy regex: one call reads fine, several calls are one broken JSON document
+    (everything between the first <tool_call> and the last </tool_call>). A supported format whose
+    several-calls variant fails: a false_reject keyed by that variant, never "unsupported"."""
+    match = _GREEDY.search(text)
+    if match is None:
+        raise ValueError("no <tool_call>")
+    call = json.loads(match.group(1))
+    return [{"name": call["name"], "arguments": call["arguments"]}]
+
+
+_ANCHORED = re.compile(r"^\s*<tool_call>\s*(\{.*?\})\s*</tool_call>", re.DOTALL)
+
+
+def qwen3_anchored(text):
+    """Qwen3 hermes calls read with a regex anchored at the start of the output: a reasoning block
+    before the call (the commonest answer of a reasoning model) is rejected."""
+    calls = []
+    rest = text
+    match = _ANCHORED.match(rest)
+    if match is None:
+        raise ValueError("the output does not start with <tool_call>")
+    while match is not None:
+        call = json.loads(match.group(1))
+        calls.append({"name": call["name"], "arguments": call["arguments"]})
+        rest = rest[match.end():]
+        match = _ANCHORED.match(rest)
+    if rest.strip():
+        raise ValueError("text after the calls")
+    return calls
+
+
+def calls_in_thoughts(text):
+    """Runs every <tool_call> it finds, including one the model only wrote inside its <think>
+    reasoning (a call it considered, not a call it made): a corruption."""
+    calls = []
+    for body in _TAG.findall(text):
+        call = json.loads(body)
+        calls.append({"name": call["name"], "arguments": call["arguments"]})
+    return calls
