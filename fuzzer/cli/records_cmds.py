@@ -357,29 +357,49 @@ def replay_summary_lines(result: Any) -> list[str]:
         lines.append(f"{s.recorded_version:<16} {s.records:>8,}  {_rate(s.parse_passed, s.parse_judged):<20} "
                      f"{_rate(s.execution_passed, s.execution_judged):<20} {len(s.changed)}")
     for s in result.by_version():
+        kinds = ", ".join(f"{s.kinds[k]} {k}" for k in ("regressed", "changed", "fixed") if s.kinds.get(k))
         lines.append(f"recorded with {s.recorded_version}, replayed with {result.replayed_label}: "
-                     f"{len(s.changed)} changed")
-    changed = result.changed()
-    if changed:
-        lines.append("changed records:")
-        for row in changed[:SHOWN_CHANGES]:
-            if row.parse == "changed":
-                what = f"parse {row.change}: {row.recorded} -> {row.replayed}"
-            else:
-                what = f"execution: {row.execution_detail}"
-            mark = f" [{row.baseline}]" if row.baseline else ""
-            lines.append(f"  {row.record_id}  {row.parser_version or '-'}  {what}{mark}")
-        if len(changed) > SHOWN_CHANGES:
-            lines.append(f"  ... and {len(changed) - SHOWN_CHANGES} more (--report FILE.json lists every record)")
+                     f"{len(s.changed)} changed" + (f" ({kinds})" if kinds else ""))
+    lines += _changed_lines(result)
     if result.baseline_compared:
         counts = result.baseline_counts()
         lines.append(f"baseline {result.baseline_path}: "
                      + ", ".join(f"{n} {what}" for what, n in sorted(counts.items())))
-        for row in result.regressions():
-            lines.append(f"REGRESSED {row.record_id}: matched at baseline, now "
-                         + (f"{row.recorded} -> {row.replayed}" if row.parse == "changed" else row.execution_detail))
     if result.baseline_saved:
         lines.append(f"baseline saved: {result.baseline_path}")
+    return lines
+
+
+#: The order records are listed in: what blocks first.
+_SHOWN_FIRST = {"regressed": 0, "changed": 1, "fixed": 2, "new": 3, "same": 4}
+
+
+def _changed_lines(result: Any) -> list[str]:
+    """Each record that differs, once: against the baseline when one was compared (a record whose
+    baseline class is "same" differs from production only as it did then), else production;
+    regressions first, with the call or argument that differs."""
+    rows = [r for r in result.rows if r.baseline not in ("same", None)] if result.baseline_compared \
+        else result.changed()
+    if not rows:
+        return []
+    rows = sorted(rows, key=lambda r: _SHOWN_FIRST.get(r.kind or "", 5))
+    lines = ["changed records:" if not result.baseline_compared else "changed since the baseline:"]
+    for row in rows[:SHOWN_CHANGES]:
+        if row.parse == "changed" or row.at_baseline:
+            what = f"parse {row.change}: {row.recorded} -> {row.replayed}" if row.parse == "changed" else \
+                f"parse: {row.recorded} -> {row.replayed}"
+            if row.at_baseline:
+                what += f" (at baseline: {row.at_baseline})"
+            if row.difference:
+                what += f" — {row.difference}"
+        else:
+            what = f"execution: {row.execution_detail}"
+        lines.append(f"  {row.record_id}  {row.parser_version or '-'}  {what} [{row.kind}]")
+    if len(rows) > SHOWN_CHANGES:
+        rest = rows[SHOWN_CHANGES:]
+        blocking = sum(1 for r in rest if r.kind == "regressed")
+        lines.append(f"  ... and {len(rest)} more" + (f", {blocking} of them regressed" if blocking else "")
+                     + " (--report FILE.json lists every record)")
     return lines
 
 
@@ -400,8 +420,10 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
       for the replayed parser version (default: a hash of its source file); ``quiet``: no progress.
 
     Usage errors raise :class:`strategies.errors.ToolfuzzError` (call it under
-    ``translate_errors``). Exit: 1 when a record that matched no longer does (against the baseline
-    when one is compared), 130 when interrupted with nothing changed, 0 otherwise.
+    ``translate_errors``). Exit: 1 when a record regressed against the baseline when one is
+    compared, else when one regressed or changed against production (a fix never fails the
+    replay; :func:`fuzzer.records.replay.blocks`), 130 when interrupted with nothing changed, 0
+    otherwise.
     """
     from fuzzer.cli.console import Summary, check_output_paths, progress
     from fuzzer.engine.pipeline import run_job
@@ -437,7 +459,7 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
 @_filters
 @click.option("--baseline", metavar="FILE", type=click.Path(dir_okay=False),
               help="Compare with this saved replay result, or save one here when the file does not exist. With a "
-                   "baseline, exit 1 only for records that matched at baseline and no longer do.")
+                   "baseline, exit 1 only for records that regressed against it.")
 @click.option("--update-baseline", is_flag=True, help="Overwrite --baseline with this run's result.")
 @click.option("--as-version", metavar="LABEL", help="Name of the replayed parser version in the table "
                                                     "(default: a hash of its source file).")
@@ -453,8 +475,9 @@ def records_replay(db: str, target: str, executor: Optional[str], reject_on: tup
     (parse_match); with --executor, re-execute the recorded calls (execution_match). Prints pass
     rates by the parser version each record was made with and the records whose result changed.
 
-    Exit 1 when a record no longer matches (with --baseline: when one that matched at baseline no
-    longer does), 0 otherwise.
+    Each record that differs is fixed (now the calls the record vouches for), regressed (now
+    wrong where it was not) or changed (nobody can say). Exit 1 when a record regressed or changed
+    (with --baseline: when one regressed against the baseline), 0 otherwise.
     """
     if update_baseline and not baseline:
         raise ConfigError("--update-baseline: give --baseline FILE too")

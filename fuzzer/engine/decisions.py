@@ -207,14 +207,21 @@ def campaign_exit_code(*, findings: int, corpus_failing: bool = False, nothing_t
 
 @dataclass(frozen=True)
 class DiffDecision:
+    """``fuzz diff``: 1 on a regression; else 2 when nothing was tested (no sample compared, or a
+    version that never returned a call for a valid sample: ``nothing_tested`` says why), as a
+    campaign that could test nothing; 130 when interrupted; else 0."""
+
     regressions: int = 0
     interrupted: bool = False
     details: dict = field(default_factory=dict)
+    nothing_tested: Optional[str] = None
 
     @property
     def exit_code(self) -> int:
         if self.regressions:
             return ExitCode.FAILURES
+        if self.nothing_tested:
+            return ExitCode.USAGE
         return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
 
 

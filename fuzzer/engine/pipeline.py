@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Generator, Iterable, Iterator, Optional, Sequence
 
 from fuzzer.engine.events import Event, ExitCode, Interrupted, JobFinished, JobStarted, StopReason
-from fuzzer.engine.interrupts import ctrl_c_waits_for_books
+from fuzzer.engine.interrupts import BALANCED, ctrl_c_waits_for_books
 
 
 class EventHandler:
@@ -141,16 +141,14 @@ def _run_job(job: Job, handlers: Sequence[EventHandler]) -> JobFinished:
                 job._interrupt()
                 event = job.finished()
             pending = None
+            if isinstance(event, JobFinished):
+                _finish(handlers, event)
+                final = event
+                break
             try:
                 _dispatch(handlers, event)
             except KeyboardInterrupt as exc:
-                if isinstance(event, JobFinished):
-                    final = event
-                    raise
                 pending = exc
-            if isinstance(event, JobFinished):
-                final = event
-                break
     finally:
         stream.close()
         for handler in handlers:
@@ -162,6 +160,19 @@ def _run_job(job: Job, handlers: Sequence[EventHandler]) -> JobFinished:
 def _dispatch(handlers: Iterable[EventHandler], event: Event) -> None:
     for handler in handlers:
         handler.handle_event(event)
+
+
+def _finish(handlers: Iterable[EventHandler], event: JobFinished) -> None:
+    """Hand every handler the job's end with Ctrl-C held off: the result and the exit status are
+    decided, and what the handlers do with them is the run's outcome — the reports, the summary.
+    A Ctrl-C that landed here (a user pressing it as the budget ended) used to stop the report
+    writer mid-way, print no summary, and turn the decided status into click's "Aborted!"."""
+    for handler in handlers:
+        try:
+            with BALANCED:
+                handler.handle_event(event)
+        except KeyboardInterrupt:
+            continue  # the job has finished: nothing is left to interrupt, and the next handler still runs
 
 
 def interrupted_exit(result_failed: bool, interrupted: bool) -> int:

@@ -5,22 +5,27 @@
 * **parse_match** — the recorded raw output is fed to ``--target`` (isolated in a
   :class:`fuzzer.isolation.WorkerPool`; identical raw outputs are parsed once) and the outcome is
   compared with what the record says the production parser did: the same calls (JSON equality,
-  :func:`strategies._internal.sample.json_equal`), or a failure of the same exception type.
-  A record without a recorded parse result is *unjudged*, never a pass.
+  :func:`strategies._internal.sample.json_equal`), or a failure of the same exception type (named
+  relative to its target, :mod:`fuzzer.engine.relative`). A record without a recorded parse result is
+  *unjudged*, never a pass.
 * **execution_match** — with ``--executor``, every recorded executor invocation is run again on
   the *recorded* call (so a parser change and an executor change are told apart), inside a worker
   where every ``@recorder.tool`` answers from the record's ``tool_io`` — no external call; a tool
   call no record answers raises :class:`~fuzzer.records.recorder.UnrecordedToolCall`. The results
   (or exception types) must equal the recorded ones.
 
-The result groups pass rates by the parser version each record was made with ("recorded with
-v3, replayed with v4: 12 changed"). A **baseline** file keeps one replay's per-record results;
-replaying later against it reports, per record, ``same``, ``regressed`` (matched at baseline, no
-longer does), ``fixed``, ``changed`` (still not matching, differently) or ``new``.
+A parse that differs is classified (:mod:`fuzzer.records.changes`) as ``fixed`` (now the calls the
+record vouches for), ``regressed`` (now wrong where production was not) or ``changed`` (nobody can
+say which side is right), with the call or argument that differs. The result groups pass rates by
+the parser version each record was made with ("recorded with v3, replayed with v4: 12 changed").
+A **baseline** file keeps one replay's per-record outcomes; replaying later against it classifies
+each record the same way against the baseline (``same``, ``fixed``, ``regressed``, ``changed``), or
+``new``.
 
-Exit status (:func:`records_replay_exit_code`): with a baseline, 1 iff a record regressed;
-without one, 1 iff any record no longer matches what production did; 130 when interrupted with
-nothing to report; a run that could replay nothing is refused before it starts (exit 2).
+Exit status (:func:`records_replay_exit_code`, :func:`blocks`): with a baseline, 1 iff a record
+regressed against it; without one, 1 iff a record regressed or changed against production (a fix
+does not block); 130 when interrupted with nothing to report; a run that could replay nothing is
+refused before it starts (exit 2).
 """
 
 from __future__ import annotations
@@ -37,12 +42,15 @@ from fuzzer.engine.pipeline import Job, interrupted_exit
 from fuzzer.records.recorder import REPLAYING_ENV
 from fuzzer.records.store import Record, RecordFilter, RecordStore, RecordsError, storable, utc_now_iso
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
+from fuzzer.records import changes
+from fuzzer.records.changes import CHANGED as CHANGED_KIND, FIXED, REGRESSED, SAME, Seen, error_type
+from fuzzer.engine.relative import TargetModule
 from strategies._internal.sample import json_equal
 from strategies.errors import TargetError
 
 #: The worker-side function that runs a user's executor on recorded invocations.
 BASELINE_FORMAT = "toolfuzz-records-baseline"
-BASELINE_VERSION = 1
+BASELINE_VERSION = 2  #: 1 kept the calls' names only, so a change of arguments compared as "same"
 #: Distinct outputs per pool.run call (a Progress event between chunks; Ctrl-C keeps the rest).
 CHUNK = 128
 
@@ -51,6 +59,7 @@ MATCH, CHANGED, UNJUDGED = "match", "changed", "unjudged"
 #: calls and the target fails (rejects, crashes, hangs) now; other calls; another exception type.
 NOW_PARSES, NOW_FAILS, DIFFERENT_CALLS, DIFFERENT_ERROR = "now parses", "now fails", "different calls", \
     "different error"
+NOW_NO_CALL = "now returns no call"
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,13 +126,6 @@ async def _awaited(value: Any) -> Any:
 # Comparing
 
 
-def error_type(error: Optional[str]) -> Optional[str]:
-    """The exception type of a recorded ``"qualified.Type: message"``."""
-    if not error:
-        return None
-    return error.split(": ", 1)[0].strip() or None
-
-
 def describe_outcome(outcome: Any) -> str:
     """One phrase for what a target did (tables and baselines)."""
     kind = outcome.kind
@@ -155,29 +157,39 @@ def describe_recorded(record: Record) -> str:
     return "returned something that is not a call"
 
 
-def compare_parse(record: Record, outcome: Any) -> tuple[str, str]:
-    """(match | changed | unjudged, how it changed): the replayed outcome against the record."""
-    status = record.parse_status
-    if status is None or record.raw_model_output is None:
-        return UNJUDGED, "the record holds no parse result"
-    kind = outcome.kind
-    if status in ("ok", "no_call", "repaired"):
-        recorded = record.parsed_calls or []
-        if kind == "returned":
-            if json_equal(storable(outcome.calls or []), recorded):
-                return MATCH, ""
-            return CHANGED, NOW_FAILS if recorded and not outcome.calls else DIFFERENT_CALLS
-        return CHANGED, NOW_FAILS
-    if status == "error":
-        if kind in ("rejected", "raised"):
-            if outcome.exception == error_type(record.parse_error):
-                return MATCH, ""
-            return CHANGED, DIFFERENT_ERROR
-        if kind == "returned":
-            return CHANGED, NOW_PARSES if outcome.calls else DIFFERENT_ERROR
-        return CHANGED, NOW_FAILS
-    # recorded "invalid": the parser returned a non-call
-    return (MATCH, "") if kind == "invalid" else (CHANGED, DIFFERENT_CALLS)
+def compare_parse(record: Record, outcome: Any, target: Optional[TargetModule] = None) -> "RecordReplay":
+    """The replayed outcome against the record: a row (parse match | changed | unjudged, how it
+    changed, its class against production, what differs)."""
+    target = target or TargetModule("")
+    row = RecordReplay(record.record_id, record.parser_version, record.session_id, UNJUDGED, "",
+                       describe_recorded(record), describe_outcome(outcome))
+    before = changes.recorded(record)
+    if before is None:
+        row.change = "the record holds no parse result"
+        return row
+    now = changes.replayed(outcome, target)
+    row.before, row.seen, row.truth = before, now, changes.truth(record)
+    if changes.alike(before, now, target):
+        row.parse, row.verdict = MATCH, SAME
+        return row
+    row.parse, row.change = CHANGED, _how(before, now)
+    row.verdict = changes.classify(before, now, row.truth, target)
+    row.difference = changes.difference(before, now)
+    return row
+
+
+def _how(before: Seen, now: Seen) -> str:
+    if before.kind == "returned":
+        if now.kind == "returned":
+            return NOW_FAILS if before.calls and not now.calls else DIFFERENT_CALLS
+        return NOW_FAILS
+    if before.kind == changes.RECORDED_ERROR:
+        if now.kind in ("rejected", "raised"):
+            return DIFFERENT_ERROR
+        if now.kind == "returned":
+            return NOW_PARSES if now.calls else NOW_NO_CALL
+        return NOW_FAILS
+    return DIFFERENT_CALLS  # recorded "invalid": the parser returned a non-call
 
 
 _UNRECORDED = "fuzzer.records.recorder.UnrecordedToolCall"
@@ -222,6 +234,13 @@ class RecordReplay:
     execution: Optional[str] = None  # match | changed | unjudged | None (not replayed)
     execution_detail: str = ""
     baseline: Optional[str] = None  # same | regressed | fixed | changed | new (with a baseline)
+    #: The parse against production: same | fixed | regressed | changed (None: unjudged).
+    verdict: Optional[str] = None
+    difference: str = ""  # which call or argument differs ("" when not two lists of calls)
+    seen: Optional[Seen] = None  # the replayed outcome as compared (exception relative to the target)
+    before: Optional[Seen] = None  # what production did, as compared
+    truth: Optional[list] = None  # the calls the record vouches for, if any
+    at_baseline: str = ""  # what the baseline did, in words, when it differs from production
 
     @property
     def matched(self) -> bool:
@@ -233,15 +252,39 @@ class RecordReplay:
     def judged(self) -> bool:
         return self.parse != UNJUDGED or self.execution in (MATCH, CHANGED)
 
-    def fingerprint(self) -> str:
-        """What a baseline keeps to tell 'changed again' from 'the same failure'."""
-        return f"{self.parse}|{self.replayed}|{self.execution}|{self.execution_detail}"
+    @property
+    def kind(self) -> Optional[str]:
+        """The class shown and decided on: against the baseline when one was compared, else
+        against production (the parse's and the execution's, the worse of the two)."""
+        if self.baseline is not None:
+            return self.baseline
+        execution = CHANGED_KIND if self.execution == CHANGED else SAME if self.execution == MATCH else None
+        return _worst(self.verdict, execution)
 
     def to_json(self) -> dict[str, Any]:
         return {"record_id": self.record_id, "parser_version": self.parser_version, "session_id": self.session_id,
                 "parse_match": _tri(self.parse), "change": self.change or None, "recorded": self.recorded,
                 "replayed": self.replayed, "execution_match": _tri(self.execution),
-                "execution_detail": self.execution_detail or None, "baseline": self.baseline}
+                "execution_detail": self.execution_detail or None, "baseline": self.baseline,
+                "verdict": self.verdict, "difference": self.difference or None,
+                "truth_known": self.truth is not None}
+
+
+#: Worst first: what a record's class is when its parse and its execution say different things.
+_ORDER = (REGRESSED, CHANGED_KIND, FIXED, SAME)
+
+
+def _worst(*kinds: Optional[str]) -> Optional[str]:
+    present = [k for k in kinds if k is not None]
+    return min(present, key=_ORDER.index) if present else None
+
+
+def blocks(row: RecordReplay, baseline_compared: bool) -> bool:
+    """Whether ``row`` fails the replay: against a baseline, a regression; against production,
+    a regression or a change nobody can vouch for (a fix never blocks)."""
+    if baseline_compared:
+        return row.baseline == REGRESSED
+    return row.kind in (REGRESSED, CHANGED_KIND)
 
 
 def _tri(status: Optional[str]) -> Optional[bool]:
@@ -259,6 +302,7 @@ class VersionSummary:
     execution_judged: int = 0
     execution_passed: int = 0
     changed: list = field(default_factory=list)  # record ids
+    kinds: dict = field(default_factory=dict)  # fixed / regressed / changed -> records (against production)
 
     @staticmethod
     def rate(passed: int, judged: int) -> Optional[float]:
@@ -298,13 +342,19 @@ class RecordsReplayResult(JobResult):
                 s.execution_passed += row.execution == MATCH
             if CHANGED in (row.parse, row.execution):
                 s.changed.append(row.record_id)
+                kind = _worst(row.verdict, CHANGED_KIND if row.execution == CHANGED else None)
+                s.kinds[kind] = s.kinds.get(kind, 0) + 1
         return list(groups.values())
 
     def changed(self) -> list[RecordReplay]:
         return [r for r in self.rows if CHANGED in (r.parse, r.execution)]
 
     def regressions(self) -> list[RecordReplay]:
-        return [r for r in self.rows if r.baseline == "regressed"]
+        """Records that regressed: against the baseline when one was compared, else production."""
+        return [r for r in self.rows if r.kind == REGRESSED]
+
+    def blocking(self) -> list[RecordReplay]:
+        return [r for r in self.rows if blocks(r, self.baseline_compared)]
 
     def baseline_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -316,19 +366,23 @@ class RecordsReplayResult(JobResult):
         return counts
 
     def test_cases(self) -> list[TestCase]:
+        """One case per record: failed when it blocks (:func:`blocks`), skipped when it was not
+        judged or differs without blocking (with a baseline: known at baseline), else passed."""
         cases = []
         for row in self.rows:
             if not row.judged:
                 status = SKIPPED
-            elif row.matched:
-                status = PASSED
-            elif self.baseline_compared and row.baseline != "regressed":
-                status = SKIPPED  # already not matching at baseline: known, does not block
-            else:
+            elif blocks(row, self.baseline_compared):
                 status = FAILED
-            message = "" if status == PASSED else (
-                f"parse: {row.recorded} -> {row.replayed}" if row.parse == CHANGED else
-                f"execution: {row.execution_detail}" if row.execution == CHANGED else "not judged")
+            elif row.matched or row.kind in (SAME, FIXED):
+                status = PASSED
+            else:
+                status = SKIPPED
+            message = "" if row.matched else (
+                f"{row.kind or 'not judged'}: parse: {row.recorded} -> {row.replayed}"
+                + (f" ({row.difference})" if row.difference else "") if row.parse == CHANGED else
+                f"{row.kind}: execution: {row.execution_detail}" if row.execution == CHANGED else
+                f"{row.kind}" if row.kind else "not judged")
             cases.append(TestCase(classname=f"toolfuzz.records.{row.parser_version or 'unversioned'}",
                                   name=row.record_id, status=status, message=message,
                                   detail=json.dumps(row.to_json(), ensure_ascii=False)))
@@ -345,7 +399,7 @@ class RecordsReplayResult(JobResult):
                             "parse_pass_rate": s.rate(s.parse_passed, s.parse_judged),
                             "execution_judged": s.execution_judged, "execution_passed": s.execution_passed,
                             "execution_pass_rate": s.rate(s.execution_passed, s.execution_judged),
-                            "changed": s.changed} for s in self.by_version()],
+                            "changed": s.changed, "kinds": s.kinds} for s in self.by_version()],
             "changed": [r.to_json() for r in self.changed()],
             "baseline": ({"path": self.baseline_path, "compared": self.baseline_compared,
                           "saved": self.baseline_saved, "counts": self.baseline_counts(),
@@ -356,10 +410,7 @@ class RecordsReplayResult(JobResult):
 
 def records_replay_exit_code(result: RecordsReplayResult, *, interrupted: bool) -> int:
     """The exit decision (pure): see the module docstring."""
-    if result.baseline_compared:
-        failed = bool(result.regressions())
-    else:
-        failed = bool(result.changed())
+    failed = bool(result.blocking())
     if not failed and not any(r.judged for r in result.rows) and not interrupted:
         return ExitCode.FAILURES  # records were selected but none could be judged: not an all-clear
     return interrupted_exit(failed, interrupted)
@@ -374,6 +425,9 @@ def read_baseline(path: str) -> dict[str, Any]:
     data = read_json(path, lambda reason: RecordsError(f"{path}: not a baseline file: {reason}"))
     if not isinstance(data, dict) or data.get("format") != BASELINE_FORMAT:
         raise RecordsError(f"{path}: not a toolfuzz records baseline (no \"format\": \"{BASELINE_FORMAT}\")")
+    if data.get("version") == 1:
+        raise RecordsError(f"{path}: a baseline saved by an earlier toolfuzz (version 1 kept the names of the calls, "
+                           f"not their arguments): save it again with --update-baseline")
     if data.get("version") != BASELINE_VERSION:
         raise RecordsError(f"{path}: baseline version {data.get('version')!r} is not {BASELINE_VERSION}")
     records = data.get("records")
@@ -383,30 +437,50 @@ def read_baseline(path: str) -> dict[str, Any]:
 
 
 def baseline_document(result: RecordsReplayResult) -> dict[str, Any]:
+    """Per record: whether it matched production, and what the target did — its calls or its
+    exception type (relative to the target, so a baseline of ``myparser_v1`` compares with
+    ``myparser_v2``) — so a later replay is classified against it as against production."""
     return {"format": BASELINE_FORMAT, "version": BASELINE_VERSION, "created": utc_now_iso(), "db": result.db,
             "target": result.target, "target_version": result.target_version, "executor": result.executor,
             "records": {r.record_id: {"matched": r.matched, "judged": r.judged, "parse": r.parse,
-                                      "execution": r.execution, "fingerprint": r.fingerprint()}
+                                      "outcome": r.seen.to_json() if r.seen is not None else None,
+                                      "replayed": r.replayed, "execution": r.execution,
+                                      "execution_detail": r.execution_detail}
                         for r in result.rows}}
 
 
-def compare_with_baseline(rows: list[RecordReplay], baseline: dict[str, Any]) -> list[str]:
-    """Set each row's ``baseline`` status; returns the baseline's record ids not replayed now."""
+def compare_with_baseline(rows: list[RecordReplay], baseline: dict[str, Any],
+                          target: Optional[TargetModule] = None) -> list[str]:
+    """Set each row's ``baseline`` class (:mod:`fuzzer.records.changes`, with the baseline's
+    outcome in production's place); returns the baseline's record ids not replayed now."""
+    target = target or TargetModule("")
     seen = set()
     for row in rows:
         seen.add(row.record_id)
         then = baseline.get(row.record_id)
         if not isinstance(then, dict):
             row.baseline = "new"
-        elif then.get("matched") and not row.matched and row.judged:
-            row.baseline = "regressed"
-        elif not then.get("matched") and row.matched:
-            row.baseline = "fixed"
-        elif then.get("matched") or then.get("fingerprint") == row.fingerprint():
-            row.baseline = "same"
-        else:
-            row.baseline = "changed"
+            continue
+        before = Seen.from_json(then.get("outcome"))
+        parse = None
+        if before is not None and row.seen is not None:
+            parse = changes.classify(before, row.seen, row.truth, target)
+            if parse != SAME and row.before is not None and not changes.alike(row.before, before, target):
+                row.at_baseline = str(then.get("replayed") or "")
+                row.difference = changes.difference(before, row.seen) or row.difference
+        execution = _execution_change(then.get("execution"), then.get("execution_detail"), row.execution,
+                                      row.execution_detail)
+        row.baseline = _worst(parse, execution) or SAME
     return [rid for rid in baseline if rid not in seen]
+
+
+def _execution_change(then: Any, then_detail: Any, now: Optional[str], now_detail: str) -> Optional[str]:
+    """The execution's class against the baseline's (None when either was not judged)."""
+    if then not in (MATCH, CHANGED) or now not in (MATCH, CHANGED):
+        return None
+    if then == now:
+        return SAME if then == MATCH or (then_detail or "") == now_detail else CHANGED_KIND
+    return REGRESSED if then == MATCH else FIXED
 
 
 # --------------------------------------------------------------------------------------------
@@ -463,6 +537,7 @@ class RecordsReplayJob(Job):
             target_version=settings.target_version or target_version(settings.target, settings.cwd),
             selected=len(self.records), baseline_path=settings.baseline)
         self._started = 0.0
+        self.target = TargetModule.of(settings.target)
 
     def _spec(self, target: str) -> Any:
         from fuzzer.harnesses.parser.outcome import TargetSpec
@@ -504,7 +579,7 @@ class RecordsReplayJob(Job):
         self._publish(rows)
         if self.baseline is not None:
             yield PhaseStarted(Phase.COMPARING, label=s.baseline or "")
-            result.missing_from_run = compare_with_baseline(result.rows, self.baseline)
+            result.missing_from_run = compare_with_baseline(result.rows, self.baseline, self.target)
             result.baseline_compared = True
 
     def _replay_parses(self, texts: list, by_text: dict, rows: dict) -> Iterator[Any]:
@@ -516,10 +591,7 @@ class RecordsReplayJob(Job):
                 chunk = texts[start:start + CHUNK]
                 for text, outcome in zip(chunk, pool.run(chunk)):
                     for record in by_text[text]:
-                        parse, change = compare_parse(record, outcome)
-                        rows[record.record_id] = RecordReplay(
-                            record.record_id, record.parser_version, record.session_id, parse, change,
-                            describe_recorded(record), describe_outcome(outcome))
+                        rows[record.record_id] = compare_parse(record, outcome, self.target)
                 result.executions += len(chunk)
                 self._publish(rows)
                 yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
@@ -584,5 +656,6 @@ class RecordsReplayJob(Job):
         return records_replay_exit_code(result, interrupted=self.interrupted)
 
 
-__all__ = ["RecordReplay", "RecordedExecutionSpec", "RecordedExecutor", "RecordsReplayJob", "RecordsReplayResult", "ReplaySettings", "VersionSummary",
-           "compare_parse", "compare_execution", "read_baseline", "records_replay_exit_code"]
+__all__ = ["RecordReplay", "RecordedExecutionSpec", "RecordedExecutor", "RecordsReplayJob", "RecordsReplayResult",
+           "ReplaySettings", "VersionSummary", "blocks", "compare_parse", "compare_execution", "compare_with_baseline",
+           "read_baseline", "records_replay_exit_code"]

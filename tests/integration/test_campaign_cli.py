@@ -393,15 +393,11 @@ def test_torture_target(cli, name):
     assert "garbage" not in result.stdout + result.stderr
 
 
-def test_budget_holds_for_a_target_that_hangs_on_every_input(cli):
-    start = time.monotonic()
-    try:
-        result = cli("campaign", "--tool", "get_weather", "--target", TORTURE + "hang_always", "--timeout", "0.1",
-                     "--budget", "2", "--report", "r.json", timeout=15)
-    except subprocess.TimeoutExpired:
-        pytest.fail("--budget 2 was overrun by more than 13 s")
-    assert time.monotonic() - start < 15
+def test_budget_ends_a_campaign_on_a_target_that_hangs_on_every_input(cli):
+    result = cli("campaign", "--tool", "get_weather", "--target", TORTURE + "hang_always", "--timeout", "0.1",
+                 "--budget", "2", "--report", "r.json")
     assert result.code == 1, result
+    assert result.report()["stop_reason"] == "budget"
     assert {f["verdict"] for f in result.report()["failures"]} == {"hang"}
 
 
@@ -481,34 +477,71 @@ def _alive(pid: int) -> bool:
     return state not in "ZX"
 
 
-@pytest.mark.parametrize("target, extra, kept", [
-    (NAIVE, [], None),
+def _first_finding(proc: subprocess.Popen, verdict: str = "") -> list:
+    """Read the campaign's stderr up to the line announcing its first finding (of ``verdict``)."""
+    seen: list = []
+    while not seen or f"] found {verdict}" not in seen[-1]:
+        line = proc.stderr.readline()
+        assert line, ("the campaign ended before announcing a finding", seen, proc.communicate())
+        seen.append(line)
+    return seen
+
+
+def _a_worker_spinning(proc: subprocess.Popen) -> list:
+    """Wait until one of the campaign's processes has burnt half a second of CPU: a worker stuck
+    in the regex (it prints nothing: every probe hangs for the whole --timeout)."""
+    from tests.integration.test_isolation import cpu_ticks, wait_until
+
+    wait_until(lambda: any(cpu_ticks(pid) >= 50 for pid in _descendants(proc.pid)), within=120)
+    return []
+
+
+def _hung_workers_replaced(proc: subprocess.Popen, times: int = 8) -> list:
+    """Wait until the watchdog has killed and replaced hung workers: ``times`` worker processes
+    that were not there when the pool first stood (a target that hangs on every input prints
+    nothing while it probes, but each hang costs a worker)."""
+    from tests.integration.test_isolation import wait_until
+
+    wait_until(lambda: len(_descendants(proc.pid)) >= 2, within=120)  # the zygote and a worker
+    first, new = _descendants(proc.pid), set()
+
+    def replaced() -> bool:
+        new.update(_descendants(proc.pid) - first)  # a replaced worker is gone by the next look
+        return len(new) >= times
+
+    wait_until(replaced, within=120)
+    return []
+
+
+@pytest.mark.parametrize("target, extra, kept, ready", [
+    (NAIVE, [], None, _first_finding),
     # a worker stuck in C code holding the GIL when Ctrl-C arrives
-    (TORTURE + "hang_regex", ["--timeout", "30"], None),
+    (TORTURE + "hang_regex", ["--timeout", "30"], None, _a_worker_spinning),
     # still probing the formats at Ctrl-C: the hangs seen so far are findings, not lost
-    (TORTURE + "hang_always", ["--timeout", "0.3"], "hang"),
-])
-def test_ctrl_c_stops_promptly_prints_the_summary_and_writes_the_report(tmp_path, target, extra, kept):
+    (TORTURE + "hang_always", ["--timeout", "0.3"], "hang", _hung_workers_replaced),
+], ids=["naive", "hang_regex", "hang_always"])
+def test_ctrl_c_stops_prints_the_summary_and_writes_the_report(tmp_path, target, extra, kept, ready):
+    """Ctrl-C once the campaign is under way — synchronised on what it prints (or, for a target
+    that prints nothing, on a worker running), never on a sleep."""
     proc = subprocess.Popen(cli_command("campaign", "--tool", "get_weather", "--target", target, "--budget", "60",
                                         "--report", "r.json", "--junit", "j.xml", *extra),
                             cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, preexec_fn=default_sigint)
     try:
-        time.sleep(4)
+        seen = ready(proc)
         assert proc.poll() is None, proc.communicate()
         children = _descendants(proc.pid)
         assert children, "the campaign runs its target in worker processes"
         proc.send_signal(signal.SIGINT)
-        start = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=15)
-        assert time.monotonic() - start < 15
+        stdout, stderr = proc.communicate(timeout=60)  # a bound for a test that would hang, not a speed
+        stderr = "".join(seen) + stderr
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
     assert proc.returncode in (1, 130), stderr
     assert "Traceback (most recent call last)" not in stdout + stderr, stderr
-    assert "anomaly class" in stdout and "[stopped: interrupted]" in stdout, stdout
+    assert "anomaly class" in stdout and "[stopped: interrupted]" in stdout, (stdout, stderr[-3000:])
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     check_report(report, tool="get_weather", target=target)
     assert report["stop_reason"] == "interrupted"
@@ -524,7 +557,7 @@ def test_ctrl_c_stops_promptly_prints_the_summary_and_writes_the_report(tmp_path
     assert int(suite.get("failures")) == len(report["failures"])
     if not report["failures"]:
         assert int(suite.get("skipped")) == 1 and int(suite.get("tests")) == 1, ET.tostring(suite)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30  # how long to wait for what must happen, not a speed
     while any(_alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not [pid for pid in children if _alive(pid)], "worker processes outlived the campaign"
@@ -686,10 +719,9 @@ def test_a_hang_s_reproduce_command_stops_after_the_timeout_and_says_where_it_is
     assert argv[1:4] == ["-m", "fuzzer", "reproduce"], hang["reproduce"]
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    started = time.monotonic()
     ran = subprocess.run(argv, cwd=elsewhere, env=cli_env(), capture_output=True, text=True, timeout=60)
     assert ran.returncode == 1 and "still hangs: no result within 0.3 s" in ran.stdout, ran
-    assert "stuck in torture.py:hang_always" in ran.stdout and time.monotonic() - started < 30, ran
+    assert "stuck in torture.py:hang_always" in ran.stdout, ran
     # its corpus entry too (it records no timeout: --timeout says how long, as replay's does)
     (entry,) = [p for p in (tmp_path / "c").glob("*.json") if json.loads(p.read_text())["verdict"] == "hang"]
     again = cli("reproduce", str(entry), "--timeout", "0.5", timeout=60)
@@ -729,7 +761,7 @@ def test_declared_rejections_replace_value_error_and_the_summary_says_so(cli, tm
     assert "declares other types" not in both.stdout
 
 
-def test_replaying_a_corpus_of_hangs_keeps_to_the_budget(tmp_path):
+def test_replaying_a_corpus_of_hangs_is_cut_by_the_budget(tmp_path):
     """A campaign replays its corpus first, within --budget: six entries that each hang for the
     whole --timeout cannot make a 3-second campaign take six timeouts; those not reached are
     reported as not replayed, never as passing."""
@@ -742,15 +774,14 @@ def test_replaying_a_corpus_of_hangs_keeps_to_the_budget(tmp_path):
     for n in range(6):
         store.put(Entry(text=f"HANG {n}", signature=f"hang-00000000000{n}", verdict="hang", calls=None,
                         truth_known=False, tool="get_weather"))
-    started = time.monotonic()
     result = run_cli(tmp_path, "campaign", "--target", "hangs:parse", "--tool", "get_weather", "--budget", "3",
                      "--timeout", "2", "--corpus", "corp", "--report", "r.json", "-q")
-    elapsed = time.monotonic() - started
-    report = result.report()
-    assert elapsed < 3 + 2 + 4, elapsed  # the budget, one timeout's overrun, start-up and wrap-up (not 6 x 2 s)
-    statuses = [r["status"] for r in report["replayed"]] if "replayed" in report else None
     assert result.code == 1, result
-    assert statuses is None or "pass" not in statuses, statuses
+    replayed = {r["signature"]: r for r in result.report()["corpus"]}
+    assert len(replayed) == 6 and not [r for r in replayed.values() if r["status"] == "pass"], replayed
+    # at most two 2-second hangs fit in 3 seconds: the budget cut the replay, it did not take 6 x 2 s
+    cut = [r for r in replayed.values() if r["unjudged"] == "not replayed: the budget ended first"]
+    assert len(cut) >= 4, replayed
 
 
 def test_ignored_signatures_are_counted_in_the_report_as_on_the_console(cli):

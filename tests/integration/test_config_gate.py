@@ -35,3 +35,16 @@ def test_the_readme_gate_runs_from_the_config_file_alone(cli, tmp_path):
     assert argv[:2] == ["fuzz", "gate"]
     assert {"--corpus": "fuzz-corpus", "--target": "fuzzer.targets.naive:parse", "--level": "parse", "--seed": "1",
             "--max-examples": "2000"}.items() <= options.items()
+
+
+def test_a_value_from_the_file_that_cannot_be_used_names_the_file_and_key(cli, tmp_path):
+    """Well typed but unusable (a reject_on module that does not exist, found when the worker
+    loads it): the error names where the value came from — the file and key when it came from the
+    file, the flag when it was typed."""
+    (tmp_path / ".git").mkdir()  # the repository root: the search for a config file stops here
+    (tmp_path / "toolfuzz.toml").write_text('target = "fuzzer.targets.naive:parse"\nreject_on = "nosuch:Err"\n')
+    from_file = cli("campaign", "--tool", "get_weather", "--budget", "1")
+    assert from_file.code == 2 and from_file.stderr.startswith("Error: toolfuzz.toml: reject_on 'nosuch:Err': "), \
+        from_file
+    typed = cli("campaign", "--tool", "get_weather", "--budget", "1", "--reject-on", "nosuch:Other")
+    assert typed.code == 2 and typed.stderr.startswith("Error: --reject-on 'nosuch:Other': "), typed

@@ -80,16 +80,6 @@ def test_pyproject_errors_name_its_table(in_tmp):
                                     "integer, got string 'x'\n")
 
 
-def test_a_value_from_the_file_that_cannot_be_used_names_the_file_and_key(in_tmp):
-    """Well typed but unusable (a reject_on module that does not exist): the error names where the
-    value came from — the file and key when it came from the file, the flag when it was typed."""
-    (in_tmp / "toolfuzz.toml").write_text('target = "fuzzer.targets.naive:parse"\nreject_on = "nosuch:Err"\n')
-    from_file = fuzz("campaign", "--tool", "get_weather", "--budget", "1")
-    assert from_file.exit_code == 2 and from_file.output.startswith("Error: toolfuzz.toml: reject_on 'nosuch:Err': ")
-    typed = fuzz("campaign", "--tool", "get_weather", "--budget", "1", "--reject-on", "nosuch:Other")
-    assert typed.exit_code == 2 and typed.output.startswith("Error: --reject-on 'nosuch:Other': ")
-
-
 def test_an_explicit_config_file_must_exist(in_tmp):
     result = fuzz("--config", "nope.toml", "tools")
     assert (result.exit_code, result.output) == (2, "Error: nope.toml: no such config file\n")

@@ -101,3 +101,26 @@ def test_delegate_forwards_a_sub_jobs_events_but_not_its_end():
     assert final.result == 2
     assert [type(e) for e in h.events].count(JobFinished) == 1
     assert [type(e) for e in h.events].count(JobStarted) == 1  # the sub-job's start is its own
+
+
+def test_a_ctrl_c_while_the_end_is_handled_loses_neither_the_reports_nor_the_status():
+    """A Ctrl-C that lands while the handlers take JobFinished (the budget ends, the user presses
+    it): every handler still gets the end — the report writer after the console too — and the
+    decided status is returned, not raised away as a KeyboardInterrupt."""
+    import os
+    import signal
+
+    class PressesCtrlC(Recorder):
+        def handle_event(self, event):
+            super().handle_event(event)
+            if isinstance(event, JobFinished):
+                os.kill(os.getpid(), signal.SIGINT)  # a real one: delivered between two bytecodes
+                self.after = True  # reached: held off until the end is handled
+
+    first, writer = PressesCtrlC(), Recorder()
+    try:
+        final = run_job(Counting(3), [first, writer])
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped run_job: the reports after the first handler were never written")
+    assert final.exit_code == 0 and final.result == 3
+    assert first.after and isinstance(writer.events[-1], JobFinished) and writer.stopped

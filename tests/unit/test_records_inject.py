@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 
 from fuzzer.harnesses.parser import schedule
-from fuzzer.harnesses.parser.outcome import TargetSpec
-from fuzzer.isolation import WorkerPool
 from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from fuzzer.records.inject import (RECORDED_FORMAT, class_weights, fuzz_seeds, mutated_seeds, seed_samples,
                                    text_mutations)
 from fuzzer.records.store import Record, RecordStore, new_record_id
+from fuzzer.targets import records_app
 from fuzzer.targets.records_app import TOOLS
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import ANOMALY_CLASSES
 from strategies._internal.tools import _from_data
+from tests.integration.corpus_targets.harness import run_inprocess
 
 REGISTRY = _from_data(TOOLS, "records_app.TOOLS")
 WEATHER = {"name": "get_weather", "arguments": {"city": "Paris"}}
@@ -82,38 +82,20 @@ def test_the_operators_mutate_recorded_calls_and_state_the_truth(db: str):
     assert len(edits) == 3 * len(seeds) and all(not s.truth_known for s in edits)
 
 
+def _in_process(parse):
+    """What a worker pool's ``run`` reports for each text, computed in this process."""
+    return lambda texts, **_: [run_inprocess(parse, text) for text in texts]
+
+
 def test_seeds_find_the_planted_bug_the_recorded_outputs_reach(db: str):
     seeds = seed_samples(db, REGISTRY)
-    with WorkerPool(TargetSpec("fuzzer.targets.records_app:parse_v4")) as pool:
-        findings = fuzz_seeds(seeds, pool.run, Oracle(REGISTRY, "parse"))
+    findings = fuzz_seeds(seeds, _in_process(records_app.parse_v4), Oracle(REGISTRY, "parse"))
     keys = {f.signature.key for f in findings}
     assert "corruption|calls:fewer" in keys  # v4 keeps only the first of two recorded calls
-    with WorkerPool(TargetSpec("fuzzer.targets.records_app:parse_v3")) as pool:
-        assert fuzz_seeds(seeds, pool.run, Oracle(REGISTRY, "parse")) == []  # production's parser: clean
+    # production's parser: clean
+    assert fuzz_seeds(seeds, _in_process(records_app.parse_v3), Oracle(REGISTRY, "parse")) == []
 
 
-def test_seeds_drive_the_campaign(db: str):
-    """``--seeds-from``: the campaign runs the recorded outputs first, then confirms, shrinks and
-    announces what they show."""
-    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
-    from fuzzer.engine.events import FindingRecorded
-    from fuzzer.engine.pipeline import EventHandler, run_job
-
-    class Found(EventHandler):
-        findings: list = []
-
-        def handle_event(self, event):
-            if isinstance(event, FindingRecorded):
-                self.findings.append(event.finding)
-
-    seeds = seed_samples(db, REGISTRY, tool="get_weather")
-    target = "fuzzer.targets.records_app:parse_v4"
-    settings = CampaignSettings(tools=["get_weather"], target=target, max_examples=len(seeds) + 200,
-                                budget_s=None, seeds=seeds, explore=False, slow=False)
-    with WorkerPool(TargetSpec(target)) as pool:
-        final = run_job(CampaignJob(REGISTRY, settings, pool), [Found()])
-    assert "corruption|calls:fewer" in {f.signature.key for f in Found.findings}
-    assert final.result.executions >= len(seeds)
 
 
 def test_class_weights_follow_production_with_a_floor(db: str):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sqlite3
 import threading
 import time
@@ -159,45 +158,6 @@ def test_the_writer_takes_many_threads_and_drops_rather_than_blocks_when_full(tm
     tiny._thread = threading.current_thread()  # pretend it runs, so nothing drains the queue
     accepted = [tiny.submit(_record().as_tuple()) for _ in range(25)]
     assert accepted.count(True) == 10 and tiny.dropped == 15
-
-
-def test_a_forked_child_starts_with_an_empty_queue_and_its_own_writer(tmp_path: Path):
-    writer = BackgroundWriter(str(tmp_path / "f.db"), flush_interval=0.01)
-    writer.submit(_record(session_id="parent").as_tuple())
-    writer.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: write one record of its own, then leave without atexit handlers
-        code = 1
-        try:
-            code = 0 if writer.pending == 0 and writer._thread is None else 2
-            writer.submit(_record(session_id="child").as_tuple())
-            code = code if writer.flush(10) else 3
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.WEXITSTATUS(status) == 0
-    with RecordStore(tmp_path / "f.db") as store:
-        assert sorted(r.session_id for r in store.records()) == ["child", "parent"]
-    writer.close()
-
-
-def test_a_forked_child_makes_record_ids_of_its_own():
-    """Ids are a per-process prefix and a counter: the child's prefix is renewed at fork, so the
-    parent's and the child's next ids differ (the same id would make one upsert the other)."""
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        try:
-            os.write(write, new_record_id().encode("ascii"))
-        finally:
-            os._exit(0)
-    os.close(write)
-    child_id = os.read(read, 100).decode("ascii")
-    os.waitpid(pid, 0)
-    os.close(read)
-    parent_id = new_record_id()
-    assert len(child_id) == len(parent_id) == 20
-    assert child_id[:12] != parent_id[:12]
 
 
 def test_storage_rows_encode_without_touching_the_snapshot():

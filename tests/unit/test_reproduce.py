@@ -77,28 +77,6 @@ def test_fuzz_reproduce_exits_1_while_a_corpus_entry_still_fails_and_0_once_fixe
     assert fixed.exit_code == 0 and "still fails" not in fixed.output, fixed.output
 
 
-def test_a_target_found_in_the_run_s_directory_reproduces_from_anywhere(tmp_path, monkeypatch):
-    """A user's parser next to their tools file is importable only from that directory: its inline
-    command and its reproducer file name the directory, so either runs as printed from elsewhere.
-    An installed module (the bundled targets) gets no directory: its command stays short."""
-    import subprocess
-
-    from fuzzer.harnesses.parser.reproduce import reproducer_document, target_home, write_reproducer
-
-    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
-    project.mkdir()
-    elsewhere.mkdir()
-    (project / "myparser_home_test.py").write_text("def parse(text):\n    raise KeyError(text)\n")
-    monkeypatch.chdir(project)
-    target = "myparser_home_test:parse"
-    assert target_home(target) == str(project) and target_home("fuzzer.targets.naive:parse") is None
-    assert "sys.path" not in inline_command("fuzzer.targets.naive:parse", "x")
-    write_reproducer(str(project / "r.json"), reproducer_document(target=target, text="x" * 2000))
-    for command in (inline_command(target, "{oops"), f"{sys.executable} -m fuzzer reproduce {project / 'r.json'}"):
-        ran = subprocess.run(shlex.split(command), cwd=elsewhere, capture_output=True, text=True, timeout=60)
-        assert ran.returncode == 1 and "KeyError" in ran.stderr + ran.stdout, (command, ran)
-
-
 @given(texts)
 def test_a_preview_too_long_to_show_whole_is_exact_when_it_is_a_repetition(text):
     """A long input shown as its Python expression (a fence and a 512-newline run) says exactly the

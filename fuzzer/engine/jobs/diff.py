@@ -10,6 +10,12 @@ anomaly class), each isolated in its own worker pool. Each sample is classified:
   the failure differ (a different repair, a different crash; a rejection raised elsewhere in the
   target with the same type is the same).
 
+Outcomes are compared relative to their target (:mod:`fuzzer.engine.relative`): two versions in two module
+files raise ``myparser_v1.ParseError`` and ``myparser_v2.ParseError``, one class under two names.
+
+A version that never returns a call for any valid sample tests nothing: the diff says which one
+and exits 2 (unless there is a regression to report), as a campaign that could test nothing does.
+
 Every distinct regression and change is shrunk on the structured sample (its recipe) so that the
 same difference persists, so the example is small and its truth still right.
 """
@@ -17,7 +23,7 @@ same difference persists, so the example is small and its truth still right.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
@@ -26,6 +32,7 @@ from fuzzer.harnesses.parser.tool import includes_valid, resolve_operators
 from fuzzer.engine.events import JobStarted, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.harnesses.parser.oracle import Oracle, outcome_fingerprint
 from fuzzer.engine.pipeline import Job
+from fuzzer.engine.relative import TargetModule
 from fuzzer.engine.results import FAILED, SKIPPED, JobResult, TestCase
 from fuzzer.harnesses.parser.schedule import SampleStream
 from fuzzer.harnesses.parser.shrink import shrink_structured, size_key
@@ -36,11 +43,21 @@ KINDS = ("same", "fixed", "regression", "changed")
 
 @dataclass
 class Side:
-    """One side's view of a sample: its outcome, verdict and signature."""
+    """One side's view of a sample: its outcome, verdict and signature (as that version's own
+    campaign would name it), and the same relative to its target, which is what compares."""
 
     outcome: Any
     verdict: str
     signature: Optional[str]
+    relative: Any = None  #: the outcome relative to its target (None: the outcome itself)
+    relative_signature: Optional[str] = None
+
+    @property
+    def compared(self) -> tuple:
+        """What must be equal for two sides to be the same: the relative outcome and signature."""
+        outcome = self.relative if self.relative is not None else self.outcome
+        signature = self.relative_signature if self.relative is not None else self.signature
+        return outcome, signature
 
     def describe(self) -> dict[str, Any]:
         from fuzzer.harnesses.parser.findings import jsonable
@@ -72,7 +89,7 @@ class Difference:
         """One difference per pair of judgments, whichever operator made the input: the same
         regression reached by twenty operators is one entry (counted twenty times), not twenty
         (the per-class and per-format tables keep where it showed)."""
-        return (self.kind, self.old.verdict, self.new.verdict, self.old.signature, self.new.signature)
+        return (self.kind, self.old.verdict, self.new.verdict, self.old.compared[1], self.new.compared[1])
 
     def to_report(self) -> dict[str, Any]:
         best = self.minimized or self.sample
@@ -99,6 +116,8 @@ class DiffResult(JobResult):
                           f"in {d.sample.format}", FAILED if d.kind == "regression" else SKIPPED,
                           f"{d.kind}: old {d.old.verdict}, new {d.new.verdict}", (d.minimized or d.sample).text)
                  for d in self.differences]
+        if self.problem:  # a diff that tested nothing is no all-clear in CI either
+            cases.append(TestCase("toolfuzz.diff", "diff", FAILED, f"nothing tested: {self.problem}"))
         return cases
 
     def to_report(self) -> dict[str, Any]:
@@ -112,17 +131,66 @@ class DiffResult(JobResult):
 def classify(old: Side, new: Side) -> str:
     """A rejection is compared by what a caller sees, its verdict and exception type: where in
     the target it was raised is in its signature (the campaign files rejections by site), and a
-    refactor that renames or moves a helper made every one of them "changed"."""
+    refactor that renames or moves a helper made every one of them "changed". Both sides compare
+    relative to their targets (:attr:`Side.compared`)."""
     old_failed, new_failed = old.verdict != "pass", new.verdict != "pass"
     if old_failed and not new_failed:
         return "fixed"
     if new_failed and not old_failed:
         return "regression"
-    if outcome_fingerprint(old.outcome) != outcome_fingerprint(new.outcome) or old.verdict != new.verdict:
+    (old_outcome, old_signature), (new_outcome, new_signature) = old.compared, new.compared
+    if outcome_fingerprint(old_outcome) != outcome_fingerprint(new_outcome) or old.verdict != new.verdict:
         return "changed"
-    if old.signature != new.signature and old.outcome.kind != "rejected":
+    if old_signature != new_signature and old_outcome.kind != "rejected":
         return "changed"  # the same answer, but another crash site, another kind of damage ...
     return "same"
+
+
+@dataclass
+class ReturnedCalls:
+    """Whether each version ever returned a call for a valid sample. One that never did tests
+    nothing — a parser that always rejects, or always returns no call, agrees with itself on every
+    sample ("511 same") and differs from a working one only trivially ("511 changed"): a diff that
+    exits 0 on that is a false pass."""
+
+    valid: int = 0
+    returned: list = field(default_factory=lambda: [0, 0])  #: valid samples each side returned calls for
+    first: list = field(default_factory=lambda: [None, None])  #: what each side did with the first valid one
+
+    def count(self, sample: Any, old: Any, new: Any) -> None:
+        if sample.anomaly_class is not None or not sample.truth_known or not sample.calls:
+            return
+        self.valid += 1
+        for i, outcome in enumerate((old, new)):
+            if outcome.kind == "returned" and outcome.calls:
+                self.returned[i] += 1
+            elif self.first[i] is None:
+                self.first[i] = outcome
+
+    def problem(self, old_label: str, new_label: str) -> Optional[str]:
+        """One line naming the version(s) that tested nothing, or None (also when no valid sample
+        was compared: ``--anomaly`` without ``valid`` leaves nothing to tell by)."""
+        if not self.valid:
+            return None
+        idle = [(side, label, first) for side, label, returned, first
+                in zip(("old", "new"), (old_label, new_label), self.returned, self.first) if not returned]
+        n = f"{self.valid:,} valid sample{'s' if self.valid != 1 else ''} compared"
+        if len(idle) == 2:
+            return (f"could test nothing: neither version returned a call for any of the {n} ("
+                    + "; ".join(f"{side} {label}, first: {_did(first)}" for side, label, first in idle) + ")")
+        if idle:
+            side, label, first = idle[0]
+            return (f"could test nothing: the {side} version {label} returned no call for any of the {n} "
+                    f"(the first: {_did(first)})")
+        return None
+
+
+def _did(outcome: Any) -> str:
+    from fuzzer.harnesses.parser.oracle import brief
+
+    if outcome is None:
+        return "no outcome"
+    return "returned no call" if outcome.kind == "returned" else brief(outcome)
 
 
 class DiffJob(Job):
@@ -134,7 +202,7 @@ class DiffJob(Job):
     def __init__(self, registry: Any, *, old_pool: Any, new_pool: Any, old_label: str, new_label: str,
                  level: str = "parse", corpus_samples: Optional[list] = None, tools: Optional[list] = None,
                  anomalies: Optional[list] = None, seed: int = 0, budget_s: Optional[float] = 30.0,
-                 max_samples: Optional[int] = None, batch_size: int = 256, cwd: Optional[str] = None):
+                 max_samples: Optional[int] = None, batch_size: int = 256):
         super().__init__()
         self.registry = registry
         self.old_pool, self.new_pool = old_pool, new_pool
@@ -146,19 +214,19 @@ class DiffJob(Job):
         self.result_ = DiffResult(old=old_label, new=new_label, label=f"{old_label} -> {new_label}")
         self._differences: dict[tuple, Difference] = {}
         self._t0 = time.monotonic()
-        #: (old file, new file) when the versions are two module files (myparser_v1.py and
-        #: myparser_v2.py, not two git refs of one file): a crash's signature names the file its
-        #: frames are in, and every crash of the old version read "changed" for its file name alone
-        self._renamed = _renamed_module(old_label, new_label, cwd)
+        self._targets = (TargetModule.of(old_label), TargetModule.of(new_label))
+        self._tested = ReturnedCalls()
+        self._idle: Optional[str] = None
 
-    def _side(self, sample: Any, outcome: Any, old: bool = False) -> Side:
+    def _side(self, sample: Any, outcome: Any, target: TargetModule) -> Side:
         judgment = self.oracle.judge(sample, outcome)
-        keyed = outcome
-        if old and self._renamed is not None and outcome.frames:
-            was, now = self._renamed
-            keyed = replace(outcome, frames=tuple((now if f == was else f, fn) for f, fn in outcome.frames))
-        signature = self.oracle.signature(sample, judgment, keyed).id if judgment.failed else None
-        return Side(outcome, judgment.verdict.value, signature)
+        relative = target.outcome(outcome)
+        signature = relative_signature = None
+        if judgment.failed:
+            signature = self.oracle.signature(sample, judgment, outcome).id
+            relative_signature = signature if relative is outcome else \
+                self.oracle.signature(sample, judgment, relative).id
+        return Side(outcome, judgment.verdict.value, signature, relative, relative_signature)
 
     def compare(self, samples: list, deadline: Optional[float] = None) -> list[Optional[tuple[str, Any, Side, Side]]]:
         """(kind, sample, old side, new side) per sample; None where the deadline cut it off."""
@@ -170,7 +238,7 @@ class DiffJob(Job):
             if o is None or n is None:
                 out.append(None)
                 continue
-            old, new = self._side(sample, o, old=True), self._side(sample, n)
+            old, new = self._side(sample, o, self._targets[0]), self._side(sample, n, self._targets[1])
             out.append((classify(old, new), sample, old, new))
         return out
 
@@ -178,6 +246,7 @@ class DiffJob(Job):
         r = self.result_
         r.samples += 1
         r.kinds[kind] += 1
+        self._tested.count(sample, old.outcome, new.outcome)
         for table, name in ((r.by_class, sample.anomaly_class or "valid"), (r.by_format, sample.format)):
             row = table.setdefault(name, {k: 0 for k in KINDS})
             row[kind] += 1
@@ -279,26 +348,12 @@ class DiffJob(Job):
         r.stop_reason = self.stop_reason
         if not r.samples and not r.problem and not self.interrupted:
             r.problem = "no sample was compared: the budget ended before the first one finished in both versions"
+        self._idle = self._tested.problem(r.old, r.new)
+        if self._idle:
+            r.problem = f"{r.problem}; {self._idle}" if r.problem else self._idle
         return r
 
     def exit_code(self, result: DiffResult) -> int:
-        if result.problem and not result.samples:
-            return 2
-        return DiffDecision(regressions=result.kinds["regression"], interrupted=self.interrupted).exit_code
-
-
-def _renamed_module(old_ref: str, new_ref: str, cwd: Optional[str]) -> Optional[tuple]:
-    """(old file name, new file name) of two targets in two different module files; None for one
-    file (git refs of it, or the same module twice) or a module whose file cannot be found."""
-    import os
-
-    from fuzzer.harnesses.parser.harness import module_file
-
-    if old_ref.startswith("git:") or new_ref.startswith("git:"):
-        return None
-    files = [module_file(ref.split(":", 1)[0], cwd or os.getcwd()) for ref in (old_ref, new_ref)]
-    if None in files:
-        return None
-    was, now = (os.path.basename(f) for f in files)
-    return (was, now) if was != now else None
-
+        nothing = result.problem if not result.samples or self._idle else None
+        return DiffDecision(regressions=result.kinds["regression"], interrupted=self.interrupted,
+                            nothing_tested=nothing).exit_code

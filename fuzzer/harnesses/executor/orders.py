@@ -10,7 +10,7 @@ each through the :class:`~fuzzer.isolation.worker.OrderRunner` (which pins it, s
 death is still blamed on the exact scenario), and sends back a :class:`ScenarioResult`: the
 counts of the scenarios that kept every promise or broke one only in ways already reported, and
 in full the scenarios that came back with their trace (a violation the worker had not sent three
-times yet, or every scenario when the workers do not judge: :meth:`ExecutorPool.judges`).
+times yet, or every scenario when the workers do not judge: :func:`fuzzer.harnesses.executor.job.workers_judge`).
 
 The same way as the parser campaign's :mod:`fuzzer.harnesses.parser.orders`: an order's scenarios are a function
 of its seed alone, and the engine files results in the orders' order, so the worker count

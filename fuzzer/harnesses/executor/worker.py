@@ -11,8 +11,9 @@ executor, and its ``run`` takes one scenario as JSON and answers with its trace 
 it offers, whether the executor is async) is its ``info``, which the pool hands the engine once it
 has started.
 
-The engine side is :class:`ExecutorPool`: the pool, whose load failures are one-line
-:class:`~strategies.errors.TargetError` s naming ``--executor``, and the traces it returns.
+On the engine's side the pool is a plain :class:`~fuzzer.isolation.WorkerPool` of an
+:class:`ExecutorSpec` (:func:`fuzzer.harnesses.executor.job.open_pool`): its load failures are
+one-line :class:`~strategies.errors.TargetError` s naming ``--executor``, its results are traces.
 """
 
 from __future__ import annotations
@@ -476,66 +477,4 @@ class Trace:
         return self.data.get("steps", [])
 
 
-class ExecutorPool(Started):
-    """Workers running scenarios against one executor (a context manager)."""
-
-    def __init__(self, config: WorkerConfig, *, timeout: float = 2.0, memory_limit_mb: Optional[int] = 4096,
-                 workers: int = 1):
-        self.config = config
-        self.timeout = timeout
-        self.memory_limit_mb = memory_limit_mb
-        self.workers = workers
-        self._pool: Any = None
-        self.info: dict = {}
-
-    def start(self) -> None:
-        if self._pool is not None:
-            return
-        from fuzzer.isolation import WorkerPool
-
-        # no audit hook here: the parser harness's unsafe oracle has no verdict in this one (the
-        # network guard is the runner's own hook)
-        spec = ExecutorSpec(self.config, cwd=self.config.cwd, timeout=self.timeout, memory_limit_mb=self.memory_limit_mb)
-        pool = WorkerPool(spec, workers=self.workers)
-        pool.start()
-        self._pool = pool
-        self.info = pool.info or {}
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-            self._pool = None
-
-    @property
-    def tools(self) -> list:
-        return list(self.info.get("tools", []))
-
-    def judges(self, policy: Any, registry: Any) -> bool:
-        """Whether the workers judge with exactly ``policy`` and ``registry`` (then an order may
-        ask them to: :class:`~fuzzer.harnesses.executor.orders.ScenarioOrder`)."""
-        self.start()
-        return (bool(self.info.get("judges")) and decode_policy(self.config.policy) == policy
-                and self.info.get("registry") == registry_digest(registry))
-
-    def run(self, scenarios: list, *, deadline: Optional[float] = None) -> list:
-        """One :class:`Trace` per scenario, in order. ``deadline`` (``time.monotonic()``): scenarios
-        not finished by then are None (not run; their workers are restarted), so a budget holds
-        when scenarios hang."""
-        if not scenarios:
-            return []
-        self.start()
-        return self._pool.run([s.wire() for s in scenarios], deadline=deadline)
-
-    def run_orders(self, orders: list, *, deadline: Optional[float] = None, stop_sending: Optional[float] = None,
-                   on_result: Optional[Callable[[list], None]] = None,
-                   stop_when: Optional[Callable[[], bool]] = None) -> list:
-        """One result per :class:`~fuzzer.harnesses.executor.orders.ScenarioOrder` (see
-        :meth:`fuzzer.isolation.WorkerPool.run_orders`: None past ``deadline`` or ``stop_sending``
-        or once ``stop_when()``, a :class:`~fuzzer.isolation.pool.Lost` for an order that lost too
-        many scenarios)."""
-        self.start()
-        return self._pool.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=on_result,
-                                     stop_when=stop_when)
-
-
-__all__ = ["ExecutorPool", "ExecutorSpec", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]
+__all__ = ["ExecutorSpec", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]

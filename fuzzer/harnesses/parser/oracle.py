@@ -376,9 +376,10 @@ def _hang_signature(case: Case, judgment: Judgment) -> Signature:
 def _rejection_signature(case: Case, judgment: Judgment) -> Signature:
     o = case.outcome
     rejected = o.kind == "rejected"
-    # keyed by the variant (hermes, hermes (several calls)...): a parser that reads a format's single
-    # calls but not several has one bug per variant it fails on
-    return rejection_signature(format=case.sample.variant, exception=o.exception if rejected else None,
+    # keyed by the format, not the variant (its reason names the variant: "a valid hermes (several
+    # calls) output"): a signature must be computed again from what a corpus entry or a diff report
+    # keeps, and the prose and reasoning a variant is told by are not kept there
+    return rejection_signature(format=case.sample.format, exception=o.exception if rejected else None,
                                message=o.message if rejected else None, frames=o.frames if rejected else ())
 
 
