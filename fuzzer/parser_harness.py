@@ -233,11 +233,12 @@ def target_spec(reference: str, context: ReplayContext, *, sampling: bool = Fals
     """Workers that trace an input when asked (path signatures); ``sampling`` also traces a
     share of all inputs (exploration's feedback)."""
     from fuzzer.isolation import TargetSpec
+    from fuzzer.isolation.outcome import load_timeout
 
     share = (0.05 if context.max_examples is not None else None) if sampling else 0.0
     return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
                       timeout=context.timeout, memory_limit_mb=context.memory_limit_mb, coverage=True,
-                      trace_share=share)
+                      trace_share=share, load_timeout=load_timeout(context.budget_s))
 
 
 def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:

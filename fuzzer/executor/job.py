@@ -100,8 +100,11 @@ def judged_by(settings: ExecutorSettings, policy: Any) -> dict:
 
 def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> ExecutorPool:
     """Start the workers (a load failure raises a one-line TargetError)."""
+    from fuzzer.isolation.outcome import load_timeout
+
     pool = ExecutorPool(settings.worker_config(policy, registry), timeout=settings.timeout,
-                        memory_limit_mb=settings.memory_limit_mb, workers=settings.workers)
+                        memory_limit_mb=settings.memory_limit_mb, workers=settings.workers,
+                        load_timeout=load_timeout(settings.budget_s))
     pool.start()
     unresolved = pool.info.get("unresolved_raises") or []
     if unresolved:

@@ -477,9 +477,10 @@ class ExecutorPool(Started):
     """Workers running scenarios against one executor (a context manager)."""
 
     def __init__(self, config: WorkerConfig, *, timeout: float = 2.0, memory_limit_mb: Optional[int] = 4096,
-                 workers: int = 1):
+                 workers: int = 1, load_timeout: Optional[float] = None):
         self.config = config
         self.timeout = timeout
+        self.load_timeout = load_timeout
         self.memory_limit_mb = memory_limit_mb
         self.workers = workers
         self._pool: Any = None
@@ -489,6 +490,7 @@ class ExecutorPool(Started):
         if self._pool is not None:
             return
         from fuzzer.isolation import TargetSpec, WorkerPool
+        from fuzzer.isolation.outcome import LOAD_TIMEOUT, ImportTimeout
 
         fd, error_file = tempfile.mkstemp(prefix="toolfuzz-executor-", suffix=".err")
         os.close(fd)
@@ -497,10 +499,13 @@ class ExecutorPool(Started):
             # audit=False: the parser harness's unsafe oracle has no verdict here (the network
             # guard is the runner's own hook), and its hook ran for every audit event of every scenario
             spec = TargetSpec(target=RUNNER, cwd=self.config.cwd, timeout=self.timeout,
-                              memory_limit_mb=self.memory_limit_mb, audit=False)
+                              memory_limit_mb=self.memory_limit_mb, audit=False,
+                              load_timeout=self.load_timeout or LOAD_TIMEOUT)
             pool = WorkerPool(spec, workers=self.workers, environ={ENV: self.config.to_env()})
             try:
                 pool.start()
+            except ImportTimeout as exc:  # the runner's import is the executor's (its module, its factory)
+                raise exc.naming("--executor", self.config.executor) from None
             except TargetError as exc:
                 raise TargetError(_read(error_file) or str(exc)) from None
         finally:

@@ -7,10 +7,13 @@ import pickle
 import struct
 from dataclasses import dataclass
 
+from strategies.errors import TargetError
+
 KINDS = ("returned", "rejected", "raised", "invalid", "hung", "died")
 BATCH_SIZE = 256  #: texts per message to a worker
 BATCH_CHARS = 4_000_000  #: ... unless they are long: oversized inputs travel in smaller batches
-LOAD_TIMEOUT = 60.0  #: seconds the zygote may take to import the target
+LOAD_TIMEOUT = 60.0  #: seconds the zygote may take to import the target, at most
+MIN_LOAD_TIMEOUT = 5.0  #: ... and at least, whatever the budget (a heavy framework takes seconds)
 POLL = 0.02  #: watchdog resolution, seconds
 DEPTH = 2  #: batches in flight per worker
 PIPELINED_PARTS = 4  #: messages per worker of a run whose outcomes are judged as they arrive
@@ -79,6 +82,34 @@ class TargetSpec:
     trace_share: float | None = None
     #: Watch (and block) what the target must not do while parsing (the unsafe verdict).
     audit: bool = True
+    #: Seconds the zygote may take to import the target (see :func:`load_timeout`).
+    load_timeout: float = LOAD_TIMEOUT
+
+
+def load_timeout(budget_s: float | None) -> float:
+    """How long importing the target may take in a run bounded by ``budget_s``: the budget itself,
+    between :data:`MIN_LOAD_TIMEOUT` and :data:`LOAD_TIMEOUT`. Start-up is not counted in the
+    budget (a slow import must not eat the fuzzing time), but an import that never finishes must
+    not make ``--budget 10`` a run that never ends either."""
+    if budget_s is None:
+        return LOAD_TIMEOUT
+    return min(LOAD_TIMEOUT, max(MIN_LOAD_TIMEOUT, float(budget_s)))
+
+
+class ImportTimeout(TargetError):
+    """Importing the target did not finish within its ``load_timeout``: a usage error (exit 2),
+    since nothing can be tested. ``stuck``: where the import was when it was stopped ("file.py
+    line N in function"), when its stack could be read. :meth:`naming` says it of the option the user gave
+    (an executor's or agent's zygote imports a toolfuzz runner that imports the user's code)."""
+
+    def __init__(self, reference: str, seconds: float, stuck: str | None = None, *, option: str = "target"):
+        self.reference, self.seconds, self.stuck, self.option = reference, seconds, stuck, option
+        where = f"stuck at {stuck}: " if stuck else ""
+        super().__init__(f"{option} {reference!r}: importing it did not finish within {seconds:g} s "
+                         f"({where}does the module wait for something at import time?)")
+
+    def naming(self, option: str, reference: str) -> "ImportTimeout":
+        return ImportTimeout(reference, self.seconds, self.stuck, option=option)
 
 
 def describe_outcome(outcome: "Outcome | None") -> str | None:
