@@ -262,10 +262,16 @@ class ExecutorCampaign(Job):
 
     def _fuzz(self) -> Iterator[Any]:
         s, r = self.settings, self._result
-        tools = [t for t in self._pool.tools if t in self.registry]
+        from strategies._internal.schema import unsupported_tools
+
+        broken = unsupported_tools(self.registry)  # a tool whose schema is false has no call to draw
+        for name, why in broken.items():
+            yield NonFatalError(f"{name}: skipped, cannot generate its arguments: {why}")
+        tools = [t for t in self._pool.tools if t in self.registry and t not in broken]
         r.tools = tools
         if not tools:
-            r.problem = "the executor was given no tool of the registry"
+            r.problem = ("every tool's schema is unsupported" if broken and not set(self._pool.tools) - set(broken)
+                         else "the executor was given no tool of the registry")
             self.stop_reason = StopReason.NOTHING_TESTED
             return
         self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools, flavors=available_flavors(self.policy),

@@ -130,3 +130,21 @@ def test_an_import_that_never_finishes_is_one_line_within_the_budget(cli, tmp_pa
     pid = int((tmp_path / "import_hang.pid").read_text())
     with pytest.raises(ProcessLookupError):  # the importing process was stopped and reaped
         os.kill(pid, 0)
+
+
+def test_boolean_schemas_are_fuzzed_and_listed(cli, tmp_path):
+    # {"booltool": true} was a traceback ("'bool' object has no attribute 'get'") and exit 1
+    (tmp_path / "tools.json").write_text(json.dumps({
+        "booltool": True, "never": False,
+        "mixed": {"type": "object", "properties": {"a": True, "b": False, "xs": {"type": "array", "items": True}},
+                  "required": ["a"], "additionalProperties": {"anyOf": [True, {"type": "integer"}]}}}))
+    result = cli("campaign", "--tools", "tools.json", "--target", "fuzzer.targets.reference:parse_validated",
+                 "--level", "validate", "--format", "json", "--max-examples", "3000", "--report", "r.json", "-q")
+    assert result.code == 0, result
+    assert "Traceback" not in result.stderr
+    assert "never: skipped, cannot generate its arguments" in result.stderr and "schema is false" in result.stderr
+    report = result.report()
+    assert report["failures"] == [] and report["executions"] > 0
+    listed = cli("tools", "--tools", "tools.json")
+    assert listed.code == 0, listed
+    assert "any arguments (schema true)" in listed.stdout and "b: never allowed (false)" in listed.stdout
