@@ -35,3 +35,20 @@ def test_the_readme_gate_runs_from_the_config_file_alone(cli, tmp_path):
     assert argv[:2] == ["fuzz", "gate"]
     assert {"--corpus": "fuzz-corpus", "--target": "fuzzer.targets.naive:parse", "--level": "parse", "--seed": "1",
             "--max-examples": "2000"}.items() <= options.items()
+
+
+def test_a_campaign_says_what_it_took_from_the_file_and_an_explicit_budget_wins(cli, tmp_path):
+    # The file's max_examples used to override --budget, and its corpus was filled silently with
+    # another target's findings.
+    (tmp_path / "toolfuzz.toml").write_text('target = "fuzzer.targets.reference:parse"\ncorpus = "fuzz-corpus"\n'
+                                           "seed = 1\nmax_examples = 2000\n", encoding="utf-8")
+    result = cli("campaign", "--tool", "get_weather", "--target", "fuzzer.targets.naive:parse", "--budget", "2",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    lines = result.stderr.splitlines()
+    assert lines[0] == ("config toolfuzz.toml: seed = 1, corpus = fuzz-corpus; "
+                        "not used: max_examples (--budget given)"), result
+    assert lines[1].startswith("warning: the corpus fuzz-corpus is the one toolfuzz.toml keeps for "
+                               "fuzzer.targets.reference:parse; this run's target is fuzzer.targets.naive:parse")
+    report = result.report()
+    assert report["stop_reason"] == "budget" and report["seed"] == 1, report["stop_reason"]
