@@ -38,8 +38,9 @@ def module_file(module: str, cwd: str) -> Optional[str]:
     from importlib.machinery import PathFinder
 
     if module.endswith(".py") or "/" in module:
-        path = os.path.join(cwd, module)
-        return path if os.path.isfile(path) else None
+        from fuzzer.target import module_path
+
+        return module_path(module, cwd)  # the file the loader imports (``../dir/mod`` is its mod.py)
     parts = module.split(".")
     try:
         spec = PathFinder.find_spec(parts[0], [cwd] + sys.path)

@@ -170,7 +170,8 @@ class AgentCampaign(Job):
         self._started = time.monotonic()
         s = self.settings
         runner = EpisodeRunner(agent=s.agent, registry=self.registry, policy=s.policy, tools_file=s.tools_file,
-                               cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb)
+                               cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb,
+                               shape=s.shape)
         feed = None
         try:
             runner.start()

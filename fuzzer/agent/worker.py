@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from fuzzer.agent.checks import Episode, judge
-from fuzzer.agent.models import scripted_model
+from fuzzer.agent.models import scripted_model, shape_fitting
 from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.script import Script
 from fuzzer.agent.tools import ToolBehaviour, ToolBox
@@ -81,8 +81,20 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
     except EpisodeAborted:
         return recorder.trace()
     except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, ... all are the loop's
+        fits = shape_fitting(exc, model)
+        if fits is not None:  # not the loop's bug: the wrong option (a usage error, never a crash finding)
+            raise ShapeMismatch(f"the loop uses the model as the {fits} shape's client ({_one_line(exc)}), but "
+                                f"--model-shape is {script.shape}: run it with --model-shape {fits}") from None
         return recorder.trace(error=exc)
     return recorder.trace(reply=reply, returned=True)
+
+
+class ShapeMismatch(TargetError):
+    """The loop is written against another ``--model-shape`` than the one it was given."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
 
 
 @dataclass(frozen=True)
@@ -155,7 +167,7 @@ def run_episode(text: str) -> list:
         message = str(exc)
         if message.startswith("target "):  # fuzzer.target's loader speaks of parsers
             message = "--agent " + message[len("target "):]
-        return [{"name": "error", "arguments": {"message": message}}]
+        return [{"name": "error", "arguments": {"message": message, "shape": isinstance(exc, ShapeMismatch)}}]
     except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
         return [{"name": "error", "arguments": {"message": f"{type(exc).__name__}: {exc}"}}]
     violations = judge(Episode(script, trace, policy, registry))
@@ -185,10 +197,11 @@ class EpisodeRunner(Started):
 
     def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
                  cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
-                 memory_limit_mb: Optional[int] = 4096):
+                 memory_limit_mb: Optional[int] = 4096, shape: Optional[str] = None):
         from fuzzer.isolation import TargetSpec, WorkerPool
 
         self.agent, self.registry, self.policy, self.timeout = agent, registry, policy, timeout
+        self.shape = shape
         cwd = cwd or os.getcwd()
         self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json()).line()
         self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=cwd, timeout=timeout,
@@ -211,6 +224,7 @@ class EpisodeRunner(Started):
         outcome = self.pool.run([probe_text(self.line)])[0]
         first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
         if first is not None and first["name"] == "loaded":
+            self._probe_shape()
             return
         if first is not None and first["name"] == "error":
             raise TargetError(first["arguments"]["message"])
@@ -218,6 +232,21 @@ class EpisodeRunner(Started):
             raise TargetError(f"agent {self.agent!r}: loading it did not finish within {self.timeout:g} s (--timeout)")
         raise TargetError(f"agent {self.agent!r}: the process loading it failed "
                           f"({outcome.detail or outcome.exception or outcome.kind})")
+
+    def _probe_shape(self) -> None:
+        """Play one plain episode (the model answers at once) in the campaign's shape: a loop
+        written against another shape's client cannot run any episode, and says so here as one
+        usage error naming the ``--model-shape`` that fits, instead of a crash per episode. Any
+        other failure of the probe is left to the campaign to find (and shrink) or to report."""
+        if self.shape is None:
+            return
+        script = Script.from_json({"shape": self.shape, "formats": ["json"], "user": PROBE_USER,
+                                   "turns": [{"step": "final", "text": PROBE_REPLY, "content": PROBE_REPLY,
+                                              "final": True}]})
+        outcome = self.pool.run([episode_text(self.line, script)])[0]
+        first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
+        if first is not None and first["name"] == "error" and first["arguments"].get("shape"):
+            raise TargetError(f"--agent {self.agent!r}: {first['arguments']['message']}")
 
     def run(self, scripts: list, deadline: Optional[float] = None) -> list[Optional[tuple]]:
         """One (trace, violations, outcome) per script; None for a script not played by
@@ -242,6 +271,10 @@ class EpisodeRunner(Started):
             return None, None, outcome
         episode = Episode(script, None, self.policy, self.registry, outcome=outcome, timeout=self.timeout)
         return None, judge(episode), outcome
+
+
+#: The probe episode's user input and the model's whole answer.
+PROBE_USER, PROBE_REPLY = "What is the weather in Paris tomorrow?", "Here is what I found."
 
 
 def _absolute(path: Optional[str], cwd: str) -> Optional[str]:

@@ -426,6 +426,7 @@ USAGE_ERRORS = {
     "target import kills the process": (["--target", BUGGY.replace("buggy:", "import_death:parse")], "died"),
     "bad reject-on": (["--reject-on", "nosuch:X"], "nosuch"),
     "reject-on not an exception": (["--reject-on", "fuzzer.targets.naive:parse"], "parse"),
+    "reject-on swallowing every crash": (["--reject-on", "builtins:BaseException"], "base class of every crash"),
     "tools file missing": (["--tools", "missing.json"], "missing.json"),
     "tools file malformed": (["--tools", "bad.json"], "bad.json"),
     "unknown anomaly": (["--anomaly", "nosuch"], "nosuch"),
