@@ -92,9 +92,10 @@ def _end(process: Any, grace: float) -> None:
     Not ``Process.join(timeout)``: the zygote closes every inherited descriptor, the
     multiprocessing sentinel's too, so ``join`` sees the sentinel ready at once and then blocks
     in ``waitpid`` for as long as the process lives — forever for one stuck importing the target."""
-    deadline = time.monotonic() + grace
+    deadline, pause = time.monotonic() + grace, 0.0005
     while process.exitcode is None and time.monotonic() < deadline:
-        time.sleep(POLL)
+        time.sleep(pause)  # a zygote told to exit is gone within a millisecond or two: look soon, then less often
+        pause = min(pause * 2, POLL)
     if process.exitcode is None:
         process.kill()
         process.join()  # SIGKILLed: the blocking wait returns
