@@ -131,7 +131,10 @@ def settle(ctx: click.Context) -> None:
         ctx.params[param.name] = param.type_cast_value(ctx, default) if default is not None else None
         dropped.append(f"{key} (--{instead.replace('_', '-')} given)")
     tables = []
+    selected = ctx.params.get("tool_names") or ()  # --tool NAME...: only their tables apply
     for tool, values in config.tools.items():
+        if selected and tool not in selected:
+            continue
         used = sorted(k for k in values if k in keys and k not in given and not _replaced(k, given))
         if used:
             tables.append(f"{tool} ({', '.join(used)})")

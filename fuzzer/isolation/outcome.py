@@ -99,8 +99,8 @@ def load_timeout(budget_s: float | None) -> float:
 class ImportTimeout(TargetError):
     """Importing the target did not finish within its ``load_timeout``: a usage error (exit 2),
     since nothing can be tested. ``stuck``: where the import was when it was stopped ("file.py
-    line N in function"), when its stack could be read. :meth:`naming` says it of the option the user gave
-    (an executor's or agent's zygote imports a toolfuzz runner that imports the user's code)."""
+    line N in function"), when its stack could be read. :meth:`naming` says it of the option the
+    user gave (an executor's zygote imports a toolfuzz runner, which imports the user's code)."""
 
     def __init__(self, reference: str, seconds: float, stuck: str | None = None, *, option: str = "target"):
         self.reference, self.seconds, self.stuck, self.option = reference, seconds, stuck, option

@@ -62,7 +62,7 @@ _S = TypeVar("_S", bound="Started")
 
 def _dump_stack(pid: int, path: str) -> tuple:
     """Ask process ``pid`` (a worker, or the zygote while it imports) to dump its Python stack to
-    ``path`` (see :func:`~fuzzer.isolation.worker.arm_traceback_dump`) and read it once written."""
+    ``path`` (armed by :func:`~fuzzer.isolation.worker._arm_traceback_dump`) and read it once written."""
     if DUMP_SIGNAL is None:
         return ()
     try:
