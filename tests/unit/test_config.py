@@ -288,8 +288,9 @@ def fuzz_like(ctx, config_path):
 @options.seed
 @options.max_examples
 @click.option("--budget", "budget_s", type=float, default=None)
+@click.option("--tool", "tool_names", multiple=True)
 @click.pass_context
-def bounded(ctx, target, corpus_dir, seed, max_examples, budget_s):
+def bounded(ctx, target, corpus_dir, seed, max_examples, budget_s, tool_names):
     click.echo(json.dumps({"corpus": corpus_dir, "max_examples": max_examples, "budget": budget_s,
                            "get_weather": tool_overrides(ctx, "get_weather"), "note": config_note(ctx)}))
 
@@ -328,3 +329,11 @@ def test_a_corpus_from_the_file_on_another_target_is_said_loudly(in_tmp):
 
 def test_without_a_config_file_nothing_is_said(in_tmp):
     assert bounded_run("--target", "a:b", "--budget", "3")["note"] == []
+
+
+def test_the_note_names_only_the_tables_of_the_tools_a_run_selects(in_tmp):
+    (in_tmp / "toolfuzz.toml").write_text('target = "mypkg:parse"\n[tools.get_weather]\nseed = 3\n'
+                                          '[tools.search_flights]\nseed = 4\n')
+    assert bounded_run("--tool", "search_flights")["note"] == [
+        "config toolfuzz.toml: target = mypkg:parse; per tool: search_flights (seed)"]
+    assert "get_weather (seed); search_flights (seed)" in bounded_run()["note"][0]
