@@ -337,8 +337,15 @@ def judge_entry(replayed: Any, *, known: dict, settings: Settings) -> tuple[str,
     now = f"{replayed.verdict} ({replayed.signature})"
     if decision.known:
         return "xfail", f"open: {entry.title}; still fails: {now}"
-    reproduce = inline_command(reference, entry.text) if entry.kind == "parser" else \
-        f"fuzz replay --corpus {settings.corpus} {option} {reference}"
+    if entry.kind == "parser":
+        from fuzzer.harnesses.parser.harness import sample_from_entry
+        from fuzzer.harnesses.parser.reproduce import expected_of
+
+        # judged against the truth when the verdict it fails with now depends on it (exit 1 until fixed)
+        expected = expected_of(replayed.verdict, sample_from_entry(entry), entry.level)
+        reproduce = inline_command(reference, entry.text, expected, settings.reject_on)
+    else:
+        reproduce = f"fuzz replay --corpus {settings.corpus} {option} {reference}"
     detail = (f"\n  input:     {json.dumps(entry.text, ensure_ascii=False)[:500]}"
               f"\n  reproduce: {reproduce}")
     if decision.regressions:

@@ -18,7 +18,7 @@ from strategies.json_values import json_equal
 
 __all__ = ["ANNOTATIONS", "allow_null", "escape_pointer_token", "ignores_ref_siblings", "legacy_draft",
            "merge_schemas", "normalize_local", "normalize_openapi", "pointer", "resolve_pointer",
-           "subschemas", "validator_class"]
+           "subschemas", "validator_class", "without_boolean_narrowing"]
 
 #: Keywords that never constrain a value.
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$comment", "deprecated", "readOnly",
@@ -186,6 +186,56 @@ def normalize_local(schema: Mapping) -> dict:
     if out.get("nullable") is True:
         allow_null(out)
     return out
+
+
+# --------------------------------------------------------------------------- boolean subschemas
+
+
+def without_boolean_narrowing(schema: Mapping) -> Any:
+    """``schema`` with the boolean subschemas of its narrowing keywords applied, one level deep:
+    ``true`` accepts every value and ``false`` none (JSON Schema), so ``not: false``, ``if``'s
+    ``then: true``, ``propertyNames: true``, ``unevaluatedProperties: true`` ... say nothing and go,
+    ``not: true`` admits nothing (``False`` is returned), ``if: true`` leaves its ``then`` (an
+    ``allOf`` member) and ``if: false`` its ``else``, ``propertyNames: false`` allows no property
+    (``maxProperties: 0``), a ``dependentSchemas`` entry ``false`` forbids its property. The
+    result means exactly what ``schema`` means; the compiler then needs no fallback for them."""
+    if not any(isinstance(schema.get(k), bool) for k in _BOOLEAN_NARROWING) and not (
+            isinstance(schema.get("dependentSchemas"), Mapping)
+            and any(isinstance(v, bool) for v in schema["dependentSchemas"].values())):
+        return schema
+    out = dict(schema)
+    if out.get("not") is True:
+        return False
+    if out.get("not") is False:
+        del out["not"]
+    if isinstance(out.get("if"), bool):
+        taken = out.get("then" if out["if"] else "else", True)
+        for key in ("if", "then", "else"):
+            out.pop(key, None)
+        if taken is not True:
+            out["allOf"] = list(out.get("allOf") or []) + [taken]
+    for key in ("then", "else", "propertyNames", "unevaluatedProperties", "unevaluatedItems"):
+        if out.get(key) is True:
+            del out[key]
+    if out.get("propertyNames") is False:
+        del out["propertyNames"]
+        out["maxProperties"] = 0
+    dependent = out.get("dependentSchemas")
+    if isinstance(dependent, Mapping):
+        kept = {k: v for k, v in dependent.items() if not isinstance(v, bool)}
+        forbidden = [k for k, v in dependent.items() if v is False]
+        if forbidden:
+            out["properties"] = dict(out.get("properties") or {}, **{k: False for k in forbidden})
+        if kept:
+            out["dependentSchemas"] = kept
+        else:
+            del out["dependentSchemas"]
+    return out
+
+
+#: Narrowing keywords whose value is one subschema, which may be a boolean.
+_BOOLEAN_NARROWING = ("not", "if", "then", "else", "propertyNames", "unevaluatedProperties",
+                      "unevaluatedItems")
 
 
 # --------------------------------------------------------------------------- allOf

@@ -63,9 +63,25 @@ def load_registry(tools_file: str | None) -> Any:
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+class FuzzCommand(click.Command):
+    """click's command, settling the config file's values once the options are parsed (an option
+    given on the command line replaces the file's alternatives to it; see
+    :func:`fuzzer.cli.config_cmd.settle`) before the command runs."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        from fuzzer.cli.config_cmd import settle
+
+        settle(ctx)
+        return super().invoke(ctx)
+
+
 class FuzzGroup(click.Group):
     """click's group, with usage errors shown as one line (``Error: ...``, exit 2) instead of the
-    usage block: a demanding user wants the argument that is wrong, not the synopsis again."""
+    usage block: a demanding user wants the argument that is wrong, not the synopsis again.
+    Its commands are FuzzCommand instances, its subgroups FuzzGroup instances."""
+
+    command_class = FuzzCommand
+    group_class = type  # subgroups (fuzz corpus, fuzz records, fuzz config) are FuzzGroups too
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:

@@ -16,15 +16,19 @@ DEFAULT_BUDGET_S = 60.0
 
 
 def target_spec(target: str, reject_on: tuple, timeout: float, memory_limit_mb: Optional[int],
-                cwd: Optional[str] = None, *, sampling: bool = False, deterministic: bool = False) -> Any:
+                cwd: Optional[str] = None, *, sampling: bool = False, deterministic: bool = False,
+                budget_s: Optional[float] = None) -> Any:
     """The workers of a target. They can always trace an input when asked (a corruption's
     signature names the functions it ran, with or without exploration); ``sampling`` also traces a
-    share of all inputs for the coverage feedback."""
+    share of all inputs for the coverage feedback. ``budget_s`` bounds the target's import too
+    (:func:`~fuzzer.isolation.spec.load_timeout`)."""
     from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation.spec import load_timeout
 
     share = (DETERMINISTIC_TRACE_SHARE if deterministic else None) if sampling else 0.0
     return TargetSpec(target=target, reject_on=tuple(reject_on), cwd=cwd or os.getcwd(), timeout=timeout,
-                      memory_limit_mb=memory_limit_mb, coverage=True, trace_share=share)
+                      memory_limit_mb=memory_limit_mb, coverage=True, trace_share=share,
+                      load_timeout=load_timeout(budget_s))
 
 
 #: With --max-examples (a reproducible run), a fixed share of inputs is traced instead of one
@@ -216,7 +220,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
                                 seeds=_recorded_seeds(seeds_from, registry, names),
                                 class_weights=_recorded_weights(weights_from))
     spec = target_spec(target, reject_on, timeout, memory_limit_mb, sampling=coverage,
-                       deterministic=max_examples is not None)
+                       deterministic=max_examples is not None, budget_s=budget_s)
     pool = WorkerPool(spec, workers=workers)
     handlers: list = [ReproducerWriter()]
     writer = None

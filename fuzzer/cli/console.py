@@ -2,7 +2,8 @@
 stdout when it ends.
 
 ``run_command`` is the one way a command runs a job: it checks every output path before any work,
-attaches the reproducer writer, the corpus writer, the report writers and the console, runs the
+says first which settings the run took from the config file (:class:`ConfigNote`), attaches the
+reproducer writer, the corpus writer, the report writers and the console, runs the
 job, and exits with the status the job's final event carries.
 """
 
@@ -13,7 +14,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 
 import click
 
-from fuzzer.engine.events import Event, JobFinished
+from fuzzer.engine.events import Event, JobFinished, JobStarted, Phase, PhaseStarted
 from fuzzer.engine.pipeline import EventHandler, Job, run_job
 
 def progress(*, quiet: bool = False) -> EventHandler:
@@ -48,6 +49,27 @@ class Summary(EventHandler):
             click.echo(line)
 
 
+class ConfigNote(EventHandler):
+    """Prints, before anything else the job says, which settings it took from the config file
+    (:func:`fuzzer.cli.config_cmd.settle`): a file's corpus or bounds applied to a run without a
+    word wrote findings into another target's corpus. Printed once the target has loaded: a run
+    that ends in a usage error while loading shows that one ``Error:`` line alone (it names the
+    file and key itself when the bad value came from the file)."""
+
+    def __init__(self) -> None:
+        from fuzzer.cli.config_cmd import config_note
+
+        self.lines = config_note()
+
+    def handle_event(self, event: Event) -> None:
+        if not self.lines or isinstance(event, JobStarted) or (
+                isinstance(event, PhaseStarted) and event.phase is Phase.LOADING):
+            return
+        lines, self.lines = self.lines, []
+        for line in lines:
+            click.echo(line, err=True)
+
+
 def check_output_paths(paths: dict[str, Optional[str]]) -> None:
     from fuzzer.cli.errors import check_writable_file
 
@@ -69,7 +91,8 @@ def run_command(job: Job, handlers: Sequence[EventHandler], *, reports: Optional
     from fuzzer.reports.markdown import step_summary_handler
 
     summary = step_summary_handler()
-    final = run_job(job, [*writer_handlers(reports or {}), *([summary] if summary else []), *handlers])
+    final = run_job(job, [ConfigNote(), *writer_handlers(reports or {}), *([summary] if summary else []),
+                          *handlers])
     with _ctrl_c_ignored():  # the result is written and its exit status decided: another Ctrl-C must not change it
         for name, path in (reports or {}).items():
             if path:
@@ -96,4 +119,4 @@ def _ctrl_c_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, before)
 
 
-__all__ = ["Summary", "check_output_paths", "progress", "run_command", "writer_handlers"]
+__all__ = ["ConfigNote", "Summary", "check_output_paths", "progress", "run_command", "writer_handlers"]

@@ -13,8 +13,10 @@ from fuzzer.engine.text import compact, preview
 
 
 @contextlib.contextmanager
-def pool_for(ref: str, reject_on: tuple, timeout: float, memory_limit_mb: int, workers: int) -> Iterator[Any]:
-    """A worker pool (not started) for ``M:A`` or ``git:REF:M:A`` (checked out in a temporary worktree)."""
+def pool_for(ref: str, reject_on: tuple, timeout: float, memory_limit_mb: int, workers: int,
+             budget_s: Optional[float] = None) -> Iterator[Any]:
+    """A worker pool (started) for ``M:A`` or ``git:REF:M:A`` (checked out in a temporary worktree);
+    ``budget_s`` bounds the import too."""
     from fuzzer.cli.campaign import target_spec
     from fuzzer.gitref import checkout, split_git_target
     from fuzzer.isolation import WorkerPool
@@ -23,10 +25,11 @@ def pool_for(ref: str, reject_on: tuple, timeout: float, memory_limit_mb: int, w
     git = split_git_target(ref)
     with contextlib.ExitStack() as stack:
         if git is None:
-            spec = target_spec(ref, reject_on, timeout, memory_limit_mb)
+            spec = target_spec(ref, reject_on, timeout, memory_limit_mb, budget_s=budget_s)
         else:
             git_ref, target = git
-            spec = target_spec(target, reject_on, timeout, memory_limit_mb, cwd=stack.enter_context(checkout(git_ref)))
+            spec = target_spec(target, reject_on, timeout, memory_limit_mb, cwd=stack.enter_context(checkout(git_ref)),
+                               budget_s=budget_s)
         pool = WorkerPool(spec, workers=workers)
         stack.callback(pool.close)
         try:
@@ -115,8 +118,9 @@ def diff(old_ref: str, new_ref: str, reject_on: tuple, tool_names: tuple, tools_
         corpus_samples = [sample_from_entry(e) for _, e in store.entries() if e.kind == "parser"]
         for problem in store.problems:
             click.echo(f"warning: skipped {problem}", err=True)
-    with pool_for(old_ref, reject_on, timeout, memory_limit_mb, workers) as old_pool, \
-            pool_for(new_ref, reject_on, timeout, memory_limit_mb, workers) as new_pool:
+    limit = None if max_examples else budget_s
+    with pool_for(old_ref, reject_on, timeout, memory_limit_mb, workers, limit) as old_pool, \
+            pool_for(new_ref, reject_on, timeout, memory_limit_mb, workers, limit) as new_pool:
         click.echo(f"diff: {old_ref} -> {new_ref} ({len(corpus_samples)} corpus entries, then fresh samples "
                    f"for {', '.join(names)})", err=True)
         job = DiffJob(registry, old_pool=old_pool, new_pool=new_pool, old_label=old_ref, new_label=new_ref,

@@ -13,6 +13,8 @@ from fuzzer.engine.text import json_line
 
 
 def _describe_property(schema: dict) -> str:
+    if schema is False:
+        return "never allowed (false)"
     if not isinstance(schema, dict):
         return "any"
     parts = []
@@ -47,9 +49,12 @@ def tools(tools_file: str | None, as_json: bool) -> None:
         return
     broken = unsupported_tools(registry)
     for tool in registry:
-        required = set(tool.schema.get("required", []) or [])
+        schema = tool.schema if isinstance(tool.schema, dict) else {}  # a boolean schema: no properties
+        required = set(schema.get("required", []) or [])
         click.echo(click.style(tool.name, bold=True) + (f"  {tool.description}" if tool.description else ""))
-        for name, prop in (tool.schema.get("properties") or {}).items():
+        if tool.schema is True:
+            click.echo("    any arguments (schema true)")
+        for name, prop in (schema.get("properties") or {}).items():
             mark = "*" if name in required else " "
             click.echo(f"  {mark} {name}: {_describe_property(prop)}")
         if tool.name in broken:

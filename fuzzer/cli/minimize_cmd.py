@@ -101,14 +101,14 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
     import traceback
 
     from fuzzer.inputs import InputError, read_sample_file, read_text_exactly
+    from fuzzer.harnesses.parser.reproduce import Expected, expected_of
     from fuzzer.engine.calls import normalize_calls
     from fuzzer.engine.references import load_reject_types, load_target
-    from strategies._internal.sample import json_equal
     from strategies.errors import ToolfuzzError
 
     history: list = []
     reject: list = []
-    expected: Optional[list] = None  # the entry's ground truth, when known
+    expected: Optional[Expected] = None  # what the input must give once fixed, when the truth is known
     growth: Optional[dict] = None  # a slow finding's repetitions: timed, not run once
     home = ""  # the directory the finding's run found its target in
     hang_timeout = None  # a hang's: run in a worker stopped after that many seconds
@@ -128,14 +128,15 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
             home = str(data.get("target_home") or "") if not explicit_target else ""
             growth = data.get("growth") if isinstance(data.get("growth"), dict) else None
             hang_timeout = data.get("hang_timeout") if isinstance(data.get("hang_timeout"), (int, float)) else None
+            expected = Expected.from_json(data.get("expected"))
         else:
             sample, entry = read_sample_file(path)
             text = sample.text
             if entry is not None:
                 target = target or entry.target
                 history = list((entry.scenario or {}).get("history") or [])
-                if entry.truth_known and entry.calls is not None:
-                    expected = entry.calls
+                if entry.truth_known:
+                    expected = expected_of(None, sample, entry.level)  # whatever verdict it was stored with
         if not target and entry is None and not reproducer:
             # neither a reproducer file nor a corpus entry: a raw model output, which names nothing
             raise ConfigError(f"{path}: not a toolfuzz reproducer file or corpus entry; to run it as a raw "
@@ -174,9 +175,7 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
         value = function(text)
     except reject_types as exc:
         click.echo(f"rejected: {type(exc).__name__}: {exc}")
-        if expected:
-            click.echo(f"expected: {json.dumps(expected, ensure_ascii=False)} (still fails: a valid output rejected)")
-            click.get_current_context().exit(1)
+        _still_expected(expected, True)
         return
     except BaseException:  # noqa: BLE001 - showing it is the point
         click.echo("raised:")
@@ -188,9 +187,20 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
         click.echo(f"returned something that is not a call: {exc} ({value!r:.300})")
         click.get_current_context().exit(1)
     click.echo(f"returned: {json.dumps(calls, ensure_ascii=False)}")
-    if expected is not None and not json_equal(calls, expected):
-        click.echo(f"expected: {json.dumps(expected, ensure_ascii=False)} (still fails: other calls than written)")
-        click.get_current_context().exit(1)
+    _still_expected(expected, False, calls)
+
+
+def _still_expected(expected: Any, rejected: bool, calls: Optional[list] = None) -> None:
+    """Exit 1, saying what was expected, while the answer is not what the input denotes (the
+    same rule as a finding's inline reproduce command: :class:`fuzzer.harnesses.parser.reproduce.Expected`)."""
+    import json
+
+    why = expected.still_fails(rejected, calls) if expected is not None else None
+    if why is None:
+        return
+    shown = "no call" if expected.calls is None else json.dumps(expected.calls, ensure_ascii=False)
+    click.echo(f"expected: {shown}{' (or a clean rejection)' if expected.may_reject else ''} (still fails: {why})")
+    click.get_current_context().exit(1)
 
 
 def _still_hangs(target: str, home: str, reject: list, history: list, text: str, timeout: float) -> bool:

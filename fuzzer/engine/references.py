@@ -29,6 +29,9 @@ from strategies.errors import TargetError
 __all__ = ["MESSAGE_LIMIT", "FRAME_LIMIT", "describe_exception", "exception_message", "exception_name",
            "format_traceback", "load_reject_types", "load_target"]
 
+#: This file: the one place user code is imported from (a stack stuck importing it is read from here in).
+LOADER = os.path.abspath(__file__)
+
 #: Characters of an exception message kept, and innermost frames kept, in every description.
 MESSAGE_LIMIT = 300
 FRAME_LIMIT = 8
@@ -80,8 +83,27 @@ def load_reject_types(refs: list[str] | tuple[str, ...], *,
             obj = _resolve(ref, cwd, what="--reject-on")[0]
         if not _is_exception(obj):
             raise TargetError(f"--reject-on {ref!r}: {_describe(obj)} is not an exception class")
+        if _swallows_every_crash(obj):
+            raise TargetError(f"--reject-on {ref!r}: {obj.__name__} is a base class of every crash (TypeError, "
+                              f"KeyError, RecursionError, ...), so each would count as a clean rejection and none "
+                              f"be reported; declare the type your parser raises to reject an input (its own "
+                              f"ParseError, or ValueError)")
         found.append(obj)
     return tuple(found)
+
+
+#: Crashes of unrelated kinds. A declared rejection type that all of them are instances of
+#: (``BaseException``, ``Exception``, a metaclass that claims every class) turns every crash of
+#: the target into a clean rejection: a run that could only ever pass.
+_CRASH_KINDS = (TypeError, AttributeError, KeyError, IndexError, RecursionError, ZeroDivisionError,
+                UnboundLocalError, AssertionError)
+
+
+def _swallows_every_crash(cls: type) -> bool:
+    try:
+        return all(issubclass(kind, cls) for kind in _CRASH_KINDS)
+    except Exception:  # noqa: BLE001 - a metaclass whose __subclasscheck__ fails: it cannot be trusted either
+        return True
 
 
 def _is_exception(obj: object) -> bool:
@@ -126,10 +148,15 @@ def _import(module_name: str, cwd: str, ref: str, what: str) -> types.ModuleType
     cwd = os.path.abspath(cwd)
     path_like = module_name.endswith(".py") or os.sep in module_name or "/" in module_name
     if path_like:
-        file = os.path.abspath(os.path.join(cwd, module_name))
-        if not os.path.isfile(file):
-            raise TargetError(f"{what} {ref!r}: file {file!r} not found")
+        file = module_path(module_name, cwd)
+        if file is None:
+            shown = os.path.abspath(os.path.join(cwd, module_name))
+            also = "" if shown.endswith(".py") else f" (nor {os.path.basename(shown)}.py, nor a package directory)"
+            raise TargetError(f"{what} {ref!r}: file {shown!r} not found{also}")
         search_dir = os.path.dirname(file)
+        if os.path.basename(file) == "__init__.py":  # a package directory: imported by name from its parent
+            module_name, path_like = os.path.basename(search_dir), False
+            search_dir = os.path.dirname(search_dir)
     else:
         search_dir = cwd
     if search_dir in sys.path:
@@ -159,8 +186,22 @@ def _import(module_name: str, cwd: str, ref: str, what: str) -> types.ModuleType
         raise TargetError(f"{what} {ref!r}: importing {module_name!r} raised {_one_line(exc)}") from None
 
 
+def module_path(module: str, cwd: str) -> str | None:
+    """The file a path-like module reference names, relative to ``cwd`` (``..`` allowed):
+    ``dir/mod.py``, ``../dir/mod`` (its ``mod.py``) or a package directory (its
+    ``__init__.py``); None when there is none."""
+    path = os.path.abspath(os.path.join(cwd, module))
+    for candidate in (path, path + ".py", os.path.join(path, "__init__.py")):
+        if os.path.isfile(candidate) and candidate.endswith(".py"):
+            return candidate
+    return None
+
+
 def _module_names(missing: str, cwd: str) -> list[str]:
-    """Candidate names for a "did you mean": siblings of the missing module (cheap scans only)."""
+    """Candidate names for a "did you mean": siblings of the missing module in its package, or
+    for a top-level name the modules and packages of the user's own directories (``cwd`` and the
+    ``sys.path`` entries outside the standard library and site-packages). Not every installed
+    top-level module: a typo of the user's parser name was offered 'xdist' or 'xdrlib'."""
     package, _, _ = missing.rpartition(".")
     if package:
         try:
@@ -169,16 +210,27 @@ def _module_names(missing: str, cwd: str) -> list[str]:
             return []
         return [m.name for m in pkgutil.iter_modules(paths)]
     names = set()
-    try:
-        for entry in os.listdir(cwd):
+    for directory in [cwd] + [p for p in sys.path if _users_directory(p)]:
+        try:
+            entries = os.listdir(directory or ".")
+        except OSError:
+            continue
+        for entry in entries:
             stem, ext = os.path.splitext(entry)
-            if ext == ".py" or (not ext and os.path.isdir(os.path.join(cwd, entry))):
-                if stem.isidentifier():
-                    names.add(stem)
-    except OSError:
-        pass
-    names.update(m.name for m in pkgutil.iter_modules())
+            if stem.isidentifier() and (ext == ".py" or (not ext and os.path.isdir(os.path.join(directory, entry)))):
+                names.add(stem)
     return sorted(names)
+
+
+def _users_directory(path: str) -> bool:
+    """A ``sys.path`` entry holding the user's own code (a PYTHONPATH directory), not the standard
+    library's or installed packages'."""
+    from fuzzer.engine.frames import in_stdlib
+
+    if not path or not os.path.isdir(path):
+        return False
+    parts = os.path.normpath(path).split(os.sep)
+    return not in_stdlib(os.path.join(path, "x.py")) and "site-packages" not in parts and "dist-packages" not in parts
 
 
 def _hint(close: list[str]) -> str:

@@ -18,9 +18,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.isolation.spec import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
-                                   PIPELINED_PARTS, POLL, PROTOCOL, STRIDE)
+                                   PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, ImportTimeout)
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
-from fuzzer.isolation.worker import DUMP_SIGNAL, _zygote_main, read_pin, read_trace, trace_path
+from fuzzer.isolation.worker import DUMP_SIGNAL, LOAD_SLOT, _zygote_main, read_pin, read_trace, stuck_at, trace_path
 from strategies.errors import TargetError
 
 
@@ -58,6 +58,47 @@ def _close_all() -> None:
 HANG_DUMPS = 4
 
 _S = TypeVar("_S", bound="Started")
+
+
+def _dump_stack(pid: int, path: str) -> tuple:
+    """Ask process ``pid`` (a worker, or the zygote while it imports) to dump its Python stack to
+    ``path`` (armed by :func:`~fuzzer.isolation.worker._arm_traceback_dump`) and read it once written."""
+    if DUMP_SIGNAL is None:
+        return ()
+    try:
+        before = os.path.getsize(path)
+    except OSError:
+        before = 0
+    try:
+        os.kill(pid, DUMP_SIGNAL)
+    except OSError:
+        return ()
+    deadline, size = time.monotonic() + 0.5, -1
+    while time.monotonic() < deadline:  # until the dump stops growing
+        time.sleep(0.02)
+        try:
+            now = os.path.getsize(path)
+        except OSError:
+            now = 0
+        if now > before and now == size:
+            break
+        size = now
+    return read_trace(path)
+
+
+def _end(process: Any, grace: float) -> None:
+    """Wait up to ``grace`` seconds for ``process`` to exit, then kill it, and reap it.
+
+    Not ``Process.join(timeout)``: the zygote closes every inherited descriptor, the
+    multiprocessing sentinel's too, so ``join`` sees the sentinel ready at once and then blocks
+    in ``waitpid`` for as long as the process lives — forever for one stuck importing the target."""
+    deadline, pause = time.monotonic() + grace, 0.0005
+    while process.exitcode is None and time.monotonic() < deadline:
+        time.sleep(pause)  # a zygote told to exit is gone within a millisecond or two: look soon, then less often
+        pause = min(pause * 2, POLL)
+    if process.exitcode is None:
+        process.kill()
+        process.join()  # SIGKILLed: the blocking wait returns
 
 
 class Lost:
@@ -122,7 +163,7 @@ class WorkerPool(Started):
 
     def __init__(self, spec: Any, workers: int = 1, *, batch_size: int = BATCH_SIZE,
                  start_method: str | None = None, environ: Mapping[str, str] | None = None,
-                 load_timeout: float = LOAD_TIMEOUT):
+                 load_timeout: float | None = None):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.workers, self.batch_size = spec, int(workers), max(1, int(batch_size))
@@ -130,7 +171,9 @@ class WorkerPool(Started):
         self.environ = dict(environ or {})
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
-        self.load_timeout = load_timeout
+        #: Seconds the zygote may take to load what it serves: the argument, else the spec's own
+        #: ``load_timeout`` if it has one, else :data:`~fuzzer.isolation.spec.LOAD_TIMEOUT`.
+        self.load_timeout = load_timeout or getattr(spec, "load_timeout", None) or LOAD_TIMEOUT
         self.restarts = 0
         #: What the served object offered when it loaded (None until the pool has started).
         self.info: Any = None
@@ -184,7 +227,9 @@ class WorkerPool(Started):
         _LIVE_POOLS.add(self)
         try:
             if not ctl.poll(self.load_timeout):
-                raise TargetError(f"{self.spec.label}: loading did not finish within {self.load_timeout:g} s")
+                stuck = self._stuck_importing(zygote.pid)
+                zygote.kill()  # stuck importing, it would never read the EOF that tells it to exit
+                raise ImportTimeout(self.spec.label, self.load_timeout, stuck)
             try:
                 status, *answer = ctl.recv()
             except (EOFError, OSError):
@@ -222,16 +267,20 @@ class WorkerPool(Started):
         except OSError:
             pass
         self._ctl.close()  # EOF also tells the zygote to reap its workers and exit
-        zygote.join(5)
-        if zygote.exitcode is None:
-            zygote.kill()
-            zygote.join(5)
-        for slot in self._slots:
+        _end(zygote, 5.0)
+        for index in [LOAD_SLOT] + [slot.index for slot in self._slots]:
             try:
-                os.unlink(trace_path(zygote.pid, slot.index))
+                os.unlink(trace_path(zygote.pid, index))
             except OSError:
                 pass
         self._slots = []
+
+    def _stuck_importing(self, pid: int) -> str | None:
+        """Where the zygote's import of the target is (:func:`~fuzzer.isolation.worker.stuck_at`),
+        asked with the signal that makes it dump its stack; None if unknown."""
+        path = trace_path(pid, LOAD_SLOT)
+        _dump_stack(pid, path)
+        return stuck_at(path)
 
     def _spawn(self, slot: _Slot) -> str | None:
         """(Re)start ``slot``'s worker; returns how the previous one ended, if there was one."""
@@ -483,25 +532,7 @@ class WorkerPool(Started):
         return tuple(shared)
 
     def _dump(self, slot: _Slot, path: str) -> tuple:
-        try:
-            before = os.path.getsize(path)
-        except OSError:
-            before = 0
-        try:
-            os.kill(slot.pid, DUMP_SIGNAL)
-        except OSError:
-            return ()
-        deadline, size = time.monotonic() + 0.5, -1
-        while time.monotonic() < deadline:  # until the dump stops growing
-            time.sleep(0.02)
-            try:
-                now = os.path.getsize(path)
-            except OSError:
-                now = 0
-            if now > before and now == size:
-                break
-            size = now
-        return read_trace(path)
+        return _dump_stack(slot.pid, path)
 
     def _lost(self, slot: _Slot, kind: str, pending: deque, results: list[Any], detail: str | None) -> None:
         """The worker hung or died: pin the input it was running, restart, requeue the rest."""

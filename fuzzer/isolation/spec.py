@@ -13,7 +13,8 @@ or a dataclass of its own with the same attributes and methods):
   :meth:`~fuzzer.isolation.WorkerPool.start` with its words unchanged.
 * ``label`` — how messages name what is loaded (``target 'm:parse'``, ``--executor 'm:make'``).
 * ``timeout``, ``cwd``, ``memory_limit_mb`` — the watchdog's limit per payload, the workers'
-  directory, their address-space cap.
+  directory, their address-space cap; optionally ``load_timeout``, how long loading may take
+  (:func:`load_timeout`: bounded by the run's budget).
 * ``decode(result)`` — engine side: what the caller receives for a worker's result (the parser
   harness turns its compact rows into outcomes here); ``fault(kind, elapsed, detail, frames)`` —
   what the caller receives for a payload its worker hung on or died on.
@@ -26,9 +27,12 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from strategies.errors import TargetError
+
 BATCH_SIZE = 256  #: payloads per message to a worker
 BATCH_CHARS = 4_000_000  #: ... unless they are long: oversized payloads travel in smaller batches
-LOAD_TIMEOUT = 60.0  #: seconds the zygote may take to load what it serves, unless the caller says otherwise
+LOAD_TIMEOUT = 60.0  #: seconds the zygote may take to load what it serves, at most
+MIN_LOAD_TIMEOUT = 5.0  #: ... and at least, whatever the budget (a heavy framework takes seconds)
 POLL = 0.02  #: watchdog resolution, seconds
 DEPTH = 2  #: batches in flight per worker
 PIPELINED_PARTS = 4  #: messages per worker of a run whose results are judged as they arrive
@@ -73,4 +77,26 @@ class WorkerSpec:
         return Fault(kind, elapsed, detail, frames)
 
 
-__all__ = ["BATCH_SIZE", "Fault", "LOAD_TIMEOUT", "WorkerSpec"]
+def load_timeout(budget_s: Optional[float]) -> float:
+    """How long loading the code under test may take in a run bounded by ``budget_s``: the budget
+    itself, between :data:`MIN_LOAD_TIMEOUT` and :data:`LOAD_TIMEOUT`. Start-up is not counted in
+    the budget (a slow import must not eat the fuzzing time), but an import that never finishes
+    must not make ``--budget 10`` a run that never ends either."""
+    if budget_s is None:
+        return LOAD_TIMEOUT
+    return min(LOAD_TIMEOUT, max(MIN_LOAD_TIMEOUT, float(budget_s)))
+
+
+class ImportTimeout(TargetError):
+    """Loading the code under test did not finish within the pool's load timeout: a usage error
+    (exit 2), since nothing can be tested. ``stuck``: where the import was when it was stopped
+    ("file.py line N in function"), when its stack could be read."""
+
+    def __init__(self, label: str, seconds: float, stuck: Optional[str] = None):
+        self.label, self.seconds, self.stuck = label, seconds, stuck
+        where = f"stuck at {stuck}: " if stuck else ""
+        super().__init__(f"{label}: importing it did not finish within {seconds:g} s "
+                         f"({where}does the module wait for something at import time?)")
+
+
+__all__ = ["BATCH_SIZE", "Fault", "ImportTimeout", "LOAD_TIMEOUT", "WorkerSpec", "load_timeout"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from fuzzer.engine.frames import in_stdlib, named, without_library_tail
 from fuzzer.isolation.spec import PIN_BYTES, PIN_HEADER, PIN_STRUCT, PROTOCOL, STRIDE
-from fuzzer.engine.references import INSTRUMENT
+from fuzzer.engine.references import INSTRUMENT, LOADER
 from strategies.errors import TargetError
 
 #: Characters of a loading error kept in its one line.
@@ -81,6 +81,7 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
         os.closerange(3, keep)
         os.closerange(keep + 1, _max_fd())
     _quiet_process(spec.memory_limit_mb)
+    dump = _arm_traceback_dump(trace_path(os.getpid(), LOAD_SLOT))  # where an import that never ends is stuck
     try:
         if spec.cwd:
             os.chdir(spec.cwd)
@@ -92,6 +93,7 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
         text = " ".join(str(exc).split())[:MESSAGE_LIMIT]
         ctl.send(("error", f"{spec.label}: loading raised {type(exc).__name__}: {text}"))
         return
+    _disarm_traceback_dump(dump)
     try:
         info = getattr(served, "info", None)  # what the caller may ask of the loaded code
         ctl.send(("ok", os.getpid(), info))
@@ -142,23 +144,41 @@ DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
 _TRACE_LINE = re.compile(r'^\s*File "(.*)", line \d+ in (.*)$')
 
 
+#: The "slot" of the zygote's own stack file, written while it imports the target.
+LOAD_SLOT = -1
+
+
 def trace_path(zygote_pid: int, slot: int) -> str:
-    """Where worker ``slot`` of a pool writes its stack on a fatal signal or a hang."""
+    """Where worker ``slot`` of a pool (:data:`LOAD_SLOT`: its zygote, importing the target)
+    writes its stack on a fatal signal or a hang."""
     return os.path.join(tempfile.gettempdir(), f"toolfuzz-{zygote_pid}-{slot}.trace")
 
 
-def _arm_traceback_dump(path: str) -> None:
+def _arm_traceback_dump(path: str) -> Any:
     """Make the worker write its Python stack to ``path`` when it crashes on a fatal signal
     (segfault, abort) or when the supervisor signals a hang. faulthandler writes from the signal
     handler itself, so this works even while the target holds the GIL inside C code (a
-    backtracking regex). The stack gives deaths and hangs the same kind of signature as crashes."""
+    backtracking regex). The stack gives deaths and hangs the same kind of signature as crashes.
+    Returns the open file (None when it could not be armed)."""
     try:
         fh = open(path, "w")  # noqa: SIM115 - must stay open for the life of the worker
         faulthandler.enable(file=fh, all_threads=False)
         if DUMP_SIGNAL is not None:
             faulthandler.register(DUMP_SIGNAL, file=fh, all_threads=False, chain=False)
+        return fh
     except (OSError, RuntimeError, ValueError):
-        pass
+        return None
+
+
+def _disarm_traceback_dump(fh: Any) -> None:
+    """Undo :func:`_arm_traceback_dump` in the zygote once the target is imported: its workers
+    arm their own files, and none of them may write into the zygote's."""
+    if fh is None:
+        return
+    faulthandler.disable()
+    if DUMP_SIGNAL is not None:
+        faulthandler.unregister(DUMP_SIGNAL)
+    fh.close()
 
 
 #: Frames kept from a dumped stack: the whole stack of a parser, so two dumps of one hang can be
@@ -193,6 +213,44 @@ def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str]
     if target_only and all(in_stdlib(path) for path, _ in inner):
         return ()  # only the standard library's frames: the worker was importing, not running the target
     return tuple(named(without_library_tail(inner[::-1]), TRACE_FRAMES))  # see fuzzer/engine/frames.py
+
+
+#: toolfuzz's own packages: their frames in a stack are the harness's, never where the user's code is.
+_OWN = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), package) + os.sep
+             for package in ("fuzzer", "strategies", "corpus"))
+_LOADER = LOADER
+_TRACE_LINE_NUMBER = re.compile(r'^\s*File "(.*)", line (\d+) in (.*)$')
+
+
+def stuck_at(path: str) -> str | None:
+    """``file.py line N in function``: where the user's code was in a faulthandler dump of a
+    process stopped while importing it (a loop at module level, a wait on a lock or the network).
+    Read from the frame inside :mod:`fuzzer.engine.references`' loader (the one place user code is
+    imported) inwards: the innermost frame that is neither the standard library's nor toolfuzz's,
+    up to where that code calls back into toolfuzz (an executor's tools run on toolfuzz's virtual
+    clock: what that calls is no more the user's code). None when the dump holds no such frame."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            text = fh.read(200_000)
+    except OSError:
+        return None
+    frames: list = []
+    for line in text.splitlines():  # most recent call first, one block per dump: keep the last
+        if line.startswith(("Fatal Python error", "Current thread", "Thread ", "Stack ")):
+            frames = []
+            continue
+        match = _TRACE_LINE_NUMBER.match(line)
+        if match:
+            frames.append(match.groups())
+    loader = [i for i, (file, _, _) in enumerate(frames) if os.path.abspath(file) == _LOADER]
+    found = None
+    for file, number, function in reversed(frames[:loader[0]] if loader else frames):  # outermost first
+        if os.path.abspath(file).startswith(_OWN):
+            if found is not None:
+                break
+        elif not in_stdlib(file):
+            found = f"{os.path.basename(file)} line {number} in {function.strip()}"
+    return found
 
 
 def _max_fd() -> int:

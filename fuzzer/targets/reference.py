@@ -1035,7 +1035,7 @@ def validated_parser(registry: Any) -> Callable[[str], list]:
     validators: dict = {}
     for tool in registry:
         validator = tool_validator(tool)
-        type(validator).check_schema(dict(tool.schema))
+        type(validator).check_schema(tool.schema if isinstance(tool.schema, bool) else dict(tool.schema))
         validators[tool.name] = validator
 
     def validate(text: str) -> list:

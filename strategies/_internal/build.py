@@ -13,6 +13,7 @@ from strategies._internal.formats import FORMATS, LAYOUTS, Unrepresentable, rend
 from strategies._internal.mutations import MutationContext, NotApplicable, get_operator
 from strategies._internal.sample import Recipe, Sample
 from strategies._internal.schema import compile_tool
+from strategies._internal.schema.compiler import generatable
 from strategies._internal.source import RandomSource, ReplaySource, Source
 from strategies.json_values import json_equal
 
@@ -37,7 +38,7 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
         multi = source.boolean(MULTI_PROBABILITY)
     calls = [{"name": tool.name, "arguments": compile_tool(tool).generate(source)}]
     if multi:
-        others = [t for t in registry if t.name != tool.name]
+        others = [t for t in registry if t.name != tool.name and generatable(t)]
         for _ in range(source.integer(1, 2)):
             other = tool if not others or not source.boolean(0.5) else source.choice(others)
             call = {"name": other.name, "arguments": compile_tool(other).generate(source)}

@@ -41,6 +41,26 @@ class _Items:
 
 ITEMS = _Items()
 
+
+class _ItemsFrom:
+    """The path marker for "each element of the array from index ``start`` on": what ``items``
+    governs behind ``prefixItems`` (or the list form of ``items``), whose positions have schemas
+    of their own."""
+
+    __slots__ = ("start",)
+
+    def __init__(self, start: int):
+        self.start = start
+
+    def __repr__(self) -> str:
+        return f"[{self.start}:]"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ItemsFrom) and other.start == self.start
+
+    def __hash__(self) -> int:
+        return hash(("items-from", self.start))
+
 _MAX_DEPTH = 12  # nesting/ref depth walked; deeper schemas are left unconstrained (conservative)
 
 
@@ -328,10 +348,14 @@ def _walk(schema: Mapping, root: Any, path: tuple, objects: list, fields: list, 
             fields.append(info)
             _walk(sub, root, info.path, objects, fields, depth + 1)
     items = schema.get("items")
+    prefix = schema.get("prefixItems")
+    if isinstance(items, list):  # the older drafts' tuple form: positions first, then additionalItems
+        prefix, items = items, schema.get("additionalItems")
     if isinstance(items, Mapping) and path:
         items = resolve(items, root, depth + 1)
         if isinstance(items, Mapping):
-            info = _field(path + (ITEMS,), items, root, False)
+            marker = _ItemsFrom(len(prefix)) if isinstance(prefix, list) and prefix else ITEMS
+            info = _field(path + (marker,), items, root, False)
             fields.append(info)
             _walk(items, root, info.path, objects, fields, depth + 1)
 
@@ -371,9 +395,10 @@ def locate(arguments: Any, path: tuple) -> Iterator[tuple]:
             yield done
             return
         part = path[i]
-        if part is ITEMS:
+        if part is ITEMS or part.__class__ is _ItemsFrom:
             if isinstance(node, list):
-                for index, element in enumerate(node):
+                start = 0 if part is ITEMS else part.start
+                for index, element in enumerate(node[start:], start):
                     yield from walk(element, i + 1, done + (index,))
         elif isinstance(node, Mapping) and part in node:
             yield from walk(node[part], i + 1, done + (part,))

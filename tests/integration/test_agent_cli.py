@@ -124,6 +124,11 @@ NOT_CALLABLE = 5
     (["--agent", NAIVE, "--policy", "bad.toml"], "bad.toml: max_turns: expected a positive integer, got 'x'"),
     (["--agent", NAIVE, "--format", "hermes"], "applies to --model-shape text only"),
     (["--agent", NAIVE, "--model-shape", "grpc"], "'grpc' is not one of"),
+    # an openai-style loop given another shape's model: the wrong option, not a crash of the loop
+    (["--agent", NAIVE, "--model-shape", "text"], "uses the model as the openai shape's client (AttributeError: "
+                                                  "'TextModel' object has no attribute 'chat'), but --model-shape is "
+                                                  "text: run it with --model-shape openai"),
+    (["--agent", NAIVE, "--model-shape", "anthropic"], "run it with --model-shape openai"),
     (["--agent", NAIVE, "--report", "no/dir/r.json"], "--report: directory"),
 ], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
 def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path, monkeypatch, args, message):

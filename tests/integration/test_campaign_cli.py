@@ -271,16 +271,32 @@ def test_the_printed_reproduce_commands_reproduce(naive_run):
             checked += 1
             continue
         assert argv[:2] == [sys.executable, "-c"], command
-        code = argv[2]
-        text = eval(code[code.index("print(t(") + len("print(t("):-2])  # noqa: S307 - the printed input
-        failure = by_text[text]
+        failure = by_text[_printed_input(argv[2])]
         if failure["verdict"] == "crash":
             assert proc.returncode != 0 and failure["exception"].split(":")[0] in proc.stderr, (command, proc)
-        elif failure["verdict"] == "corruption":
-            assert proc.returncode == 0 and proc.stdout.startswith("[{"), (command, proc)
+        elif failure["verdict"] in ("corruption", "false_reject"):
+            # it exits 1 while the answer is not what the output denotes (a corruption's command
+            # exited 0), and 0 with the same command run on a parser that gets it right
+            assert proc.returncode == 1 and "still fails: " in proc.stdout, (command, proc)
+            fixed = subprocess.run(command.replace(NAIVE.split(":")[0], REFERENCE.split(":")[0]), shell=True,
+                                   executable="/bin/bash", capture_output=True, text=True, env=env, cwd=ROOT,
+                                   timeout=60)
+            assert fixed.returncode == 0 and "still fails" not in fixed.stdout, (command, fixed)
         checked += 1
     # every finding gets a runnable command: long inputs are written as repetitions ('[' * 1003)
     assert checked >= 3 and checked == len(report["failures"])
+
+
+def _printed_input(code: str) -> str:
+    """The input a printed ``python -c`` command runs the target on: the argument of ``print(t(...))``,
+    or the second of ``expect(t, ..., expected)``."""
+    import ast
+
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("t", "expect"):
+            argument = node.args[0] if node.func.id == "t" else node.args[1]
+            return eval(compile(ast.Expression(argument), "<input>", "eval"))  # noqa: S307 - the printed input
+    raise AssertionError(f"no target call in {code!r}")
 
 
 def test_validate_level_missed_anomalies_really_break_the_schema(cli):
@@ -422,6 +438,7 @@ USAGE_ERRORS = {
     "target import kills the process": (["--target", BUGGY.replace("buggy:", "import_death:parse")], "died"),
     "bad reject-on": (["--reject-on", "nosuch:X"], "nosuch"),
     "reject-on not an exception": (["--reject-on", "fuzzer.targets.naive:parse"], "parse"),
+    "reject-on swallowing every crash": (["--reject-on", "builtins:BaseException"], "base class of every crash"),
     "tools file missing": (["--tools", "missing.json"], "missing.json"),
     "tools file malformed": (["--tools", "bad.json"], "bad.json"),
     "unknown anomaly": (["--anomaly", "nosuch"], "nosuch"),
@@ -757,7 +774,7 @@ def test_declared_rejections_replace_value_error_and_the_summary_says_so(cli, tm
     both = cli("campaign", "--tool", "get_weather", "--target", "two_rejections:parse", "--format", "json",
                "--reject-on", "two_rejections:ParseError", "--reject-on", "builtins:ValueError",
                "--max-examples", "1500", "--seed", "1", "--report", "r.json")
-    assert not [f for f in both.report()["failures"] if f["exception"] and f["exception"].startswith("ValueError")]
+    assert not [f for f in both.report()["failures"] if f["verdict"] == "crash" and (f["exception"] or "").startswith("ValueError")]
     assert "declares other types" not in both.stdout
 
 

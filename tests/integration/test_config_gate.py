@@ -48,3 +48,20 @@ def test_a_value_from_the_file_that_cannot_be_used_names_the_file_and_key(cli, t
         from_file
     typed = cli("campaign", "--tool", "get_weather", "--budget", "1", "--reject-on", "nosuch:Other")
     assert typed.code == 2 and typed.stderr.startswith("Error: --reject-on 'nosuch:Other': "), typed
+
+
+def test_a_campaign_says_what_it_took_from_the_file_and_an_explicit_budget_wins(cli, tmp_path):
+    # The file's max_examples used to override --budget, and its corpus was filled silently with
+    # another target's findings.
+    (tmp_path / "toolfuzz.toml").write_text('target = "fuzzer.targets.reference:parse"\ncorpus = "fuzz-corpus"\n'
+                                           "seed = 1\nmax_examples = 2000\n", encoding="utf-8")
+    result = cli("campaign", "--tool", "get_weather", "--target", "fuzzer.targets.naive:parse", "--budget", "2",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    lines = result.stderr.splitlines()
+    assert lines[0] == ("config toolfuzz.toml: seed = 1, corpus = fuzz-corpus; "
+                        "not used: max_examples (--budget given)"), result
+    assert lines[1].startswith("warning: the corpus fuzz-corpus is the one toolfuzz.toml keeps for "
+                               "fuzzer.targets.reference:parse; this run's target is fuzzer.targets.naive:parse")
+    report = result.report()
+    assert report["stop_reason"] == "budget" and report["seed"] == 1, report["stop_reason"]

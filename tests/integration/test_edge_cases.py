@@ -110,3 +110,41 @@ def test_reproduce_commands_work_for_class_method_targets(cli, tmp_path):
         # the finding reproduces: the parser raises (it is a crash or a rejection), never a usage slip
         assert "TypeError: Parser.parse() missing" not in run.stderr
         assert "SyntaxError" not in run.stderr and "ModuleNotFoundError" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("command", [
+    ["campaign", "--tool", "get_weather", "--target"],
+    ["executor", "--executor"],
+])
+def test_an_import_that_never_finishes_is_one_line_within_the_budget(cli, tmp_path, command):
+    # It used to print nothing and run forever: the engine waited on the stuck importer's exit.
+    # The import gets the budget (at least 5 s), then the one line says where it was stuck.
+    ref = "tests.integration.targets.import_hang:parse"
+    result = cli(*command, ref, "--budget", "1", timeout=90)
+    line = _one_line_error(result)
+    option = "--executor" if command[0] == "executor" else "target"
+    assert line.startswith(f"Error: {option} {ref!r}: importing it did not finish within 5 s"), line
+    source = (ROOT / "tests/integration/targets/import_hang.py").read_text().splitlines()
+    stuck = next(n for n, text in enumerate(source, 1) if "time.sleep" in text)
+    assert f"stuck at import_hang.py line {stuck} in <module>" in line, line
+    pid = int((tmp_path / "import_hang.pid").read_text())
+    with pytest.raises(ProcessLookupError):  # the importing process was stopped and reaped
+        os.kill(pid, 0)
+
+
+def test_boolean_schemas_are_fuzzed_and_listed(cli, tmp_path):
+    # {"booltool": true} was a traceback ("'bool' object has no attribute 'get'") and exit 1
+    (tmp_path / "tools.json").write_text(json.dumps({
+        "booltool": True, "never": False,
+        "mixed": {"type": "object", "properties": {"a": True, "b": False, "xs": {"type": "array", "items": True}},
+                  "required": ["a"], "additionalProperties": {"anyOf": [True, {"type": "integer"}]}}}))
+    result = cli("campaign", "--tools", "tools.json", "--target", "fuzzer.targets.reference:parse_validated",
+                 "--level", "validate", "--format", "json", "--max-examples", "3000", "--report", "r.json", "-q")
+    assert result.code == 0, result
+    assert "Traceback" not in result.stderr
+    assert "never: skipped, cannot generate its arguments" in result.stderr and "schema is false" in result.stderr
+    report = result.report()
+    assert report["failures"] == [] and report["executions"] > 0
+    listed = cli("tools", "--tools", "tools.json")
+    assert listed.code == 0, listed
+    assert "any arguments (schema true)" in listed.stdout and "b: never allowed (false)" in listed.stdout

@@ -76,6 +76,18 @@ def test_bad_inputs_are_one_line_and_exit_2(fuzz, tmp_path, args, files, message
     assert message in lines[0]
 
 
+def test_an_executor_given_by_a_relative_path_with_dot_dot_loads(tmp_path):
+    # --executor ../dir/mod:attr said the file was not found although mod.py was there
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / "my_executor.py").write_text(f"from {ROBUST.split(':')[0]} import make_executor\n",
+                                                     encoding="utf-8")
+    (tmp_path / "work").mkdir()
+    result = run_cli(tmp_path / "work", "executor", "--executor", "../lib/my_executor:make_executor",
+                     "--max-examples", "20", "--seed", "1", "-q")
+    assert result.code == 0, result
+    assert "not found" not in result.stderr
+
+
 def test_explain_prints_the_policy_in_effect(fuzz, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.toolfuzz.executor]\nmax_attempts = 4\n", encoding="utf-8")
     result = fuzz("--explain")

@@ -121,3 +121,34 @@ def test_feedback_reads_dicts_and_sdk_objects():
     assert anthropic_feedback(blocks)["calls"] == ["toolu_t1c1", "toolu_t1c2"]
     assert text_feedback([{"role": "tool", "content": "tf-2-1 and tf-2-1"}, "tf-u1"])["refs"] == {"tf-2-1": 2,
                                                                                                  "tf-u1": 1}
+
+
+@pytest.mark.parametrize("given_shape, loop, fits", [
+    ("text", lambda m: m.chat.completions.create(model="x", messages=[]), "openai"),
+    ("anthropic", lambda m: m.chat.completions.create(model="x", messages=[]), "openai"),
+    ("openai", lambda m: m.messages.create(model="x", max_tokens=9, messages=[]), "anthropic"),
+    ("openai", lambda m: m.generate([], []), "text"),
+    ("anthropic", lambda m: m([]), "text"),
+])
+def test_a_loop_written_against_another_shape_is_told_which_fits(given_shape, loop, fits):
+    from fuzzer.harnesses.agent.models import shape_fitting
+
+    model = {"text": TextModel, "openai": OpenAIClient, "anthropic": AnthropicClient}[given_shape](_recorder(given_shape))
+    with pytest.raises((AttributeError, TypeError)) as info:
+        loop(model)
+    assert shape_fitting(info.value, model) == fits
+
+
+def test_the_loops_own_attribute_errors_are_not_taken_for_a_shape():
+    from fuzzer.harnesses.agent.models import shape_fitting
+
+    model = OpenAIClient(_recorder("openai"))
+    assert shape_fitting(AttributeError("'dict' object has no attribute 'chat'"), model) is None  # not the model
+    try:
+        model.chat.completions.nope  # the right client, a wrong path inside it: the loop's bug
+    except AttributeError as exc:
+        assert shape_fitting(exc, model) is None
+    try:
+        object().chat  # noqa: B018
+    except AttributeError as exc:
+        assert shape_fitting(exc, model) is None

@@ -17,8 +17,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.cli import main, options
-from fuzzer.cli.config_cmd import apply_config, tool_overrides
+from fuzzer.cli import FuzzGroup, main, options
+from fuzzer.cli.config_cmd import apply_config, config_note, tool_overrides
 from fuzzer.config import SETTINGS, ConfigFileError, find_config, ignored_signatures, load_config
 
 
@@ -265,3 +265,69 @@ def test_a_bad_ignore_in_the_config_file_names_the_file_not_the_option(in_tmp):
     assert result.exit_code == 2
     assert result.output.startswith("Error: toolfuzz.toml: ignore: 'nosuchfile.txt' is neither a signature"), \
         result.output
+
+
+# -- what the run takes from the file: said first, and an explicit bound is never overridden ------
+
+@click.group(cls=FuzzGroup)
+@click.option("--config", "config_path", default=None)
+@click.pass_context
+def fuzz_like(ctx, config_path):
+    apply_config(ctx, config_path)
+
+
+@fuzz_like.command()
+@options.target
+@click.option("--corpus", "corpus_dir", default=None)
+@options.seed
+@options.max_examples
+@click.option("--budget", "budget_s", type=float, default=None)
+@click.option("--tool", "tool_names", multiple=True)
+@click.pass_context
+def bounded(ctx, target, corpus_dir, seed, max_examples, budget_s, tool_names):
+    click.echo(json.dumps({"corpus": corpus_dir, "max_examples": max_examples, "budget": budget_s,
+                           "get_weather": tool_overrides(ctx, "get_weather"), "note": config_note(ctx)}))
+
+
+def bounded_run(*args):
+    result = CliRunner().invoke(fuzz_like, ["bounded", *args])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_an_explicit_bound_replaces_the_files_other_bound_and_the_run_says_what_came_from_the_file(in_tmp):
+    # --budget 12 beside the file's max_examples = 2000 ran 2,000 executions and ignored the budget
+    (in_tmp / "toolfuzz.toml").write_text('target = "mypkg:parse"\ncorpus = "fuzz-corpus"\nseed = 1\n'
+                                          'max_examples = 2000\n[tools.get_weather]\nmax_examples = 50\nseed = 3\n')
+    got = bounded_run("--budget", "12")
+    assert (got["budget"], got["max_examples"]) == (12.0, None)
+    assert got["get_weather"] == {"seed": 3}  # its max_examples is replaced by --budget too
+    assert got["note"] == ["config toolfuzz.toml: target = mypkg:parse, corpus = fuzz-corpus, seed = 1; "
+                           "per tool: get_weather (seed); not used: max_examples (--budget given)"]
+    got = bounded_run("--max-examples", "7")  # the other way round: the file sets no budget here
+    assert (got["budget"], got["max_examples"]) == (None, 7)
+    assert got["note"][0].startswith("config toolfuzz.toml: target = mypkg:parse, corpus = fuzz-corpus, seed = 1")
+    got = bounded_run()  # nothing given: the file's bounds apply, as before
+    assert (got["budget"], got["max_examples"], got["get_weather"]) == (None, 2000, {"max_examples": 50, "seed": 3})
+
+
+def test_a_corpus_from_the_file_on_another_target_is_said_loudly(in_tmp):
+    (in_tmp / "toolfuzz.toml").write_text('target = "mypkg:parse"\ncorpus = "fuzz-corpus"\n')
+    note = bounded_run("--target", "otherpkg:parse")["note"]
+    assert note[0] == "config toolfuzz.toml: corpus = fuzz-corpus"
+    assert note[1] == ("warning: the corpus fuzz-corpus is the one toolfuzz.toml keeps for mypkg:parse; this run's "
+                       "target is otherpkg:parse (--corpus names another)")
+    assert bounded_run("--target", "otherpkg:parse", "--corpus", "mine")["note"] == []  # nothing from the file
+    assert bounded_run("--target", "mypkg:parse")["note"] == ["config toolfuzz.toml: corpus = fuzz-corpus"]
+
+
+def test_without_a_config_file_nothing_is_said(in_tmp):
+    assert bounded_run("--target", "a:b", "--budget", "3")["note"] == []
+
+
+def test_the_note_names_only_the_tables_of_the_tools_a_run_selects(in_tmp):
+    (in_tmp / "toolfuzz.toml").write_text('target = "mypkg:parse"\n[tools.get_weather]\nseed = 3\n'
+                                          '[tools.search_flights]\nseed = 4\n')
+    assert bounded_run("--tool", "search_flights")["note"] == [
+        "config toolfuzz.toml: target = mypkg:parse; per tool: search_flights (seed)"]
+    assert "get_weather (seed); search_flights (seed)" in bounded_run()["note"][0]

@@ -6,11 +6,12 @@ import json
 import shlex
 import sys
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from fuzzer.engine.text import json_line
-from fuzzer.harnesses.parser.reproduce import REPRODUCE_LIMIT, command_for, inline_command, needs_file, python_literal
+from fuzzer.harnesses.parser.reproduce import REPRODUCE_LIMIT, Expected, command_for, inline_command, needs_file, python_literal
 
 texts = st.text() | st.builds(lambda a, frag, n, b: a + frag * n + b, st.text(max_size=20),
                               st.text(min_size=1, max_size=16), st.integers(0, 3000), st.text(max_size=20))
@@ -88,3 +89,113 @@ def test_a_preview_too_long_to_show_whole_is_exact_when_it_is_a_repetition(text)
     if not shown.startswith('"'):
         literal, _, size = shown.rpartition(" (")
         assert eval(literal) == text and size == f"{len(text):,} chars)"  # noqa: S307
+
+
+# -- findings judged against the ground truth: their commands exit 1 while the answer is wrong ----
+
+CITY = [{"name": "get_weather", "arguments": {"city": "a, ]"}}]
+
+
+@pytest.mark.parametrize("calls, may_reject, rejected, returned, still", [
+    (CITY, False, False, CITY, None),                                   # fixed: exactly the truth
+    (CITY, False, False, [{"name": "get_weather", "arguments": {"city": "a]"}}], "other calls than written"),
+    (CITY, False, True, None, "a valid output rejected"),               # a false reject
+    (CITY, False, False, [], "no call returned from an output that writes some"),
+    (CITY, True, True, None, None),                                     # an anomaly may be rejected...
+    (CITY, True, False, [], "no call returned from an output that writes some"),  # ...not read as no call
+    (None, True, False, [], None),                                      # it denotes no call: none is right
+    (None, True, False, CITY, "calls returned from an output that denotes none"),
+    ([], False, False, [], None),
+])
+def test_expected_follows_the_oracles_rows(calls, may_reject, rejected, returned, still):
+    assert Expected(calls, may_reject).still_fails(rejected, returned) == still
+
+
+def _run_inline(command: str, capsys) -> tuple[int, str]:
+    """Run a printed ``python -c`` command's code in this process (no new process: a unit test)."""
+    argv = shlex.split(command)
+    assert argv[:2] == [sys.executable, "-c"], command
+    with pytest.raises(SystemExit) as info:
+        exec(argv[2], {})  # noqa: S102 - the printed command under test
+    return info.value.code, capsys.readouterr().out
+
+
+def test_a_corruptions_command_exits_1_while_the_answer_differs_and_0_once_fixed(capsys):
+    # it printed the wrong calls and exited 0: a script checking the command saw a pass
+    text = "{'name': 'get_weather', 'arguments': {'city': 'a, ]'}}"  # single quotes: malformed_json
+    command = inline_command("fuzzer.targets.naive:parse", text, Expected(CITY, may_reject=True))
+    code, out = _run_inline(command, capsys)
+    assert code == 1 and "still fails: other calls than written" in out, out
+    code, out = _run_inline(command.replace("fuzzer.targets.naive", "fuzzer.targets.reference"), capsys)
+    assert code == 0 and out.startswith("rejected: ValueError"), out  # an anomaly rejected cleanly: fixed
+
+
+def test_a_false_rejects_command_exits_1_while_rejected_and_carries_the_declared_types(capsys):
+    text = '```json\n{"name": "get_weather", "arguments": {"city": "a, ]"}}\n```'
+    command = inline_command("fuzzer.targets.naive:parse", text, Expected(CITY, may_reject=False),
+                             reject_on=["builtins:ValueError"])
+    assert "reject_on=['builtins:ValueError']" in shlex.split(command)[2]
+    code, out = _run_inline(command, capsys)
+    assert code == 1 and "still fails" in out, out
+    code, out = _run_inline(command.replace("fuzzer.targets.naive", "fuzzer.targets.reference"), capsys)
+    assert code == 0 and out.startswith("returned: "), out
+
+
+def test_fuzz_reproduce_checks_a_reproducer_files_expected_calls(tmp_path):
+    from click.testing import CliRunner
+
+    from fuzzer.cli import main
+    from fuzzer.harnesses.parser.reproduce import reproducer_document, write_reproducer
+
+    text = "{'name': 'get_weather', 'arguments': {'city': 'a, ]'}}" + " " * 3 * REPRODUCE_LIMIT  # too long inline
+    path = tmp_path / "r.json"
+    write_reproducer(str(path), reproducer_document(target="fuzzer.targets.naive:parse", text=text,
+                                                    expected=Expected(CITY, may_reject=True)))
+    broken = CliRunner().invoke(main, ["reproduce", str(path)])
+    assert broken.exit_code == 1 and "still fails: other calls than written" in broken.output, broken.output
+    fixed = CliRunner().invoke(main, ["reproduce", str(path), "--target", "fuzzer.targets.reference:parse"])
+    assert fixed.exit_code == 0, fixed.output
+
+
+def test_fuzz_reproduce_of_an_anomaly_entry_accepts_a_clean_rejection(tmp_path):
+    # an anomaly's truth may be rejected (the oracle's row); "still fails: a valid output
+    # rejected" kept a fixed entry failing
+    from click.testing import CliRunner
+
+    from corpus.store import Entry
+    from fuzzer.cli import main
+
+    path = tmp_path / "entry.json"
+    path.write_text(Entry(text="{'name': 'get_weather', 'arguments': {'city': 'a, ]'}}", calls=CITY,
+                          signature="corruption-000000000002", verdict="corruption", tool="get_weather",
+                          format="json", anomaly_class="malformed_json", operator="single_quotes").dumps())
+    fixed = CliRunner().invoke(main, ["reproduce", str(path), "--target", "fuzzer.targets.reference:parse"])
+    assert fixed.exit_code == 0 and "rejected: ValueError" in fixed.output, fixed.output
+    broken = CliRunner().invoke(main, ["reproduce", str(path), "--target", "fuzzer.targets.naive:parse"])
+    assert broken.exit_code == 1, broken.output
+
+
+def _finding(verdict: str):
+    from corpus.signature import Signature
+    from fuzzer.harnesses.parser.findings import Finding
+    from fuzzer.harnesses.parser.outcome import Outcome
+    from fuzzer.harnesses.parser.oracle import Verdict
+    from strategies import Sample
+
+    sample = Sample(text="```\n" + "\n" * 64, format="deepseek", anomaly_class="exploration", operator="repetition",
+                    calls=None, truth_known=False)
+    outcome = Outcome(kind="rejected", exception="ValueError", message="could not parse tool call")
+    return Finding(signature=Signature(f"{verdict}-0123456789ab", f"{verdict}: in naive.py:parse", "k"),
+                   verdict=Verdict(verdict), reason="time grows as n^2.9", sample=sample, outcome=outcome,
+                   target="fuzzer.targets.naive:parse")
+
+
+def test_a_slow_finding_shows_no_unrelated_exception():
+    # the ValueError its short input was rejected with said nothing about what is slow
+    from fuzzer.cli.render import finding_lines
+
+    slow = _finding("slow")
+    assert slow.exception is None and slow.to_report()["exception"] is None
+    assert not any(line.strip().startswith("exception:") for line in finding_lines(1, slow))
+    crash = _finding("crash")  # the same outcome on another verdict still shows it
+    assert any(line.strip() == "exception: ValueError: could not parse tool call" for line in finding_lines(1, crash))

@@ -166,6 +166,61 @@ def test_reject_type_errors(ref, expected):
         load_reject_types([ref])
 
 
+class _ClaimsEverything(type):
+    def __subclasscheck__(cls, other):
+        return True
+
+
+class Anything(Exception, metaclass=_ClaimsEverything):
+    pass
+
+
+@pytest.mark.parametrize("ref", ["builtins:BaseException", "Exception", "BaseException", "builtins.Exception",
+                                 f"{__name__}:Anything"])
+def test_a_rejection_type_that_would_swallow_every_crash_is_refused(ref):
+    # --reject-on builtins:BaseException used to count every crash as a clean rejection: a run
+    # that could only pass
+    with pytest.raises(TargetError) as info:
+        load_reject_types([ref])
+    message = str(info.value)
+    assert message.startswith("--reject-on '") and "base class of every crash" in message
+    assert "declare the type your parser raises to reject an input" in message and "\n" not in message
+
+
+def test_a_broad_but_not_total_rejection_type_is_the_users_call():
+    assert load_reject_types(["LookupError", "builtins:ArithmeticError"]) == (LookupError, ArithmeticError)
+
+
+# -- module files given as paths, and what a missing module is said to be
+
+
+def test_a_module_given_by_a_relative_path_with_dot_dot_loads_with_or_without_py(tmp_path):
+    # --executor ../dir/mod:attr said the file was not found although mod.py was there
+    name = f"relmod_{uuid.uuid4().hex[:8]}"
+    (tmp_path / "lib" / name).mkdir(parents=True)
+    (tmp_path / "lib" / f"{name}.py").write_text("def parse(text):\n    return [text]\n")
+    (tmp_path / "lib" / name / "__init__.py").write_text("def parse(text):\n    return None\n")
+    (tmp_path / "work").mkdir()
+    work = str(tmp_path / "work")
+    assert load_target(f"../lib/{name}:parse", cwd=work)("x") == ["x"]  # mod.py beats the package, as import does
+    assert load_target(f"../lib/{name}.py:parse", cwd=work)("y") == ["y"]
+    package = f"relpkg_{uuid.uuid4().hex[:8]}"
+    (tmp_path / "lib" / package).mkdir()
+    (tmp_path / "lib" / package / "__init__.py").write_text("def parse(text):\n    return [1]\n")
+    assert load_target(f"../lib/{package}:parse", cwd=work)("z") == [1]
+    message = _error("../lib/nothere:parse", cwd=work)
+    assert "not found (nor nothere.py, nor a package directory)" in message
+
+
+def test_a_missing_module_is_offered_the_users_modules_not_every_installed_one(tmp_path):
+    # every missing module used to get "did you mean 'xdist'?" (any installed top-level module)
+    name = f"myparser_{uuid.uuid4().hex[:6]}"
+    (tmp_path / f"{name}.py").write_text("def parse(text):\n    return None\n")
+    assert f"did you mean {name!r}" in _error(f"{name[:-1]}:parse", cwd=str(tmp_path))
+    message = _error("xdis:parse", cwd=str(tmp_path))  # close to pytest-xdist's module, and to dis
+    assert "not found" in message and "did you mean" not in message, message
+
+
 # -- normalize_calls
 
 CALL = {"name": "get_weather", "arguments": {"city": "Paris", "days": [1, 2]}}

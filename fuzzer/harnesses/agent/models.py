@@ -303,6 +303,22 @@ def _input(raw: str, arguments: Optional[dict]) -> dict:
 
 
 MODELS = {"text": TextModel, "openai": OpenAIClient, "anthropic": AnthropicClient}
+#: The attribute a loop first asks each shape's client for: asked of another shape's client, it
+#: says which ``--model-shape`` the loop is written against.
+ENTRY_POINTS = {"chat": "openai", "messages": "anthropic", "generate": "text"}
+
+
+def shape_fitting(exc: BaseException, model: Any) -> Optional[str]:
+    """The ``--model-shape`` a loop is written against, when ``exc`` (what it raised) shows it
+    used the scripted ``model`` as another shape's client: an openai-style loop given the text
+    model fails on ``model.chat`` before any turn, which read as a crash of the loop, not as the
+    wrong option. None for any other failure."""
+    if isinstance(exc, AttributeError) and getattr(exc, "obj", None) is model:
+        fits = ENTRY_POINTS.get(getattr(exc, "name", None) or "")
+        return fits if fits is not None and not isinstance(model, MODELS[fits]) else None
+    if isinstance(exc, TypeError) and str(exc) == f"'{type(model).__name__}' object is not callable":
+        return "text"  # model(messages): the text model is callable
+    return None
 
 
 def scripted_model(shape: str, recorder: Recorder) -> Any:
@@ -310,5 +326,6 @@ def scripted_model(shape: str, recorder: Recorder) -> Any:
     return MODELS[shape](recorder)
 
 
-__all__ = ["AnthropicClient", "MODELS", "OpenAIClient", "TextModel", "anthropic_feedback", "anthropic_response",
-           "call_id", "openai_feedback", "openai_response", "plain", "scripted_model", "text_feedback"]
+__all__ = ["AnthropicClient", "ENTRY_POINTS", "MODELS", "OpenAIClient", "TextModel", "anthropic_feedback",
+           "anthropic_response", "call_id", "openai_feedback", "openai_response", "plain", "scripted_model",
+           "shape_fitting", "text_feedback"]

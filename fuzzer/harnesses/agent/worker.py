@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 from fuzzer.harnesses.agent.checks import Episode, judge
-from fuzzer.harnesses.agent.models import scripted_model
+from fuzzer.harnesses.agent.models import scripted_model, shape_fitting
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import Script
 from fuzzer.harnesses.agent.tools import ToolBehaviour, ToolBox
@@ -78,8 +78,20 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
     except EpisodeAborted:
         return recorder.trace()
     except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, ... all are the loop's
+        fits = shape_fitting(exc, model)
+        if fits is not None:  # not the loop's bug: the wrong option (a usage error, never a crash finding)
+            raise ShapeMismatch(f"the loop uses the model as the {fits} shape's client ({_one_line(exc)}), but "
+                                f"--model-shape is {script.shape}: run it with --model-shape {fits}") from None
         return recorder.trace(error=exc)
     return recorder.trace(reply=reply, returned=True)
+
+
+class ShapeMismatch(TargetError):
+    """The loop is written against another ``--model-shape`` than the one it was given."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:200]
 
 
 @dataclass(frozen=True)
@@ -164,7 +176,7 @@ class EpisodeServer:
         try:
             trace = play(script, self.make_loop, self.registry, self.policy.caps)
         except TargetError as exc:
-            return ("error", str(exc))
+            return ("error", str(exc), isinstance(exc, ShapeMismatch))
         except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
             return ("error", f"{type(exc).__name__}: {exc}")
         try:
@@ -237,6 +249,7 @@ class EpisodeRunner(Started):
     def _probe(self) -> None:
         outcome = self.pool.run([None])[0]
         if isinstance(outcome, tuple) and outcome[0] == "loaded":
+            self._probe_shape()
             return
         if isinstance(outcome, tuple) and outcome[0] == "error":
             raise TargetError(outcome[1])
@@ -244,6 +257,18 @@ class EpisodeRunner(Started):
             raise TargetError(f"agent {self.agent!r}: making a loop did not finish within {self.timeout:g} s (--timeout)")
         detail = outcome.detail if isinstance(outcome, WorkerOutcome) else f"{outcome[1]}: {outcome[2]}"
         raise TargetError(f"agent {self.agent!r}: the process loading it failed ({detail})")
+
+    def _probe_shape(self) -> None:
+        """Play one plain episode (the model answers at once) in the campaign's shape: a loop
+        written against another shape's client cannot run any episode, and says so here as one
+        usage error naming the ``--model-shape`` that fits, instead of a crash per episode. Any
+        other failure of the probe is left to the campaign to find (and shrink) or to report."""
+        script = Script.from_json({"shape": self.settings.shape, "formats": ["json"], "user": PROBE_USER,
+                                   "turns": [{"step": "final", "text": PROBE_REPLY, "content": PROBE_REPLY,
+                                              "final": True}]})
+        outcome = self.pool.run([script])[0]
+        if isinstance(outcome, tuple) and outcome[0] == "error" and len(outcome) > 2 and outcome[2]:
+            raise TargetError(f"--agent {self.agent!r}: {outcome[1]}")
 
     def run(self, scripts: list, deadline: Optional[float] = None) -> list[Optional[tuple]]:
         """One (trace, violations, outcome) per script; None for a script not played by
@@ -281,6 +306,10 @@ def judged(script: Script, outcome: Any, policy: AgentPolicy, registry: Any, tim
         outcome = WorkerOutcome("raised", frames=tuple(outcome[3]), exception=outcome[1], message=outcome[2])
     episode = Episode(script, None, policy, registry, outcome=outcome, timeout=timeout)
     return None, judge(episode), outcome
+
+
+#: The probe episode's user input and the model's whole answer.
+PROBE_USER, PROBE_REPLY = "What is the weather in Paris tomorrow?", "Here is what I found."
 
 
 def _absolute(path: Optional[str], cwd: str) -> Optional[str]:

@@ -107,10 +107,11 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
     """The executor's workers, started (a load failure raises a one-line TargetError; a policy
     naming an exception type the workers cannot import, a PolicyError)."""
     from fuzzer.isolation import WorkerPool
+    from fuzzer.isolation.spec import load_timeout
 
     spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb)
-    pool = WorkerPool(spec, workers=settings.workers)
+    pool = WorkerPool(spec, workers=settings.workers, load_timeout=load_timeout(settings.budget_s))
     pool.start()
     unresolved = (pool.info or {}).get("unresolved_raises") or []
     if unresolved:
@@ -250,11 +251,18 @@ class ExecutorSubject(Subject):
             self._gc = None
 
     def started(self, job: Any) -> Iterator[Any]:
+        from strategies._internal.schema import unsupported_tools
+
         s, r = self.settings, self.result
-        tools = [t for t in (self.pool.info or {}).get("tools", []) if t in self.registry]
+        broken = unsupported_tools(self.registry)  # a tool whose schema is false has no call to draw
+        for name, why in broken.items():
+            yield NonFatalError(f"{name}: skipped, cannot generate its arguments: {why}")
+        offered = (self.pool.info or {}).get("tools", [])
+        tools = [t for t in offered if t in self.registry and t not in broken]
         r.tools = tools
         if not tools:
-            r.problem = "the executor was given no tool of the registry"
+            r.problem = ("every tool's schema is unsupported" if broken and not set(offered) - set(broken)
+                         else "the executor was given no tool of the registry")
             return
         self.generator = ScenarioGenerator(self.registry, self.policy, tools=tools,
                                            flavors=available_flavors(self.policy), max_steps=s.max_steps,

@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 from corpus.signature import retitled_path
 from fuzzer.harnesses.parser.outcome import describe_outcome
-from fuzzer.harnesses.parser.reproduce import command_for, file_command, needs_file, reproducer_document, reproducer_path
+from fuzzer.harnesses.parser.reproduce import (Expected, command_for, expected_of, file_command, needs_file, reproducer_document,
+                              reproducer_path)
 from fuzzer.engine.results import ShrunkFinding, shown
 
 
@@ -66,6 +67,10 @@ class Finding(ShrunkFinding):
 
     @property
     def exception(self) -> Optional[str]:
+        """What the shown input raised. None for a slow finding: what it shows is time, and the
+        ValueError its short input was rejected with said nothing about what is slow."""
+        if self.verdict.value == "slow":
+            return None
         return describe_outcome(self.best_outcome)
 
     @property
@@ -105,7 +110,14 @@ class Finding(ShrunkFinding):
         if self.needs_reproducer_file:
             return file_command(reproducer_path(self.reproduce_dir, self.signature.id))
         return command_for(target=self.target, text=self.best.text, history=self.history,
-                           reproduce_dir=self.reproduce_dir, signature=self.signature.id)
+                           reproduce_dir=self.reproduce_dir, signature=self.signature.id, expected=self.expected,
+                           reject_on=self.reject_on)
+
+    @property
+    def expected(self) -> Optional[Expected]:
+        """What the shown input must make the target do once fixed, when the verdict depends on
+        the ground truth (its reproduce command checks it: exit 1 while it still fails)."""
+        return expected_of(self.verdict.value, self.best, self.level)
 
     @property
     def _timed(self) -> bool:
@@ -123,7 +135,8 @@ class Finding(ShrunkFinding):
         growth = self._scenario().get("growth") if self.growth is not None else None
         return reproducer_document(target=self.target, text=self.best.text, history=self.history,
                                    reject_on=self.reject_on, signature=self.signature.id, title=self.title,
-                                   growth=growth, hang_timeout=self.timeout if self.verdict.value == "hang" else None)
+                                   growth=growth, hang_timeout=self.timeout if self.verdict.value == "hang" else None,
+                                   expected=self.expected)
 
     def location(self) -> Optional[tuple[str, str]]:
         """(path, function) of the innermost frame in the user's code where it failed, if known

@@ -38,8 +38,9 @@ def module_file(module: str, cwd: str) -> Optional[str]:
     from importlib.machinery import PathFinder
 
     if module.endswith(".py") or "/" in module:
-        path = os.path.join(cwd, module)
-        return path if os.path.isfile(path) else None
+        from fuzzer.engine.references import module_path
+
+        return module_path(module, cwd)  # the file the loader imports (``../dir/mod`` is its mod.py)
     parts = module.split(".")
     try:
         spec = PathFinder.find_spec(parts[0], [cwd] + sys.path)
@@ -271,11 +272,12 @@ def target_spec(reference: str, context: ReplayContext, *, sampling: bool = Fals
     """Workers that trace an input when asked (path signatures); ``sampling`` also traces a
     share of all inputs (exploration's feedback)."""
     from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation.spec import load_timeout
 
     share = (0.05 if context.max_examples is not None else None) if sampling else 0.0
     return TargetSpec(target=reference, reject_on=tuple(context.reject_on), cwd=context.cwd or os.getcwd(),
                       timeout=context.timeout, memory_limit_mb=context.memory_limit_mb, coverage=True,
-                      trace_share=share)
+                      trace_share=share, load_timeout=load_timeout(context.budget_s))
 
 
 def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:

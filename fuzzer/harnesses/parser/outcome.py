@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from fuzzer.isolation.instrument import NO_EXTRA
+from fuzzer.isolation.spec import LOAD_TIMEOUT
 
 KINDS = ("returned", "rejected", "raised", "invalid", "hung", "died")
 
@@ -68,6 +69,8 @@ class TargetSpec:
     trace_share: float | None = None
     #: Watch (and block) what the target must not do while parsing (the unsafe verdict).
     audit: bool = True
+    #: Seconds the zygote may take to import the target (:func:`fuzzer.isolation.spec.load_timeout`).
+    load_timeout: float = LOAD_TIMEOUT
 
     serve = "fuzzer.harnesses.parser.worker:serve"
 

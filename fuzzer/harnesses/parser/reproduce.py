@@ -56,23 +56,125 @@ def needs_file(text: str, history: Sequence[str] = ()) -> bool:
     return bool(history) or len(python_literal(text)) > REPRODUCE_LIMIT
 
 
-def inline_command(target: str, text: str) -> str:
+def inline_command(target: str, text: str, expected: Optional["Expected"] = None,
+                   reject_on: Sequence[str] = ()) -> str:
     """``<python> -c '...'`` printing what ``target`` returns for ``text`` (or its traceback).
 
-    A target found through the run's directory (a module of the user's next to the tools file,
-    not an installed one) is looked up there, by absolute path: pasted into a terminal elsewhere,
-    the command must find the same code."""
+    With ``expected`` (a finding whose verdict depends on the ground truth: a corruption, a false
+    reject) the command runs :func:`expect` instead, which exits 1 while the target's answer is
+    not what the input denotes and 0 once it is: a corruption's ``print(t(...))`` exited 0 with
+    the wrong calls printed. A target found through the run's directory (a module of the user's
+    next to the tools file, not an installed one) is looked up there, by absolute path: pasted
+    into a terminal elsewhere, the command must find the same code."""
     literal = python_literal(text)
     module, _, attr = target.partition(":")
     home = target_home(target)
     if "/" in module or module.endswith(".py") or "." in attr:
         # file paths and Class.method targets load exactly as the engine loads them
         where = f", cwd={home!r}" if home else ""
-        code = f"from fuzzer.engine.references import load_target; print(load_target({target!r}{where})({literal}))"
+        load, call = "from fuzzer.engine.references import load_target; ", f"load_target({target!r}{where})"
     else:
-        where = f"import sys; sys.path.insert(0, {home!r}); " if home else ""
-        code = f"{where}from {module} import {attr} as t; print(t({literal}))"
+        load, call = (f"import sys; sys.path.insert(0, {home!r}); " if home else "") + \
+            f"from {module} import {attr} as t; ", "t"
+    if expected is None:
+        code = f"{load}print({call}({literal}))"
+    else:
+        options = "".join([", may_reject=True" if expected.may_reject else "",
+                           f", reject_on={list(reject_on)!r}" if reject_on else ""])
+        truth = repr(json.dumps(expected.calls, ensure_ascii=False))  # JSON text: readable in a shell
+        code = f"from fuzzer.harnesses.parser.reproduce import expect; {load}expect({call}, {literal}, {truth}{options})"
     return f"{_env(target)}{python()} -c {shlex.quote(code)}"
+
+
+class Expected:
+    """What a finding's input must make the target do once the bug is fixed, for the verdicts that
+    depend on the ground truth (corruption, false_reject): return exactly ``calls`` (None: no
+    call), or — ``may_reject``, the input being an anomaly — reject it cleanly. The oracle's rule
+    for those rows (DESIGN.md, "Oracles"), written once for the inline command, the reproducer
+    file and ``fuzz reproduce`` of a corpus entry."""
+
+    __slots__ = ("calls", "may_reject")
+
+    def __init__(self, calls: Optional[list], may_reject: bool):
+        self.calls, self.may_reject = calls, bool(may_reject)
+
+    def still_fails(self, rejected: bool, calls: Optional[list] = None) -> Optional[str]:
+        """Why the target's answer (a clean rejection, or ``calls`` returned) is still a failure;
+        None when it is what the input denotes."""
+        from strategies.json_values import json_equal
+
+        if rejected:
+            return None if self.may_reject else "a valid output rejected"
+        if self.calls is None:
+            return "calls returned from an output that denotes none" if calls else None
+        if json_equal(calls, self.calls):
+            return None
+        return "no call returned from an output that writes some" if not calls else "other calls than written"
+
+    def to_json(self) -> dict:
+        return {"calls": self.calls, "may_reject": self.may_reject}
+
+    @classmethod
+    def from_json(cls, data: Any) -> Optional["Expected"]:
+        if not isinstance(data, dict) or "calls" not in data:
+            return None
+        calls = data["calls"]
+        return cls(calls if isinstance(calls, list) else None, bool(data.get("may_reject")))
+
+
+#: Verdicts whose reproduce command checks the answer against the ground truth. (A missed anomaly
+#: is judged against the validate promise, which needs the registry: its command prints only.)
+TRUTH_CHECKED = ("corruption", "false_reject")
+
+
+def expected_of(verdict: Optional[str], sample: Any, level: str = "parse") -> Optional[Expected]:
+    """The :class:`Expected` of a finding (``verdict``; None: whatever it is, as for a corpus
+    entry run by ``fuzz reproduce``) shown by ``sample``; None when its command cannot check the
+    answer (no known truth, another verdict, or a semantic anomaly at ``--level validate``, where
+    the calls as written must be rejected, not returned)."""
+    from strategies._internal.sample import ANOMALY_CLASSES
+
+    if (verdict is not None and verdict not in TRUTH_CHECKED) or not getattr(sample, "truth_known", False):
+        return None
+    anomaly = getattr(sample, "anomaly_class", None)
+    cls = ANOMALY_CLASSES.get(anomaly) if anomaly else None
+    if level == "validate" and cls is not None and cls.semantic:
+        return None
+    return Expected(sample.calls, may_reject=anomaly is not None)
+
+
+def expect(target: Any, text: str, calls: Any, *, may_reject: bool = False, reject_on: Sequence[str] = ()) -> None:
+    """Run ``target(text)`` as the campaign judged it and exit: 0 when it returns ``calls`` (a
+    list, or its JSON text; None/``"null"``: no call) or, ``may_reject``, rejects cleanly (a
+    ``reject_on`` type, default ValueError); 1 while it does anything else. Prints what it
+    returned or rejected with; a crash shows its traceback (and exits 1, as Python does)."""
+    import json as _json
+
+    from fuzzer.engine.calls import InvalidReturn, normalize_calls
+    from fuzzer.engine.references import load_reject_types
+
+    if isinstance(calls, str):
+        calls = _json.loads(calls)
+    expected = Expected(calls, may_reject)
+    reject = load_reject_types(list(reject_on))
+    try:
+        value = target(text)
+    except reject as exc:
+        print(f"rejected: {type(exc).__name__}: {exc}")
+        why = expected.still_fails(True)
+    else:
+        try:
+            returned = normalize_calls(value)
+        except InvalidReturn as exc:
+            print(f"returned something that is not a call: {exc} ({value!r:.300}) (still fails: not a call)")
+            raise SystemExit(1) from None
+        print(f"returned: {_json.dumps(returned, ensure_ascii=False)}")
+        why = expected.still_fails(False, returned)
+    if why is not None:
+        shown = "no call" if calls is None else _json.dumps(calls, ensure_ascii=False)
+        print(f"expected: {shown}{' (or a clean rejection)' if may_reject else ''} (still fails: {why})")
+        raise SystemExit(1)
+    raise SystemExit(0)
 
 
 _HOMES: dict = {}
@@ -127,12 +229,15 @@ def reproducer_path(directory: str, signature: str) -> str:
 
 def reproducer_document(*, target: str, text: str, history: Sequence[str] = (), reject_on: Sequence[str] = (),
                         signature: str = "", title: str = "", growth: Optional[dict] = None,
-                        hang_timeout: Optional[float] = None) -> dict[str, Any]:
+                        hang_timeout: Optional[float] = None, expected: Optional[Expected] = None) -> dict[str, Any]:
     """``growth`` (a slow finding's prefix, fragment, suffix and count) makes `fuzz reproduce`
     time the fragment's repetitions instead of running the input once; ``hang_timeout`` (a
-    hang's) makes it run the input in a worker that is stopped after that many seconds."""
+    hang's) makes it run the input in a worker that is stopped after that many seconds;
+    ``expected`` (a corruption's, a false reject's) makes it check the answer against the truth."""
     document = {"toolfuzz_reproducer": REPRODUCER_VERSION, "signature": signature, "title": title, "target": target,
                 "reject_on": list(reject_on), "history": list(history), "input": text}
+    if expected is not None:
+        document["expected"] = expected.to_json()
     home = target_home(target)
     if home:  # where the target was found: `fuzz reproduce FILE` run elsewhere looks there
         document["target_home"] = home
@@ -151,15 +256,17 @@ def write_reproducer(path: str, document: dict[str, Any]) -> None:
 
 
 def command_for(*, target: str, text: str, history: Sequence[str] = (),
-                reproduce_dir: Optional[str] = None, signature: str = "") -> str:
+                reproduce_dir: Optional[str] = None, signature: str = "", expected: Optional[Expected] = None,
+                reject_on: Sequence[str] = ()) -> str:
     """The command of a finding: inline when it fits, else the reproducer file in ``reproduce_dir``."""
     if not needs_file(text, history):
-        return inline_command(target, text)
+        return inline_command(target, text, expected, reject_on)
     if reproduce_dir is None:
         return (f"the input is {len(text):,} characters: see minimized_input in the report, save it to FILE "
                 f"and run `{python()} -m fuzzer reproduce FILE --target {target}`")
     return file_command(reproducer_path(reproduce_dir, signature))
 
 
-__all__ = ["REPRODUCE_LIMIT", "command_for", "file_command", "inline_command", "needs_file", "python",
-           "python_literal", "reproducer_document", "reproducer_path", "target_home", "write_reproducer"]
+__all__ = ["REPRODUCE_LIMIT", "TRUTH_CHECKED", "Expected", "command_for", "expect", "expected_of", "file_command",
+           "inline_command", "needs_file", "python", "python_literal", "reproducer_document", "reproducer_path",
+           "target_home", "write_reproducer"]

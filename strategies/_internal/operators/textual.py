@@ -240,24 +240,53 @@ def _path(path: tuple) -> str:
     return ".".join(str(p) for p in path)
 
 
+#: Keywords whose value is a subschema (or a list of them), and those whose value maps names to
+#: subschemas: where a ``true`` stands for "any value" (elsewhere it is a flag: ``uniqueItems``).
+_SCHEMA_KEYS = frozenset({"items", "prefixItems", "additionalItems", "additionalProperties", "contains",
+                          "propertyNames", "not", "if", "then", "else", "unevaluatedProperties",
+                          "unevaluatedItems", "anyOf", "oneOf", "allOf"})
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions", "dependentSchemas",
+                          "dependencies"})
+
+
 def _schema_walk(schema: Any):
-    """Every subschema dict of ``schema`` (iterative, cycle-safe)."""
-    stack, seen = [schema], set()
+    """Every subschema dict of ``schema`` (iterative, cycle-safe), and ``True`` for each boolean
+    ``true`` subschema met: it allows any value, so it may hold anything the callers ask about
+    (``false`` allows nothing and is skipped). Values that are data, not schemas (``enum``,
+    ``default``, ``examples``, a flag such as ``uniqueItems: true``), are not walked.
+    Applicability only: a walk that says "may" too often costs an operator a draw that finds
+    nothing; one that says "never" wrongly hides an operator."""
+    stack, seen = [(schema, "schema")], set()
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        node, role = stack.pop()
+        if node is True:
+            if role == "schema":
+                yield True
+            continue
+        if not isinstance(node, (dict, list)) or id(node) in seen:
             continue
         seen.add(id(node))
-        if isinstance(node, dict):
+        if isinstance(node, list):
+            stack.extend((v, role) for v in node)
+        elif role == "map":
+            stack.extend((v, "schema") for v in node.values())
+        elif role == "schema":
             yield node
-            stack.extend(v for v in node.values() if isinstance(v, (dict, list)))
-        elif isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, (dict, list)))
+            stack.extend((v, "map" if k in _SCHEMA_MAPS else "schema" if k in _SCHEMA_KEYS else "data")
+                         for k, v in node.items())
+
+
+def _tool_schema(tool: Any) -> Any:
+    """The tool's argument schema, ``{}`` when it has none."""
+    schema = getattr(tool, "schema", {})
+    return {} if schema is None else schema
 
 
 def _may_have_strings(tool: Any) -> bool:
     """False only when the schema surely holds no string value (every typed node excludes string)."""
-    for node in _schema_walk(getattr(tool, "schema", {}) or {}):
+    for node in _schema_walk(_tool_schema(tool)):
+        if node is True:
+            return True
         types = node.get("type")
         if types == "string" or (isinstance(types, list) and "string" in types):
             return True
@@ -269,15 +298,26 @@ def _may_have_strings(tool: Any) -> bool:
 
 
 def _may_have_arguments(tool: Any) -> bool:
-    schema = getattr(tool, "schema", {}) or {}
+    """Whether a call of the tool may hold any argument: declared properties, allowed extra keys, a
+    combinator, or a schema that leaves the object free-form (``true``, or no ``properties`` and no
+    ``additionalProperties``, whose generated calls get a few keys of their own)."""
+    schema = _tool_schema(tool)
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    if "properties" not in schema and "additionalProperties" not in schema:
+        return True
     return bool(schema.get("properties")) or schema.get("additionalProperties") not in (None, False) \
         or any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref", "patternProperties"))
 
 
 def _may_have(tool: Any, types: tuple, values: Callable[[Any], bool]) -> bool:
     """Whether the schema may produce a value of one of ``types`` (or an enum/const value accepted by
-    ``values``); ``$ref`` and untyped combinators are assumed to."""
-    for node in _schema_walk(getattr(tool, "schema", {}) or {}):
+    ``values``); ``$ref``, untyped combinators and ``true`` subschemas are assumed to."""
+    for node in _schema_walk(_tool_schema(tool)):
+        if node is True:
+            return True
         declared = node.get("type")
         declared = [declared] if isinstance(declared, str) else (declared or [])
         if any(t in declared for t in types) or "$ref" in node:

@@ -141,8 +141,9 @@ def truncate_last_call(source: Any, ctx: MutationContext) -> Mutation:
     calls = ctx.calls
     if len(calls) < 2:  # make it a multi-call output: the truth is None whatever the extra call is
         from strategies._internal.schema import compile_tool
+        from strategies._internal.schema.compiler import generatable
 
-        others = [t for t in ctx.registry if t.name != ctx.tool.name]
+        others = [t for t in ctx.registry if t.name != ctx.tool.name and generatable(t)]
         other = source.choice(others) if others and source.boolean(0.5) else ctx.tool
         calls = calls + [{"name": other.name, "arguments": compile_tool(other).generate(source)}]
     try:

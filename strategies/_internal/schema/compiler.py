@@ -44,7 +44,8 @@ from strategies._internal.schema.refs import RefsMixin
 from strategies._internal.schema.validators import _make_validator, validator_for_schema
 from strategies._internal.source import RandomSource, ReplaySource, Source
 from strategies.errors import InvalidSchema
-from strategies.json_schemas import ANNOTATIONS, escape_pointer_token, ignores_ref_siblings, normalize_local
+from strategies.json_schemas import (ANNOTATIONS, escape_pointer_token, ignores_ref_siblings, normalize_local,
+                                     without_boolean_narrowing)
 from strategies.json_values import JSON_TYPES
 
 # Keywords the native compiler does not implement: their presence sends the subschema to the fallback.
@@ -110,8 +111,8 @@ class _Compiler(RefsMixin, CombinatorsMixin):
         if eager:
             try:
                 values = node.values()
-            except Problem as problem:
-                raise Problem(problem.message, pointer) from None
+            except Problem as problem:  # Unsat stays Unsat: an optional property that admits nothing is left out
+                raise type(problem)(problem.message, pointer) from None
             if not values:
                 raise Problem("hypothesis-jsonschema found no value for this subschema", pointer)
         return node
@@ -129,6 +130,9 @@ class _Compiler(RefsMixin, CombinatorsMixin):
             raise Unsat("the schema is false: no value is allowed", pointer)
         if not isinstance(schema, Mapping):
             raise Problem(f"schema must be an object or a boolean, got {type(schema).__name__}", pointer)
+        schema = without_boolean_narrowing(schema)
+        if schema is False:
+            raise Unsat("the schema admits no value (a boolean subschema rules every value out)", pointer)
         if "$ref" in schema:
             return self.compile_ref(schema, pointer)
         keys = set(schema)
@@ -463,14 +467,37 @@ def compile_schema(schema: Any, *, root: Any = None, pointer: str = "") -> Node:
 
 
 _TOOL_CACHE: dict[tuple[str, int], tuple[Any, Node]] = {}
+_FAILED: dict[tuple[str, int], tuple[Any, InvalidSchema]] = {}
 
 
 def compile_tool(tool: Any) -> Node:
-    """The compiled generator of ``tool``'s arguments dict (cached per tool object)."""
+    """The compiled generator of ``tool``'s arguments dict (cached per tool object; so is the
+    InvalidSchema of a tool that cannot be generated: trying the fallback again costs seconds)."""
     key = (tool.name, id(tool))
     hit = _TOOL_CACHE.get(key)
     if hit is not None and hit[0] is tool:
         return hit[1]
+    failed = _FAILED.get(key)
+    if failed is not None and failed[0] is tool:
+        raise failed[1].with_traceback(None)
+    try:
+        return _compile_tool(tool, key)
+    except InvalidSchema as exc:
+        _FAILED[key] = (tool, exc)
+        raise
+
+
+def generatable(tool: Any) -> bool:
+    """Whether ``tool``'s arguments can be generated (its schema compiles): the tools a call of
+    another tool may be drawn beside (a tool whose schema is ``false`` has no call at all)."""
+    try:
+        compile_tool(tool)
+    except InvalidSchema:
+        return False
+    return True
+
+
+def _compile_tool(tool: Any, key: tuple) -> Node:
     schema = tool.schema
     if schema is True or (isinstance(schema, Mapping) and "type" not in schema and "$ref" not in schema
                           and not (set(schema) & {"anyOf", "oneOf", "allOf", "enum", "const"})):

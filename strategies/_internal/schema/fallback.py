@@ -12,7 +12,7 @@ import threading
 from typing import Any, Callable
 
 from strategies._internal.schema.nodes import Node, _copy
-from strategies._internal.schema.problems import Problem
+from strategies._internal.schema.problems import Problem, Unsat
 from strategies._internal.source import Source
 from strategies.errors import InvalidSchema
 from strategies.json_values import canonical
@@ -75,6 +75,8 @@ def _draw_pool(schema: Any, validate: Callable[[Any], bool]) -> list:
     except Exception as exc:  # hypothesis-jsonschema raises many types for unsupported schemas
         raise Problem(f"hypothesis-jsonschema cannot generate it: {type(exc).__name__}: "
                        f"{str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": "), "") from None
+    if strategy.is_empty:  # its canonical form is false: proven to admit no value, not merely unsupported
+        raise Unsat("the schema admits no value", "")
     values: list = []
     seen: set = set()
 
@@ -91,6 +93,10 @@ def _draw_pool(schema: Any, validate: Callable[[Any], bool]) -> list:
         collect()
     except Exception as exc:
         if not values:
+            from hypothesis.errors import Unsatisfiable
+
+            if isinstance(exc, Unsatisfiable):  # not one value satisfies it (``oneOf`` twice the same schema)
+                raise Unsat("the schema admits no value (no value could be drawn)", "") from None
             raise Problem(f"hypothesis-jsonschema cannot generate it: {type(exc).__name__}", "") from None
     return simplest_first(values)
 

@@ -42,8 +42,11 @@ class CombinatorsMixin:
         if not isinstance(branches, list) or not branches:
             raise Problem(f"{keyword} must be a non-empty list of schemas", pointer)
         nodes, recursive, kept, merged_list = [], [], [], []
+        same = _repeated(branches) if keyword == "oneOf" else set()
         for i, branch in enumerate(branches):
             bp = f"{pointer}/{keyword}/{i}"
+            if i in same:
+                continue  # a value it admits matches its twin too: never exactly one oneOf branch
             is_ref = isinstance(branch, Mapping) and "$ref" in branch
             if set(base) - ANNOTATIONS:
                 try:
@@ -77,7 +80,28 @@ class CombinatorsMixin:
             # node k was compiled from original branch kept[k]; it must match no other branch
             others = [[c for j, c in enumerate(checks) if j != kept[k]] for k in range(len(nodes))]
         fallback = self.pool(schema, pointer, eager=False)
-        return OneOfNode(nodes, others, fallback, recursive)
+        node = OneOfNode(nodes, others, fallback, recursive)
+        if others is not None and not any(recursive) and not self._reaches_one(node):
+            # overlapping branches no native draw separates (``{}`` and ``{"a": true}`` for objects):
+            # the pool decides now whether any value matches exactly one, not the first draw in a
+            # worker, where an optional property that admits nothing can no longer be left out
+            return self.pool(schema, pointer, eager=True)
+        return node
+
+    @staticmethod
+    def _reaches_one(node: Any) -> bool:
+        """Whether natively drawn values of ``node``'s branches match exactly one branch, for some
+        of a few seeds (what its fallback pool is there for otherwise)."""
+        from strategies._internal.schema.compiler import CHECK_SEEDS
+        from strategies._internal.source import RandomSource
+
+        for seed in range(CHECK_SEEDS):
+            source = RandomSource(seed)
+            i = source.integer(0, len(node.nodes) - 1)
+            value = node.nodes[i].generate(source)
+            if not any(valid(value) for valid in node.others[i]):
+                return True
+        return False
 
     def deref_safe(self, schema: Any) -> Any:
         try:
@@ -107,6 +131,21 @@ def _json_type_set(schema: Any) -> Optional[frozenset]:
     if schema.get("nullable") is True:
         kinds.add("null")
     return frozenset(kinds)
+
+
+def _repeated(branches: list) -> set:
+    """Indices of ``oneOf`` branches that stand twice (the same JSON): no value can match exactly
+    one of such a pair, so neither can be where a value comes from."""
+    import json
+
+    seen: dict = {}
+    for i, branch in enumerate(branches):
+        try:
+            key = json.dumps(branch, sort_keys=True)
+        except (TypeError, ValueError):
+            continue
+        seen.setdefault(key, []).append(i)
+    return {i for indices in seen.values() if len(indices) > 1 for i in indices}
 
 
 def _disjoint(branches: list) -> bool:
