@@ -15,6 +15,16 @@
   library. A blocked call raises ``PermissionError`` inside the target; the engine reports the
   ``unsafe`` verdict whatever the target did next.
 
+  Only what the *input* causes counts. What a module does while it is being imported (urllib3
+  probing IPv6 support with a ``socket.bind`` when a parser imports it lazily, inside its first
+  parse; a ``.pyc`` written) is the import's side effect, not the parser touching the system: an
+  event raised under the import system's frames is neither reported nor blocked (the import
+  itself is judged by its own event: a module named in the input). Code a library generates for
+  itself (attrs compiling a class's ``__init__`` the first time a jsonschema validator class is
+  made, a ``namedtuple``) is run with ``exec`` from the library's frame, compiled from its own
+  source: an ``exec`` counts when the target's own code runs it, or when what was compiled holds
+  the input (``eval`` of the text or of a piece of it, a syntax tree — parsed from the input).
+
 Everything here runs in the worker process; the engine receives plain tuples.
 """
 
@@ -48,6 +58,48 @@ EVENTS: dict[str, tuple[str, bool]] = {
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _FRAMES = 8
+
+
+#: The import system's frames that run a module's body (or create an extension module): an
+#: audit event under one of them is raised by a module being imported.
+_IMPORTING = frozenset({"_call_with_frames_removed", "exec_module", "create_module", "_load_unlocked"})
+
+
+def _while_importing(frame: Any) -> bool:
+    """Whether ``frame`` (the Python code that raised an audit event) runs inside a module import."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in _IMPORTING and code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+#: The shortest run of characters a compiled source and the input share for the source to count
+#: as made from the input (a template around a piece of it: ``exec(f"result = {payload}")``).
+_SHARED_RUN = 8
+
+
+def _from_input(source: Any, text: str) -> bool:
+    """Whether the source handed to ``compile`` holds the input: it is a piece of it, holds it
+    whole, or shares a run of :data:`_SHARED_RUN` characters with it. A syntax tree counts as
+    the input's (it cannot be compared, and parsers build them from the input: BFCL's decoder)."""
+    if isinstance(source, (bytes, bytearray)):
+        source = bytes(source).decode("utf-8", "replace")
+    if not isinstance(source, str):
+        return True
+    code, given = source.strip(), text.strip()
+    if not code or not given:
+        return False
+    if code in text or given in source:
+        return True
+    half = _SHARED_RUN // 2
+    for k in range(0, len(code) - half + 1, half):
+        piece = code[max(0, k - half):k + _SHARED_RUN]
+        if code[k:k + half] in text and any(piece[i:i + _SHARED_RUN] in text
+                                            for i in range(0, len(piece) - _SHARED_RUN + 1)):
+            return True
+    return False
 
 
 def _by_import_system(frame: Any) -> bool:
@@ -108,6 +160,9 @@ class Instruments:
         self._functions: set = set()
         self._unsafe: list = []
         self._in_hook = False
+        #: whether the last source compiled while this input ran holds the input (None: nothing
+        #: compiled yet): an ``exec`` from a library's frame runs what was compiled last
+        self._compiled: Optional[bool] = None
         if audit:
             sys.addaudithook(self._hook)
 
@@ -171,15 +226,27 @@ class Instruments:
             raise PermissionError(f"toolfuzz blocked {event} while the target was parsing ({words})")
 
     def _judge(self, event: str, args: tuple) -> Optional[tuple[str, bool]]:
+        found = self._what(event, args)
+        if found is None or _while_importing(sys._getframe(2)):
+            return None  # (an import's side effect: see the module's docstring)
+        return found
+
+    def _what(self, event: str, args: tuple) -> Optional[tuple[str, bool]]:
         found = EVENTS.get(event)
         if found is not None:
-            if found is UNPICKLE and _by_import_system(sys._getframe(2)):
+            if found is UNPICKLE and _by_import_system(sys._getframe(3)):
                 return None  # a module's compiled code being loaded (the import is judged by its own event)
             return found
+        if event == "compile":
+            self._compiled = _from_input(args[0] if args else None, self.text)
+            return None
         if event == "exec":
             code = args[0] if args else None
             filename = getattr(code, "co_filename", "")
             if isinstance(filename, str) and filename.startswith("<") and filename != "<frozen>":
+                caller = sys._getframe(3)
+                if caller is not None and not self._is_target(caller.f_code.co_filename) and self._compiled is False:
+                    return None  # a library running code it generated from its own source
                 return ("executed code it was given (exec/eval)", False)
             return None
         if event == "open" and len(args) >= 3:
@@ -219,6 +286,7 @@ class Instruments:
             self._functions = set()
         if self._unsafe:
             self._unsafe = []
+        self._compiled = None
         if self.coverage:
             if trace is None and len(text) > TRACE_CHARS:
                 trace = False
