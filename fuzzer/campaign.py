@@ -25,7 +25,8 @@ from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalE
                            Progress, StopReason)
 from fuzzer.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
 from fuzzer.isolation.outcome import Outcome
-from corpus.signature import history_signature, same_hang, slow_signature
+from corpus.signature import format_less, history_signature, same_hang, slow_signature
+from fuzzer.across_formats import FormatRoutes
 from strategies._internal.sample import Sample
 from fuzzer.findings import Finding
 from fuzzer.oracle import Oracle, Verdict, coarse_damage
@@ -266,6 +267,8 @@ class CampaignJob(Job):
         #: failures counted towards a path-keyed corruption by their oracle signature, to trace
         self._suspects: list[tuple] = []
         self._path_checks: dict[str, int] = {}
+        #: where the rejections of each (format-less signature, format) go (fuzzer.across_formats)
+        self._formats = FormatRoutes()
         self._last_progress = 0.0
 
     # -- time ------------------------------------------------------------------------------------
@@ -288,7 +291,8 @@ class CampaignJob(Job):
 
     def _settling_due(self) -> bool:
         """Whether :meth:`_settle` has anything it would do now."""
-        return bool(self.pending or self._suspects or (self.improve and self.budget.shrink_window() > 0))
+        return bool(self.pending or self._suspects or self._formats.pending
+                    or (self.improve and self.budget.shrink_window() > 0))
 
     def _settle_pool(self) -> Any:
         """One worker of the campaign's target for settling beside the rounds (started with the
@@ -335,6 +339,8 @@ class CampaignJob(Job):
         sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
         level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
         signature = self.oracles[level].signature(sample, judgment, outcome)
+        if format_less(signature) and self._across_formats(signature, failure, level):
+            return
         found = self.findings.get(self._alias.get(signature.id, signature.id))
         if found is None and judgment.verdict is Verdict.HANG and outcome.frames:
             found = next((f for f in self.findings.values() if f.verdict is Verdict.HANG
@@ -348,6 +354,77 @@ class CampaignJob(Job):
             self._count_into(found, sample, outcome, failure.count)
             return
         self._open(signature, failure, level)
+
+    def _across_formats(self, signature: Any, failure: Failure, level: str) -> bool:
+        """File a rejection keyed without its format (:mod:`fuzzer.across_formats`): where its
+        (signature, format) pair was routed; into the finding of the signature when its format is
+        one of the finding's; else counted there until :meth:`_check_formats` tells whether the
+        reason is the same. False: no finding holds the signature yet (the caller opens it)."""
+        fmt = failure.sample.format
+        routed = self._formats.route(signature.id, fmt)
+        if routed is not None:
+            found = self._current(self.findings.get(self._alias.get(routed, routed)))
+            if found is None:
+                return False
+            self._count_into(found, failure.sample, failure.outcome, failure.count)
+            return True
+        found = self._current(self.findings.get(self._alias.get(signature.id, signature.id)))
+        if found is None:
+            return False
+        if fmt in found.formats:
+            self._count_into(found, failure.sample, failure.outcome, failure.count)
+            return True
+        found.count += failure.count  # counted there until the check says otherwise
+        waiting = self._formats.pending.get((signature.id, fmt))
+        if waiting is not None:
+            waiting[3] += failure.count
+        else:
+            self._formats.pending[(signature.id, fmt)] = [found, failure, level, failure.count]
+        return True
+
+    @staticmethod
+    def _current(finding: Optional[Finding]) -> Optional[Finding]:
+        while finding is not None and finding.merged_into is not None:
+            finding = finding.merged_into
+        return finding
+
+    def _check_formats(self) -> None:
+        """Decide the (signature, format) pairs waiting: the format joins the finding when the
+        reason is the same both ways (:func:`fuzzer.across_formats.same_reason`), else its
+        rejections become a finding of their own, keyed with the format."""
+        from corpus.signature import by_format
+        from fuzzer.across_formats import same_reason
+
+        for key in list(self._formats.pending):
+            if self.budget.time_up():
+                return
+            found, failure, level, count = self._formats.pending.pop(key)
+            found = self._current(found)
+            signature_id, fmt = key
+            sample, outcome = failure.sample, failure.outcome
+            same = same_reason(oracle=self.oracles[level], registry=self.registry, run=self._settle_run,
+                               shown=found.best, failing=sample, signature_id=found.oracle_id,
+                               deadline=self.budget.deadline)
+            if same is None:  # no time left to tell: it stays counted there, the format not listed
+                return
+            if same:
+                self._formats.decide(signature_id, fmt, found.signature.id)
+                found.formats.append(fmt)
+                self._offer(found, sample, outcome)
+                continue
+            oracle = self.oracles[level]
+            own = by_format(oracle.signature(sample, failure.judgment, outcome), fmt)
+            self._formats.decide(signature_id, fmt, own.id)
+            with BALANCED:  # the count moves whole, out of one finding into the other
+                found.count -= count
+                other = self._current(self.findings.get(own.id))
+                if other is not None:
+                    self._count_into(other, sample, outcome, count)
+                else:
+                    self._open(own, failure, level, match_id=signature_id)
+                    opened = self.findings.get(own.id)
+                    if opened is not None:
+                        opened.count = count
 
     def _open(self, signature: Any, failure: Failure, level: str, match_id: Optional[str] = None) -> None:
         """A new finding under ``signature`` (unless it is ignored), to confirm, shrink, announce."""
@@ -363,6 +440,9 @@ class CampaignJob(Job):
                           reproduce_dir=self.settings.reproduce_dir)
         finding.match_id = match_id
         finding.count = failure.count
+        finding.formats = [sample.format] if judgment.verdict is Verdict.FALSE_REJECT else []
+        if format_less(signature):
+            self._formats.decide(signature.id, sample.format, signature.id)
         if judgment.verdict is Verdict.HANG:
             finding.timeout = self.pool.spec.timeout
         self.findings[signature.id] = finding
@@ -593,6 +673,7 @@ class CampaignJob(Job):
 
     def _settle(self) -> Iterator[FindingRecorded]:
         """Confirm, shrink and announce the findings discovered since the last call (within budget)."""
+        self._check_formats()
         self._trace_suspects()
         while self.pending and not self.budget.time_up():
             finding = self.pending.pop(0)
@@ -693,6 +774,7 @@ class CampaignJob(Job):
                                 f"(fuzz replay --corpus replays every kind)")
         mine = [(p, e) for p, e in items if e.kind == "parser"]
         self.result_.known = {e.signature: e for _, e in items}
+        self._formats.learn(e for _, e in items)
         if mine:
             deadline = self.budget.deadline
 

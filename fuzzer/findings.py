@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from corpus.signature import retitled_path
+from corpus.signature import format_less, retitled_path
 from fuzzer.isolation.outcome import describe_outcome
 from fuzzer.reproduce import command_for, file_command, needs_file, reproducer_document, reproducer_path
 from fuzzer.results import ShrunkFinding, shown
@@ -61,6 +61,13 @@ class Finding(ShrunkFinding):
     match_id: Optional[str] = None
     #: Set when re-keying showed it is the same bug as an earlier finding (counted there).
     merged_into: Any = None
+    #: The formats a rejection was seen in for one reason (fuzzer.across_formats): the first
+    #: one's, then each shown to fail the same way.
+    formats: list = field(default_factory=list)
+    #: No single character of a string value, no element of a list or object of the shown input
+    #: (no token or character of its text, for a text-carried verdict) can be removed and the
+    #: signature still hold: shrinking checked each (None: not known — not shrunk, or stopped).
+    one_minimal: Optional[bool] = None
 
     @property
     def oracle_id(self) -> str:
@@ -76,7 +83,14 @@ class Finding(ShrunkFinding):
 
     @property
     def title(self) -> str:
-        return self.signature.title
+        """The signature's title; a rejection keyed without its format names the formats it was
+        seen in ("valid fenced, deepseek outputs rejected ...")."""
+        title = self.signature.title
+        if self.formats and format_less(self.signature):
+            shown = ", ".join(self.formats)
+            title = title.replace("valid output rejected", f"valid {shown} output{'s' if len(self.formats) > 1 else ''} "
+                                  "rejected", 1)
+        return title
 
     @property
     def is_minimized(self) -> bool:
@@ -157,6 +171,8 @@ class Finding(ShrunkFinding):
             "input": sample.text,
             "minimized_input": best.text,
             "minimized": self.shrink_complete,
+            "one_minimal": self.one_minimal,
+            "formats": list(self.formats) or [sample.format],
             "exception": self.exception,
             # the crash's traceback as Python printed it: the first input that crashed at that
             # place carries it (the shown input crashes at the same place: same signature)
@@ -212,7 +228,8 @@ class Finding(ShrunkFinding):
                      recipe=best.recipe.to_json() if best.recipe is not None else None,
                      truth_known=best.truth_known, target=target, target_version=version, level=self.level,
                      scenario=self._scenario(),
-                     minimized=self.shrink_complete)
+                     minimized=self.shrink_complete, one_minimal=self.one_minimal,
+                     formats=list(self.formats) or None)
 
 
 __all__ = ["Finding", "jsonable"]

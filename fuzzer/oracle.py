@@ -326,6 +326,9 @@ class Case:
     outcome: Any
     level: str
     promise: "Promise"
+    #: Key the failure as signatures were keyed before they left out what a message copies of
+    #: the input and the format of a rejection (:meth:`Oracle.legacy_signature`).
+    legacy: bool = False
 
     @property
     def declined(self) -> bool:
@@ -348,7 +351,8 @@ def _verdict_signature(case: Case, judgment: Judgment) -> Signature:
 
 def _crash_signature(case: Case, judgment: Judgment) -> Signature:
     o = case.outcome
-    return crash_signature(exception=o.exception, frames=o.frames or (), detail=o.detail, message=o.message)
+    return crash_signature(exception=o.exception, frames=o.frames or (), detail=o.detail, message=o.message,
+                           text=None if case.legacy else case.sample.text)
 
 
 def _hang_signature(case: Case, judgment: Judgment) -> Signature:
@@ -361,7 +365,8 @@ def _rejection_signature(case: Case, judgment: Judgment) -> Signature:
     o = case.outcome
     rejected = o.kind == "rejected"
     return rejection_signature(format=case.sample.format, exception=o.exception if rejected else None,
-                               message=o.message if rejected else None, frames=o.frames if rejected else ())
+                               message=o.message if rejected else None, frames=o.frames if rejected else (),
+                               text=None if case.legacy else case.sample.text, by_format=case.legacy)
 
 
 def _unsafe_signature(case: Case, judgment: Judgment) -> Signature:
@@ -507,6 +512,15 @@ class Oracle:
 
     def signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
         case = Case(sample, outcome, self.level, self.promise)
+        rule = CHECKS[judgment.check].signature if judgment.check in CHECKS else None
+        return (rule or _verdict_signature)(case, judgment)
+
+    def legacy_signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
+        """The signature this failure had before keys left out the text a message copies from the
+        input and a rejection's format: what a corpus entry stored then is filed under. Replay
+        tells such an entry, failing exactly as it was filed, from a changed failure by it
+        (:func:`fuzzer.parser_harness.replay_entries`)."""
+        case = Case(sample, outcome, self.level, self.promise, legacy=True)
         rule = CHECKS[judgment.check].signature if judgment.check in CHECKS else None
         return (rule or _verdict_signature)(case, judgment)
 

@@ -74,17 +74,25 @@ class Recipe:
     chatter: Optional[bool] = None  # forced variation, None = drawn from the choices
     multi: Optional[bool] = None
     layout: Optional[str] = None  # a forced layout (a name in LAYOUTS), None = drawn from the choices
+    #: The calls rendered instead of the ones the choices draw (values a shrink reduced one by
+    #: one, which no choice sequence draws); None = drawn.
+    calls: Optional[list] = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
-        return {"tool": self.tool, "format": self.format, "operator": self.operator,
+        data = {"tool": self.tool, "format": self.format, "operator": self.operator,
                 "choices": list(self.choices), "chatter": self.chatter, "multi": self.multi,
                 "layout": self.layout}
+        if self.calls is not None:
+            data["calls"] = self.calls
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Recipe":
+        calls = data.get("calls")
         return cls(tool=data["tool"], format=data["format"], operator=data.get("operator"),
                    choices=tuple(int(c) for c in data.get("choices", ())),
-                   chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"))
+                   chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"),
+                   calls=calls if isinstance(calls, list) else None)
 
 
 @dataclass(slots=True)
