@@ -11,6 +11,7 @@ unshrunk, marked not minimized — never dropped.
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -23,7 +24,7 @@ from fuzzer.interrupts import BALANCED
 from fuzzer.engine import Failure, Tally, ToolCampaign, includes_valid, resolve_operators
 from fuzzer.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
                            Progress, StopReason)
-from fuzzer.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
+from fuzzer.explore import EXPLORATION, TOKEN_PROBE_EVERY, Explorer, SlowProbe, source_tokens
 from fuzzer.isolation.outcome import Outcome
 from corpus.signature import format_less, history_signature, same_hang, slow_signature
 from fuzzer.across_formats import FormatRoutes
@@ -269,6 +270,11 @@ class CampaignJob(Job):
         self._path_checks: dict[str, int] = {}
         #: where the rejections of each (format-less signature, format) go (fuzzer.across_formats)
         self._formats = FormatRoutes()
+        #: (frames, slow finding) of hangs shown to be a super-linear path met too late
+        self._grown_hangs: list = []
+        self._dictionary: list = []  # the exploration's dictionary of the tool being fuzzed
+        self._slow_probes = 0
+        self._token_seeds = random.Random(settings.seed ^ 0x70C)
         self._last_progress = 0.0
 
     # -- time ------------------------------------------------------------------------------------
@@ -344,7 +350,7 @@ class CampaignJob(Job):
         found = self.findings.get(self._alias.get(signature.id, signature.id))
         if found is None and judgment.verdict is Verdict.HANG and outcome.frames:
             found = next((f for f in self.findings.values() if f.verdict is Verdict.HANG
-                          and same_hang(f.outcome.frames, outcome.frames)), None)
+                          and same_hang(f.outcome.frames, outcome.frames)), None) or self._grown_hang(outcome.frames)
             if found is not None:  # one stuck loop, caught in a helper it calls: one finding
                 self._alias[signature.id] = found.signature.id
         if found is not None:
@@ -682,6 +688,8 @@ class CampaignJob(Job):
                 break
             if finding.merged_into is not None:
                 continue  # the same bug as a finding already announced: counted there
+            if finding.verdict is Verdict.HANG and self._hang_grows(finding):
+                continue  # a slow finding (announced as such), not a hang
             if self._shrink(finding) and "|path|" in finding.signature.key:
                 # Filed by the functions its minimized input runs: the input the corpus stores,
                 # which replay and `corpus add` trace, and which another run (a gate's) shrinks
@@ -834,9 +842,8 @@ class CampaignJob(Job):
             for r in self.result_.replayed:
                 explorer.add_seed(r.entry.text, r.entry.format or "raw")
         tool.visit(report)
-        slow = SlowProbe(seed=s.seed + index, timeout=self.pool.spec.timeout,
-                         run=lambda texts: self.pool.run(texts, deadline=budget.deadline, trace=False)) \
-            if s.slow else None
+        self._dictionary = list(explorer.dictionary) if explorer is not None else []
+        slow = self._slow_probe(seed=s.seed + index) if s.slow else None
         fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
         ran_any = prepared = False
@@ -936,17 +943,27 @@ class CampaignJob(Job):
         """Time repetitions of a fragment of a seed; a super-linear growth becomes a slow finding."""
         text, fmt = explorer.seeds[explorer.random.randrange(len(explorer.seeds))]
         growth = slow.probe(text)
+        self._slow_probes += 1
+        if growth is None and self._slow_probes % TOKEN_PROBE_EVERY == 0:
+            # now and then a token of the dictionary (a fence, a tag) on a seed drawn apart
+            text, fmt = explorer.seeds[self._token_seeds.randrange(len(explorer.seeds))]
+            growth = slow.probe_token(text)
         if growth is None:
             return
-        growth = slow.reduce(growth)
+        self._file_growth(slow.reduce(growth), slow, fmt, tool)
+
+    def _file_growth(self, growth: Any, slow: SlowProbe, fmt: str, tool: str) -> Optional[Finding]:
+        """The slow finding of a (reduced) super-linear growth: a new one, or the one already
+        filed where the time goes (counted once more). None when it is ignored or over the limit."""
         # Filed by where it spends its time: sample the stack of a longer run (again, earlier,
         # if that one finished first on a loaded machine; without frames it would be keyed by
         # the fragment alone).
-        largest, after_s = growth.sampled(self.pool.spec.timeout)
+        pool = self._settling_pool or self.pool
+        largest, after_s = growth.sampled(pool.spec.timeout)
         outcome, frames = None, ()
         for share in (1, 4):
-            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, after_s / share),
-                                                     deadline=self.budget.deadline)
+            outcome, frames = pool.sample_stack(largest, after_s=max(0.002, after_s / share),
+                                                deadline=self.budget.deadline)
             if frames:
                 break
         kind = _fragment_kind(growth.fragment)
@@ -960,9 +977,9 @@ class CampaignJob(Job):
                           and _fragment_kind(f.growth.fragment) == kind), None)
         if found is not None:
             found.count += 1
-            return
+            return found
         if signature.id in self.settings.ignore or self._max_failures_reached():
-            return
+            return None
         sample = Sample(text=growth.text(growth.counts[0]), format=fmt, anomaly_class=EXPLORATION,
                         operator="repetition", calls=None, tool=tool, truth_known=False,
                         description=f"{growth.fragment!r} repeated {growth.counts[0]} times in a seed")
@@ -971,11 +988,57 @@ class CampaignJob(Job):
                           outcome=outcome, minimized=sample, minimized_outcome=outcome, found_at_s=self.elapsed(),
                           target=self.settings.target, level=self.settings.of(tool, "level"),
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
-                          shrink_complete=slow.reduced_fully, growth=growth,
+                          shrink_complete=slow.reduced_fully, growth=growth, one_minimal=slow.reduced_fully,
                           shrink_note="" if slow.reduced_fully else
                           f"not minimized: the reduction of the text around the run stopped ({slow.stopped_because})")
         self.findings[signature.id] = finding
         self.pending.append(finding)
+        return finding
+
+    def _slow_probe(self, *, seed: int, run: Optional[Callable[[list], list]] = None) -> SlowProbe:
+        """The slow probe of ``tool``'s fuzzing: it repeats the formats' structural tokens and the
+        exploration's dictionary as well as single characters."""
+        from fuzzer.explore import JSON_TOKENS, format_tokens
+
+        dictionary = self._dictionary or [*JSON_TOKENS, *format_tokens()]
+        run = run or (lambda texts: self.pool.run(texts, deadline=self.budget.deadline, trace=False))
+        return SlowProbe(seed=seed, timeout=self.pool.spec.timeout, run=run, fragments=dictionary)
+
+    def _hang_grows(self, finding: Finding) -> bool:
+        """A hang met by a super-linear path: probe the hang's input for a fragment whose
+        repetition grows faster than linear at sizes far below the timeout (:meth:`SlowProbe.from_hang`);
+        when one does, the hang is that slow finding met too late — reported once, as ``slow``,
+        with the exponent (the hang counted there, and its stack too: a later hang there is it)."""
+        if not self.settings.slow or self.budget.time_up():
+            return False
+        from strategies._internal.formats import FORMATS
+
+        started = time.monotonic()
+        probe = self._slow_probe(seed=self.settings.seed, run=lambda texts: self._settle_run(
+            texts, deadline=self.budget.deadline, trace=False))
+        fmt = FORMATS.get(finding.sample.format) if finding.sample.format in FORMATS else None
+        tokens = [t for t in getattr(fmt, "envelope", {}).values() if isinstance(t, str) and t.strip()]
+        growth = probe.from_hang(finding.sample.text, tokens)
+        slow = None
+        if growth is not None:
+            slow = self._file_growth(probe.reduce(growth), probe, finding.sample.format, finding.sample.tool)
+        self.budget.spent_shrinking(time.monotonic() - started)
+        if slow is None:
+            return False
+        with BALANCED:  # out of the book as a hang, into the slow finding: whole
+            self.findings.pop(finding.signature.id, None)
+            self._alias[finding.signature.id] = slow.signature.id
+            slow.count += finding.count
+            finding.merged_into = slow
+            if finding.outcome.frames:
+                self._grown_hangs.append((finding.outcome.frames, slow))
+        slow.notes.append(f"a {len(finding.sample.text):,}-character input of this growth hung past the "
+                          f"{self.pool.spec.timeout:g} s timeout; it is counted here")
+        return True
+
+    def _grown_hang(self, frames: Any) -> Optional[Finding]:
+        """The slow finding a hang stuck in ``frames`` was shown to be (:meth:`_hang_grows`)."""
+        return next((slow for stuck, slow in self._grown_hangs if same_hang(stuck, frames)), None)
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
         if not interrupted:
