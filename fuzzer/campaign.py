@@ -626,7 +626,7 @@ class CampaignJob(Job):
             if finding.match_id is not None:
                 finding.match_id = match
         finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracles[finding.level], complete=shrunk.complete,
-                                note=shrunk.note)
+                                note=shrunk.note, one_minimal=shrunk.one_minimal)
         if traceback:
             # formatted by the fresh worker that ran the minimized input: the report's traceback
             # is the input shown, not the first one that crashed at that place

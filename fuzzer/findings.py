@@ -101,10 +101,11 @@ class Finding(ShrunkFinding):
     def history_dependent(self) -> bool:
         return bool(self.history)
 
-    def adopt_minimized(self, sample: Any, outcome: Any, oracle: Any, *, complete: bool, note: str = "") -> None:
+    def adopt_minimized(self, sample: Any, outcome: Any, oracle: Any, *, complete: bool, note: str = "",
+                        one_minimal: Optional[bool] = None) -> None:
         """Take ``sample`` as the shown input and re-derive the words from it."""
         self.minimized, self.minimized_outcome = sample, outcome
-        self.shrink_complete, self.shrink_note = complete, note
+        self.shrink_complete, self.shrink_note, self.one_minimal = complete, note, one_minimal
         judgment = oracle.judge(sample, outcome)
         # A nondeterminism finding's words are about two runs, not the one outcome kept here (the
         # oracle would call "no call" a false_reject): only a judgment of its own verdict re-words it.

@@ -52,7 +52,7 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
 def build_sample(source: Source, *, registry: Any, tool: Any, format: str, operator: Optional[str] = None,
                  chatter: Optional[bool] = None, multi: Optional[bool] = None,
                  layout: Optional[str] = None, calls: Optional[list] = None,
-                 keep_rendered: bool = False) -> Sample:
+                 keep_rendered: bool = False, drawn: Optional[list] = None) -> Sample:
     """Generate one sample of ``tool`` in ``format``; valid when ``operator`` is None.
 
     ``chatter``/``multi`` force a variation (prose around the envelope, several calls) or, when None,
@@ -65,6 +65,8 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
     recipe (layout, prose, the operator's choices) replays as it did: shrinking edits a sample's
     values this way and re-renders it (:mod:`fuzzer.shrink_values`). The recipe records them.
     ``keep_rendered``: the sample carries its valid rendering (``Sample.rendered``, with its layout).
+    ``drawn``: a list that receives the valid calls the sample was made from (its truth, for a
+    valid sample; what the operator mutated, for an anomaly).
     """
     FORMATS[format]  # UnknownName with close matches
     if layout is not None:
@@ -99,6 +101,8 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
                 continue
             text, truth, description = mutation.text, mutation.calls, mutation.description
             anomaly_class = op.anomaly_class
+        if drawn is not None:
+            drawn.append(calls)
         recipe = None
         if isinstance(source, (RandomSource, ReplaySource)):
             recipe = Recipe(tool=tool.name, format=format, operator=operator,
@@ -170,8 +174,11 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
     return samples
 
 
-def replay_recipe(recipe: Recipe, registry: Any, *, keep_rendered: bool = False) -> Sample:
-    """Regenerate the sample a recipe describes (shrinking replays edited recipes through this)."""
+def replay_recipe(recipe: Recipe, registry: Any, *, keep_rendered: bool = False, calls: Optional[list] = None,
+                  drawn: Optional[list] = None) -> Sample:
+    """Regenerate the sample a recipe describes (shrinking replays edited recipes through this);
+    ``calls``: with these calls instead of the recipe's (see :func:`build_sample`)."""
     return build_sample(ReplaySource(recipe.choices), registry=registry, tool=registry[recipe.tool],
                         format=recipe.format, operator=recipe.operator, chatter=recipe.chatter,
-                        multi=recipe.multi, layout=recipe.layout, calls=recipe.calls, keep_rendered=keep_rendered)
+                        multi=recipe.multi, layout=recipe.layout, calls=calls if calls is not None else recipe.calls,
+                        keep_rendered=keep_rendered, drawn=drawn)
