@@ -430,6 +430,10 @@ class SlowProbe:
         with none). None when nothing grows: a real hang (an endless loop)."""
         from corpus.minimize import longest_repeat
 
+        small = self.run([text[:HANG_CONTEXT]])[0]
+        if small is None or small.kind == "hung":
+            self.out_of_time = small is None
+            return None  # a few characters of it hang too: an endless loop, whatever the size
         candidates: list = []
         found = longest_repeat(text, min_count=4)
         if found is not None:
@@ -440,6 +444,7 @@ class SlowProbe:
         present.sort(key=lambda f: (-len(f), text.count(f)))
         candidates += [(f, text.find(f)) for f in present]
         tried: set = set()
+        stuck = 0  # candidates that hung at their smallest size: a path that hangs, not one that grows
         for fragment, at in candidates[:HANG_FRAGMENTS]:
             for prefix, suffix in ((text[max(0, at - HANG_CONTEXT):at],
                                     text[at + len(fragment):at + len(fragment) + HANG_CONTEXT]), ("", "")):
@@ -450,6 +455,9 @@ class SlowProbe:
                 if growth is not None:
                     return growth
                 if self.out_of_time:
+                    return None
+                stuck += self.hung
+                if stuck >= 3:
                     return None
         return None
 

@@ -195,6 +195,11 @@ def test_an_endless_loop_is_no_growth():
                                 else 1e-6 * len(t)) for t in texts]
 
     assert SlowProbe(seed=0, run=run, timeout=2.0).from_hang("a <|stop|> b" + " " * 5000, tokens=["<|stop|>"]) is None
+    # a parser stuck on every input costs one run to tell, not a timeout per fragment tried
+    runs = []
+    stuck = SlowProbe(seed=0, run=lambda texts: runs.append(texts) or [SimpleNamespace(kind="hung", elapsed=2.0)
+                                                                       for _ in texts], timeout=2.0)
+    assert stuck.from_hang("```json\n" * 1000, tokens=["```"]) is None and len(runs) == 1
 
 
 def test_the_probe_repeats_the_dictionarys_structural_tokens_too():
