@@ -166,6 +166,39 @@ def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str
     return "order", "the calls came back in another order"
 
 
+def damaged_string(truth: Any, returned: Any, depth: int = 0) -> Optional[tuple[str, str]]:
+    """(damaged, expected) of the first string argument a wrong answer altered, when that is its
+    first difference from the truth (:func:`corruption_key` finds the same one); None otherwise, or
+    when the damaged string is too short to look for (a character or two is in any text). What
+    the worker looks for to find the function that made the damage
+    (:mod:`fuzzer.isolation.instrument`)."""
+    if depth == 0:
+        if not isinstance(truth, list) or not isinstance(returned, list) or len(truth) != len(returned):
+            return None
+        for t, r in zip(truth, returned):
+            if json_equal(t, r):
+                continue
+            if not isinstance(t, dict) or not isinstance(r, dict) or t.get("name") != r.get("name"):
+                return None
+            return damaged_string(t.get("arguments"), r.get("arguments"), 1)
+        return None
+    if json_kind(truth) != json_kind(returned) or depth > 50:
+        return None
+    if isinstance(truth, str):
+        return (returned, truth) if len(returned) >= 3 else None
+    if isinstance(truth, dict):
+        if set(truth) != set(returned):
+            return None
+        for k in truth:
+            if not json_equal(truth[k], returned[k]):
+                return damaged_string(truth[k], returned[k], depth + 1)
+    if isinstance(truth, list) and len(truth) == len(returned):
+        for x, y in zip(truth, returned):
+            if not json_equal(x, y):
+                return damaged_string(x, y, depth + 1)
+    return None
+
+
 def coarse_damage(key: Optional[str], words: str) -> tuple[str, str]:
     """The kind of damage without the characters involved: ``string:-,+``, ``string:-'+"`` and a
     string cut short are all "a string argument was altered" (what a path signature keys by: the

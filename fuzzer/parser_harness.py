@@ -236,17 +236,19 @@ def _keyed(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callab
     """(:func:`keyed_signature`, the path signature the same trace had under the key of before
     — every function the input ran — or None when it is no path signature)."""
     from corpus.signature import path_signature
-    from fuzzer.oracle import Verdict, coarse_damage
+    from fuzzer.oracle import Verdict, coarse_damage, damaged_string
 
     signature = oracle.signature(sample, judgment, outcome)
     if judgment.verdict is not Verdict.CORRUPTION:
         return signature, None
-    traced = run([sample.text], fresh=True, trace=True, deadline=deadline)[0]
+    needle = damaged_string(sample.calls, outcome.calls) if outcome.kind == "returned" and sample.truth_known else None
+    traced = run([sample.text], fresh=True, trace=("damage", needle) if needle else True, deadline=deadline)[0]
     functions = getattr(traced, "functions", ()) if traced is not None else ()
     if not functions:
         return signature, None  # a pool that cannot trace: the oracle's signature
     kind, words = coarse_damage(judgment.key, judgment.reason)
-    return (path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions),
+    maker = getattr(traced, "maker", None) or None
+    return (path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, maker=maker),
             path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, legacy=True))
 
 

@@ -7,7 +7,11 @@
   for a function all of whose lines were already reached — so after warm-up only the functions
   with unexplored lines pay for line events. Inputs are traced on a sampled share (see
   :data:`OVERHEAD`), or all of them when the engine asks. ``functions`` — the target functions a
-  traced input ran — come back too.
+  traced input ran — come back too; and, when the engine asks with a *needle* (a damaged string
+  argument of a wrong answer, :func:`damage_needle`), the *maker*: the first target function whose
+  return value holds the damaged string and no longer the string it should be — the function that
+  made the damage, which a corruption's signature is keyed by (a comprehension or lambda stands for
+  the named function around it).
 * **Audit** — a ``sys.addaudithook`` hook, armed only while the target runs, reports (and for the
   dangerous ones, *blocks*) what a parser must never do while parsing: run code it was given
   (``exec``/``eval`` of text), start processes, open files for writing, change the file system,
@@ -123,6 +127,47 @@ def target_files(target: Any) -> set[str]:
     return {os.path.dirname(os.path.abspath(file)) + os.sep}
 
 
+#: Values a return value is searched through for a needle (a deep return is searched in part).
+MAKER_NODES = 2000
+
+
+def _needle_forms(needle: Any) -> tuple:
+    """(damaged, expected), each as written and as JSON writes it inside a string: a repair that
+    rewrites the text returns the damaged string escaped (``Xi\\"an``)."""
+    import json
+
+    damaged, expected = needle
+    return (damaged, json.dumps(damaged)[1:-1]), (expected, json.dumps(expected)[1:-1])
+
+
+def _holds(value: Any, needle: tuple, depth: int, budget: list) -> bool:
+    """Whether ``value`` (a return value of the target's, searched through containers and
+    objects' attributes, within ``budget`` values) holds a string with the damaged form in it and
+    without the expected one."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 8:
+        return False
+    if value.__class__ is str:
+        (damaged, damaged_escaped), (expected, expected_escaped) = needle
+        return (damaged in value or damaged_escaped in value) and \
+            not (expected and (expected in value or expected_escaped in value))
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        attributes = getattr(value, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return False
+        items = attributes.values()
+    for item in items:
+        if _holds(item, needle, depth + 1, budget):
+            return True
+        if budget[0] < 0:
+            return False
+    return False
+
+
 #: Most of the run time coverage may add, when it samples: tracing a pure-Python parser line by
 #: line costs 4-8x an untraced run, so only a share of the inputs is traced (all of them when
 #: the engine asks, for exploration batches).
@@ -160,6 +205,8 @@ class Instruments:
         self._functions: set = set()
         self._unsafe: list = []
         self._in_hook = False
+        self._needle: Any = None  # (damaged, expected) forms of a damage whose maker is looked for
+        self._maker: Any = None
         #: whether the last source compiled while this input ran holds the input (None: nothing
         #: compiled yet): an ``exec`` from a library's frame runs what was compiled last
         self._compiled: Optional[bool] = None
@@ -186,6 +233,8 @@ class Instruments:
                 return None
             remaining = self._remaining[code] = {line for _, line in dis.findlinestarts(code) if line} or {-1}
         self._functions.add(self._names.get(code) or self._name(code))
+        if self._needle is not None:
+            return self._watch_returns(remaining, os.path.basename(code.co_filename))
         if not remaining:
             return None  # every line of this function has been reached: stop paying for it
         lines, name = self._lines, os.path.basename(code.co_filename)
@@ -199,6 +248,35 @@ class Instruments:
             return local
 
         return local
+
+    def _watch_returns(self, remaining: Any, name: str) -> Any:
+        """The local tracer of a run that looks for the maker of a damage: lines as usual, and
+        each return value of the target's functions, until one holds the damaged string."""
+        lines = self._lines
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                line = frame.f_lineno
+                if line in remaining:
+                    remaining.discard(line)
+                    lines.append((name, line))
+            elif event == "return" and self._maker is None and arg is not None and \
+                    _holds(arg, self._needle, 0, [MAKER_NODES]):
+                self._maker = self._named_frame(frame)
+            return local
+
+        return local
+
+    def _named_frame(self, frame: Any) -> str:
+        """``file:function`` of ``frame``, or of the named target function around it when it is a
+        comprehension, a lambda or a generator expression (Python 3.12 inlines comprehensions:
+        the key must not depend on them)."""
+        while frame is not None:
+            code = frame.f_code
+            if not code.co_name.startswith("<") and self._is_target(code.co_filename):
+                return self._names.get(code) or self._name(code)
+            frame = frame.f_back
+        return ""
 
     def _name(self, code: Any) -> str:
         name = self._names[code] = f"{os.path.basename(code.co_filename)}:{code.co_name}"
@@ -278,8 +356,11 @@ class Instruments:
         return tuple(f for f in frames[start:] if f[0] != own)[-_FRAMES:]
 
     # -- per input -------------------------------------------------------------------------------
-    def begin(self, text: str, trace: Optional[bool] = None) -> None:
+    def begin(self, text: str, trace: Any = None) -> None:
         self.text = text
+        self._needle = self._maker = None
+        if trace.__class__ is tuple:  # ("damage", needle): trace this input and find the maker
+            self._needle, trace = _needle_forms(trace[1]), True
         if self._lines:
             self._lines = []
         if self._functions:
@@ -313,6 +394,8 @@ class Instruments:
             self._tracing = False
         if not (traced or self._unsafe or self._lines):
             return NO_EXTRA
+        if self._needle is not None:
+            return (tuple(self._lines), tuple(sorted(self._functions)), tuple(self._unsafe), self._maker)
         return (tuple(self._lines), tuple(sorted(self._functions)), tuple(self._unsafe))
 
     def _learn(self, traced: bool, elapsed: float) -> None:

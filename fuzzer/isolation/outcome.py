@@ -56,6 +56,9 @@ class Outcome:
     #: A crash's formatted traceback: sent with the first input that crashed at that place in its
     #: worker (formatting one per crash would slow a crashing target down), else None.
     traceback: str | None = None
+    #: With a traced run that looked for it: "file:function" of the target function whose return
+    #: value first held the damaged string (fuzzer.isolation.instrument), "" when none did.
+    maker: str | None = None
 
 
 @dataclass(frozen=True)
