@@ -435,7 +435,7 @@ class CampaignJob(Job):
     def _open(self, signature: Any, failure: Failure, level: str, match_id: Optional[str] = None) -> None:
         """A new finding under ``signature`` (unless it is ignored), to confirm, shrink, announce."""
         sample, judgment = failure.sample, failure.judgment
-        if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
+        if self._ignored(signature, failure, level):
             self.result_.ignored += failure.count
             return
         if self._max_failures_reached():
@@ -454,6 +454,17 @@ class CampaignJob(Job):
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)
+
+    def _ignored(self, signature: Any, failure: Failure, level: str) -> bool:
+        """On the ignore list: its signature, or the one the same failure had before keys left out
+        what a message copies of the input and a rejection's format (an ignore list written then
+        still silences the bug it names)."""
+        ignore = set(self.settings.ignore) | set(self.settings.of(failure.sample.tool, "ignore") or ())
+        if not ignore:
+            return False
+        if signature.id in ignore:
+            return True
+        return self.oracles[level].legacy_signature(failure.sample, failure.judgment, failure.outcome).id in ignore
 
     def _count_into(self, found: Finding, sample: Any, outcome: Any, count: int = 1) -> None:
         found.count += count

@@ -36,9 +36,11 @@ def test_messages_that_quote_the_input_give_one_signature_each_over_a_30_s_campa
                  "--report", "r.json", "-q", timeout=240)
     assert result.code == 1, result
     failures = result.report()["failures"]
-    quoting = {f["signature"] for f in failures
-               if (f["exception"] or "").startswith("ValueError: Could not extract tool use from input text:")}
-    asserts = {f["signature"] for f in failures if (f["exception"] or "").startswith("AssertionError")}
+    # (a slow or hang finding on an input the parser then rejects says the same words: another bug)
+    quoting = {f["signature"] for f in failures if f["verdict"] == "false_reject"
+               and (f["exception"] or "").startswith("ValueError: Could not extract tool use from input text:")}
+    asserts = {f["signature"] for f in failures if f["verdict"] == "crash"
+               and (f["exception"] or "").startswith("AssertionError")}
     assert len(quoting) == 1, [f["title"] for f in failures]
     assert len(asserts) == 1, [f["title"] for f in failures]
     (react,) = [f for f in failures if f["signature"] in quoting]

@@ -51,3 +51,14 @@ def test_a_fixed_entry_under_the_old_key_that_fails_again_still_blocks(tmp_path)
     report = json.loads((tmp_path / "g.json").read_text())
     assert run.returncode == 1 and OLD_ID in report["gate"]["regressions"], run.stdout
     assert f"REGRESSION {OLD_ID}" in run.stdout
+
+
+def test_an_ignore_list_written_under_the_old_key_still_silences_the_bug(tmp_path):
+    """``--ignore false_reject-1f57590daa2b`` (the apostrophe bug's key of before) in a config
+    or a CI script: the bug it names is still ignored, not reported anew under its new key."""
+    run = fuzz("campaign", "--target", NAIVE, *GATE, "--anomaly", "valid", "--no-coverage", "--ignore", OLD_ID,
+               "--report", "r.json", cwd=tmp_path)
+    report = json.loads((tmp_path / "r.json").read_text())
+    titles = [f["title"] for f in report["failures"]]
+    assert not [t for t in titles if "Expecting <str> delimiter" in t], titles
+    assert report["ignored"] > 0 and [t for t in titles if "Expecting value" in t], (titles, run.stdout)
