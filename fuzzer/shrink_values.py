@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator
 
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
