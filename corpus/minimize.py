@@ -389,7 +389,8 @@ class _TextShrinker:
         return hi < count
 
     # -- stage 1: structure-aware ----------------------------------------------------------------
-    def simplify_structure(self) -> None:
+    def simplify_structure(self) -> bool:
+        progressed = False
         while True:
             text = self.best
             base = len(text)
@@ -397,7 +398,8 @@ class _TextShrinker:
             splices = sorted(set(_structure_splices(text)),
                              key=lambda s: (base - (s[1] - s[0]) + len(s[2]), s))
             if self._first_improvement(text[:a] + new + text[b:] for a, b, new in splices) is None:
-                return
+                return progressed
+            progressed = True
 
     # -- stages 2 and 3: ddmin -------------------------------------------------------------------
     def ddmin(self, split: Callable[[str], list[str]]) -> None:
@@ -463,12 +465,20 @@ class _TextShrinker:
             i = max(first - 1, 0)
         return progressed
 
-    def one_minimal(self) -> None:
+    def one_minimal(self) -> bool:
+        progressed = False
         while True:
             tokens = self._delete_each(tokenize)
             chars = self._delete_each(list)
             if not tokens and not chars:
-                return
+                return progressed
+            progressed = True
+
+    def settle(self) -> None:
+        """Single deletions and JSON element removals, until neither removes anything: deleting
+        characters can free a JSON element to go, and the other way round."""
+        while self.one_minimal() | self.simplify_structure():
+            pass
 
 
 def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max_tests: int | None = None,
@@ -477,8 +487,8 @@ def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max
 
     ``test(candidates) -> list[bool]`` is "still fails with the same signature". The result passes
     ``test``, is never longer than ``text``, and — unless ``budget_s`` or ``max_tests`` ran out —
-    no single token (word, whitespace run, other character) and no single character can be deleted
-    from it. Stages: collapse long runs of a repeated fragment (batched bisection on the number of
+    no single token (word, whitespace run, other character), no single character and no single
+    JSON element (an item, a member) can be deleted from it. Stages: collapse long runs of a repeated fragment (batched bisection on the number of
     repeats, so a 200 KB repetition takes a handful of batches); simplify embedded JSON documents in
     place (drop members and items, empty or hoist containers, shorten strings, lower numbers); ddmin
     over tokens, then characters; then single deletions until none passes.
@@ -493,7 +503,7 @@ def shrink_text(text: str, test: TextTest, *, budget_s: float | None = None, max
     ev._max_tests = None if max_tests is None else max_tests + ev.tests
     shrinker = _TextShrinker(text, ev)
     _run_stages(status, shrinker.collapse_runs, shrinker.simplify_structure, lambda: shrinker.ddmin(tokenize),
-                lambda: shrinker.ddmin(list), shrinker.one_minimal)
+                lambda: shrinker.ddmin(list), shrinker.settle)
     return shrinker.best
 
 

@@ -59,6 +59,12 @@ def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _formats(first: Optional[list], second: Optional[list]) -> Optional[list]:
+    """The formats of one rejection seen by two entries of its signature, in the order first seen."""
+    merged = list(dict.fromkeys([*(first or []), *(second or [])]))
+    return merged or None
+
+
 def _parse_time(value: str) -> datetime:
     """Parse an ISO-8601 timestamp; ``Z`` is accepted on Python 3.10 too. Naive means UTC."""
     text = value[:-1] + "+00:00" if value.endswith(("Z", "z")) else value
@@ -95,6 +101,8 @@ _FIELDS: tuple[tuple[str, tuple[type, ...], bool, bool], ...] = (
     ("last_seen", (str,), False, True),
     ("truth_known", (bool,), False, False),
     ("minimized", (bool,), False, False),
+    ("one_minimal", (bool,), True, False),
+    ("formats", (list,), True, False),
     ("status_since", (str,), True, False),
     ("calls", (list,), True, False),
     ("recipe", (dict,), True, False),
@@ -138,6 +146,11 @@ class Entry:
     scenario: Optional[dict] = None
     #: False when shrinking was stopped by the budget: the input is the one found, not a minimum.
     minimized: bool = True
+    #: True when no character of a string value and no element of the shown input can be removed
+    #: with the signature holding (checked while shrinking); None: not known (older entries).
+    one_minimal: Optional[bool] = None
+    #: The formats a rejection was seen in for one reason (None: one format, or an older entry).
+    formats: Optional[list] = None
     #: When ``status`` was last set by a person or by replay (``--update``): a merge keeps the
     #: status of whichever side knows more recently (a fix marked after the last failure wins).
     status_since: Optional[str] = None
@@ -359,6 +372,7 @@ class Store:
             new.first_seen = _earlier(old.first_seen, entry.first_seen)
             new.last_seen = _later(old.last_seen, entry.last_seen)
             new.status = _latest_status(old, entry)
+            new.formats = _formats(entry.formats, old.formats)
             if not self._store(new):
                 return "kept"
             self._drop_others(new, found)
@@ -367,6 +381,7 @@ class Store:
         kept.last_seen = _later(old.last_seen, entry.last_seen)
         kept.first_seen = _earlier(old.first_seen, entry.first_seen)
         kept.status = _latest_status(old, entry)
+        kept.formats = _formats(old.formats, entry.formats)
         stale = kept != old or Path(old_path).name != kept.file_name
         if stale and not self._store(kept):
             return "kept"

@@ -56,7 +56,9 @@ def matches(rule: dict, finding: dict) -> bool:
         return False
     if "input" in rule and not _search(rule["input"], finding.get("input"), finding.get("minimized_input")):
         return False
-    for key in ("operator", "format"):
-        if key in rule and not _search(rule[key], finding.get(key) or ""):
-            return False
+    if "operator" in rule and not _search(rule["operator"], finding.get("operator") or ""):
+        return False
+    # a rejection seen in several formats for one reason lists them all (``formats``)
+    if "format" in rule and not _search(rule["format"], finding.get("format") or "", *(finding.get("formats") or ())):
+        return False
     return True

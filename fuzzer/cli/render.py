@@ -106,6 +106,8 @@ def corpus_replay_lines(replayed: list, version: Optional[str] = None) -> list[s
     for r in replayed:
         now = f" now {r.signature}" if r.status == "changed" or (r.status == "regression" and
                                                                  r.signature != r.entry.signature) else ""
+        if now and r.rekeyed:
+            now += " (re-keyed: it fails exactly as filed)"
         found = r.entry.target_version
         older = f" (found with {found}; target is {version})" if found and version and found != version else ""
         why = f": {r.unjudged}" if r.unjudged else f": {r.note}" if r.note else ""
@@ -152,6 +154,10 @@ def gate_lines(result: Any) -> list[str]:
     lines.append(f"campaign: {result.executions:,} executions, {len(result.findings)} signatures, "
                  f"{len(d.campaign_new)} new" + (f", {moved_findings} moved" if moved_findings else ""))
     for x in moved_entries:
+        if x.rekeyed:
+            lines.append(f"MOVED {x.entry.signature} -> {x.signature} (corpus entry {os.path.basename(x.path)} fails "
+                         f"exactly as it was filed; only the signature's key changed: a known bug, not new)")
+            continue
         lines.append(f"MOVED {x.entry.signature} -> {x.signature} (corpus entry {os.path.basename(x.path)} fails the "
                      f"same way from another place in the target: a known bug, not new)")
     # Campaign findings are any harness's (parser, executor, agent): read through their report.

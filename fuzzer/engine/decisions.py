@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from corpus.signature import format_specific
 from fuzzer.engine.events import ExitCode
 
 
@@ -158,7 +159,9 @@ def _known_as(finding: Any, known: Mapping[str, Any]) -> str:
     if sid in known:
         return sid
     match = getattr(finding, "match_id", None)
-    if match is not None and match in known:
+    if match is not None and match in known and not format_specific(finding.signature):
+        # (a rejection split off as one format's own is no finding of the format-less signature
+        # it came from: that is another cause, raised at the same place with the same words)
         return match
     if getattr(finding, "verdict_name", None) == "corruption":
         by_path = next((signature for signature, entry in known.items()

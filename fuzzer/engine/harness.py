@@ -42,15 +42,21 @@ class Replayed:
     #: What the replay saw beyond the verdict, for the reader (a hang entry that finished, but not
     #: well inside the timeout, still counts as hanging: fuzzer.engine.hangs).
     note: Optional[str] = None
+    #: The entry fails exactly as it was filed, and only the rule that keys failures changed
+    #: since (signatures left out what a message copies of the input, a rejection's format, a
+    #: path's comprehensions): ``signature`` is the key that failure has now.
+    rekeyed: bool = False
 
     @property
     def moved(self) -> bool:
         """An open entry that fails the same way from another place in the target (a refactor
-        moved the code): the same bug, under another signature."""
+        moved the code), or exactly as it was filed under a key of before (:attr:`rekeyed`):
+        the same bug, under another signature. A fixed entry that fails is a regression either way."""
         from corpus.signature import movable
 
-        return (self.status == "changed" and self.entry.status == "open" and self.verdict == self.entry.verdict
-                and movable(self.entry.what) and self.what == self.entry.what)
+        if self.status != "changed" or self.entry.status != "open" or self.verdict != self.entry.verdict:
+            return False
+        return self.rekeyed or (movable(self.entry.what) and self.what == self.entry.what)
 
     @property
     def status(self) -> str:

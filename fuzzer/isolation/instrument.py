@@ -7,13 +7,27 @@
   for a function all of whose lines were already reached — so after warm-up only the functions
   with unexplored lines pay for line events. Inputs are traced on a sampled share (see
   :data:`OVERHEAD`), or all of them when the engine asks. ``functions`` — the target functions a
-  traced input ran — come back too.
+  traced input ran — come back too; and, when the engine asks with a *needle* (a damaged string
+  argument of a wrong answer, :func:`damage_needle`), the *maker*: the first target function whose
+  return value holds the damaged string and no longer the string it should be — the function that
+  made the damage, which a corruption's signature is keyed by (a comprehension or lambda stands for
+  the named function around it).
 * **Audit** — a ``sys.addaudithook`` hook, armed only while the target runs, reports (and for the
   dangerous ones, *blocks*) what a parser must never do while parsing: run code it was given
   (``exec``/``eval`` of text), start processes, open files for writing, change the file system,
   open network connections, unpickle data, import a module named in the input, load a native
   library. A blocked call raises ``PermissionError`` inside the target; the engine reports the
   ``unsafe`` verdict whatever the target did next.
+
+  Only what the *input* causes counts. What a module does while it is being imported (urllib3
+  probing IPv6 support with a ``socket.bind`` when a parser imports it lazily, inside its first
+  parse; a ``.pyc`` written) is the import's side effect, not the parser touching the system: an
+  event raised under the import system's frames is neither reported nor blocked (the import
+  itself is judged by its own event: a module named in the input). Code a library generates for
+  itself (attrs compiling a class's ``__init__`` the first time a jsonschema validator class is
+  made, a ``namedtuple``) is run with ``exec`` from the library's frame, compiled from its own
+  source: an ``exec`` counts when the target's own code runs it, or when what was compiled holds
+  the input (``eval`` of the text or of a piece of it, a syntax tree — parsed from the input).
 
 Everything here runs in the worker process; the engine receives plain tuples.
 """
@@ -51,6 +65,48 @@ _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _FRAMES = 8
 
 
+#: The import system's frames that run a module's body (or create an extension module): an
+#: audit event under one of them is raised by a module being imported.
+_IMPORTING = frozenset({"_call_with_frames_removed", "exec_module", "create_module", "_load_unlocked"})
+
+
+def _while_importing(frame: Any) -> bool:
+    """Whether ``frame`` (the Python code that raised an audit event) runs inside a module import."""
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name in _IMPORTING and code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+#: The shortest run of characters a compiled source and the input share for the source to count
+#: as made from the input (a template around a piece of it: ``exec(f"result = {payload}")``).
+_SHARED_RUN = 8
+
+
+def _from_input(source: Any, text: str) -> bool:
+    """Whether the source handed to ``compile`` holds the input: it is a piece of it, holds it
+    whole, or shares a run of :data:`_SHARED_RUN` characters with it. A syntax tree counts as
+    the input's (it cannot be compared, and parsers build them from the input: BFCL's decoder)."""
+    if isinstance(source, (bytes, bytearray)):
+        source = bytes(source).decode("utf-8", "replace")
+    if not isinstance(source, str):
+        return True
+    code, given = source.strip(), text.strip()
+    if not code or not given:
+        return False
+    if code in text or given in source:
+        return True
+    half = _SHARED_RUN // 2
+    for k in range(0, len(code) - half + 1, half):
+        piece = code[max(0, k - half):k + _SHARED_RUN]
+        if code[k:k + half] in text and any(piece[i:i + _SHARED_RUN] in text
+                                            for i in range(0, len(piece) - _SHARED_RUN + 1)):
+            return True
+    return False
+
+
 def _by_import_system(frame: Any) -> bool:
     """Whether ``frame`` (the Python code that raised an audit event) is the import system's:
     loading a ``.pyc`` is a ``marshal.loads``, which is the target unmarshalling data only when
@@ -70,6 +126,47 @@ def target_files(target: Any) -> set[str]:
     if not file:
         return set()
     return {os.path.dirname(os.path.abspath(file)) + os.sep}
+
+
+#: Values a return value is searched through for a needle (a deep return is searched in part).
+MAKER_NODES = 2000
+
+
+def _needle_forms(needle: Any) -> tuple:
+    """(damaged, expected), each as written and as JSON writes it inside a string: a repair that
+    rewrites the text returns the damaged string escaped (``Xi\\"an``)."""
+    import json
+
+    damaged, expected = needle
+    return (damaged, json.dumps(damaged)[1:-1]), (expected, json.dumps(expected)[1:-1])
+
+
+def _holds(value: Any, needle: tuple, depth: int, budget: list) -> bool:
+    """Whether ``value`` (a return value of the target's, searched through containers and
+    objects' attributes, within ``budget`` values) holds a string with the damaged form in it and
+    without the expected one."""
+    budget[0] -= 1
+    if budget[0] < 0 or depth > 8:
+        return False
+    if value.__class__ is str:
+        (damaged, damaged_escaped), (expected, expected_escaped) = needle
+        return (damaged in value or damaged_escaped in value) and \
+            not (expected and (expected in value or expected_escaped in value))
+    if isinstance(value, dict):
+        items: Any = value.values()
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        attributes = getattr(value, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return False
+        items = attributes.values()
+    for item in items:
+        if _holds(item, needle, depth + 1, budget):
+            return True
+        if budget[0] < 0:
+            return False
+    return False
 
 
 #: Most of the run time coverage may add, when it samples: tracing a pure-Python parser line by
@@ -109,6 +206,11 @@ class Instruments:
         self._functions: set = set()
         self._unsafe: list = []
         self._in_hook = False
+        self._needle: Any = None  # (damaged, expected) forms of a damage whose maker is looked for
+        self._maker: Any = None
+        #: whether the last source compiled while this input ran holds the input (None: nothing
+        #: compiled yet): an ``exec`` from a library's frame runs what was compiled last
+        self._compiled: Optional[bool] = None
         if audit:
             sys.addaudithook(self._hook)
 
@@ -132,6 +234,8 @@ class Instruments:
                 return None
             remaining = self._remaining[code] = {line for _, line in dis.findlinestarts(code) if line} or {-1}
         self._functions.add(self._names.get(code) or self._name(code))
+        if self._needle is not None:
+            return self._watch_returns(remaining, os.path.basename(code.co_filename))
         if not remaining:
             return None  # every line of this function has been reached: stop paying for it
         lines, name = self._lines, os.path.basename(code.co_filename)
@@ -145,6 +249,35 @@ class Instruments:
             return local
 
         return local
+
+    def _watch_returns(self, remaining: Any, name: str) -> Any:
+        """The local tracer of a run that looks for the maker of a damage: lines as usual, and
+        each return value of the target's functions, until one holds the damaged string."""
+        lines = self._lines
+
+        def local(frame: Any, event: str, arg: Any) -> Any:
+            if event == "line":
+                line = frame.f_lineno
+                if line in remaining:
+                    remaining.discard(line)
+                    lines.append((name, line))
+            elif event == "return" and self._maker is None and arg is not None and \
+                    _holds(arg, self._needle, 0, [MAKER_NODES]):
+                self._maker = self._named_frame(frame)
+            return local
+
+        return local
+
+    def _named_frame(self, frame: Any) -> str:
+        """``file:function`` of ``frame``, or of the named target function around it when it is a
+        comprehension, a lambda or a generator expression (Python 3.12 inlines comprehensions:
+        the key must not depend on them)."""
+        while frame is not None:
+            code = frame.f_code
+            if not code.co_name.startswith("<") and self._is_target(code.co_filename):
+                return self._names.get(code) or self._name(code)
+            frame = frame.f_back
+        return ""
 
     def _name(self, code: Any) -> str:
         name = self._names[code] = f"{os.path.basename(code.co_filename)}:{code.co_name}"
@@ -172,15 +305,27 @@ class Instruments:
             raise PermissionError(f"toolfuzz blocked {event} while the target was parsing ({words})")
 
     def _judge(self, event: str, args: tuple) -> Optional[tuple[str, bool]]:
+        found = self._what(event, args)
+        if found is None or _while_importing(sys._getframe(2)):
+            return None  # (an import's side effect: see the module's docstring)
+        return found
+
+    def _what(self, event: str, args: tuple) -> Optional[tuple[str, bool]]:
         found = EVENTS.get(event)
         if found is not None:
-            if found is UNPICKLE and _by_import_system(sys._getframe(2)):
+            if found is UNPICKLE and _by_import_system(sys._getframe(3)):
                 return None  # a module's compiled code being loaded (the import is judged by its own event)
             return found
+        if event == "compile":
+            self._compiled = _from_input(args[0] if args else None, self.text)
+            return None
         if event == "exec":
             code = args[0] if args else None
             filename = getattr(code, "co_filename", "")
             if isinstance(filename, str) and filename.startswith("<") and filename != "<frozen>":
+                caller = sys._getframe(3)
+                if caller is not None and not self._is_target(caller.f_code.co_filename) and self._compiled is False:
+                    return None  # a library running code it generated from its own source
                 return ("executed code it was given (exec/eval)", False)
             return None
         if event == "open" and len(args) >= 3:
@@ -212,14 +357,18 @@ class Instruments:
         return tuple(f for f in frames[start:] if f[0] != own)[-_FRAMES:]
 
     # -- per input -------------------------------------------------------------------------------
-    def begin(self, text: str, trace: Optional[bool] = None) -> None:
+    def begin(self, text: str, trace: Any = None) -> None:
         self.text = text
+        self._needle = self._maker = None
+        if trace.__class__ is tuple:  # ("damage", needle): trace this input and find the maker
+            self._needle, trace = _needle_forms(trace[1]), True
         if self._lines:
             self._lines = []
         if self._functions:
             self._functions = set()
         if self._unsafe:
             self._unsafe = []
+        self._compiled = None
         if self.coverage:
             if trace is None and len(text) > TRACE_CHARS:
                 trace = False
@@ -246,6 +395,8 @@ class Instruments:
             self._tracing = False
         if not (traced or self._unsafe or self._lines):
             return NO_EXTRA
+        if self._needle is not None:
+            return (tuple(self._lines), tuple(sorted(self._functions)), tuple(self._unsafe), self._maker)
         return (tuple(self._lines), tuple(sorted(self._functions)), tuple(self._unsafe))
 
     def _learn(self, traced: bool, elapsed: float) -> None:

@@ -264,7 +264,7 @@ def fuzz_seeds(samples: list[Sample], run: Callable[[list], list], oracle: Oracl
             shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.signature.id,
                                      budget_s=shrink_budget_s)
             finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete,
-                                    note=shrunk.note)
+                                    note=shrunk.note, one_minimal=shrunk.one_minimal)
     return list(findings.values())
 
 

@@ -488,7 +488,10 @@ def _parse_deepseek(text: str, start: int) -> tuple:
         if text.startswith(_DS["calls_end"], i):
             return calls, i + len(_DS["calls_end"])
         i = _expect(text, i, _DS["call_begin"], "before a DeepSeek call")
-        v3 = text.startswith("function" + _DS["sep"], i) and not text.startswith("{", i + len("function" + _DS["sep"]))
+        v3 = False
+        if text.startswith("function" + _DS["sep"], i):  # V3 when a fence follows the name's line
+            nl = text.find("\n", i + len("function" + _DS["sep"]))  # (a tool named "{" is V3 too)
+            v3 = nl >= 0 and text.startswith("```", _skip_ws(text, nl))
         if not v3:  # V3.1: NAME<｜tool▁sep｜>{arguments}
             sep = text.find(_DS["sep"], i)
             if sep < 0:

@@ -15,7 +15,7 @@ from strategies._internal.sample import Recipe, Sample
 from strategies._internal.schema import compile_tool
 from strategies._internal.schema.compiler import generatable
 from strategies._internal.source import RandomSource, ReplaySource, Source
-from strategies.json_values import json_equal
+from strategies.json_values import copy_json, json_equal
 
 #: How often a sample holds several calls / prose around the envelope when not forced.
 MULTI_PROBABILITY = 0.15
@@ -52,7 +52,8 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
 
 def build_sample(source: Source, *, registry: Any, tool: Any, format: str, operator: Optional[str] = None,
                  chatter: Optional[bool] = None, multi: Optional[bool] = None,
-                 layout: Optional[str] = None, reasoning: Optional[bool] = None) -> Sample:
+                 layout: Optional[str] = None, reasoning: Optional[bool] = None, calls: Optional[list] = None,
+                 keep_rendered: bool = False, drawn: Optional[list] = None) -> Sample:
     """Generate one sample of ``tool`` in ``format``; valid when ``operator`` is None.
 
     ``chatter``/``multi`` force a variation (prose around the envelope, several calls) or, when None,
@@ -60,6 +61,14 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
     the rendering, e.g. to probe whether a target reads a format in every layout; ``reasoning``
     starts the output with the family's reasoning block (never drawn: None is no reasoning). Raises
     :class:`Unbuildable` when the operator cannot apply to the drawn calls.
+
+    ``calls``: these calls instead of the drawn ones (valid calls of the registry's tools). The
+    choices that would have drawn calls are drawn all the same and thrown away, so the rest of a
+    recipe (layout, prose, the operator's choices) replays as it did: shrinking edits a sample's
+    values this way and re-renders it (:mod:`fuzzer.harnesses.parser.shrink_values`). The recipe records them.
+    ``keep_rendered``: the sample carries its valid rendering (``Sample.rendered``, with its layout).
+    ``drawn``: a list that receives the valid calls the sample was made from (its truth, for a
+    valid sample; what the operator mutated, for an anomaly).
     """
     FORMATS[format]  # UnknownName with close matches
     if layout is not None:
@@ -75,8 +84,11 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
         made.append(rendered)
         return rendered
 
+    forced = calls
     for _ in range(MAX_ATTEMPTS):
         calls = draw_calls(source, registry, tool, multi=multi)
+        if forced is not None:
+            calls = copy_json(forced)
         if op is None:
             try:
                 text, truth, description = render_in_format(calls).text, calls, ""
@@ -92,16 +104,19 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
                 continue
             text, truth, description = mutation.text, mutation.calls, mutation.description
             anomaly_class = op.anomaly_class
+        if drawn is not None:
+            drawn.append(calls)
         recipe = None
         if isinstance(source, (RandomSource, ReplaySource)):
             recipe = Recipe(tool=tool.name, format=format, operator=operator,
                             choices=tuple(source.choices[start:]), chatter=chatter, multi=multi, layout=layout,
-                            reasoning=reasoning)
+                            reasoning=reasoning, calls=forced)
         valid = op is None and made
         return Sample(text=text, format=format, anomaly_class=anomaly_class, operator=operator,
                       calls=truth, tool=tool.name, recipe=recipe, description=description,
                       layout=made[-1].layout.label() if valid else "",
-                      content=made[-1].content if valid else None, reasoning=made[-1].reasoning if valid else None)
+                      content=made[-1].content if valid else None, reasoning=made[-1].reasoning if valid else None,
+                      rendered=made[-1] if keep_rendered and made else None)
     if op is None:
         raise Unbuildable(f"format {format!r} cannot write calls of {tool.name!r}")
     raise Unbuildable(f"operator {operator!r} found nothing to mutate in {tool.name!r} calls")
@@ -167,8 +182,11 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
     return samples
 
 
-def replay_recipe(recipe: Recipe, registry: Any) -> Sample:
-    """Regenerate the sample a recipe describes (shrinking replays edited recipes through this)."""
+def replay_recipe(recipe: Recipe, registry: Any, *, keep_rendered: bool = False, calls: Optional[list] = None,
+                  drawn: Optional[list] = None) -> Sample:
+    """Regenerate the sample a recipe describes (shrinking replays edited recipes through this);
+    ``calls``: with these calls instead of the recipe's (see :func:`build_sample`)."""
     return build_sample(ReplaySource(recipe.choices), registry=registry, tool=registry[recipe.tool],
                         format=recipe.format, operator=recipe.operator, chatter=recipe.chatter,
-                        multi=recipe.multi, layout=recipe.layout, reasoning=recipe.reasoning)
+                        multi=recipe.multi, layout=recipe.layout, reasoning=recipe.reasoning,
+                        calls=calls if calls is not None else recipe.calls, keep_rendered=keep_rendered, drawn=drawn)

@@ -75,6 +75,9 @@ class Recipe:
     multi: Optional[bool] = None
     layout: Optional[str] = None  # a forced layout (a name in LAYOUTS), None = drawn from the choices
     reasoning: Optional[bool] = None  # reasoning before the calls (None: none, as before it existed)
+    #: The calls rendered instead of the ones the choices draw (values a shrink reduced one by
+    #: one, which no choice sequence draws); None = drawn.
+    calls: Optional[list] = field(default=None, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         data = {"tool": self.tool, "format": self.format, "operator": self.operator,
@@ -82,14 +85,17 @@ class Recipe:
                 "layout": self.layout}
         if self.reasoning is not None:
             data["reasoning"] = self.reasoning
+        if self.calls is not None:
+            data["calls"] = self.calls
         return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> "Recipe":
+        calls = data.get("calls")
         return cls(tool=data["tool"], format=data["format"], operator=data.get("operator"),
                    choices=tuple(int(c) for c in data.get("choices", ())),
                    chatter=data.get("chatter"), multi=data.get("multi"), layout=data.get("layout"),
-                   reasoning=data.get("reasoning"))
+                   reasoning=data.get("reasoning"), calls=calls if isinstance(calls, list) else None)
 
 
 @dataclass(slots=True)

@@ -66,15 +66,15 @@ def test_1_gate_and_replay_on_a_parser_that_accepts_nothing_exit_1(cli, tmp_path
 
 
 def test_1_replay_of_an_empty_corpus_is_not_an_all_clear(cli, tmp_path):
-    """Nothing to replay is a wrong --corpus (exit 2, as a campaign that can test nothing); a
-    corpus whose only file cannot be read has lost a regression test (exit 1)."""
+    """Nothing to replay is a wrong --corpus (exit 2, as a campaign that can test nothing), and so
+    is a corpus whose only file cannot be read: nothing could be replayed (exit 2, naming the file)."""
     (tmp_path / "empty").mkdir()
     result = cli("replay", "--corpus", "empty", "--target", REFERENCE)
     assert result.code == 2 and "nothing to replay" in result.stderr, result
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "crash-0123456789ab.json").write_text("{not json", encoding="utf-8")
     broken = cli("replay", "--corpus", "broken", "--target", REFERENCE)
-    assert broken.code == 1, broken
+    assert broken.code == 2 and "crash-0123456789ab.json" in broken.stderr, broken
 
 
 # -- 2. --target is required -------------------------------------------------------------------
@@ -338,7 +338,10 @@ def test_8_titles_reasons_and_exceptions_describe_the_minimized_input(cli):
                     words = coarse_damage(judgment.key, judgment.reason)[1]
                     assert f["title"].startswith(f"{f['verdict']}: {words} (via "), f
             else:
-                assert expected.title == f["title"], f
+                # a rejection keyed without its format names the formats it was seen in
+                listed = ", ".join(f["formats"]) + (" outputs" if len(f["formats"]) > 1 else " output")
+                assert expected.title.replace("valid output rejected", f"valid {listed} rejected", 1) == f["title"], f
+                assert f["format"] in f["formats"], f
             assert describe_outcome(outcome) == f["exception"], f
             checked += 1
     assert checked >= 3

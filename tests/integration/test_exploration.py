@@ -119,3 +119,19 @@ def test_a_module_the_parser_imports_on_first_use_is_not_unsafe(cli, tmp_path, c
                  "--report", "r.json", "-q")
     assert result.report()["executions"] >= 400, result
     assert [f["title"] for f in result.report()["failures"] if f["verdict"] == "unsafe"] == []
+
+
+def test_a_quadratic_fence_stripper_is_reported_slow_with_its_exponent_not_hang(cli):
+    """Issue 30: ``while "```" in t: t = t.replace("```", "", 1)`` hung on long outputs and was
+    reported only as a hang. Every hang is probed for growth; this one grows, so it is one slow
+    finding with the exponent. A short timeout and no exploration (so no other probe runs): the
+    hangs come first, and each must become the slow finding."""
+    result = cli("campaign", "--tool", "get_weather", "--target", EXPLORE + "fence_stripper", "--budget", "20",
+                 "--seed", "1", "--no-coverage", "--timeout", "0.3", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    failures = result.report()["failures"]
+    assert not [f for f in failures if f["verdict"] == "hang"], [(f["title"], f["found_at_s"], f["note"], f["input"][:300])
+                                                                 for f in failures]
+    (slow,) = [f for f in failures if f["verdict"] == "slow"]
+    assert slow["growth"]["exponent"] >= 1.6 and "`" in slow["growth"]["fragment"]
+    assert "fence_stripper" in slow["title"]

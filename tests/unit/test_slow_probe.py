@@ -167,3 +167,42 @@ def test_the_sampled_input_runs_long_enough_to_be_caught_in_the_slow_code_and_ne
     elif len(text) + len(fragment) <= 4 * MAX_PROBE_CHARS:  # not capped by size
         assert wanted * 0.4 <= predicted <= wanted * 1.01
     assert after_s <= wanted / 2 + 1e-9 and after_s <= predicted / 2 + 1e-9
+
+
+def fence_seconds(text: str) -> float:
+    """A fence stripper that removes one fence per pass over the whole text (quadratic)."""
+    return 1e-6 * len(text) + 2e-9 * len(text) * text.count("```")
+
+
+def test_a_hang_whose_input_repeats_a_fence_is_found_to_be_a_super_linear_path():
+    """Every hang is probed for growth: the hang's input, far above the timeout, holds a run of
+    fences; repeated far below it, the time grows quadratically — a slow finding met too late."""
+    def run(texts):
+        return [SimpleNamespace(kind="hung" if fence_seconds(t) > 2.0 else "returned", elapsed=min(2.0, fence_seconds(t)))
+                for t in texts]
+
+    hang = 'Sure! Here it is: <tool_call>{"name": "get_weather"}</tool_call> ' + "```json\n" * 40_000 + "done"
+    assert run([hang])[0].kind == "hung"
+    growth = SlowProbe(seed=0, run=run, timeout=2.0).from_hang(hang, tokens=["<tool_call>", "</tool_call>"])
+    assert growth is not None and growth.exponent >= SLOW_EXPONENT
+    assert "`" in growth.fragment and len(growth.text(growth.counts[-1])) < len(hang)
+
+
+def test_an_endless_loop_is_no_growth():
+    """A hang on any input that holds a marker, whatever its size: nothing grows, it stays a hang."""
+    def run(texts):
+        return [SimpleNamespace(kind="hung" if "<|stop|>" in t else "returned", elapsed=2.0 if "<|stop|>" in t
+                                else 1e-6 * len(t)) for t in texts]
+
+    assert SlowProbe(seed=0, run=run, timeout=2.0).from_hang("a <|stop|> b" + " " * 5000, tokens=["<|stop|>"]) is None
+    # a parser stuck on every input costs one run to tell, not a timeout per fragment tried
+    runs = []
+    stuck = SlowProbe(seed=0, run=lambda texts: runs.append(texts) or [SimpleNamespace(kind="hung", elapsed=2.0)
+                                                                       for _ in texts], timeout=2.0)
+    assert stuck.from_hang("```json\n" * 1000, tokens=["```"]) is None and len(runs) == 1
+
+
+def test_the_probe_repeats_the_dictionarys_structural_tokens_too():
+    probe = SlowProbe(seed=0, run=simulated_run, timeout=2.0, fragments=["```", "<tool_call>", "x" * 40])
+    assert "```" in probe.fragments and "<tool_call>" in probe.fragments
+    assert "x" * 40 not in probe.fragments  # a long constant of the source is no fragment

@@ -38,7 +38,8 @@ def _shrink_into(finding: Finding, shrinker: FindingShrinker, oracle: Oracle, bu
                  max_tests: int = 4000) -> None:
     shrunk = shrinker.shrink(finding.sample, finding.outcome, finding.verdict, finding.oracle_id,
                              budget_s=budget_s, max_tests=max_tests, hang_timeout=finding.timeout)
-    finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note)
+    finding.adopt_minimized(shrunk.sample, shrunk.observation, oracle, complete=shrunk.complete, note=shrunk.note,
+                            one_minimal=shrunk.one_minimal)
 
 
 def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:

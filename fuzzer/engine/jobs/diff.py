@@ -185,6 +185,30 @@ class ReturnedCalls:
         return None
 
 
+#: Valid samples compared first, spread over the tools and formats (fewer under --max-examples).
+VALID_PROBES = 24
+
+
+def _valid_probes(registry: Any, tools: list, seed: int, limit: Optional[int]) -> list:
+    """Valid samples of ``tools``, one format after another, round robin: what every diff
+    compares first, so each version's "returns calls" is judged on more than chance's share."""
+    from strategies._internal.build import Unbuildable, build_sample
+    from strategies._internal.source import RandomSource
+
+    count = VALID_PROBES if limit is None else min(VALID_PROBES, max(1, limit // 4))
+    source, out, names = RandomSource(seed ^ 0x5EED), [], sorted(FORMATS)
+    for k in range(count * 2):
+        if len(out) >= count:
+            break
+        tool = registry[tools[k % len(tools)]]
+        source.reset()
+        try:
+            out.append(build_sample(source, registry=registry, tool=tool, format=names[k % len(names)]))
+        except Unbuildable:
+            continue
+    return out
+
+
 def _did(outcome: Any) -> str:
     from fuzzer.harnesses.parser.oracle import brief
 
@@ -278,6 +302,11 @@ class DiffJob(Job):
         corpus_count = self.result_.samples  # --max-examples counts fresh samples only
         names = resolve_operators(self.anomalies)
         formats = {name: (True, True) for name in FORMATS}
+        if includes_valid(self.anomalies):
+            # a few valid samples of every format first: whether a version tests nothing (returns
+            # no call for any valid one) is told by them, not by the one or two a short run draws
+            left = self.budget.executions_left(0)
+            self._compare_and_count(_valid_probes(self.registry, self.tools, self.seed, left))
         streams = [SampleStream(registry=self.registry, tool=self.registry[t], formats=formats, operators=names,
                                 include_valid=includes_valid(self.anomalies), seed=self.seed + i)
                    for i, t in enumerate(self.tools)]

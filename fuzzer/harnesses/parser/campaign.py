@@ -11,6 +11,7 @@ unshrunk, marked not minimized — never dropped.
 from __future__ import annotations
 
 import os
+import random
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -23,9 +24,10 @@ from fuzzer.engine.interrupts import BALANCED
 from fuzzer.harnesses.parser.tool import Failure, Tally, ToolCampaign, includes_valid, resolve_operators
 from fuzzer.engine.events import (FindingRecorded, FormatsProbed, JobStarted, NonFatalError, Phase, PhaseStarted,
                            Progress, StopReason)
-from fuzzer.harnesses.parser.explore import EXPLORATION, Explorer, SlowProbe, source_tokens
+from fuzzer.harnesses.parser.explore import EXPLORATION, TOKEN_PROBE_EVERY, Explorer, SlowProbe, source_tokens
 from fuzzer.harnesses.parser.outcome import Outcome
-from corpus.signature import history_signature, same_hang, slow_signature
+from corpus.signature import format_less, history_signature, same_hang, slow_signature
+from fuzzer.harnesses.parser.across_formats import FormatRoutes
 from strategies._internal.sample import Sample
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
@@ -271,6 +273,13 @@ class CampaignJob(Job):
         #: failures counted towards a path-keyed corruption by their oracle signature, to trace
         self._suspects: list[tuple] = []
         self._path_checks: dict[str, int] = {}
+        #: where the rejections of each (format-less signature, format) go (fuzzer.harnesses.parser.across_formats)
+        self._formats = FormatRoutes()
+        #: (frames, slow finding) of hangs shown to be a super-linear path met too late
+        self._grown_hangs: list = []
+        self._dictionary: list = []  # the exploration's dictionary of the tool being fuzzed
+        self._slow_probes = 0
+        self._token_seeds = random.Random(settings.seed ^ 0x70C)
         self._last_progress = 0.0
 
     # -- time ------------------------------------------------------------------------------------
@@ -293,7 +302,8 @@ class CampaignJob(Job):
 
     def _settling_due(self) -> bool:
         """Whether :meth:`_settle` has anything it would do now."""
-        return bool(self.pending or self._suspects or (self.improve and self.budget.shrink_window() > 0))
+        return bool(self.pending or self._suspects or self._formats.pending
+                    or (self.improve and self.budget.shrink_window() > 0))
 
     def _settle_pool(self) -> Any:
         """One worker of the campaign's target for settling beside the rounds (started with the
@@ -340,10 +350,12 @@ class CampaignJob(Job):
         sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
         level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
         signature = self.oracles[level].signature(sample, judgment, outcome)
+        if format_less(signature) and self._across_formats(signature, failure, level):
+            return
         found = self.findings.get(self._alias.get(signature.id, signature.id))
         if found is None and judgment.verdict is Verdict.HANG and outcome.frames:
             found = next((f for f in self.findings.values() if f.verdict is Verdict.HANG
-                          and same_hang(f.outcome.frames, outcome.frames)), None)
+                          and same_hang(f.outcome.frames, outcome.frames)), None) or self._grown_hang(outcome.frames)
             if found is not None:  # one stuck loop, caught in a helper it calls: one finding
                 self._alias[signature.id] = found.signature.id
         if found is not None:
@@ -354,10 +366,81 @@ class CampaignJob(Job):
             return
         self._open(signature, failure, level)
 
+    def _across_formats(self, signature: Any, failure: Failure, level: str) -> bool:
+        """File a rejection keyed without its format (:mod:`fuzzer.harnesses.parser.across_formats`): where its
+        (signature, format) pair was routed; into the finding of the signature when its format is
+        one of the finding's; else counted there until :meth:`_check_formats` tells whether the
+        reason is the same. False: no finding holds the signature yet (the caller opens it)."""
+        fmt = failure.sample.format
+        routed = self._formats.route(signature.id, fmt)
+        if routed is not None:
+            found = self._current(self.findings.get(self._alias.get(routed, routed)))
+            if found is None:
+                return False
+            self._count_into(found, failure.sample, failure.outcome, failure.count)
+            return True
+        found = self._current(self.findings.get(self._alias.get(signature.id, signature.id)))
+        if found is None:
+            return False
+        if fmt in found.formats:
+            self._count_into(found, failure.sample, failure.outcome, failure.count)
+            return True
+        found.count += failure.count  # counted there until the check says otherwise
+        waiting = self._formats.pending.get((signature.id, fmt))
+        if waiting is not None:
+            waiting[3] += failure.count
+        else:
+            self._formats.pending[(signature.id, fmt)] = [found, failure, level, failure.count]
+        return True
+
+    @staticmethod
+    def _current(finding: Optional[Finding]) -> Optional[Finding]:
+        while finding is not None and finding.merged_into is not None:
+            finding = finding.merged_into
+        return finding
+
+    def _check_formats(self) -> None:
+        """Decide the (signature, format) pairs waiting: the format joins the finding when the
+        reason is the same both ways (:func:`fuzzer.harnesses.parser.across_formats.same_reason`), else its
+        rejections become a finding of their own, keyed with the format."""
+        from corpus.signature import by_format
+        from fuzzer.harnesses.parser.across_formats import same_reason
+
+        for key in list(self._formats.pending):
+            if self.budget.time_up():
+                return
+            found, failure, level, count = self._formats.pending.pop(key)
+            found = self._current(found)
+            signature_id, fmt = key
+            sample, outcome = failure.sample, failure.outcome
+            same = same_reason(oracle=self.oracles[level], registry=self.registry, run=self._settle_run,
+                               shown=found.best, failing=sample, signature_id=found.oracle_id,
+                               deadline=self.budget.deadline)
+            if same is None:  # no time left to tell: it stays counted there, the format not listed
+                return
+            if same:
+                self._formats.decide(signature_id, fmt, found.signature.id)
+                found.formats.append(fmt)
+                self._offer(found, sample, outcome)
+                continue
+            oracle = self.oracles[level]
+            own = by_format(oracle.signature(sample, failure.judgment, outcome), fmt)
+            self._formats.decide(signature_id, fmt, own.id)
+            with BALANCED:  # the count moves whole, out of one finding into the other
+                found.count -= count
+                other = self._current(self.findings.get(own.id))
+                if other is not None:
+                    self._count_into(other, sample, outcome, count)
+                else:
+                    self._open(own, failure, level, match_id=signature_id)
+                    opened = self.findings.get(own.id)
+                    if opened is not None:
+                        opened.count = count
+
     def _open(self, signature: Any, failure: Failure, level: str, match_id: Optional[str] = None) -> None:
         """A new finding under ``signature`` (unless it is ignored), to confirm, shrink, announce."""
         sample, judgment = failure.sample, failure.judgment
-        if signature.id in self.settings.ignore or signature.id in self.settings.of(sample.tool, "ignore"):
+        if self._ignored(signature, failure, level):
             self.result_.ignored += failure.count
             return
         if self._max_failures_reached():
@@ -368,11 +451,25 @@ class CampaignJob(Job):
                           reproduce_dir=self.settings.reproduce_dir)
         finding.match_id = match_id
         finding.count = failure.count
+        finding.formats = [sample.format] if judgment.verdict is Verdict.FALSE_REJECT else []
+        if format_less(signature):
+            self._formats.decide(signature.id, sample.format, signature.id)
         if judgment.verdict is Verdict.HANG:
             finding.timeout = self.pool.spec.timeout
         self.findings[signature.id] = finding
         self._histories[signature.id] = failure.history()
         self.pending.append(finding)
+
+    def _ignored(self, signature: Any, failure: Failure, level: str) -> bool:
+        """On the ignore list: its signature, or the one the same failure had before keys left out
+        what a message copies of the input and a rejection's format (an ignore list written then
+        still silences the bug it names)."""
+        ignore = set(self.settings.ignore) | set(self.settings.of(failure.sample.tool, "ignore") or ())
+        if not ignore:
+            return False
+        if signature.id in ignore:
+            return True
+        return self.oracles[level].legacy_signature(failure.sample, failure.judgment, failure.outcome).id in ignore
 
     def _count_into(self, found: Finding, sample: Any, outcome: Any, count: int = 1) -> None:
         found.count += count
@@ -547,7 +644,7 @@ class CampaignJob(Job):
             if finding.match_id is not None:
                 finding.match_id = match
         finding.adopt_minimized(shrunk.sample, shrunk.observation, self.oracles[finding.level], complete=shrunk.complete,
-                                note=shrunk.note)
+                                note=shrunk.note, one_minimal=shrunk.one_minimal)
         if traceback:
             # formatted by the fresh worker that ran the minimized input: the report's traceback
             # is the input shown, not the first one that crashed at that place
@@ -600,6 +697,7 @@ class CampaignJob(Job):
 
     def _settle(self) -> Iterator[FindingRecorded]:
         """Confirm, shrink and announce the findings discovered since the last call (within budget)."""
+        self._check_formats()
         self._trace_suspects()
         while self.pending and not self.budget.time_up():
             finding = self.pending.pop(0)
@@ -608,6 +706,8 @@ class CampaignJob(Job):
                 break
             if finding.merged_into is not None:
                 continue  # the same bug as a finding already announced: counted there
+            if finding.verdict is Verdict.HANG and self._hang_grows(finding):
+                continue  # a slow finding (announced as such), not a hang
             if self._shrink(finding) and "|path|" in finding.signature.key:
                 # Filed by the functions its minimized input runs: the input the corpus stores,
                 # which replay and `corpus add` trace, and which another run (a gate's) shrinks
@@ -700,6 +800,7 @@ class CampaignJob(Job):
                                 f"(fuzz replay --corpus replays every kind)")
         mine = [(p, e) for p, e in items if e.kind == "parser"]
         self.result_.known = {e.signature: e for _, e in items}
+        self._formats.learn(e for _, e in items)
         if mine:
             deadline = self.budget.deadline
 
@@ -764,9 +865,8 @@ class CampaignJob(Job):
             for r in self.result_.replayed:
                 explorer.add_seed(r.entry.text, r.entry.format or "raw")
         tool.visit(report)
-        slow = SlowProbe(seed=s.seed + index, timeout=self.pool.spec.timeout,
-                         run=lambda texts: self.pool.run(texts, deadline=budget.deadline, options=False)) \
-            if s.slow else None
+        self._dictionary = list(explorer.dictionary) if explorer is not None else []
+        slow = self._slow_probe(seed=s.seed + index) if s.slow else None
         fuzz_started, slow_spent = time.monotonic(), 0.0
         empty = 0
         ran_any = prepared = False
@@ -866,17 +966,27 @@ class CampaignJob(Job):
         """Time repetitions of a fragment of a seed; a super-linear growth becomes a slow finding."""
         text, fmt = explorer.seeds[explorer.random.randrange(len(explorer.seeds))]
         growth = slow.probe(text)
+        self._slow_probes += 1
+        if growth is None and self._slow_probes % TOKEN_PROBE_EVERY == 0:
+            # now and then a token of the dictionary (a fence, a tag) on a seed drawn apart
+            text, fmt = explorer.seeds[self._token_seeds.randrange(len(explorer.seeds))]
+            growth = slow.probe_token(text)
         if growth is None:
             return
-        growth = slow.reduce(growth)
+        self._file_growth(slow.reduce(growth), slow, fmt, tool)
+
+    def _file_growth(self, growth: Any, slow: SlowProbe, fmt: str, tool: str) -> Optional[Finding]:
+        """The slow finding of a (reduced) super-linear growth: a new one, or the one already
+        filed where the time goes (counted once more). None when it is ignored or over the limit."""
         # Filed by where it spends its time: sample the stack of a longer run (again, earlier,
         # if that one finished first on a loaded machine; without frames it would be keyed by
         # the fragment alone).
-        largest, after_s = growth.sampled(self.pool.spec.timeout)
+        pool = self._settling_pool or self.pool
+        largest, after_s = growth.sampled(pool.spec.timeout)
         outcome, frames = None, ()
         for share in (1, 4):
-            outcome, frames = self.pool.sample_stack(largest, after_s=max(0.002, after_s / share), options=False,
-                                                     deadline=self.budget.deadline)
+            outcome, frames = pool.sample_stack(largest, after_s=max(0.002, after_s / share), options=False,
+                                                deadline=self.budget.deadline)
             if frames:
                 break
         kind = _fragment_kind(growth.fragment)
@@ -890,9 +1000,9 @@ class CampaignJob(Job):
                           and _fragment_kind(f.growth.fragment) == kind), None)
         if found is not None:
             found.count += 1
-            return
+            return found
         if signature.id in self.settings.ignore or self._max_failures_reached():
-            return
+            return None
         sample = Sample(text=growth.text(growth.counts[0]), format=fmt, anomaly_class=EXPLORATION,
                         operator="repetition", calls=None, tool=tool, truth_known=False,
                         description=f"{growth.fragment!r} repeated {growth.counts[0]} times in a seed")
@@ -901,11 +1011,57 @@ class CampaignJob(Job):
                           outcome=outcome, minimized=sample, minimized_outcome=outcome, found_at_s=self.elapsed(),
                           target=self.settings.target, level=self.settings.of(tool, "level"),
                           reject_on=tuple(self.settings.reject_on), reproduce_dir=self.settings.reproduce_dir,
-                          shrink_complete=slow.reduced_fully, growth=growth,
+                          shrink_complete=slow.reduced_fully, growth=growth, one_minimal=slow.reduced_fully,
                           shrink_note="" if slow.reduced_fully else
                           f"not minimized: the reduction of the text around the run stopped ({slow.stopped_because})")
         self.findings[signature.id] = finding
         self.pending.append(finding)
+        return finding
+
+    def _slow_probe(self, *, seed: int, run: Optional[Callable[[list], list]] = None) -> SlowProbe:
+        """The slow probe of ``tool``'s fuzzing: it repeats the formats' structural tokens and the
+        exploration's dictionary as well as single characters."""
+        from fuzzer.harnesses.parser.explore import JSON_TOKENS, format_tokens
+
+        dictionary = self._dictionary or [*JSON_TOKENS, *format_tokens()]
+        run = run or (lambda texts: self.pool.run(texts, deadline=self.budget.deadline, options=False))
+        return SlowProbe(seed=seed, timeout=self.pool.spec.timeout, run=run, fragments=dictionary)
+
+    def _hang_grows(self, finding: Finding) -> bool:
+        """A hang met by a super-linear path: probe the hang's input for a fragment whose
+        repetition grows faster than linear at sizes far below the timeout (:meth:`SlowProbe.from_hang`);
+        when one does, the hang is that slow finding met too late — reported once, as ``slow``,
+        with the exponent (the hang counted there, and its stack too: a later hang there is it)."""
+        if not self.settings.slow or self.budget.time_up():
+            return False
+        from strategies._internal.formats import FORMATS
+
+        started = time.monotonic()
+        probe = self._slow_probe(seed=self.settings.seed, run=lambda texts: self._settle_run(
+            texts, deadline=self.budget.deadline, options=False))
+        fmt = FORMATS.get(finding.sample.format) if finding.sample.format in FORMATS else None
+        tokens = [t for t in getattr(fmt, "envelope", {}).values() if isinstance(t, str) and t.strip()]
+        growth = probe.from_hang(finding.sample.text, tokens)
+        slow = None
+        if growth is not None:
+            slow = self._file_growth(probe.reduce(growth), probe, finding.sample.format, finding.sample.tool)
+        self.budget.spent_shrinking(time.monotonic() - started)
+        if slow is None:
+            return False
+        with BALANCED:  # out of the book as a hang, into the slow finding: whole
+            self.findings.pop(finding.signature.id, None)
+            self._alias[finding.signature.id] = slow.signature.id
+            slow.count += finding.count
+            finding.merged_into = slow
+            if finding.outcome.frames:
+                self._grown_hangs.append((finding.outcome.frames, slow))
+        slow.notes.append(f"a {len(finding.sample.text):,}-character input of this growth hung past the "
+                          f"{self.pool.spec.timeout:g} s timeout; it is counted here")
+        return True
+
+    def _grown_hang(self, frames: Any) -> Optional[Finding]:
+        """The slow finding a hang stuck in ``frames`` was shown to be (:meth:`_hang_grows`)."""
+        return next((slow for stuck, slow in self._grown_hangs if same_hang(stuck, frames)), None)
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
         if not interrupted:

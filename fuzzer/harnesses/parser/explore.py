@@ -302,16 +302,34 @@ def remeasure(measure: Callable[[str, str, str, int], Optional[Growth]], stored:
     return last, False
 
 
-class SlowProbe:
-    """Times repetitions of fragments of seeds; ``run(texts) -> outcomes`` runs them isolated."""
+#: Tokens longer than this are not tried as a repeated fragment (a sentence of the target's source).
+FRAGMENT_CHARS = 12
+#: One probe in this many repeats a token of the dictionary rather than one character or a piece.
+TOKEN_PROBE_EVERY = 5
+#: Fragments tried on a hang's input, and characters of it kept on each side of the run.
+HANG_FRAGMENTS = 12
+HANG_CONTEXT = 64
 
-    def __init__(self, *, seed: int, run: Callable[[list], list], timeout: float):
+
+class SlowProbe:
+    """Times repetitions of fragments of seeds; ``run(texts) -> outcomes`` runs them isolated.
+
+    ``fragments``: tokens to repeat besides :data:`SLOW_FRAGMENTS` — the exploration's dictionary
+    (the formats' structural tokens: fences, tags, markers; the target's own string constants).
+    A fence stripper that loops ``while "```" in t: t = t.replace("```", "", 1)`` is quadratic
+    in the number of fences, which no run of one character shows as fast as a run of fences."""
+
+    def __init__(self, *, seed: int, run: Callable[[list], list], timeout: float, fragments: Any = ()):
         self.reduced_fully = True
         self.stopped_because = ""  # why the last reduction was not complete (for the finding's note)
         self.hung = False  # the last measure returned None because an input hung (not the budget)
+        self.out_of_time = False  # the last measure returned None because the budget ran out
         self.random = random.Random(seed ^ 0x510)
         self.run = run
         self.timeout = timeout
+        self._tokens = random.Random(seed ^ 0x70C)
+        self.fragments = tuple(dict.fromkeys([*SLOW_FRAGMENTS, *(f for f in fragments
+                                                                if isinstance(f, str) and 0 < len(f) <= FRAGMENT_CHARS)]))
 
     def measure(self, prefix: str, fragment: str, suffix: str, base_count: int,
                 careful: bool = False) -> Optional[Growth]:
@@ -322,10 +340,11 @@ class SlowProbe:
         timeout and a new worker) — for sizes that may be much slower than any timed so far."""
         counts = (base_count, 2 * base_count, 4 * base_count, 8 * base_count)
         texts = [prefix + fragment * c + suffix for c in counts]
-        self.hung = False
+        self.hung = self.out_of_time = False
         if not careful:
             outcomes = self.run(texts)
             if None in outcomes:
+                self.out_of_time = True
                 return None  # the budget ran out
             self.hung = any(o.kind == "hung" for o in outcomes)
             return None if self.hung else Growth(prefix, fragment, suffix, counts, tuple(o.elapsed for o in outcomes))
@@ -333,6 +352,7 @@ class SlowProbe:
         for text in texts:
             outcome = self.run([text])[0]
             if outcome is None:
+                self.out_of_time = True
                 return None
             after = len(texts) - 1 - len(seconds)  # sizes still to run
             # each doubling multiplies the time by 3 (2 ** SLOW_EXPONENT) at least, or by what the last one did
@@ -364,6 +384,24 @@ class SlowProbe:
             # more character stays (unless it closes something): a `\s+$` is quadratic only when
             # the run is not at the very end.
             suffix = suffix[:1] if suffix[:1] not in ("]", "}", ")", "") else ""
+        return self.grow(prefix, fragment, suffix)
+
+    def probe_token(self, text: str) -> Optional[Growth]:
+        """A token of :attr:`fragments` beyond single characters that ``text`` holds (a fence, a
+        tag, a marker of the formats; a constant of the target's source), repeated where it first
+        stands: its growth when it looks super-linear, else None. Drawn with a generator of its
+        own, so the other probes stay the ones a seed always made."""
+        tokens = [f for f in self.fragments[len(SLOW_FRAGMENTS):] if f in text]
+        if not tokens:
+            return None
+        fragment = self._tokens.choice(tokens)
+        at = text.find(fragment)
+        return self.grow(text[:at], fragment, text[at:])
+
+    def grow(self, prefix: str, fragment: str, suffix: str) -> Optional[Growth]:
+        """The growth of ``fragment`` repeated between ``prefix`` and ``suffix``, from a base size
+        grown until the largest input is measurable, when it is super-linear (twice, and one size
+        further); else None."""
         count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
         growth = None
@@ -383,6 +421,45 @@ class SlowProbe:
         if again is None or not self._super_linear(again):
             return None
         return again if self._keeps_growing(again) else None
+
+    def from_hang(self, text: str, tokens: Any = ()) -> Optional[Growth]:
+        """Whether the input of a hang is a super-linear path met too late: the growth of a
+        fragment it repeats — its longest run of one repeated piece, then the structural tokens
+        it holds (``tokens`` first: the format's envelope, then :attr:`fragments`) — measured at
+        sizes far below the hang, with a little of the input around the first occurrence (and
+        with none). None when nothing grows: a real hang (an endless loop)."""
+        from corpus.minimize import longest_repeat
+
+        small = self.run([text[:HANG_CONTEXT]])[0]
+        if small is None or small.kind == "hung":
+            self.out_of_time = small is None
+            return None  # a few characters of it hang too: an endless loop, whatever the size
+        candidates: list = []
+        found = longest_repeat(text, min_count=4)
+        if found is not None:
+            start, unit, _count = found
+            candidates.append((unit, start))
+        present = [f for f in dict.fromkeys([*tokens, *self.fragments]) if f and len(f) <= FRAGMENT_CHARS and f in text]
+        # the longer and the rarer first: "```" says more than "`", a fence more than a space
+        present.sort(key=lambda f: (-len(f), text.count(f)))
+        candidates += [(f, text.find(f)) for f in present]
+        tried: set = set()
+        stuck = 0  # candidates that hung at their smallest size: a path that hangs, not one that grows
+        for fragment, at in candidates[:HANG_FRAGMENTS]:
+            for prefix, suffix in ((text[max(0, at - HANG_CONTEXT):at],
+                                    text[at + len(fragment):at + len(fragment) + HANG_CONTEXT]), ("", "")):
+                if (prefix, fragment, suffix) in tried:
+                    continue
+                tried.add((prefix, fragment, suffix))
+                growth = self.grow(prefix, fragment, suffix)
+                if growth is not None:
+                    return growth
+                if self.out_of_time:
+                    return None
+                stuck += self.hung
+                if stuck >= 3:
+                    return None
+        return None
 
     @staticmethod
     def _super_linear(growth: Growth) -> bool:

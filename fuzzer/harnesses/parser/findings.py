@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from corpus.signature import retitled_path
+from corpus.signature import format_less, retitled_path
 from fuzzer.harnesses.parser.outcome import describe_outcome
 from fuzzer.harnesses.parser.reproduce import (Expected, command_for, expected_of, file_command, needs_file, reproducer_document,
                               reproducer_path)
@@ -56,6 +56,13 @@ class Finding(ShrunkFinding):
     #: The signature the oracle gives this failure's inputs, when the finding was re-keyed by
     #: where it happened (a path or history signature): shrinking keeps this one.
     match_id: Optional[str] = None
+    #: The formats a rejection was seen in for one reason (fuzzer.harnesses.parser.across_formats): the first
+    #: one's, then each shown to fail the same way.
+    formats: list = field(default_factory=list)
+    #: No single character of a string value, no element of a list or object of the shown input
+    #: (no token or character of its text, for a text-carried verdict) can be removed and the
+    #: signature still hold: shrinking checked each (None: not known — not shrunk, or stopped).
+    one_minimal: Optional[bool] = None
 
     @property
     def oracle_id(self) -> str:
@@ -75,7 +82,14 @@ class Finding(ShrunkFinding):
 
     @property
     def title(self) -> str:
-        return self.signature.title
+        """The signature's title; a rejection keyed without its format names the formats it was
+        seen in ("valid fenced, deepseek outputs rejected ...")."""
+        title = self.signature.title
+        if self.formats and format_less(self.signature):
+            shown = ", ".join(self.formats)
+            title = title.replace("valid output rejected", f"valid {shown} output{'s' if len(self.formats) > 1 else ''} "
+                                  "rejected", 1)
+        return title
 
     @property
     def is_minimized(self) -> bool:
@@ -86,10 +100,11 @@ class Finding(ShrunkFinding):
     def history_dependent(self) -> bool:
         return bool(self.history)
 
-    def adopt_minimized(self, sample: Any, outcome: Any, oracle: Any, *, complete: bool, note: str = "") -> None:
+    def adopt_minimized(self, sample: Any, outcome: Any, oracle: Any, *, complete: bool, note: str = "",
+                        one_minimal: Optional[bool] = None) -> None:
         """Take ``sample`` as the shown input and re-derive the words from it."""
         self.minimized, self.minimized_outcome = sample, outcome
-        self.shrink_complete, self.shrink_note = complete, note
+        self.shrink_complete, self.shrink_note, self.one_minimal = complete, note, one_minimal
         judgment = oracle.judge(sample, outcome)
         # A nondeterminism finding's words are about two runs, not the one outcome kept here (the
         # oracle would call "no call" a false_reject): only a judgment of its own verdict re-words it.
@@ -164,6 +179,8 @@ class Finding(ShrunkFinding):
             "input": sample.text,
             "minimized_input": best.text,
             "minimized": self.shrink_complete,
+            "one_minimal": self.one_minimal,
+            "formats": list(self.formats) or [sample.format],
             "exception": self.exception,
             # the crash's traceback as Python printed it: the first input that crashed at that
             # place carries it (the shown input crashes at the same place: same signature)
@@ -219,7 +236,8 @@ class Finding(ShrunkFinding):
                      recipe=best.recipe.to_json() if best.recipe is not None else None,
                      truth_known=best.truth_known, target=target, target_version=version, level=self.level,
                      scenario=self._scenario(),
-                     minimized=self.shrink_complete)
+                     minimized=self.shrink_complete, one_minimal=self.one_minimal,
+                     formats=list(self.formats) or None)
 
 
 __all__ = ["Finding", "jsonable"]

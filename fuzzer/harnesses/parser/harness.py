@@ -172,9 +172,10 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         oracle = oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level))
         outcome = outcomes[i]
         judgment = oracle.judge(samples[i], outcome)
-        now = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed else None
+        now, rekeyed = _signature_now(oracle, samples[i], judgment, outcome, entry, run) if judgment.failed \
+            else (None, False)
         results[i] = Replayed(path, entry, judgment.verdict.value, now.id if now else None, outcome=outcome,
-                              what=now.what if now else None)
+                              what=now.what if now else None, rekeyed=rekeyed)
     _hangs_with_margin(items, results, outcomes, samples, run, timeout)
     return [r for r in results if r is not None]
 
@@ -213,9 +214,13 @@ def _still_hanging(r: Replayed, why: str) -> Replayed:
     return Replayed(r.path, r.entry, "hang", r.entry.signature, outcome=r.outcome, what=r.entry.what, note=why)
 
 
-def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any, run: Callable) -> Any:
+def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, entry: Any,
+                   run: Callable) -> tuple[Any, bool]:
     """The signature an entry's failure has now, keyed as the campaign keys it: a history-
-    dependent one by "history", a re-keyed corruption by the functions its input runs."""
+    dependent one by "history", a re-keyed corruption by where its damage was made; and whether
+    the entry was filed under the key this very failure had before signatures left out what a
+    message copies of the input, a rejection's format and a path's comprehensions (re-keyed: the
+    same failure, not a changed one — see :attr:`fuzzer.engine.harness.Replayed.rekeyed`)."""
     from corpus.signature import Signature, history_signature
     from fuzzer.harnesses.parser.oracle import Verdict
 
@@ -224,39 +229,66 @@ def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ent
     as_filed = Signature(id=entry.signature, title=entry.title, key=entry.what or "")
     if history_of(entry) and judgment.verdict.value == entry.verdict and judgment.verdict in (
             Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY):
-        return history_signature(judgment.verdict.value)
+        return history_signature(judgment.verdict.value), False
     if judgment.verdict is Verdict.HANG and entry.holds_hang(getattr(outcome, "frames", ())):
-        return as_filed  # the same stuck loop, caught in another of its helpers
+        return as_filed, False  # the same stuck loop, caught in another of its helpers
     if scenario.get("match", entry.signature) == signature.id:
         # the same failure the entry was filed for (an entry the campaign had no time to key by
-        # path is filed under the oracle's signature: tracing it now would call it another bug)
+        # path is filed under the oracle's signature: tracing it now would call it another bug;
+        # a rejection filed as one format's own keeps that key)
         if "|path|" not in (entry.what or ""):
-            return as_filed
+            return as_filed, False
         # filed by the functions its input ran: the same damage on another path is the entry
         # moved by a refactor (fuzzer.engine.decisions), and the campaign's finding on that path with it
-        keyed = keyed_signature(oracle, sample, judgment, outcome, run)
-        return keyed if "|path|" in keyed.key else as_filed
-    return keyed_signature(oracle, sample, judgment, outcome, run)
+        keyed, legacy = _keyed_now(oracle, sample, judgment, outcome, run)
+        if "|path|" not in keyed.key:
+            return as_filed, False
+        return keyed, keyed.id != entry.signature and entry.signature in legacy
+    if "match" not in scenario and entry.signature != signature.id and \
+            oracle.legacy_signature(sample, judgment, outcome).id == entry.signature:
+        return signature, True  # exactly the failure filed, under the key it had then
+    keyed, legacy = _keyed_now(oracle, sample, judgment, outcome, run)
+    return keyed, keyed.id != entry.signature and entry.signature in legacy
+
+
+def _keyed_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable) -> tuple[Any, set]:
+    """:func:`keyed_signature` of a failure, and the ids it had under the keys of before
+    (:meth:`Oracle.legacy_signature`; a path signature with every function the input ran)."""
+    keyed, legacy_path = _keyed(oracle, sample, judgment, outcome, run)
+    legacy = {oracle.legacy_signature(sample, judgment, outcome).id}
+    if legacy_path is not None:
+        legacy.add(legacy_path.id)
+    return keyed, legacy
 
 
 def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
                     deadline: Optional[float] = None) -> Any:
     """The signature a finding is filed under. The oracle's, except for a corruption: that is
-    keyed by the kind of damage and the target functions its input runs (traced once, alone, in a
-    fresh worker), so one fallback path that mangles strings is one finding. The one rule for the
-    campaign, replay and corpus add."""
+    keyed by the kind of damage and where in the target it was made (traced once, alone, in a
+    fresh worker: :func:`corpus.signature.path_signature`), so one fallback path that mangles
+    strings is one finding. The one rule for the campaign, replay and corpus add."""
+    return _keyed(oracle, sample, judgment, outcome, run, deadline)[0]
+
+
+def _keyed(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
+           deadline: Optional[float] = None) -> tuple[Any, Any]:
+    """(:func:`keyed_signature`, the path signature the same trace had under the key of before
+    — every function the input ran — or None when it is no path signature)."""
     from corpus.signature import path_signature
-    from fuzzer.harnesses.parser.oracle import Verdict, coarse_damage
+    from fuzzer.harnesses.parser.oracle import Verdict, coarse_damage, damaged_string
 
     signature = oracle.signature(sample, judgment, outcome)
     if judgment.verdict is not Verdict.CORRUPTION:
-        return signature
-    traced = run([sample.text], fresh=True, options=True, deadline=deadline)[0]
+        return signature, None
+    needle = damaged_string(sample.calls, outcome.calls) if outcome.kind == "returned" and sample.truth_known else None
+    traced = run([sample.text], fresh=True, options=("damage", needle) if needle else True, deadline=deadline)[0]
     functions = getattr(traced, "functions", ()) if traced is not None else ()
     if not functions:
-        return signature  # a pool that cannot trace: the oracle's signature
+        return signature, None  # a pool that cannot trace: the oracle's signature
     kind, words = coarse_damage(judgment.key, judgment.reason)
-    return path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions)
+    maker = getattr(traced, "maker", None) or None
+    return (path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, maker=maker),
+            path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, legacy=True))
 
 
 def shown_path_signature(oracle: Oracle, finding: Any, run: Callable, deadline: Optional[float] = None) -> Any:

@@ -182,6 +182,39 @@ def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str
     return "order", "the calls came back in another order"
 
 
+def damaged_string(truth: Any, returned: Any, depth: int = 0) -> Optional[tuple[str, str]]:
+    """(damaged, expected) of the first string argument a wrong answer altered, when that is its
+    first difference from the truth (:func:`corruption_key` finds the same one); None otherwise, or
+    when the damaged string is too short to look for (a character or two is in any text). What
+    the worker looks for to find the function that made the damage
+    (:mod:`fuzzer.isolation.instrument`)."""
+    if depth == 0:
+        if not isinstance(truth, list) or not isinstance(returned, list) or len(truth) != len(returned):
+            return None
+        for t, r in zip(truth, returned):
+            if json_equal(t, r):
+                continue
+            if not isinstance(t, dict) or not isinstance(r, dict) or t.get("name") != r.get("name"):
+                return None
+            return damaged_string(t.get("arguments"), r.get("arguments"), 1)
+        return None
+    if json_kind(truth) != json_kind(returned) or depth > 50:
+        return None
+    if isinstance(truth, str):
+        return (returned, truth) if len(returned) >= 3 else None
+    if isinstance(truth, dict):
+        if set(truth) != set(returned):
+            return None
+        for k in truth:
+            if not json_equal(truth[k], returned[k]):
+                return damaged_string(truth[k], returned[k], depth + 1)
+    if isinstance(truth, list) and len(truth) == len(returned):
+        for x, y in zip(truth, returned):
+            if not json_equal(x, y):
+                return damaged_string(x, y, depth + 1)
+    return None
+
+
 def coarse_damage(key: Optional[str], words: str) -> tuple[str, str]:
     """The kind of damage without the characters involved: ``string:-,+``, ``string:-'+"`` and a
     string cut short are all "a string argument was altered" (what a path signature keys by: the
@@ -342,6 +375,9 @@ class Case:
     outcome: Any
     level: str
     promise: "Promise"
+    #: Key the failure as signatures were keyed before they left out what a message copies of
+    #: the input and the format of a rejection (:meth:`Oracle.legacy_signature`).
+    legacy: bool = False
 
     @property
     def declined(self) -> bool:
@@ -364,7 +400,8 @@ def _verdict_signature(case: Case, judgment: Judgment) -> Signature:
 
 def _crash_signature(case: Case, judgment: Judgment) -> Signature:
     o = case.outcome
-    return crash_signature(exception=o.exception, frames=o.frames or (), detail=o.detail, message=o.message)
+    return crash_signature(exception=o.exception, frames=o.frames or (), detail=o.detail, message=o.message,
+                           text=None if case.legacy else case.sample.text)
 
 
 def _hang_signature(case: Case, judgment: Judgment) -> Signature:
@@ -380,7 +417,8 @@ def _rejection_signature(case: Case, judgment: Judgment) -> Signature:
     # calls) output"): a signature must be computed again from what a corpus entry or a diff report
     # keeps, and the prose and reasoning a variant is told by are not kept there
     return rejection_signature(format=case.sample.format, exception=o.exception if rejected else None,
-                               message=o.message if rejected else None, frames=o.frames if rejected else ())
+                               message=o.message if rejected else None, frames=o.frames if rejected else (),
+                               text=None if case.legacy else case.sample.text, by_format=case.legacy)
 
 
 def _unsafe_signature(case: Case, judgment: Judgment) -> Signature:
@@ -526,6 +564,15 @@ class Oracle:
 
     def signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
         case = Case(sample, outcome, self.level, self.promise)
+        rule = CHECKS[judgment.check].signature if judgment.check in CHECKS else None
+        return (rule or _verdict_signature)(case, judgment)
+
+    def legacy_signature(self, sample: Any, judgment: Judgment, outcome: Any) -> Signature:
+        """The signature this failure had before keys left out the text a message copies from the
+        input and a rejection's format: what a corpus entry stored then is filed under. Replay
+        tells such an entry, failing exactly as it was filed, from a changed failure by it
+        (:func:`fuzzer.harnesses.parser.harness.replay_entries`)."""
+        case = Case(sample, outcome, self.level, self.promise, legacy=True)
         rule = CHECKS[judgment.check].signature if judgment.check in CHECKS else None
         return (rule or _verdict_signature)(case, judgment)
 

@@ -45,6 +45,9 @@ class Outcome:
     #: A crash's formatted traceback: sent with the first input that crashed at that place in its
     #: worker (formatting one per crash would slow a crashing target down), else None.
     traceback: str | None = None
+    #: With a traced run that looked for it: "file:function" of the target function whose return
+    #: value first held the damaged string (fuzzer.isolation.instrument), "" when none did.
+    maker: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ def outcome_of(row: tuple, _new: Any = object.__new__, _kinds: tuple = KINDS, _p
         outcome.__dict__.update(kind="returned", calls=row[2], exception=None, message=None,
                                 frames=(), elapsed=row[1], detail=None, lines=extra[0],
                                 functions=extra[1], unsafe=extra[2])
+        if len(extra) > 3:  # a run that looked for the maker of a damage
+            outcome.__dict__["maker"] = extra[3]
     else:
         extra = row[5] if len(row) > 5 else _plain
         outcome.__dict__.update(kind=_kinds[row[0]], calls=None, exception=row[2], message=row[3],

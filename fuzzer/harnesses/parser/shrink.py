@@ -27,6 +27,7 @@ from corpus.minimize import NotInteresting, longest_repeat, shortlex, shrink_cho
 from corpus.signature import same_hang
 from fuzzer.engine.hangs import HANG_MARGIN
 from fuzzer.harnesses.parser.oracle import TEXT_CARRIED, Oracle, Verdict
+from fuzzer.harnesses.parser.shrink_values import shrink_values
 from strategies._internal.build import Unbuildable, replay_recipe
 from strategies._internal.sample import Sample
 from strategies.json_values import json_identical
@@ -42,6 +43,9 @@ class Shrunk:
     observation: Any  # the outcome (or, for diff, the pair of sides) of ``sample``
     complete: bool  # ran to a local minimum, not stopped by its budget
     note: str = ""
+    #: no single character of a string value, no element (no token or character of the text,
+    #: for a text-carried verdict) can be removed with the signature holding; None: not known
+    one_minimal: Optional[bool] = None
 
 
 def size_key(sample: Sample) -> tuple:
@@ -167,6 +171,14 @@ class FindingShrinker:
         best, best_outcome, complete = structured.sample, structured.observation, structured.complete
         if structured.note:
             notes.append(structured.note)
+        one_minimal: Optional[bool] = None
+        if best.recipe is not None and time.monotonic() < self._deadline:
+            # every value, one edit at a time (fuzzer.harnesses.parser.shrink_values): what choices cannot reach
+            values = shrink_values(best, best_outcome, registry=self._registry, promise=self._oracle.promise,
+                                   observe=observe, keeps=keeps, deadline=self._deadline)
+            best, best_outcome = values.sample, values.observation
+            complete = complete and values.complete
+            one_minimal = values.one_minimal and complete
 
         if verdict in TEXT_CARRIED and time.monotonic() < self._deadline:
             base = best
@@ -192,23 +204,34 @@ class FindingShrinker:
                 shrink_text(base.text, test_texts, budget_s=max(0.0, self._deadline - time.monotonic()),
                             max_tests=max_tests, status=status)
                 complete = complete and status.get("complete", False)
+                one_minimal = status.get("complete", False)
             except NotInteresting:
                 notes.append("did not reproduce on a re-run; not shrunk as text")
+                one_minimal = None
             best, best_outcome = found["sample"], found["outcome"]
         elif verdict in TEXT_CARRIED:
-            complete = False
+            complete, one_minimal = False, None
         if not complete:
             notes.append("not minimized: shrinking stopped at its time budget"
                          if time.monotonic() >= self._deadline else "not fully minimized")
         if getattr(best_outcome, "exception", None) == "RecursionError":
-            best, best_outcome = self._with_margin(best, best_outcome, keeps)
+            padded = self._with_margin(best, best_outcome, keeps)
+            if padded[0] is not best:
+                # one unit fewer than the least that fails is no longer a removal that keeps it
+                best, best_outcome = padded
+                one_minimal = False
+                notes.append(f"its repeated run is kept {RECURSION_MARGIN} repetitions above the least that fails "
+                             "(a margin: at the least, one frame more or less decides)")
         if margin_s:
             self._deadline = started + whole_s
+            hung = best
             best, best_outcome, note = self._hang_margin(best, best_outcome, keeps, margin_s)
             if note:
                 notes.append(note)
+            if best is not hung:
+                one_minimal = False  # padded to hang at twice the timeout: a margin, not a minimum
         self._seen, self._judged = {}, {}
-        return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)))
+        return Shrunk(best, best_outcome, complete, "; ".join(dict.fromkeys(notes)), one_minimal=one_minimal)
 
     def with_hang_margin(self, sample: Sample, outcome: Any, signature_id: str, *, hang_timeout: float,
                          budget_s: float) -> Shrunk:

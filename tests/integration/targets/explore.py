@@ -41,3 +41,15 @@ def special_token(text):
     if END_OF_TEXT in text:
         raise RuntimeError("tokenizer state corrupted")
     return _reference(text)
+
+
+def fence_stripper(text):
+    """Strips Markdown fences one at a time: each pass scans and copies the whole text, so the time
+    is quadratic in the number of fences (a run of backticks, a fence per call in a long output)."""
+    t = text
+    while "```" in t:
+        t = t.replace("```", "", 1)
+    t = t.strip()
+    if t[:4].lower() == "json":
+        t = t[4:]
+    return _reference(t)

@@ -1,0 +1,47 @@
+"""One finding per bug (issue 30): what a message copies of the input, and the format a rejection
+was raised in, no longer make one bug many findings. Real campaigns through the CLI."""
+
+from __future__ import annotations
+
+import re
+
+NAIVE = "fuzzer.targets.naive:parse"
+QUOTING = "tests.integration.targets.quoting:parse"
+
+#: The naive parser's three rejection bugs of valid fenced and DeepSeek outputs (whose payload is a
+#: fence), by what json's error says: an apostrophe turned into a quote, an upper-case ```JSON tag
+#: the regex does not strip, a fence inside a string value that ends the regex's match early.
+NAIVE_REJECTIONS = {"apostrophe": "Expecting <str> delimiter", "upper-case fence": "Expecting value",
+                    "fence in a string": "Unterminated string"}
+
+
+def test_the_naive_parsers_rejection_bugs_are_one_finding_each_listing_their_formats(cli):
+    """Six findings before (each bug once per format), three now."""
+    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--format", "fenced", "--format", "deepseek",
+                 "--anomaly", "valid", "--max-examples", "20000", "--seed", "1", "--no-coverage",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    rejections = [f for f in result.report()["failures"] if f["verdict"] == "false_reject"]
+    for bug, words in NAIVE_REJECTIONS.items():
+        found = [f for f in rejections if words in f["title"]]
+        assert len(found) == 1, (bug, [(f["signature"], f["title"]) for f in found])
+        assert sorted(found[0]["formats"]) == ["deepseek", "fenced"], (bug, found[0]["formats"])
+        assert re.search(r"valid (fenced, deepseek|deepseek, fenced) outputs rejected", found[0]["title"]), found[0]
+
+
+def test_messages_that_quote_the_input_give_one_signature_each_over_a_30_s_campaign(cli):
+    """A ReAct parser's ``Could not extract tool use from input text: <the text>`` and an
+    ``assert not rest, rest``: one signature each, whatever text each failing input held."""
+    result = cli("campaign", "--tool", "get_weather", "--target", QUOTING, "--budget", "30", "--seed", "1",
+                 "--report", "r.json", "-q", timeout=240)
+    assert result.code == 1, result
+    failures = result.report()["failures"]
+    # (a slow or hang finding on an input the parser then rejects says the same words: another bug)
+    quoting = {f["signature"] for f in failures if f["verdict"] == "false_reject"
+               and (f["exception"] or "").startswith("ValueError: Could not extract tool use from input text:")}
+    asserts = {f["signature"] for f in failures if f["verdict"] == "crash"
+               and (f["exception"] or "").startswith("AssertionError")}
+    assert len(quoting) == 1, [f["title"] for f in failures]
+    assert len(asserts) == 1, [f["title"] for f in failures]
+    (react,) = [f for f in failures if f["signature"] in quoting]
+    assert react["title"].endswith("(Could not extract tool use from input text: <str>)")

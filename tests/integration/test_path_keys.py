@@ -1,0 +1,34 @@
+"""A corruption is keyed by the function that made the damage (issue 30): an unrelated refactor
+of the functions around it — a list comprehension removed, a helper added — does not rename it.
+Real worker processes trace the input and watch the target's return values."""
+
+from __future__ import annotations
+
+from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.isolation import WorkerPool
+from fuzzer.harnesses.parser.oracle import Oracle
+from fuzzer.harnesses.parser.harness import keyed_signature
+from strategies import Sample, builtin_registry
+from tests.conftest import ROOT
+
+REFACTOR = "tests.integration.targets.refactor:"
+CITY = "Xi\u2019an, the old capital"
+TRUTH = [{"name": "get_weather", "arguments": {"city": CITY}}]
+TEXT = '```json\n{"name": "get_weather", "arguments": {"city": "%s"}}\n```' % CITY
+
+
+def keyed(target: str):
+    oracle = Oracle(builtin_registry())
+    sample = Sample(text=TEXT, format="fenced", anomaly_class=None, operator=None, calls=TRUTH, tool="get_weather")
+    with WorkerPool(TargetSpec(REFACTOR + target, cwd=str(ROOT), coverage=True), workers=1) as pool:
+        outcome = pool.run([TEXT])[0]
+        judgment = oracle.judge(sample, outcome)
+        assert judgment.failed, outcome
+        return keyed_signature(oracle, sample, judgment, outcome, pool.run)
+
+
+def test_the_function_that_made_the_damage_keys_the_bug_whatever_was_refactored_around_it():
+    before, after = keyed("parse_v1"), keyed("parse_v2")
+    assert before.key.endswith("|refactor.py:_repair"), before.key
+    assert before.id == after.id
+    assert before.title.endswith("(via _repair)")
