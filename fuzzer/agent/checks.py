@@ -240,7 +240,7 @@ def _unanswered_ids(ep: Episode) -> Optional[Violation]:
     return None
 
 
-@check("unvalidated_execution")
+@check("unvalidated_execution", enabled=lambda p: p.validates_calls)
 def unvalidated_execution(ep: Episode) -> Optional[Violation]:
     """a call whose arguments break the tool's JSON Schema reached the tool"""
     from jsonschema.exceptions import best_match
@@ -320,7 +320,7 @@ def crash(ep: Episode) -> Optional[Violation]:
         sig = crash_signature(exception=ep.outcome.exception or "InvalidTrace", frames=ep.outcome.frames)
         return Violation("crash", sig, f"the episode failed outside the loop: {ep.outcome.message}")
     error = ep.trace["error"] if ep.trace else None
-    if error is None or ep.policy.allows(error["exception"]):
+    if error is None or ep.policy.declares(error):
         return None
     sig = crash_signature(exception=error["exception"], frames=[tuple(f) for f in error["frames"]])
     return Violation("crash", sig, f"run() raised {error['exception']}: {error['message']}")

@@ -66,8 +66,9 @@ def _made(factory: Callable, ref: str) -> Callable:
 
 
 def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps: Caps, *,
-         behaviour: Optional[ToolBehaviour] = None) -> dict:
-    """Run one episode in this process; returns its trace (see :mod:`fuzzer.agent.trace`)."""
+         behaviour: Optional[ToolBehaviour] = None, declared: Any = None) -> dict:
+    """Run one episode in this process; returns its trace (see :mod:`fuzzer.agent.trace`).
+    ``declared``: the policy's ``errors`` resolved here, for describing what run() raised."""
     recorder = Recorder(script, caps)
     model = scripted_model(script.shape, recorder)
     tools = ToolBox(registry, recorder, behaviour)
@@ -81,7 +82,7 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
     except EpisodeAborted:
         return recorder.trace()
     except BaseException as exc:  # noqa: BLE001 - SystemExit, RecursionError, ... all are the loop's
-        return recorder.trace(error=exc)
+        return recorder.trace(error=exc, declared=declared)
     return recorder.trace(reply=reply, returned=True)
 
 
@@ -107,16 +108,19 @@ _LOADED: dict[str, Any] = {}
 
 
 def _environment(line: str) -> tuple:
-    """(make_loop, registry, policy) for a settings line, loaded once per process."""
+    """(make_loop, registry, policy, declared) for a settings line, loaded once per process; the
+    policy's exception names are resolved once the loop is imported (fuzzer/exception_names.py)."""
     hit = _LOADED.get(line)
     if hit is None:
+        from fuzzer.exception_names import resolve
         from fuzzer.target import load_target
         from strategies._internal.tools import load_registry
 
         data = json.loads(line)
         obj = load_target(data["agent"], cwd=data.get("cwd"))
-        hit = _LOADED[line] = (loop_maker(obj, data["agent"]), load_registry(data.get("tools")),
-                               AgentPolicy.from_json(data.get("policy") or {}))
+        policy = AgentPolicy.from_json(data.get("policy") or {})
+        hit = _LOADED[line] = (loop_maker(obj, data["agent"]), load_registry(data.get("tools")), policy,
+                               resolve(policy.errors))
     return hit
 
 
@@ -145,12 +149,12 @@ def run_episode(text: str) -> list:
     one-line message when the agent or the tools cannot be loaded."""
     line, _, body = text.partition("\n")
     try:
-        make_loop, registry, policy = _environment(line)
+        make_loop, registry, policy, declared = _environment(line)
         if not body:
             make_loop()
-            return [{"name": "loaded", "arguments": {}}]
+            return [{"name": "loaded", "arguments": {"unresolved_errors": [list(p) for p in declared.problems]}}]
         script = Script.from_json(json.loads(body))
-        trace = play(script, make_loop, registry, policy.caps)
+        trace = play(script, make_loop, registry, policy.caps, declared=declared)
     except TargetError as exc:
         message = str(exc)
         if message.startswith("target "):  # fuzzer.target's loader speaks of parsers
@@ -211,6 +215,12 @@ class EpisodeRunner(Started):
         outcome = self.pool.run([probe_text(self.line)])[0]
         first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
         if first is not None and first["name"] == "loaded":
+            unresolved = first["arguments"].get("unresolved_errors") or []
+            if unresolved:  # a name that resolves to no exception class: one line naming the file and key
+                from fuzzer.agent.policy import PolicyError
+
+                name, why = unresolved[0]
+                raise PolicyError(f"{self.policy.source}: errors: {name!r}: {why}")
             return
         if first is not None and first["name"] == "error":
             raise TargetError(first["arguments"]["message"])

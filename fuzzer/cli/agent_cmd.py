@@ -53,7 +53,7 @@ def summary_lines(result: Any) -> list[str]:
               help="With --model-shape text: the formats the loop parses, which the model writes its "
                    "calls in (repeatable). Default: json.")
 @click.option("--policy", "policy_file", metavar="FILE", type=click.Path(dir_okay=True),
-              help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, "
+              help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, validates_calls, "
                    "must_notice_chain_break, errors): a TOML file, its [tool.toolfuzz.agent] table or top-level "
                    "keys. Default: ./pyproject.toml's [tool.toolfuzz.agent], else the defaults (see --explain).")
 @options.run_limits(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "

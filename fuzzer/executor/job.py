@@ -76,7 +76,7 @@ class ExecutorSettings:
                             http=self.http, implementations=self.implementations,
                             non_idempotent=policy.non_idempotent_tools(registry.names()),
                             async_tools=policy.async_tools, http_responses=dict(policy.http_responses),
-                            invocation_cap=max(100, 10 * policy.max_attempts),
+                            invocation_cap=max(100, 10 * (policy.max_attempts or 10)),
                             flavors=list(available_flavors(policy)), policy=encode_policy(policy))
 
     def command(self) -> tuple:

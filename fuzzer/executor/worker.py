@@ -137,6 +137,12 @@ class ScenarioRunner:
         self.last_order = -1  # the highest order number run (ScenarioOrder.run)
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
+        # The policy's exception names, resolved now that the executor is imported: an escaping
+        # exception is described with the names it is an instance of (fuzzer/exception_names.py).
+        from fuzzer.exception_names import Declared, resolve
+
+        self.declared = resolve(self.policy.raises) if self.policy is not None else Declared()
+        self.recorder.declared = self.declared
         self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)
         _import_flavors(config.flavors)
 
@@ -161,11 +167,8 @@ class ScenarioRunner:
 
     def run(self, text: str) -> list:
         if text == HELLO:
-            from fuzzer.executor.policy import unresolved_exceptions
-
             info = {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
-                    "judges": self.policy is not None,
-                    "unresolved_raises": unresolved_exceptions(self.policy.raises) if self.policy is not None else []}
+                    "judges": self.policy is not None, "unresolved_raises": [list(p) for p in self.declared.problems]}
             return [{"name": "hello", "arguments": info}]
         data = load_json(text)
         steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})), float(s.get("gap", 0)),

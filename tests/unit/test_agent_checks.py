@@ -11,6 +11,7 @@ from fuzzer.agent.checks import CHECKS, Episode, judge
 from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.script import Script, ScriptCall, Turn, link_results
 from fuzzer.agent.worker import loop_maker, play
+from fuzzer.exception_names import resolve
 from fuzzer.isolation import Outcome
 from fuzzer.target import load_target
 from fuzzer.targets import agent_naive, agent_state_machine
@@ -40,7 +41,8 @@ def script(*turns: Turn, shape: str = "openai") -> Script:
 
 
 def verdicts(loop, s: Script, policy: AgentPolicy = AgentPolicy()) -> dict:
-    trace = play(s, loop_maker(loop, "test"), REGISTRY, policy.caps)
+    """What the worker judges: the episode played with the policy's errors resolved, as there."""
+    trace = play(s, loop_maker(loop, "test"), REGISTRY, policy.caps, declared=resolve(policy.errors))
     return {v.verdict: v for v in judge(Episode(s, trace, policy, REGISTRY))}
 
 
@@ -196,6 +198,9 @@ def test_a_text_protocol_loop_that_forgets_a_result():
 def test_unvalidated_execution_is_judged_by_real_jsonschema():
     found = verdicts(agent_naive.run, script(turn("malformed", call("get_weather", city=["Paris"])), FINAL))
     assert found["unvalidated_execution"].signature.key == "unvalidated_execution|schema keyword type"
+    unpromised = AgentPolicy(validates_calls=False)  # a loop that leaves validation to its tools
+    assert "unvalidated_execution" not in verdicts(agent_naive.run, script(turn("malformed", call(
+        "get_weather", city=["Paris"])), FINAL), unpromised)
     found = verdicts(agent_naive.run, script(turn("malformed", call("get_weather", city="Paris", unit="kelvin")), FINAL))
     assert found["unvalidated_execution"].signature.key == "unvalidated_execution|schema keyword enum"
 
@@ -392,3 +397,24 @@ def test_a_tool_failure_that_escapes_run_is_a_crash_unless_the_policy_declares_i
     escaped = verdicts(_reporting_loop(True, catch=False), s)
     assert escaped["crash"].signature.title.startswith("crash: fuzzer.agent.tools.ToolFailure in")
     assert "crash" not in verdicts(_reporting_loop(True, catch=False), s, AgentPolicy(errors=("ToolFailure",)))
+
+
+class UnexpectedModelBehavior(Exception):
+    """pydantic-ai's error a user declares ..."""
+
+
+class IncompleteToolCall(UnexpectedModelBehavior):
+    """... and the subclass pydantic-ai raises when the model's output stopped mid-call."""
+
+
+@pytest.mark.parametrize("error, raised", [
+    ("UnexpectedModelBehavior", IncompleteToolCall("the model stopped mid-call")),
+    ("requests.RequestException", __import__("requests").HTTPError("502 Server Error")),
+])
+def test_a_declared_error_covers_re_exports_and_subclasses(error, raised):
+    def run(model, tools, user_input):
+        model.chat.completions.create(messages=[])
+        raise raised
+
+    assert "crash" in verdicts(run, script(FINAL))
+    assert verdicts(run, script(FINAL), AgentPolicy(errors=(error,))) == {}
