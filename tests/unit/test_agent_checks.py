@@ -399,6 +399,37 @@ def test_a_tool_failure_that_escapes_run_is_a_crash_unless_the_policy_declares_i
     assert "crash" not in verdicts(_reporting_loop(True, catch=False), s, AgentPolicy(errors=("ToolFailure",)))
 
 
+def _smolagents_loop(observe: bool):
+    """smolagents' ToolCallingAgent, shaped: it reads the calls from the response's tool_calls, but
+    sends them back as assistant text ("Calling tools: ...") and each result as a user message
+    ("Observation: ..."), not as tool_calls and role tool messages; the API accepts that."""
+
+    def run(client, tools, user_input):
+        messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": user_input}]
+        for _ in range(8):
+            message = client.chat.completions.create(model="m", messages=messages).choices[0].message
+            if not message.tool_calls:
+                return message.content
+            shown = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
+                                                                   "arguments": c.function.arguments}}
+                     for c in message.tool_calls]
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": f"Calling tools:\n{shown}"}]})
+            for c in message.tool_calls:
+                result = tools[c.function.name](**json.loads(c.function.arguments))
+                if observe:
+                    messages.append({"role": "user", "content": [{"type": "text", "text": f"Observation:\n{result}"}]})
+        return None
+
+    return run
+
+
+def test_results_fed_back_as_text_by_a_loop_that_sends_calls_back_as_text():
+    s = script(turn("call", call("calculate", expression="2+2")), TWO, FINAL)
+    assert verdicts(_smolagents_loop(observe=True), s) == {}
+    dropped = verdicts(_smolagents_loop(observe=False), s)
+    assert dropped["result_not_fed_back"].signature.key == "result_not_fed_back|missing result"
+
+
 class UnexpectedModelBehavior(Exception):
     """pydantic-ai's error a user declares ..."""
 
