@@ -41,6 +41,9 @@ class AgentFinding(ShrunkFinding):
     minimized_reason: str = ""
     detail: Optional[str] = None  # how a hung / dead worker ended
     reproducible: bool = True
+    #: True: it failed the same way when its script was played again; False: it did not; None:
+    #: not confirmed (the budget, or its share for confirming and shrinking, ended first).
+    confirmed: Optional[bool] = None
     announced: bool = field(default=False, compare=False)
 
     # -- Reportable ------------------------------------------------------------------------------
@@ -93,6 +96,7 @@ class AgentFinding(ShrunkFinding):
             "minimized_input": listing(self.best),
             "minimized": self.is_minimized,
             "shrink_note": self.shrink_note,
+            "confirmed": self.confirmed,
             "steps": len(self.best.steps()),
             "exception": self.exception,
             "traceback": trace["error"]["traceback"] if trace and trace.get("error") else None,
@@ -117,6 +121,8 @@ class AgentFinding(ShrunkFinding):
         lines = [head, f"  {self.best_reason}"]
         if not self.reproducible:
             lines.append("  (it did not happen again when the script was re-run: the loop is nondeterministic)")
+        elif self.confirmed is None:
+            lines.append("  (not confirmed: the script was not played again before the budget for it ran out)")
         note = "minimal script" if self.is_minimized else f"script ({self.shrink_note or 'not minimized'})"
         lines.append(f"  {note}, {len(self.best.steps())} step(s):")
         lines += ["    " + line for line in listing(self.best).splitlines()]

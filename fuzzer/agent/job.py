@@ -2,16 +2,20 @@
 
 :class:`AgentCampaign` is a :class:`fuzzer.pipeline.Job`. Its hot loop draws scripts with a
 recording :class:`~strategies._internal.source.RandomSource` (in a background thread, while the
-workers play the previous batch), sends them in batches to the worker pool (:mod:`fuzzer.agent.worker`: isolated, watched, judged there), and records the first episode
-of each signature. Every new finding is then re-run once (a loop that does not fail again is
-nondeterministic: reported, not shrunk) and shrunk to the shortest script showing the same
-signature by shrinking its choice sequence (:func:`corpus.minimize.shrink_choices`), before it is
-announced (``FindingRecorded``).
+workers play the previous batch), sends them in batches to the worker pool
+(:mod:`fuzzer.agent.worker`: isolated, watched, judged there), and records the first episode of
+each signature. Every new finding is then re-run once (a loop that does not fail again is
+nondeterministic: reported, not shrunk; a hang that does not hang again is no hang: a note) and
+shrunk to the shortest script showing the same signature by shrinking its choice sequence
+(:func:`corpus.minimize.shrink_choices`), before it is announced (``FindingRecorded``).
 
-``--budget`` is a hard wall-time limit, shrinking included: batches are sized to about a quarter
-second of work at the rate seen so far (a hanging loop brings that down to one episode), each
-shrink gets at most half of what is left, and findings the budget leaves unshrunk are announced
-as found. A batch already running finishes; one hanging episode costs at most ``--timeout``.
+``--budget`` is a hard wall-time limit, shrinking included (:class:`fuzzer.budget.Budget`, as in
+every harness: its clock starts once the workers are up and the loop warmed up). Batches are sized
+to about a quarter second of work at the rate seen so far (a hanging loop brings that down to one
+episode). Confirming and shrinking share at most 30% of the budget, and one finding's shrink at
+most 10 s, so a loop with many bugs is still searched; a finding that share leaves unconfirmed is
+announced as found and said to be unconfirmed — counted, never dropped. A batch already running
+finishes; one hanging episode costs at most ``--timeout``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from fuzzer.agent.findings import AgentFinding
 from fuzzer.agent.policy import AgentPolicy
 from fuzzer.agent.script import Script, ScriptSetup, generate_script
 from fuzzer.agent.worker import EpisodeRunner
+from fuzzer.budget import SHRINK_CAP_S, Budget
 from fuzzer.decisions import campaign_exit_code
 from fuzzer.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.pipeline import Job
@@ -57,7 +62,7 @@ class AgentSettings:
     memory_limit_mb: Optional[int] = 4096
     cwd: Optional[str] = None
     shrink: bool = True
-    shrink_budget_s: float = 10.0  # at most, per finding
+    shrink_budget_s: float = SHRINK_CAP_S  # at most, per finding (and SHRINK_SHARE of the budget in all)
     max_failures: Optional[int] = None  # stop after this many distinct failures (-x: 1)
     ignore: frozenset = frozenset()  # signatures never reported
 
@@ -92,6 +97,10 @@ class AgentResult(JobResult):
     def by_verdict(self) -> dict:
         return _by_verdict(self.findings)
 
+    def unconfirmed(self) -> int:
+        """Findings announced without being played again (counted as failures all the same)."""
+        return sum(1 for f in self.findings if f.confirmed is None)
+
     def test_cases(self) -> list:
         run = self.run_case("episodes", "episodes")
         return super().test_cases() + ([run] if run is not None else [])
@@ -104,7 +113,7 @@ class AgentResult(JobResult):
                 "episodes_per_worker_s": round(self.episodes_per_worker_s, 1), "model_requests": self.model_requests,
                 "tool_executions": self.tool_executions, "shrink_executions": self.shrink_executions,
                 "stop_reason": str(self.stop_reason), "problem": self.problem, "counts": self.counts(),
-                "by_verdict": self.by_verdict(), "by_step": self.by_step,
+                "by_verdict": self.by_verdict(), "unconfirmed": self.unconfirmed(), "by_step": self.by_step,
                 "failures": [f.to_report() for f in self.findings], "notes": list(self.notes)}
 
 
@@ -126,6 +135,9 @@ class AgentCampaign(Job):
         self.findings: dict[str, AgentFinding] = {}
         self._pending: list[AgentFinding] = []
         self._started = time.monotonic()
+        #: The budget, as in every harness: its clock starts when the workers are up (and the loop
+        #: warmed up); confirming and shrinking share at most SHRINK_SHARE of it (fuzzer/budget.py).
+        self.budget = Budget(seconds=settings.budget_s, shrink_cap_s=settings.shrink_budget_s)
         self._rate: Optional[float] = None
         self._not_run = 0  # episodes that could not run at all (not executions)
 
@@ -134,13 +146,11 @@ class AgentCampaign(Job):
         return time.monotonic() - self._started
 
     def _remaining(self) -> Optional[float]:
-        budget = self.settings.budget_s
-        return None if budget is None else budget - self._elapsed()
+        return self.budget.remaining()
 
     def _deadline(self) -> Optional[float]:
         """When ``--budget`` ends (a hard limit: episodes still running then are stopped)."""
-        budget = self.settings.budget_s
-        return None if budget is None else self._started + budget
+        return self.budget.deadline
 
     def _out_of_budget(self) -> Optional[StopReason]:
         s = self.settings
@@ -170,10 +180,12 @@ class AgentCampaign(Job):
         self._started = time.monotonic()
         s = self.settings
         runner = EpisodeRunner(agent=s.agent, registry=self.registry, policy=s.policy, tools_file=s.tools_file,
-                               cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb)
+                               cwd=s.cwd, timeout=s.timeout, workers=s.workers, memory_limit_mb=s.memory_limit_mb,
+                               shape=s.shape, formats=tuple(s.formats))
         feed = None
         try:
             runner.start()
+            self.budget.start()
             yield JobStarted(job=self.name, label=s.agent, settings=s.to_json(), budget_s=s.budget_s)
             yield PhaseStarted(Phase.FUZZING, label=s.agent)
             feed = ScriptFeed(self.setup, s.seed)
@@ -211,7 +223,8 @@ class AgentCampaign(Job):
         """Announce every finding not announced yet (interrupted while shrinking): never lose one."""
         for finding in self.findings.values():
             if not finding.announced:
-                finding.shrink_note = finding.shrink_note or "not shrunk: interrupted"
+                finding.shrink_note = finding.shrink_note or ("not shrunk: interrupted" if finding.confirmed
+                                                              else "not confirmed or shrunk: interrupted")
                 finding.announced = True
                 yield FindingRecorded(finding)
         self._pending.clear()
@@ -272,37 +285,69 @@ class AgentCampaign(Job):
 
     # -- confirm and shrink --------------------------------------------------------------------
     def _settle(self, runner: EpisodeRunner) -> Iterator[Any]:
-        while self._pending:
-            finding = self._pending.pop(0)
-            remaining = self._remaining()
-            if remaining is not None and remaining <= 0:
-                confirmed = None
-            else:  # a hang is not played again here: it would cost --timeout
-                confirmed = True if finding.verdict == "hang" else self._confirmed(runner, finding)
-            if confirmed is None:
-                finding.shrink_note = "not shrunk: the budget ran out"
-            elif not confirmed:
+        """Confirm, shrink and announce the findings of the last batch, within the budget's share
+        for confirming and shrinking (as in every harness). Every new finding's script is played
+        again first, all in one batch (cheap, and what tells a bug from a fluke), then the
+        confirmed ones are shrunk while the share lasts. Once it is spent, a finding is announced
+        as found — not confirmed, not shrunk, and said so — never dropped."""
+        pending, self._pending = self._pending, []
+        if pending and not self.budget.time_up() and self.budget.shrink_window() > 0:
+            started = time.monotonic()
+            for finding, confirmed in zip(pending, self._confirmed(runner, pending)):
+                finding.confirmed = confirmed
+            self.budget.spent_shrinking(time.monotonic() - started)
+        for finding in pending:
+            if finding.confirmed is None:
+                finding.shrink_note = ("not confirmed or shrunk: the budget ran out first" if self.budget.time_up()
+                                       else "not confirmed or shrunk: the budget's share for confirming and "
+                                            "shrinking was spent first")
+            elif not finding.confirmed and finding.verdict == "hang":
+                yield from self._not_a_hang(finding)
+                continue
+            elif not finding.confirmed:
                 finding.reproducible = False
                 finding.shrink_note = "not shrunk: it did not happen again on a re-run"
-            elif self.settings.shrink:
+            elif not self.settings.shrink:
+                pass
+            elif self.budget.time_up() or self.budget.shrink_window() <= 0:
+                finding.shrink_note = "not shrunk: the budget's share for shrinking was spent first"
+            else:
                 yield PhaseStarted(Phase.SHRINKING, label=finding.signature.id)
+                started = time.monotonic()
                 self._shrink(runner, finding)
+                self.budget.spent_shrinking(time.monotonic() - started)
                 yield PhaseStarted(Phase.FUZZING, label=self.settings.agent)
             finding.announced = True
             yield FindingRecorded(finding)
 
-    def _confirmed(self, runner: EpisodeRunner, finding: AgentFinding) -> Optional[bool]:
-        """Whether the script fails the same way again; None when the budget ended first."""
-        result = runner.run([finding.script], deadline=self._deadline())[0]
-        if result is None:
-            return None
-        self._result.shrink_executions += 1
-        return any(v.signature.id == finding.signature.id for v in result[1] or ())
+    def _confirmed(self, runner: EpisodeRunner, findings: list) -> list:
+        """For each finding, whether its script fails the same way again (None: the budget ended
+        before it was played). A hang is confirmed by hanging again (where it is stuck may differ
+        between two runs); the scripts are played in one batch, hangs last (each costs --timeout)."""
+        order = sorted(range(len(findings)), key=lambda i: findings[i].verdict == "hang")
+        results = runner.run([findings[i].script for i in order], deadline=self._deadline())
+        answers: list = [None] * len(findings)
+        for i, result in zip(order, results):
+            if result is None:
+                continue
+            self._result.shrink_executions += 1
+            if findings[i].verdict == "hang":
+                answers[i] = any(v.verdict == "hang" for v in result[1] or ())
+            else:
+                answers[i] = any(v.signature.id == findings[i].signature.id for v in result[1] or ())
+        return answers
+
+    def _not_a_hang(self, finding: AgentFinding) -> Iterator[Any]:
+        """A hang that did not hang again is no hang (a cold start, a loaded machine): not a
+        finding, but a note that says so; the episodes it was seen in stay counted as played."""
+        self.findings.pop(finding.signature.id, None)
+        note = (f"{finding.count} episode(s) went past --timeout ({self.settings.timeout:g} s) but the script "
+                f"finished in time when played again: not reported as a hang ({finding.signature.title})")
+        self._result.notes.append(note)
+        yield NonFatalError(note)
 
     def _shrink(self, runner: EpisodeRunner, finding: AgentFinding) -> None:
-        remaining = self._remaining()
-        budget = self.settings.shrink_budget_s if remaining is None else min(self.settings.shrink_budget_s,
-                                                                           remaining / 2)
+        budget = self.budget.shrink_window()
         wanted = finding.signature.id
         found: dict[tuple, tuple] = {}
 

@@ -3,13 +3,15 @@
 The engine never imports the user's loop. It runs episodes through :class:`fuzzer.isolation.
 WorkerPool` — the same zygote, watchdog, batching and stack capture the parser campaign uses —
 with :func:`run_episode` as the pool's target: each input text is one line of settings (the
-agent reference, tools file, working directory, policy) and one line of script JSON, and the
-"call" the target returns carries the episode's trace and verdicts (judged in the worker, so the
-oracles run in parallel over the workers) back to the engine as JSON text. A loop that hangs is
+agent reference, tools file, working directory, policy, the warm-up) and one line of script JSON,
+and the "call" the target returns carries the episode's trace and verdicts (judged in the worker,
+so the oracles run in parallel over the workers) back to the engine as JSON text. The zygote the
+workers are forked from loads the loop, warms it up with one episode and resolves the policy's
+exception names before any episode is timed (:class:`EpisodeWorker`). A loop that hangs is
 killed by the pool's watchdog after ``--timeout`` and its stack is captured; one that kills its
 process (``os._exit``, a segfault) is restarted the same way. :class:`EpisodeRunner` is the
-engine's side: the pool, the probe that turns a bad ``--agent`` into a usage error, and the
-verdicts of episodes that hung or died.
+engine's side: the pool, the probe that turns a bad ``--agent`` (or a policy error name that
+names no class) into a usage error, and the verdicts of episodes that hung or died.
 
 :func:`play` is the episode itself, usable in-process too (tests, the reproduce command): build
 the recorder, the scripted model of the script's shape and the tool doubles, call
@@ -33,8 +35,9 @@ from fuzzer.agent.trace import Caps, EpisodeAborted, Recorder
 from fuzzer.isolation.pool import Started
 from strategies.errors import TargetError
 
-#: The pool target (``fuzzer.isolation.TargetSpec.target``).
-WORKER_TARGET = "fuzzer.agent.worker:run_episode"
+#: The pool target (``fuzzer.isolation.TargetSpec.target``): an :class:`EpisodeWorker` is built
+#: where the pool loads its target (the zygote), which loads and warms the loop up there once.
+WORKER_TARGET = "fuzzer.agent.worker:EpisodeWorker.run"
 
 
 def loop_maker(obj: Any, ref: str) -> Callable[[], Callable]:
@@ -88,15 +91,21 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
 
 @dataclass(frozen=True)
 class Settings:
-    """What a worker needs besides the script (one JSON line, the same for a whole campaign)."""
+    """What a worker needs besides the script (one JSON line, the same for a whole campaign).
+    ``shape`` / ``formats`` / ``warmup_s``: the warm-up episode played once where the loop is
+    loaded (none without a shape)."""
 
     agent: str
     tools: Optional[str] = None
     cwd: Optional[str] = None
     policy: dict = field(default_factory=dict)
+    shape: Optional[str] = None
+    formats: tuple = ("json",)
+    warmup_s: float = 0.0
 
     def line(self) -> str:
-        return json.dumps({"agent": self.agent, "tools": self.tools, "cwd": self.cwd, "policy": self.policy},
+        return json.dumps({"agent": self.agent, "tools": self.tools, "cwd": self.cwd, "policy": self.policy,
+                           "shape": self.shape, "formats": list(self.formats), "warmup_s": self.warmup_s},
                           separators=(",", ":"), sort_keys=True)
 
 
@@ -107,9 +116,22 @@ PRELOAD_ENV = "TOOLFUZZ_AGENT_SETTINGS"
 _LOADED: dict[str, Any] = {}
 
 
-def _environment(line: str) -> tuple:
-    """(make_loop, registry, policy, declared) for a settings line, loaded once per process; the
-    policy's exception names are resolved once the loop is imported (fuzzer/exception_names.py)."""
+@dataclass(frozen=True)
+class Environment:
+    """A loaded settings line: the loop, the tools, the policy, its ``errors`` resolved here, and
+    how the warm-up went (None: none was asked for)."""
+
+    make_loop: Callable[[], Callable]
+    registry: Any
+    policy: AgentPolicy
+    declared: Any
+    warmup: Any = None
+
+
+def _environment(line: str) -> Environment:
+    """The :class:`Environment` of a settings line, loaded once per process: the loop is
+    imported, warmed up by one episode (fuzzer/warmup.py), and only then are the policy's
+    exception names resolved — a library the loop imports on first use counts."""
     hit = _LOADED.get(line)
     if hit is None:
         from fuzzer.exception_names import resolve
@@ -118,10 +140,27 @@ def _environment(line: str) -> tuple:
 
         data = json.loads(line)
         obj = load_target(data["agent"], cwd=data.get("cwd"))
+        make_loop, registry = loop_maker(obj, data["agent"]), load_registry(data.get("tools"))
         policy = AgentPolicy.from_json(data.get("policy") or {})
-        hit = _LOADED[line] = (loop_maker(obj, data["agent"]), load_registry(data.get("tools")), policy,
-                               resolve(policy.errors))
+        warmed = None
+        if data.get("shape") and data.get("warmup_s"):
+            warmed = _warm_up(make_loop, registry, policy, data["shape"], tuple(data.get("formats") or ("json",)),
+                              float(data["warmup_s"]))
+        hit = _LOADED[line] = Environment(make_loop, registry, policy, resolve(policy.errors), warmed)
     return hit
+
+
+def _warm_up(make_loop: Callable, registry: Any, policy: AgentPolicy, shape: str, formats: tuple,
+             limit_s: float) -> Any:
+    """Play the warm-up script once (one valid call, a final answer), bounded by ``limit_s``."""
+    from fuzzer.agent.script import ScriptSetup, warmup_script
+    from fuzzer.warmup import WarmUp, warm_up
+
+    try:
+        script = warmup_script(ScriptSetup(registry, shape=shape, formats=formats, max_turns=policy.max_turns))
+    except Exception as exc:  # noqa: BLE001 - no script to warm up with: the workers start cold
+        return WarmUp(finished=True, error=f"{type(exc).__name__}: {exc}")
+    return warm_up(lambda: play(script, make_loop, registry, policy.caps), limit_s)
 
 
 def _preload() -> None:
@@ -131,6 +170,19 @@ def _preload() -> None:
             _environment(line)
         except Exception:  # noqa: BLE001 - the first episode loads again and reports the error
             pass
+
+
+class EpisodeWorker:
+    """The pool's target. Built where the pool loads it — the zygote its workers are forked from —
+    so the loop is imported and warmed up there once (:data:`PRELOAD_ENV`), and every worker starts
+    with it. (Preloading when this module is imported is not enough: with ``fork`` the zygote is a
+    copy of the engine, which imported this module long before, without the variable.)"""
+
+    def __init__(self) -> None:
+        _preload()
+
+    def run(self, text: str) -> list:
+        return run_episode(text)
 
 
 def episode_text(settings_line: str, script: Script) -> str:
@@ -149,12 +201,21 @@ def run_episode(text: str) -> list:
     one-line message when the agent or the tools cannot be loaded."""
     line, _, body = text.partition("\n")
     try:
-        make_loop, registry, policy, declared = _environment(line)
+        env = _environment(line)
+        make_loop, registry, policy = env.make_loop, env.registry, env.policy
         if not body:
-            make_loop()
-            return [{"name": "loaded", "arguments": {"unresolved_errors": [list(p) for p in declared.problems]}}]
+            try:
+                make_loop()
+            except Exception as exc:  # noqa: BLE001 - the factory's own failure: no episode can run
+                agent = json.loads(line).get("agent")
+                raise TargetError(f"agent {agent!r}: making a loop raised {type(exc).__name__}: "
+                                  f"{' '.join(str(exc).split())[:200]} (its factory is called for every episode, "
+                                  f"the warm-up's too)") from None
+            return [{"name": "loaded", "arguments": {
+                "unresolved_errors": [list(p) for p in env.declared.problems],
+                "warmup": env.warmup.to_json() if env.warmup is not None else None}}]
         script = Script.from_json(json.loads(body))
-        trace = play(script, make_loop, registry, policy.caps, declared=declared)
+        trace = play(script, make_loop, registry, policy.caps, declared=env.declared)
     except TargetError as exc:
         message = str(exc)
         if message.startswith("target "):  # fuzzer.target's loader speaks of parsers
@@ -169,9 +230,6 @@ def run_episode(text: str) -> list:
         [v.verdict, v.signature.id, v.signature.title, v.signature.key, v.reason] for v in violations]},
         ensure_ascii=False, separators=(",", ":"), default=repr)
     return [{"name": "episode", "arguments": {"json": payload}}]
-
-
-_preload()
 
 
 # --------------------------------------------------------------------------------------------
@@ -189,12 +247,15 @@ class EpisodeRunner(Started):
 
     def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
                  cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
-                 memory_limit_mb: Optional[int] = 4096):
+                 memory_limit_mb: Optional[int] = 4096, shape: Optional[str] = "openai", formats: tuple = ("json",)):
         from fuzzer.isolation import TargetSpec, WorkerPool
+        from fuzzer.warmup import warmup_limit
 
         self.agent, self.registry, self.policy, self.timeout = agent, registry, policy, timeout
         cwd = cwd or os.getcwd()
-        self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json()).line()
+        self.warmup_s = warmup_limit(timeout) if shape else 0.0
+        self.line = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json(),
+                             shape=shape, formats=tuple(formats), warmup_s=self.warmup_s).line()
         self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=cwd, timeout=timeout,
                                           memory_limit_mb=memory_limit_mb), workers=workers,
                                environ={PRELOAD_ENV: self.line})
@@ -215,12 +276,7 @@ class EpisodeRunner(Started):
         outcome = self.pool.run([probe_text(self.line)])[0]
         first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
         if first is not None and first["name"] == "loaded":
-            unresolved = first["arguments"].get("unresolved_errors") or []
-            if unresolved:  # a name that resolves to no exception class: one line naming the file and key
-                from fuzzer.agent.policy import PolicyError
-
-                name, why = unresolved[0]
-                raise PolicyError(f"{self.policy.source}: errors: {name!r}: {why}")
+            self._loaded(first["arguments"])
             return
         if first is not None and first["name"] == "error":
             raise TargetError(first["arguments"]["message"])
@@ -228,6 +284,22 @@ class EpisodeRunner(Started):
             raise TargetError(f"agent {self.agent!r}: loading it did not finish within {self.timeout:g} s (--timeout)")
         raise TargetError(f"agent {self.agent!r}: the process loading it failed "
                           f"({outcome.detail or outcome.exception or outcome.kind})")
+
+    def _loaded(self, info: dict) -> None:
+        """What loading said: a policy ``errors`` name that resolves to no exception class is a
+        policy error (one line naming the file and key); a warm-up that did not warm is a note."""
+        from fuzzer.agent.policy import PolicyError
+        from fuzzer.warmup import WarmUp
+
+        unresolved = info.get("unresolved_errors") or []
+        if unresolved:
+            name, why = unresolved[0]
+            raise PolicyError(f"{self.policy.source}: errors: {name!r}: {why}")
+        warmup = info.get("warmup")
+        if warmup is not None:
+            note = WarmUp(**warmup).note(f"agent {self.agent!r}", self.warmup_s)
+            if note:
+                self.notes.append(note)
 
     def run(self, scripts: list, deadline: Optional[float] = None) -> list[Optional[tuple]]:
         """One (trace, violations, outcome) per script; None for a script not played by

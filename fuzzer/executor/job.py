@@ -38,6 +38,7 @@ from fuzzer.executor.scenario import ScenarioGenerator
 from fuzzer.executor.shrink import shrink_scenario
 from fuzzer.executor.worker import ExecutorPool, Trace, WorkerConfig, encode_policy, load_json, summary_of
 from fuzzer.pipeline import Job
+from fuzzer.warmup import WarmUp, warmup_limit
 from fuzzer.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 
 #: Seconds of shrinking a finding may take at most (and when no budget is given).
@@ -77,7 +78,8 @@ class ExecutorSettings:
                             non_idempotent=policy.non_idempotent_tools(registry.names()),
                             async_tools=policy.async_tools, http_responses=dict(policy.http_responses),
                             invocation_cap=max(100, 10 * (policy.max_attempts or 10)),
-                            flavors=list(available_flavors(policy)), policy=encode_policy(policy))
+                            flavors=list(available_flavors(policy)), policy=encode_policy(policy),
+                            warmup_s=warmup_limit(self.timeout))
 
     def command(self) -> tuple:
         """The command that replays a scenario, from any directory: files by absolute path, and the
@@ -108,6 +110,10 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Executo
         pool.close()
         name, why = unresolved[0]
         raise PolicyError(f"{policy.source}: raises: {name!r}: {why}")
+    warmup = pool.info.get("warmup")
+    note = WarmUp(**warmup).note(f"executor {settings.executor!r}", warmup_limit(settings.timeout)) if warmup else None
+    if note:
+        pool.notes.append(note)
     return pool
 
 
@@ -250,6 +256,9 @@ class ExecutorCampaign(Job):
         yield PhaseStarted(Phase.LOADING, s.executor)
         if self._pool is None:
             self._pool = open_pool(s, self.policy, self.registry)
+        for note in getattr(self._pool, "notes", ()):
+            self._result.notes.append(note)
+            yield NonFatalError(note)
         try:
             with young_collections_every(YOUNG_OBJECTS):
                 yield from self._fuzz()
@@ -458,6 +467,15 @@ class ExecutorCampaign(Job):
                 yield FindingRecorded(finding)
                 continue
             again_seen = next((v for v in violations2 if v.signature.id == violation.signature.id), None)
+            if violation.verdict == "hang" and again_seen is None and trace.kind == "hung" \
+                    and not any(v.verdict == "hang" for v in violations2):
+                # the watchdog's real time ran out once, and the scenario finished in time when run
+                # again: a slow moment of a loaded machine, not a hang — a note, never a finding
+                note = (f"a scenario went past --timeout ({self.settings.timeout:g} s) but finished in time when run "
+                        f"again: not reported as a hang ({violation.signature.title})")
+                self._result.notes.append(note)
+                yield NonFatalError(note)
+                continue
             if again_seen is None:  # still a broken promise: seen once, it is reported (not shrunk), never a note
                 finding = self._found(scenario, trace, violation,
                                       "not shrunk: it did not happen again when its scenario ran again (the executor "

@@ -58,6 +58,8 @@ class WorkerConfig:
     error_file: str = ""
     #: The campaign's policy (:func:`encode_policy`), for judging in the worker; "" = never judge.
     policy: str = ""
+    #: Seconds the warm-up scenario may take in the zygote (fuzzer/warmup.py); 0: no warm-up.
+    warmup_s: float = 0.0
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -137,6 +139,7 @@ class ScenarioRunner:
         self.last_order = -1  # the highest order number run (ScenarioOrder.run)
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
+        self.warmup = self._warm_up(config.warmup_s) if config.warmup_s else None
         # The policy's exception names, resolved now that the executor is imported: an escaping
         # exception is described with the names it is an instance of (fuzzer/exception_names.py).
         from fuzzer.exception_names import Declared, resolve
@@ -165,10 +168,29 @@ class ScenarioRunner:
                               f"callable as execute(name, arguments) nor has an execute_tool(name, arguments) method")
         return _is_async(execute)
 
+    def _warm_up(self, limit_s: float) -> Any:
+        """One scenario, untimed by the watchdog, before any is (fuzzer/warmup.py): the first tool
+        called once with the simplest valid arguments, healthy — a first call's lazy imports and
+        clients are made here, in the zygote, and every worker starts warm."""
+        from fuzzer.warmup import WarmUp, warm_up
+        from strategies._internal.schema import compile_tool
+        from strategies._internal.source import ReplaySource
+
+        name = next((n for n in self.tools if n in self.registry), None)
+        if name is None:
+            return None
+        try:
+            arguments = compile_tool(self.registry[name]).generate(ReplaySource(()))
+        except Exception as exc:  # noqa: BLE001 - nothing to warm up with: the workers start cold
+            return WarmUp(finished=True, error=f"{type(exc).__name__}: {exc}")
+        healthy = self._schedule({"then": {"kind": "ok"}})
+        return warm_up(lambda: self.run_steps([(name, arguments, healthy, 0.0, True)], 0), limit_s)
+
     def run(self, text: str) -> list:
         if text == HELLO:
             info = {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
-                    "judges": self.policy is not None, "unresolved_raises": [list(p) for p in self.declared.problems]}
+                    "judges": self.policy is not None, "unresolved_raises": [list(p) for p in self.declared.problems],
+                    "warmup": self.warmup.to_json() if self.warmup is not None else None}
             return [{"name": "hello", "arguments": info}]
         data = load_json(text)
         steps = [(s["name"], s["arguments"], self._schedule(s.get("schedule", {})), float(s.get("gap", 0)),
@@ -487,6 +509,8 @@ class ExecutorPool(Started):
         self.workers = workers
         self._pool: Any = None
         self.info: dict = {}
+        #: what starting the workers had to say (a warm-up that did not warm), for the job's notes
+        self.notes: list = []
 
     def start(self) -> None:
         if self._pool is not None:
