@@ -24,11 +24,15 @@ def summary_lines(result: Any) -> list[str]:
     lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s "
                  f"({result.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
                  f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
-                 f"{result.shrink_executions:,} more to confirm and shrink; stopped: {result.stop_reason}")
+                 f"{result.shrink_executions:,} more episodes played confirming and shrinking; "
+                 f"stopped: {result.stop_reason}")
     counts = result.by_verdict()
     if counts:
         shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        lines.append(f"{len(result.findings)} distinct failure(s): {shown}")
+        unconfirmed = result.unconfirmed
+        lines.append(f"{len(result.findings)} distinct failure(s): {shown}"
+                     + (f" ({unconfirmed} not confirmed: the budget ended before their scripts were played again)"
+                        if unconfirmed else ""))
     elif result.problem:
         lines.append(f"nothing tested: {result.problem}")
     elif str(result.stop_reason) == "interrupted":
@@ -53,7 +57,7 @@ def summary_lines(result: Any) -> list[str]:
               help="With --model-shape text: the formats the loop parses, which the model writes its "
                    "calls in (repeatable). Default: json.")
 @click.option("--policy", "policy_file", metavar="FILE", type=click.Path(dir_okay=True),
-              help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, "
+              help="The loop's promises (max_turns, max_tool_calls, duplicates, convergence, validates_calls, "
                    "must_notice_chain_break, errors): a TOML file, its [tool.toolfuzz.agent] table or top-level "
                    "keys. Default: ./pyproject.toml's [tool.toolfuzz.agent], else the defaults (see --explain).")
 @options.run_limits(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
@@ -114,7 +118,6 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
     settings = AgentSettings(agent=agent, tools_file=tools_file, shape=shape, formats=tuple(formats) or ("json",),
                              policy=policy, seed=seed, budget_s=budget_s, max_examples=max_examples, timeout=timeout,
                              workers=workers, memory_limit_mb=memory_limit_mb, cwd=os.getcwd(), shrink=shrink,
-                             shrink_budget_s=min(10.0, max(2.0, (budget_s or 40.0) / 4)),
                              max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore))
     job = AgentCampaign(settings, registry=registry)
     handlers: list = []

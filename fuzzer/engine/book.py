@@ -127,6 +127,16 @@ class FindingBook:
             if note:
                 into.notes.append(note)
 
+    def withdraw(self, finding: Any) -> None:
+        """``finding`` is no finding after all (a hang that finished in time when run again: a cold
+        start, a loaded machine): out of the book, with nothing counted anywhere else."""
+        with BALANCED:
+            self.findings.pop(finding.signature.id, None)
+            if finding in self.pending:
+                self.pending.remove(finding)
+            if finding in self.improve:
+                self.improve.remove(finding)
+
     def _merge(self, finding: Any, into: Any) -> None:
         into.count += finding.count
         finding.merged_into = into

@@ -242,6 +242,7 @@ class CampaignJob(Job):
         self._last_progress = 0.0
         self._line = OrderLine()
         self._planned = 0  # orders planned so far (their numbers)
+        self._withdrawn: list = []  # notes of findings confirming withdrew, to say
         self._ahead: Optional[tuple] = None  # (unit, counts, orders): the next round, planned ahead
 
     # -- time ------------------------------------------------------------------------------------
@@ -421,7 +422,11 @@ class CampaignJob(Job):
         self.budget.spent_shrinking(time.monotonic() - started)  # confirming is part of the shrink share
         if status != UNKNOWN:
             finding.confirmed = status
-            subject.confirmed(finding, status, earlier, self)
+            withdrawn = subject.confirmed(finding, status, earlier, self)
+            if withdrawn:
+                self.book.withdraw(finding)
+                self.result_.notes.append(withdrawn)
+                self._withdrawn.append(withdrawn)
         return status
 
     def _shrink(self, finding: Any) -> bool:
@@ -450,6 +455,10 @@ class CampaignJob(Job):
             if status == UNKNOWN:  # the budget ended first: wrap_up says so
                 book.pending.insert(0, finding)
                 break
+            while self._withdrawn:
+                yield NonFatalError(self._withdrawn.pop(0))
+            if finding.signature.id not in book.findings and finding.merged_into is None:
+                continue  # withdrawn: no finding
             if finding.merged_into is not None:
                 continue  # the same bug as a finding already announced: counted there
             if status != FLAKY and self._shrink(finding):  # (a flaky predicate makes any minimizer lie)

@@ -122,6 +122,12 @@ class ShrunkFinding:
         return self.signature.title
 
     @property
+    def confirmed_again(self) -> Optional[bool]:
+        """What reports say of confirming it: True, it failed the same way when its input ran again
+        (alone, or after the inputs it needs); False, it did not; None, it was not run again."""
+        return None if self.confirmed is None else self.confirmed != "flaky"
+
+    @property
     def case(self) -> Any:
         """The first input that showed it (a harness names it: ``sample``, ``scenario``, ``script``)."""
         return getattr(self, self.first_input)

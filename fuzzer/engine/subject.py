@@ -162,9 +162,11 @@ class Subject:
         """The earlier inputs confirmation may replay before the finding's (payloads, oldest first)."""
         return history
 
-    def confirmed(self, finding: Any, status: str, earlier: tuple, job: Any) -> None:
+    def confirmed(self, finding: Any, status: str, earlier: tuple, job: Any) -> Optional[str]:
         """What confirming said (``fuzzer.engine.confirm``): a failure that does not happen again
-        is reported as such — never dropped, never a silent pass."""
+        is reported as such — never dropped, never a silent pass. The one exception is a subject's
+        to make, returned as a note: the failure was no failure of the code under test (a hang that
+        finished in time when run again: the engine withdraws it and says so in that note)."""
         if status == HISTORY:
             finding.history = earlier
             finding.notes.append(f"history-dependent: fails only after {len(earlier)} earlier input(s) in the "
@@ -173,6 +175,15 @@ class Subject:
             finding.reproducible = False
             finding.notes.append("not reproducible: it did not fail again when its input ran again in a fresh worker")
             finding.shrink_note = finding.shrink_note or "not shrunk: it did not happen again when it ran again"
+        return None
+
+    def hang_that_did_not_hang(self, finding: Any, status: str, timeout: float, *, verb: str = "run") -> Optional[str]:
+        """A hang whose input finished in time when run again (FLAKY) is no hang — a first run's
+        one-time costs, a loaded machine: the note that withdraws it (:meth:`confirmed`), else None."""
+        if status != FLAKY or finding.verdict_name != "hang":
+            return None
+        return (f"{finding.count} input(s) went past --timeout ({timeout:g} s) but finished in time when {verb} again: "
+                f"not reported as a hang ({finding.signature.title})")
 
     def shrink(self, finding: Any, job: Any, window: float) -> bool:
         """Shrink ``finding`` within ``window`` seconds; True when the input it shows changed."""

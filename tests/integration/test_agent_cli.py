@@ -255,10 +255,21 @@ def make():
 
 
 def test_a_loop_that_can_run_no_episode_tested_nothing_exit_2(cli, tmp_path: Path):
-    """Episodes that could not run at all are not episodes: with none run, the campaign says so,
-    stops early and exits 2 (it printed "the loop kept every promise" and exited 0)."""
+    """Episodes that could not run at all are not episodes: the run says so and exits 2 (it printed
+    "the loop kept every promise" and exited 0). The loop is warmed up where the workers are forked
+    from, so a factory that works once per process fails when the workers check that it loads."""
     (tmp_path / "once_agent.py").write_text(ONCE)
     result = cli("agent", "--agent", "once_agent:make", "--max-examples", "30", "--report", "r.json")
+    assert result.code == 2, result
+    lines = [line for line in (result.stderr + result.stdout).splitlines() if line.strip()]
+    assert len(lines) == 1 and "making a loop raised RuntimeError: client already created" in lines[0], lines
+
+
+def test_episodes_that_cannot_run_are_not_episodes(cli, tmp_path: Path):
+    """A factory that works for the warm-up and the load check, then fails in every episode: no
+    episode ran, the campaign says so, stops early and exits 2."""
+    (tmp_path / "episodes_agent.py").write_text(ONCE.replace("if _made:", "if len(_made) >= 2:"))
+    result = cli("agent", "--agent", "episodes_agent:make", "--max-examples", "30", "--report", "r.json")
     assert result.code == 2, result
     assert "no episode could run" in result.stderr + result.stdout
     report = result.report()

@@ -34,7 +34,7 @@ def fuzz(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args, files, message", [
     (["--executor", NAIVE, "--policy", "missing.toml"], {}, "missing.toml: no such policy file"),
     (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "max_attempts = 'x'\n"},
-     "p.toml: max_attempts: expected an integer >= 1, got string 'x'"),
+     "p.toml: max_attempts: expected an integer >= 1 (or false for none), got string 'x'"),
     (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "[backof]\ninitial = 1\n"},
      "p.toml: unknown key 'backof'; did you mean 'backoff'?"),
     (["--executor", NAIVE, "--policy", "p.toml"], {"p.toml": "non_idempotent = ['send_emails']\n"},

@@ -13,6 +13,7 @@ from fuzzer.harnesses.agent.script import Script, ScriptCall, Turn, link_results
 from fuzzer.harnesses.agent.worker import loop_maker, play
 from fuzzer.harnesses.parser.outcome import Outcome
 from fuzzer.engine.references import load_target
+from fuzzer.engine.exception_names import resolve
 from fuzzer.targets import agent_naive, agent_state_machine
 from strategies._internal.tools import builtin_registry
 
@@ -40,7 +41,8 @@ def script(*turns: Turn, shape: str = "openai") -> Script:
 
 
 def verdicts(loop, s: Script, policy: AgentPolicy = AgentPolicy()) -> dict:
-    trace = play(s, loop_maker(loop, "test"), REGISTRY, policy.caps)
+    """What the worker judges: the episode played with the policy's errors resolved, as there."""
+    trace = play(s, loop_maker(loop, "test"), REGISTRY, policy.caps, declared=resolve(policy.errors))
     return {v.verdict: v for v in judge(Episode(s, trace, policy, REGISTRY))}
 
 
@@ -196,6 +198,9 @@ def test_a_text_protocol_loop_that_forgets_a_result():
 def test_unvalidated_execution_is_judged_by_real_jsonschema():
     found = verdicts(agent_naive.run, script(turn("malformed", call("get_weather", city=["Paris"])), FINAL))
     assert found["unvalidated_execution"].signature.key == "unvalidated_execution|schema keyword type"
+    unpromised = AgentPolicy(validates_calls=False)  # a loop that leaves validation to its tools
+    assert "unvalidated_execution" not in verdicts(agent_naive.run, script(turn("malformed", call(
+        "get_weather", city=["Paris"])), FINAL), unpromised)
     found = verdicts(agent_naive.run, script(turn("malformed", call("get_weather", city="Paris", unit="kelvin")), FINAL))
     assert found["unvalidated_execution"].signature.key == "unvalidated_execution|schema keyword enum"
 
@@ -392,3 +397,55 @@ def test_a_tool_failure_that_escapes_run_is_a_crash_unless_the_policy_declares_i
     escaped = verdicts(_reporting_loop(True, catch=False), s)
     assert escaped["crash"].signature.title.startswith("crash: fuzzer.harnesses.agent.tools.ToolFailure in")
     assert "crash" not in verdicts(_reporting_loop(True, catch=False), s, AgentPolicy(errors=("ToolFailure",)))
+
+
+def _smolagents_loop(observe: bool):
+    """smolagents' ToolCallingAgent, shaped: it reads the calls from the response's tool_calls, but
+    sends them back as assistant text ("Calling tools: ...") and each result as a user message
+    ("Observation: ..."), not as tool_calls and role tool messages; the API accepts that."""
+
+    def run(client, tools, user_input):
+        messages = [{"role": "system", "content": "You are an agent."}, {"role": "user", "content": user_input}]
+        for _ in range(8):
+            message = client.chat.completions.create(model="m", messages=messages).choices[0].message
+            if not message.tool_calls:
+                return message.content
+            shown = [{"id": c.id, "type": "function", "function": {"name": c.function.name,
+                                                                   "arguments": c.function.arguments}}
+                     for c in message.tool_calls]
+            messages.append({"role": "assistant", "content": [{"type": "text", "text": f"Calling tools:\n{shown}"}]})
+            for c in message.tool_calls:
+                result = tools[c.function.name](**json.loads(c.function.arguments))
+                if observe:
+                    messages.append({"role": "user", "content": [{"type": "text", "text": f"Observation:\n{result}"}]})
+        return None
+
+    return run
+
+
+def test_results_fed_back_as_text_by_a_loop_that_sends_calls_back_as_text():
+    s = script(turn("call", call("calculate", expression="2+2")), TWO, FINAL)
+    assert verdicts(_smolagents_loop(observe=True), s) == {}
+    dropped = verdicts(_smolagents_loop(observe=False), s)
+    assert dropped["result_not_fed_back"].signature.key == "result_not_fed_back|missing result"
+
+
+class UnexpectedModelBehavior(Exception):
+    """pydantic-ai's error a user declares ..."""
+
+
+class IncompleteToolCall(UnexpectedModelBehavior):
+    """... and the subclass pydantic-ai raises when the model's output stopped mid-call."""
+
+
+@pytest.mark.parametrize("error, raised", [
+    ("UnexpectedModelBehavior", IncompleteToolCall("the model stopped mid-call")),
+    ("requests.RequestException", __import__("requests").HTTPError("502 Server Error")),
+])
+def test_a_declared_error_covers_re_exports_and_subclasses(error, raised):
+    def run(model, tools, user_input):
+        model.chat.completions.create(messages=[])
+        raise raised
+
+    assert "crash" in verdicts(run, script(FINAL))
+    assert verdicts(run, script(FINAL), AgentPolicy(errors=(error,))) == {}

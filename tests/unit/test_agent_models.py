@@ -111,7 +111,7 @@ def test_feedback_reads_dicts_and_sdk_objects():
                 ToolMessage(role="tool", tool_call_id="call_t1c2", content="{'ref': 'tf-1-2'}")]
     assert openai_feedback(messages) == {"messages": 4, "results": [["call_t1c1", ["tf-1-1"]],
                                                                    ["call_t1c2", ["tf-1-2"]]],
-                                         "calls": ["call_t1c1", "call_t1c2"]}
+                                         "calls": ["call_t1c1", "call_t1c2"], "refs": {"tf-1-1": 1, "tf-1-2": 1}}
     blocks = [{"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_t1c1", "name": "f", "input": {}},
                                                 {"type": "tool_use", "id": "toolu_t1c2", "name": "f", "input": {}}]},
               {"role": "user", "content": [
@@ -119,6 +119,7 @@ def test_feedback_reads_dicts_and_sdk_objects():
         {"type": "tool_result", "tool_use_id": "toolu_t1c2", "content": [{"type": "text", "text": "ok tf-1-2"}]}]}]
     assert anthropic_feedback(blocks)["results"] == [["toolu_t1c1", ["tf-1-1"]], ["toolu_t1c2", ["tf-1-2"]]]
     assert anthropic_feedback(blocks)["calls"] == ["toolu_t1c1", "toolu_t1c2"]
+    assert anthropic_feedback(blocks)["refs"] == {"tf-1-1": 1, "tf-1-2": 1}
     assert text_feedback([{"role": "tool", "content": "tf-2-1 and tf-2-1"}, "tf-u1"])["refs"] == {"tf-2-1": 2,
                                                                                                  "tf-u1": 1}
 

@@ -11,8 +11,8 @@ from fuzzer.harnesses.agent.policy import AgentPolicy, PolicyError, load_policy
 
 def test_defaults_follow_common_practice():
     p = AgentPolicy()
-    assert (p.max_turns, p.max_tool_calls, p.duplicates, p.convergence, p.must_notice_chain_break, p.errors) == \
-        (10, 30, "forbid", 3, False, ())
+    assert (p.max_turns, p.max_tool_calls, p.duplicates, p.convergence, p.must_notice_chain_break, p.errors,
+            p.validates_calls) == (10, 30, "forbid", 3, False, (), True)
     assert p.caps.max_turns == 10 and p.caps.max_tool_calls == 30
 
 
@@ -50,7 +50,8 @@ def test_compact_json_holds_only_what_differs_and_round_trips():
     ("errors = 'ValueError'", "P: errors: expected a list of exception type names, got 'ValueError' (string)"),
     ("max_turn = 3", "P: unknown key 'max_turn'; did you mean max_turns?"),
     ("colour = 3", "P: unknown key 'colour'; known keys: max_turns, max_tool_calls, duplicates, convergence, "
-                   "must_notice_chain_break, errors"),
+                   "must_notice_chain_break, errors, validates_calls"),
+    ("validates_calls = 'no'", "P: validates_calls: expected true or false, got 'no' (string)"),
     ("[tool.toolfuzz.agent]\nmax_turns = -1",
      "P: [tool.toolfuzz.agent] max_turns: expected a positive integer, got -1 (integer)"),
     ("[tool.toolfuzz]\nagent = 3", "P: [tool.toolfuzz.agent] must be a table, not integer"),

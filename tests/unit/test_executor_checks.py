@@ -261,3 +261,54 @@ def test_a_non_idempotent_tool_not_retried_after_a_refused_connection_is_told_wh
     plain = judge(scenario_of(step()), Trace("ran", {"steps": [record(at(("connection_refused", 0, 0)))]}),
                   POLICY, REGISTRY)
     assert plain and "retry_non_idempotent_on" not in plain[0].reason  # an idempotent tool: nothing to explain
+
+
+def _via(invocations, via):
+    for i in invocations:
+        if i.get("raised"):
+            i["via"] = via
+    return invocations
+
+
+def test_a_retry_rule_may_name_the_library_that_raised():
+    """LangGraph's default rule retries an httpx timeout (an httpx.TransportError) but not a
+    requests one (an OSError): ``timeout:httpx`` states that."""
+    policy = Policy(retry_on=("timeout:httpx", "http_503"), backoff=POLICY.backoff, max_attempts=3)
+    assert policy.transient("timeout", "httpx") and not policy.transient("timeout", "requests")
+    assert policy.transient("commit_then_timeout", "httpx")  # a caller cannot tell it from a timeout
+    assert policy.transient("timeout")  # retried through some library: its schedules are drawn
+    requests_given_up = [record(_via(at(("timeout", 0, 0)), "requests"))]
+    assert verdicts(scenario_of(step()), requests_given_up, policy) == set()
+    httpx_given_up = [record(_via(at(("timeout", 0, 0)), "httpx"))]
+    assert verdicts(scenario_of(step()), httpx_given_up, policy) == {("retry_violation", "not_retried|timeout")}
+    requests_retried = [record(_via(at(("timeout", 0, 1.0), ("ok", 0, 0)), "requests"), value={})]
+    assert verdicts(scenario_of(step()), requests_retried, policy) == {("retry_violation", "non_transient|timeout")}
+    assert verdicts(scenario_of(step()), requests_retried, Policy(backoff=POLICY.backoff)) == set()
+
+
+def test_no_attempt_limit_leaves_the_deadline_as_the_only_stop():
+    """backoff's ``max_time`` alone: any number of attempts, none after the deadline, and giving
+    up while time remains is a retry_violation however many attempts were made."""
+    unbounded = POLICY.backoff.__class__(initial=1.0, multiplier=2.0, max=None, jitter=0.0)
+    policy = Policy(max_attempts=None, deadline=120.0, backoff=unbounded,
+                    breaker=Policy().breaker.__class__(enabled=False))
+    twelve = at(*[("http_503", 0, 0.001)] * 11, ("ok", 0, 0))
+    assert "attempts_exceeded" not in {v for v, _ in verdicts(scenario_of(step()), [record(twelve, value={})], policy)}
+    waits = at(("http_503", 0, 1.0), ("http_503", 0, 2.0), ("http_503", 0, 4.0), ("http_503", 0, 8.0),
+               ("http_503", 0, 16.0), ("http_503", 0, 0))  # waits doubling past 5 s: no cap was promised
+    assert verdicts(scenario_of(step()), [record(waits)], policy) == {("retry_violation", "gave_up_early")}
+    assert verdicts(scenario_of(step()), [record(waits)], Policy(max_attempts=6, deadline=120.0, backoff=unbounded,
+                                                                 breaker=policy.breaker)) == set()
+    assert ("backoff_violation", "above_cap") in verdicts(
+        scenario_of(step()), [record(waits)], Policy(max_attempts=6, deadline=120.0, backoff=POLICY.backoff,
+                                                     breaker=policy.breaker))
+
+
+def test_promises_a_policy_does_not_make_are_not_checked():
+    bad = step(arguments={"city": 7}, valid=False)
+    ran = [record(at(("ok", 0, 0)), value={})]
+    assert verdicts(scenario_of(bad), ran) == {("unvalidated_execution", "invalid_arguments")}
+    assert verdicts(scenario_of(bad), ran, Policy(validates_calls=False, backoff=POLICY.backoff)) == set()
+    leak = [record([], leaks=[{"channel": "log", "excerpt": "key sk-tfz-1"}])]
+    assert verdicts(scenario_of(step()), leak) == {("leaked_secret", "log")}
+    assert verdicts(scenario_of(step()), leak, Policy(redacts_secrets=False, backoff=POLICY.backoff)) == set()

@@ -49,8 +49,14 @@ def test_a_fallback_schema_may_be_a_json_file_next_to_the_policy(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ("max_attempts = 'three'", "p.toml: max_attempts: expected an integer >= 1, got string 'three'"),
-    ("max_attempts = 0", "p.toml: max_attempts: expected an integer >= 1, got integer 0"),
+    ("max_attempts = 'three'", "p.toml: max_attempts: expected an integer >= 1 (or false for none), got string 'three'"),
+    ("max_attempts = 0", "p.toml: max_attempts: expected an integer >= 1 (or false for none), got integer 0"),
+    ("max_attempts = true", "p.toml: max_attempts: expected an integer >= 1 (or false for none), got boolean True"),
+    ("[backoff]\nmax = 'none'", "p.toml: backoff.max: expected a number of seconds >= 0 (or false for none)"),
+    ("retry_on = ['timeout:urllib3']", "p.toml: retry_on: 'timeout:urllib3': unknown library 'urllib3' after the colon"),
+    ("retry_on = ['timeot:httpx']", "p.toml: retry_on: unknown fault kind 'timeot'; did you mean timeout"),
+    ("validates_calls = 'no'", "p.toml: validates_calls: expected true or false, got string 'no'"),
+    ("redacts_secrets = 0", "p.toml: redacts_secrets: expected true or false, got integer 0"),
     ("max_attempt = 3", "p.toml: unknown key 'max_attempt'; did you mean 'max_attempts'?"),
     ("[backoff]\ninitial = -1", "p.toml: backoff.initial: expected a number of seconds >= 0, got integer -1"),
     ("[backoff]\nmultipler = 2", "p.toml: unknown key 'backoff.multipler'; did you mean 'multiplier'?"),
@@ -109,3 +115,23 @@ def test_a_timeout_in_retry_on_covers_the_timeout_whose_side_effect_happened():
     assert policy.transient("commit_then_timeout") and policy.counts_for_breaker("commit_then_timeout")
     assert not policy.transient("http_500")
     assert not Policy(retry_on=("http_503",)).transient("commit_then_timeout")
+
+
+def test_promises_a_library_does_not_make_can_be_stated_and_explain_shows_them(tmp_path):
+    """backoff with max_time only and an unbounded expo; LangGraph's rule that retries an httpx
+    timeout but not a requests one; an executor that neither validates nor redacts."""
+    (tmp_path / "p.toml").write_text('max_attempts = false\ndeadline = 60\nretry_on = ["timeout:httpx", "http_503"]\n'
+                                     'validates_calls = false\nredacts_secrets = false\n[backoff]\nmax = false\n',
+                                     encoding="utf-8")
+    p = load_policy(str(tmp_path / "p.toml"))
+    assert p.max_attempts is None and p.backoff.max is None and not p.validates_calls and not p.redacts_secrets
+    assert p.retry_on == ("timeout:httpx", "http_503")
+    assert [p.backoff.base(k) for k in (1, 7, 11)] == [0.1, 6.4, 102.4]  # no cap
+    text = "\n".join(explain(p, ["get_weather"]))
+    for line in ("max_attempts = false  # set", 'retry_on = ["timeout:httpx", "http_503"]  # set',
+                 "validates_calls = false  # set", "redacts_secrets = false  # set", "max = false  # set",
+                 "# max_attempts = false: no attempt limit", "# backoff.max = false: the waits grow without bound"):
+        assert line in text, line
+    assert Policy.from_json(p.to_json()) == p  # as a corpus entry keeps it
+    defaults = "\n".join(explain(Policy(), ["get_weather"]))
+    assert "validates_calls = true\n" in defaults and "redacts_secrets = true\n" in defaults

@@ -9,6 +9,7 @@ the CLI, the reports and the corpus:
 ``nontermination``            more model requests than ``max_turns``, or executions than ``max_tool_calls``
 ``duplicate_execution``       an identical call (JSON-equal arguments) executed again (``duplicates = "forbid"``)
 ``result_not_fed_back``       the next request lacks the result of an executed call, or carries it under the wrong call id
+                              (a loop that sends calls back as text: the result anywhere in the next request)
 ``unvalidated_execution``     a call whose arguments break the tool's JSON Schema reached the tool (real jsonschema)
 ``truncated_execution``       a call from a response cut off at the length limit was executed
 ``converged_loop``            a tool executed after ``convergence`` identical results in a row
@@ -161,13 +162,23 @@ def result_not_fed_back(ep: Episode) -> Optional[Violation]:
         if w < 0 or w + 1 >= len(ep.requests):
             continue  # no later request: nothing to feed back into
         before, after = ep.requests[w], ep.requests[w + 1]
-        if text:
+        if text or _sent_back_as_text(ep, w, after):
             found = _text_feedback(ep, by_window[w], before, after, w)
         else:
             found = _structured_feedback(ep, by_window[w], after, w)
         if found is not None:
             return found
     return None if text else (_unknown_ids(ep) or _unanswered_ids(ep))
+
+
+def _sent_back_as_text(ep: Episode, w: int, after: dict) -> bool:
+    """Whether the loop sent turn ``w``'s calls back to the model as text, not as ``tool_calls`` /
+    ``tool_use`` (smolagents writes them into an assistant message and the results into a user
+    message, ``Observation: ...``; the APIs accept that). Then a result counts wherever it
+    appears in the next request, as for a text protocol. (A loop that kept neither the calls nor
+    the results is found either way, under the same signature: the result is missing.)"""
+    ids = {call_id(ep.script.shape, w, j) for j, c in enumerate(ep.script.turn(w).calls) if c.raw is not None}
+    return bool(ids) and "refs" in after and not ids & set(after.get("calls", ()))
 
 
 def _ref(ep: Episode, e: dict) -> str:
@@ -183,7 +194,7 @@ def _text_feedback(ep: Episode, executions: list, before: dict, after: dict, w: 
     for e in executions:
         needed[_ref(ep, e)] = needed.get(_ref(ep, e), 0) + 1
     for ref, count in needed.items():
-        if after["refs"].get(ref, 0) < before["refs"].get(ref, 0) + count:
+        if after["refs"].get(ref, 0) < before.get("refs", {}).get(ref, 0) + count:
             e = next(x for x in executions if _ref(ep, x) == ref)
             return _violation("result_not_fed_back", "missing result", "an executed call's result was not fed back",
                               f"request {w + 2} does not carry the result of {_shown(e)}, executed in turn {w + 1} "
@@ -244,7 +255,7 @@ def _unanswered_ids(ep: Episode) -> Optional[Violation]:
     return None
 
 
-@check("unvalidated_execution")
+@check("unvalidated_execution", enabled=lambda p: p.validates_calls)
 def unvalidated_execution(ep: Episode) -> Optional[Violation]:
     """a call whose arguments break the tool's JSON Schema reached the tool"""
     from jsonschema.exceptions import best_match
@@ -324,7 +335,7 @@ def crash(ep: Episode) -> Optional[Violation]:
         sig = crash_signature(exception=ep.outcome.exception or "InvalidTrace", frames=ep.outcome.frames)
         return Violation("crash", sig, f"the episode failed outside the loop: {ep.outcome.message}")
     error = ep.trace["error"] if ep.trace else None
-    if error is None or ep.policy.allows(error["exception"]):
+    if error is None or ep.policy.declares(error):
         return None
     sig = crash_signature(exception=error["exception"], frames=[tuple(f) for f in error["frames"]])
     return Violation("crash", sig, f"run() raised {error['exception']}: {error['message']}")

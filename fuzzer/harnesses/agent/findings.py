@@ -93,6 +93,7 @@ class AgentFinding(ShrunkFinding):
             "minimized_input": listing(self.best),
             "minimized": self.is_minimized,
             "shrink_note": self.shrink_note,
+            "confirmed": self.confirmed_again,
             "steps": len(self.best.steps()),
             "exception": self.exception,
             "traceback": trace["error"]["traceback"] if trace and trace.get("error") else None,
@@ -117,6 +118,8 @@ class AgentFinding(ShrunkFinding):
         lines = [head, f"  {self.best_reason}"]
         if not self.reproducible:
             lines.append("  (it did not happen again when the script was re-run: the loop is nondeterministic)")
+        elif self.confirmed is None:
+            lines.append("  (not confirmed: the script was not played again before the budget for it ran out)")
         note = "minimal script" if self.is_minimized else f"script ({self.shrink_note or 'not minimized'})"
         lines.append(f"  {note}, {len(self.best.steps())} step(s):")
         lines += ["    " + line for line in listing(self.best).splitlines()]

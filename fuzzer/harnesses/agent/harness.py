@@ -46,13 +46,13 @@ def replay(items: list, reference: Optional[str], context: ReplayContext) -> lis
             continue
         policy = _policy(entry, context)
         tools = context.tools_file or scenario.get("tools")
-        groups.setdefault((tools, policy), []).append((i, script))
-    for (tools, policy), members in groups.items():
+        groups.setdefault((tools, policy, script.shape, tuple(script.formats)), []).append((i, script))
+    for (tools, policy, shape, formats), members in groups.items():
         registry = context.registry if context.registry is not None and tools == context.tools_file \
             else load_registry(tools)
         with EpisodeRunner(agent=reference, registry=registry, policy=policy, tools_file=tools, cwd=context.cwd,
                            timeout=context.timeout, workers=context.workers,
-                           memory_limit_mb=context.memory_limit_mb) as runner:
+                           memory_limit_mb=context.memory_limit_mb, shape=shape, formats=formats) as runner:
             judged = runner.run([script for _i, script in members])
         for (i, _script), (trace, violations, _outcome) in zip(members, judged):
             path, entry = items[i]

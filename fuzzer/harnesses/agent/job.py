@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
+from fuzzer.engine.budget import SHRINK_CAP_S
 from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
 from fuzzer.engine.events import NonFatalError
 from fuzzer.engine.orders import order_seed
@@ -55,7 +56,7 @@ class AgentSettings:
     memory_limit_mb: Optional[int] = 4096
     cwd: Optional[str] = None
     shrink: bool = True
-    shrink_budget_s: float = 10.0  # at most, per finding
+    shrink_budget_s: float = SHRINK_CAP_S  # at most, per finding (and SHRINK_SHARE of the budget in all)
     max_failures: Optional[int] = None  # stop after this many distinct failures (-x: 1)
     ignore: frozenset = frozenset()  # signatures never reported
 
@@ -139,8 +140,11 @@ class AgentSubject(Subject):
     # -- the campaign's shape ----------------------------------------------------------------------
     def started(self, job: Any) -> Iterator[Any]:
         self.runner._probe()  # a bad --agent, or a factory that fails, is a usage error (TargetError)
+        for note in self.runner.notes:  # a warm-up that did not warm
+            self.result.notes.append(note)
+            yield NonFatalError(note)
+        self.runner.notes.clear()
         self._round_started = time.monotonic()
-        yield from ()
 
     def plan(self, unit: str, count: int, number: int) -> ScriptOrder:
         return ScriptOrder(order_seed(self.settings.seed, number), count, number)
@@ -212,14 +216,19 @@ class AgentSubject(Subject):
         return True  # a hang too: what did not hang again is not reported as a hang
 
     def same(self, finding: Any, script: Script) -> Callable[[Any], bool]:
-        wanted = finding.signature.id
+        wanted, hang = finding.signature.id, finding.verdict == "hang"
 
         def same(outcome: Any) -> bool:
             self.result.shrink_executions += 1
             _trace, violations, _outcome = judged(script, outcome, self.settings.policy, self.registry,
                                                   self.settings.timeout)
-            return any(v.signature.id == wanted for v in violations or ())
+            # a hang is confirmed by hanging again (where it is stuck may differ between two runs)
+            return any(v.signature.id == wanted or (hang and v.verdict == "hang") for v in violations or ())
         return same
+
+    def confirmed(self, finding: Any, status: str, earlier: tuple, job: Any) -> Optional[str]:
+        return self.hang_that_did_not_hang(finding, status, self.settings.timeout, verb="played") or \
+            super().confirmed(finding, status, earlier, job)
 
     def shrink(self, finding: Any, job: Any, window: float) -> bool:
         budget = min(self.settings.shrink_budget_s, window)

@@ -177,29 +177,41 @@ def _as_dict(message: Any) -> dict:
 
 
 def openai_feedback(messages: Any) -> dict:
-    """Each ``role: tool`` message: its ``tool_call_id`` and the refs its content mentions; and the
-    ids of the calls the assistant messages carry (each needs a tool message, the API says)."""
+    """Each ``role: tool`` message: its ``tool_call_id`` and the refs its content mentions; the
+    ids of the calls the assistant messages carry (each needs a tool message, the API says); and
+    how often each ref appears in any message's content (``refs``: where a loop that sends the
+    calls back as text, smolagents' way, feeds the results back — ``Observation: ...``)."""
     found, calls = [], []
+    refs: Counter = Counter()
     items = messages if isinstance(messages, (list, tuple)) else ()
     for message in items:
         m = message if type(message) is dict else _as_dict(message)
         role = m.get("role")
+        content = m.get("content")
+        text = None if content is None else content if isinstance(content, str) else _text(content)
+        if text is not None and "tf-" in text:
+            refs.update(refs_in(text))
         if role in ("tool", "function"):
-            content = m.get("content")
-            found.append([m.get("tool_call_id"), refs_in(content if isinstance(content, str) else _text(content))])
+            found.append([m.get("tool_call_id"), refs_in(text or "")])
         elif role == "assistant" and isinstance(m.get("tool_calls"), (list, tuple)):
             calls += [c.get("id") for c in map(_as_dict, m["tool_calls"]) if c.get("id")]
-    return {"messages": len(items), "results": found, "calls": calls}
+    return {"messages": len(items), "results": found, "calls": calls, "refs": dict(refs)}
 
 
 def anthropic_feedback(messages: Any) -> dict:
     """Each ``tool_result`` block of a user message: its ``tool_use_id`` and the refs it mentions;
-    and the ids of the ``tool_use`` blocks of assistant messages (each needs a result, the API says)."""
+    the ids of the ``tool_use`` blocks of assistant messages (each needs a result, the API says);
+    and how often each ref appears in any message's content (``refs``, see :func:`openai_feedback`)."""
     found, calls = [], []
+    refs: Counter = Counter()
     items = list(messages) if isinstance(messages, (list, tuple)) else []
     for message in items:
         m = _as_dict(message)
         content = m.get("content")
+        if content is not None:
+            text = content if isinstance(content, str) else _text(content)
+            if "tf-" in text:
+                refs.update(refs_in(text))
         if m.get("role") not in ("user", "assistant") or not isinstance(content, (list, tuple)):
             continue
         for block in content:
@@ -208,7 +220,7 @@ def anthropic_feedback(messages: Any) -> dict:
                 found.append([b.get("tool_use_id"), refs_in(_text(b.get("content")))])
             elif b.get("type") == "tool_use" and m.get("role") == "assistant" and b.get("id"):
                 calls.append(b["id"])
-    return {"messages": len(items), "results": found, "calls": calls}
+    return {"messages": len(items), "results": found, "calls": calls, "refs": dict(refs)}
 
 
 def text_feedback(messages: Any) -> dict:

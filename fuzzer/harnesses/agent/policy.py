@@ -11,7 +11,9 @@ defaults. Every key is optional::
     duplicates = "forbid"            # "forbid": an identical call (JSON-equal arguments) never runs twice
     convergence = 3                  # stop after this many identical tool results in a row (0: no rule)
     must_notice_chain_break = false  # a call that uses nothing from the last result must not run
-    errors = []                      # exception types run() may raise ("ValueError", "mypkg.AgentError")
+    errors = []                      # exception types run() may raise ("ValueError", "mypkg.AgentError");
+                                     # a subclass or a re-export of one counts (resolved where the loop runs)
+    validates_calls = true           # false: the loop promises no validation (unvalidated_execution off)
 
 A key that is not one of these, or a value of the wrong type, is a :class:`PolicyError` — one line
 naming the file, the table, the key and what was expected (the CLI exits 2).
@@ -26,6 +28,7 @@ from typing import Any, Callable, Optional
 
 from fuzzer.harnesses.agent.trace import Caps
 from fuzzer.datafiles import read_toml
+from fuzzer.engine.exception_names import declared_by, written
 from strategies.errors import ToolfuzzError
 
 TABLE = "[tool.toolfuzz.agent]"
@@ -46,6 +49,7 @@ class AgentPolicy:
     convergence: int = 3
     must_notice_chain_break: bool = False
     errors: tuple = ()
+    validates_calls: bool = True
     #: Where the policy came from ("defaults", a file and table): shown, never compared.
     source: str = field(default="defaults", compare=False)
 
@@ -55,9 +59,14 @@ class AgentPolicy:
         return Caps(max_turns=self.max_turns, max_tool_calls=self.max_tool_calls)
 
     def allows(self, exception: str) -> bool:
-        """May run() raise this exception type (a qualified name)?"""
-        short = exception.rsplit(".", 1)[-1]
-        return any(declared in (exception, short) for declared in self.errors)
+        """May run() raise this exception type (a qualified name), by the names as written?"""
+        return bool(written(self.errors, [exception]))
+
+    def declares(self, error: Optional[dict]) -> bool:
+        """Whether an error run() raised, as the worker described it, is one ``errors`` declares:
+        an instance of a class a name resolved to there (re-exports and subclasses included;
+        :mod:`fuzzer.engine.exception_names`)."""
+        return declared_by(self.errors, error)
 
     def to_json(self, *, compact: bool = False) -> dict:
         """Every key (``compact``: only those that differ from the defaults)."""
@@ -96,6 +105,7 @@ _KEYS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "convergence": (_convergence, "0 (no rule) or an integer >= 2"),
     "must_notice_chain_break": (lambda v: type(v) is bool, "true or false"),
     "errors": (_names, "a list of exception type names"),
+    "validates_calls": (lambda v: type(v) is bool, "true or false"),
 }
 assert set(_KEYS) == {f.name for f in fields(AgentPolicy)} - {"source"}
 

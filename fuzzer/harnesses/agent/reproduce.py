@@ -98,8 +98,10 @@ def replay(agent: str, scenario: Union[str, dict, Script], *, tools: Optional[st
     elif not isinstance(policy, AgentPolicy):
         policy = load_policy(policy, cwd=cwd)
     registry = load_registry(tools)
+    from fuzzer.engine.exception_names import resolve
+
     make_loop = loop_maker(load_target(agent, cwd=cwd or os.getcwd()), agent)
-    trace = play(script, make_loop, registry, policy.caps)
+    trace = play(script, make_loop, registry, policy.caps, declared=resolve(policy.errors))
     return Replay(script, trace, judge(Episode(script, trace, policy, registry)))
 
 

@@ -38,7 +38,7 @@ from strategies._internal.formats import CHATTER_BEFORE, FORMATS, Unrepresentabl
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import ANOMALY_CLASSES, json_equal
 from strategies._internal.schema import compile_tool, unsupported_tools
-from strategies._internal.source import Source
+from strategies._internal.source import ReplaySource, Source
 from strategies.errors import ToolfuzzError
 from strategies.registry import Registry
 
@@ -616,6 +616,17 @@ def generate_script(source: Source, setup: ScriptSetup) -> Script:
                   spans=tuple(spans), count_at=count_at)
 
 
+#: The choices of the warm-up script: the first user input, one body step, and in it the simplest
+#: of everything (a plain call of the first tool); then the final answer.
+WARMUP_CHOICES = (0, 1, 0)
+
+
+def warmup_script(setup: ScriptSetup) -> Script:
+    """The script a loop is warmed up with before any episode is timed (:mod:`fuzzer.engine.warmup`):
+    one valid call, then a final answer — the path every episode takes first."""
+    return generate_script(ReplaySource(WARMUP_CHOICES), setup)
+
+
 def link_results(turns: list) -> None:
     """Give every call its tool result: a unique ``ref`` and the chain ``data`` (module docstring).
 
@@ -726,4 +737,5 @@ def _turn_body(script: Script, turn: Turn, group: list) -> str:
 
 
 __all__ = ["FINAL_ANSWERS", "SHAPES", "STEPS", "Script", "ScriptCall", "ScriptError", "ScriptSetup", "StepKind",
-           "Turn", "call_text", "generate_script", "link_results", "listing", "refs_in", "related", "scalars"]
+           "Turn", "call_text", "generate_script", "link_results", "listing", "refs_in", "related", "scalars",
+           "warmup_script"]

@@ -111,10 +111,13 @@ class Recorder:
         return None, None, {"ok": True, "ref": f"tf-u{self._unscripted}", "data": []}
 
     # -- the end -----------------------------------------------------------------------------
-    def trace(self, *, reply: Any = None, returned: bool = False, error: Optional[BaseException] = None) -> dict:
+    def trace(self, *, reply: Any = None, returned: bool = False, error: Optional[BaseException] = None,
+              declared: Any = None) -> dict:
+        """``declared``: the policy's ``errors`` resolved in this process (:class:`fuzzer.engine.exception_names.
+        Declared`), so the error is described with the names it is an instance of."""
         return {"requests": self.requests, "executions": self.executions, "aborted": self.aborted,
                 "returned": returned, "reply": reply_text(reply) if returned else None,
-                "error": describe_error(error) if error is not None else None}
+                "error": describe_error(error, declared) if error is not None else None}
 
 
 def reply_text(reply: Any) -> Optional[str]:
@@ -138,12 +141,14 @@ def json_value(value: Any) -> Any:
         return {"$repr": object.__repr__(value)}
 
 
-def describe_error(exc: BaseException) -> dict:
-    """The exception's qualified type, message, the loop's own frames (file base name, function;
-    innermost last; toolfuzz's fakes and worker left out, so a signature names the user's code),
-    the innermost of them as (full path, function) for reports that link to code, and the
-    formatted traceback."""
+def describe_error(exc: BaseException, declared: Any = None) -> dict:
+    """The exception's qualified type, its MRO's qualified names, message, the loop's own frames
+    (file base name, function; innermost last; toolfuzz's fakes and worker left out, so a
+    signature names the user's code), the innermost of them as (full path, function) for reports
+    that link to code, and the formatted traceback; with ``declared`` (the policy's ``errors``
+    resolved here), ``declared_by``: the names it is an instance of."""
     from fuzzer.engine.references import describe_exception  # the type's name and message, as for parsers
+    from fuzzer.engine.references import exception_name
 
     name, message, _frames = describe_exception(exc)
     own = []
@@ -158,8 +163,12 @@ def describe_error(exc: BaseException) -> dict:
         text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     except Exception:  # noqa: BLE001
         text = f"{name}: {message}"
-    return {"exception": name, "message": message, "frames": frames, "where": where,
-            "traceback": text[-TEXT_LIMIT:]}
+    described = {"exception": name, "message": message, "frames": frames, "where": where,
+                 "traceback": text[-TEXT_LIMIT:],
+                 "mro": [exception_name(c) for c in type(exc).__mro__ if c not in (object, BaseException)]}
+    if declared is not None and declared.names:
+        described["declared_by"] = declared.matching(type(exc))
+    return described
 
 
 __all__ = ["Caps", "EpisodeAborted", "Recorder", "describe_error", "json_value", "reply_text"]

@@ -63,8 +63,9 @@ def _made(factory: Callable, ref: str) -> Callable:
 
 
 def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps: Caps, *,
-         behaviour: Optional[ToolBehaviour] = None) -> dict:
-    """Run one episode in this process; returns its trace (see :mod:`fuzzer.harnesses.agent.trace`)."""
+         behaviour: Optional[ToolBehaviour] = None, declared: Any = None) -> dict:
+    """Run one episode in this process; returns its trace (see :mod:`fuzzer.harnesses.agent.trace`).
+    ``declared``: the policy's ``errors`` resolved here, for describing what run() raised."""
     recorder = Recorder(script, caps)
     model = scripted_model(script.shape, recorder)
     tools = ToolBox(registry, recorder, behaviour)
@@ -82,7 +83,7 @@ def play(script: Script, make_loop: Callable[[], Callable], registry: Any, caps:
         if fits is not None:  # not the loop's bug: the wrong option (a usage error, never a crash finding)
             raise ShapeMismatch(f"the loop uses the model as the {fits} shape's client ({_one_line(exc)}), but "
                                 f"--model-shape is {script.shape}: run it with --model-shape {fits}") from None
-        return recorder.trace(error=exc)
+        return recorder.trace(error=exc, declared=declared)
     return recorder.trace(reply=reply, returned=True)
 
 
@@ -104,6 +105,8 @@ class Settings:
     policy: dict = field(default_factory=dict)
     shape: str = "openai"
     formats: tuple = ("json",)
+    #: Seconds the warm-up episode may take where the loop is loaded (:mod:`fuzzer.engine.warmup`); 0: none.
+    warmup_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -155,13 +158,37 @@ class EpisodeServer:
         from fuzzer.harnesses.agent.script import ScriptSetup
         from strategies._internal.tools import load_registry
 
+        from fuzzer.engine.exception_names import resolve
+
         settings = spec.settings
+        self._agent = settings.agent
         obj = load_target(settings.agent, cwd=settings.cwd, what="--agent")
         self.make_loop = loop_maker(obj, settings.agent)
         self.registry = load_registry(settings.tools)
         self.policy = AgentPolicy.from_json(settings.policy or {})
         self.setup = ScriptSetup(self.registry, shape=settings.shape, formats=tuple(settings.formats),
                                  max_turns=self.policy.max_turns)
+        # Warmed up once here, where the workers are forked from, before anything is timed; only
+        # then are the policy's exception names resolved (a library the loop imports on first use counts).
+        self.warmup = self._warm_up(settings.warmup_s) if settings.warmup_s else None
+        self.declared = resolve(self.policy.errors)
+
+    def _warm_up(self, limit_s: float) -> Any:
+        """Play the warm-up script once (one valid call, a final answer), bounded by ``limit_s``."""
+        from fuzzer.engine.warmup import WarmUp, warm_up
+        from fuzzer.harnesses.agent.script import warmup_script
+
+        try:
+            script = warmup_script(self.setup)
+        except Exception as exc:  # noqa: BLE001 - no script to warm up with: the workers start cold
+            return WarmUp(finished=True, error=f"{type(exc).__name__}: {exc}")
+        return warm_up(lambda: play(script, self.make_loop, self.registry, self.policy.caps), limit_s)
+
+    @property
+    def info(self) -> dict:
+        """What loading said: the policy's ``errors`` names that name no class, and the warm-up."""
+        return {"unresolved_errors": [list(p) for p in self.declared.problems],
+                "warmup": self.warmup.to_json() if self.warmup is not None else None}
 
     def draw(self, source: Any) -> Script:
         from fuzzer.harnesses.agent.script import generate_script
@@ -174,7 +201,7 @@ class EpisodeServer:
         factory failed), or ``("failed", exception, message, frames)`` when toolfuzz's own judging
         failed (never a pass)."""
         try:
-            trace = play(script, self.make_loop, self.registry, self.policy.caps)
+            trace = play(script, self.make_loop, self.registry, self.policy.caps, declared=self.declared)
         except TargetError as exc:
             return ("error", str(exc), isinstance(exc, ShapeMismatch))
         except Exception as exc:  # noqa: BLE001 - e.g. a tools file the worker cannot read
@@ -199,8 +226,10 @@ class EpisodeServer:
                 self.make_loop()
             except TargetError as exc:
                 return ("error", str(exc))
-            except Exception as exc:  # noqa: BLE001
-                return ("error", f"{type(exc).__name__}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - the factory's own failure: no episode can run
+                return ("error", f"--agent {self._agent!r}: making a loop raised {type(exc).__name__}: "
+                                 f"{' '.join(str(exc).split())[:200]} (its factory is called for every episode, "
+                                 f"the warm-up's too)")
             return ("loaded", "")
         played = self.play_judged(script)
         if played[0] != "episode":
@@ -225,14 +254,18 @@ class EpisodeRunner(Started):
     def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
                  cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
                  memory_limit_mb: Optional[int] = 4096, shape: str = "openai", formats: tuple = ("json",)):
+        from fuzzer.engine.warmup import warmup_limit
         from fuzzer.isolation import WorkerPool
+        from fuzzer.isolation.spec import LOAD_TIMEOUT
 
         self.agent, self.registry, self.policy, self.timeout = agent, registry, policy, timeout
         cwd = cwd or os.getcwd()
+        self.warmup_s = warmup_limit(timeout)
         self.settings = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json(),
-                                 shape=shape, formats=tuple(formats))
+                                 shape=shape, formats=tuple(formats), warmup_s=self.warmup_s)
         self.spec = AgentSpec(self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
-        self.pool = WorkerPool(self.spec, workers=workers)
+        # loading is importing the loop and warming it up: the pool waits for both
+        self.pool = WorkerPool(self.spec, workers=workers, load_timeout=LOAD_TIMEOUT + self.warmup_s)
         self.notes: list[str] = []
 
     def start(self) -> None:
@@ -249,6 +282,7 @@ class EpisodeRunner(Started):
     def _probe(self) -> None:
         outcome = self.pool.run([None])[0]
         if isinstance(outcome, tuple) and outcome[0] == "loaded":
+            self._loaded(self.pool.info or {})
             self._probe_shape()
             return
         if isinstance(outcome, tuple) and outcome[0] == "error":
@@ -257,6 +291,22 @@ class EpisodeRunner(Started):
             raise TargetError(f"agent {self.agent!r}: making a loop did not finish within {self.timeout:g} s (--timeout)")
         detail = outcome.detail if isinstance(outcome, WorkerOutcome) else f"{outcome[1]}: {outcome[2]}"
         raise TargetError(f"agent {self.agent!r}: the process loading it failed ({detail})")
+
+    def _loaded(self, info: dict) -> None:
+        """What loading said: a policy ``errors`` name that resolves to no exception class is a
+        policy error (one line naming the file and key); a warm-up that did not warm is a note."""
+        from fuzzer.engine.warmup import WarmUp
+        from fuzzer.harnesses.agent.policy import PolicyError
+
+        unresolved = info.get("unresolved_errors") or []
+        if unresolved:
+            name, why = unresolved[0]
+            raise PolicyError(f"{self.policy.source}: errors: {name!r}: {why}")
+        warmup = info.get("warmup")
+        if warmup is not None:
+            note = WarmUp(**warmup).note(f"agent {self.agent!r}", self.warmup_s)
+            if note:
+                self.notes.append(note)
 
     def _probe_shape(self) -> None:
         """Play one plain episode (the model answers at once) in the campaign's shape: a loop

@@ -103,6 +103,7 @@ class Attempt:
     committed: bool
     retry_after: Optional[float]
     args: Any  # None: the call's arguments unchanged
+    via: str = "builtin"  # the library whose exception a failure was (a retry rule may name it)
     open_after: bool = False  # the strict model breaker of its tool is open once this attempt ended
     maybe_open_after: bool = False  # ... the eager one (see BreakerModel)
 
@@ -147,7 +148,7 @@ class Judgement:
         self.breaker = BreakerModel(policy, self.views)
 
     def transient(self, a: Attempt) -> bool:
-        return a.raised and self.policy.transient(a.fault) and not FAULTS[a.fault].returns
+        return a.raised and self.policy.transient(a.fault, a.via) and not FAULTS[a.fault].returns
 
     def may_retry_unsafely(self, view: StepView, a: Attempt) -> bool:
         """Retrying after ``a`` is required of a correct executor (not merely allowed)."""
@@ -211,7 +212,7 @@ def _schema_verdict(tool: Any, arguments: Any) -> tuple[bool, str]:
 def _attempt(data: dict) -> Attempt:
     return Attempt(tool=data["tool"], number=data["attempt"], fault=data["fault"], t0=data["t0"], t1=data["t1"],
                    raised=bool(data.get("raised")), committed=bool(data.get("committed")),
-                   retry_after=data.get("retry_after"), args=data.get("args"))
+                   retry_after=data.get("retry_after"), args=data.get("args"), via=data.get("via", "builtin"))
 
 
 def judge(scenario: Any, trace: Any, policy: Any, registry: Any) -> list[Violation]:
@@ -279,7 +280,7 @@ class BreakerModel:
                 model = strict.get(a.tool)
                 if model is None:
                     model = strict[a.tool] = _ToolBreaker()
-                if self._feed(model, a, a.raised and counts(a.fault)):
+                if self._feed(model, a, a.raised and counts(a.fault, a.via)):
                     self.events.append(BreakerEvent("called_while_open", view, (
                         f"{a.tool} called at {a.t0:g} s, {a.t0 - model.opened_at:g} s after its breaker opened "
                         f"({b.fail_max} consecutive failures); it should stay open {b.reset_timeout:g} s")))
@@ -321,8 +322,13 @@ class BreakerModel:
 # The checks, in the order of the verdict table
 
 
+def _via(a: Attempt) -> str:
+    """`` (raised by httpx)``: the library a failure came from, where it is not a builtin one."""
+    return "" if a.via == "builtin" else f" (raised by {a.via})"
+
+
 def _declared_escape(j: Judgement, exc: dict) -> bool:
-    return j.policy.declared(exc.get("mro", [exc.get("type", "")]))
+    return j.policy.declares(exc)
 
 
 @check
@@ -380,7 +386,7 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
                 retried_wrongly = True
                 what = f"retried a non-transient {_words(done.category)}"
                 yield Violation("retry_violation", _sig("retry_violation", f"non_transient|{done.category}", what),
-                                f"call {view.index + 1}: {view.step.name} failed with {done.fault} (not in retry_on) "
+                                f"call {view.index + 1}: {view.step.name} failed with {done.fault}{_via(done)} (not in retry_on) "
                                 f"on attempt {k + 1} and was tried again", view.index, view.waits())
                 break
             if not j.may_retry_unsafely(view, done) and not done.committed:
@@ -396,7 +402,7 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
         if not a or retried_wrongly:
             continue  # one retry_violation per call: the first thing that went wrong
         last = a[-1]
-        if not j.transient(last) or len(a) >= p.max_attempts or last.maybe_open_after:
+        if not j.transient(last) or (p.max_attempts is not None and len(a) >= p.max_attempts) or last.maybe_open_after:
             continue
         wrong = _wait_out_of_bounds(j, view)
         if wrong is not None:
@@ -424,14 +430,17 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             f" ({view.step.name} is not idempotent, but {last.fault} is in retry_non_idempotent_on: the request "
             f"never reached the service; leave it out of retry_non_idempotent_on if such a tool is never retried)")
         yield Violation("retry_violation", _sig("retry_violation", key, what),
-                        f"call {view.index + 1}: {view.step.name} failed with {last.fault} on attempt {len(a)} of "
-                        f"{p.max_attempts} and was not retried{why}", view.index, view.waits())
+                        f"call {view.index + 1}: {view.step.name} failed with {last.fault}{_via(last)} on attempt "
+                        f"{len(a)}{'' if p.max_attempts is None else f' of {p.max_attempts}'} and was not retried{why}",
+                        view.index, view.waits())
 
 
 @check
 def attempts_exceeded(j: Judgement) -> Iterator[Violation]:
-    """More invocations of one call's tool than ``max_attempts``."""
+    """More invocations of one call's tool than ``max_attempts`` (none: no attempt limit promised)."""
     limit = j.policy.max_attempts
+    if limit is None:
+        return
     for view in j.views:
         n = len(view.attempts)
         if n > limit or view.record.get("abort") == "runaway":
@@ -512,7 +521,10 @@ def breaker_violation(j: Judgement) -> Iterator[Violation]:
 
 @check
 def unvalidated_execution(j: Judgement) -> Iterator[Violation]:
-    """A call naming an unknown tool, or arguments its schema rejects, reached a tool."""
+    """A call naming an unknown tool, or arguments its schema rejects, reached a tool (when the
+    policy promises validation: ``validates_calls``)."""
+    if not j.policy.validates_calls:
+        return
     for view in j.views:
         if not view.invocations:
             continue
@@ -632,7 +644,10 @@ def deadline_exceeded(j: Judgement) -> Iterator[Violation]:
 
 @check
 def leaked_secret(j: Judgement) -> Iterator[Violation]:
-    """A canary secret a tool's error carried reappeared in the executor's output."""
+    """A canary secret a tool's error carried reappeared in the executor's output (when the policy
+    promises redaction: ``redacts_secrets``)."""
+    if not j.policy.redacts_secrets:
+        return
     for view in j.views:
         for leak in view.record.get("leaks", []):
             channel = leak["channel"]

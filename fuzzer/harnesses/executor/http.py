@@ -165,12 +165,13 @@ class Transports:
         self.bodies = bodies
         self.untracked = 0  # requests made outside any tool invocation (served as ok)
 
-    def _attempt(self) -> tuple[Fault, Any]:
+    def _attempt(self, via: str) -> tuple[Fault, Any]:
         invocation = CURRENT.get()
         if invocation is None:
             self.untracked += 1
             return OK, None
         invocation.requests += 1
+        invocation.via = via  # the failure is this library's exception (a retry rule may depend on it)
         return invocation.fault, invocation
 
     def _body(self, invocation: Any) -> Any:
@@ -186,7 +187,7 @@ class Transports:
     # -- requests --------------------------------------------------------------------------------
     def requests_send(self, adapter: Any, request: Any, stream: bool = False, timeout: Any = None,
                       verify: Any = True, cert: Any = None, proxies: Any = None) -> Any:
-        fault, invocation = self._attempt()
+        fault, invocation = self._attempt("requests")
         self.clock.advance(latency_of(fault))
         self._answered(fault, invocation)
         if fault.spec.category in _HOST_FAILURES:
@@ -197,7 +198,7 @@ class Transports:
 
     # -- httpx -----------------------------------------------------------------------------------
     def httpx_handle(self, transport: Any, request: Any) -> Any:
-        fault, invocation = self._attempt()
+        fault, invocation = self._attempt("httpx")
         self.clock.advance(latency_of(fault))
         self._answered(fault, invocation)
         return self._httpx_result(fault, invocation, request)
@@ -205,7 +206,7 @@ class Transports:
     async def httpx_handle_async(self, transport: Any, request: Any) -> Any:
         import asyncio
 
-        fault, invocation = self._attempt()
+        fault, invocation = self._attempt("httpx")
         latency = latency_of(fault)
         if latency:
             await asyncio.sleep(latency)

@@ -35,6 +35,7 @@ from fuzzer.engine.orders import order_seed
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 from fuzzer.engine.subject import Failure, Subject
+from fuzzer.engine.warmup import WarmUp, warmup_limit
 from fuzzer.harnesses.executor.checks import CHECKS, judge
 from fuzzer.harnesses.executor.findings import ExecutorFinding, replay_command
 from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
@@ -77,8 +78,9 @@ class ExecutorSettings:
                             http=self.http, implementations=self.implementations,
                             non_idempotent=policy.non_idempotent_tools(registry.names()),
                             async_tools=policy.async_tools, http_responses=dict(policy.http_responses),
-                            invocation_cap=max(100, 10 * policy.max_attempts),
-                            flavors=list(available_flavors(policy)), policy=encode_policy(policy))
+                            invocation_cap=max(100, 10 * (policy.max_attempts or 10)),
+                            flavors=list(available_flavors(policy)), policy=encode_policy(policy),
+                            warmup_s=warmup_limit(self.timeout))
 
     def command(self) -> tuple:
         """The command that replays a scenario, from any directory: files by absolute path, and the
@@ -111,7 +113,9 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
 
     spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb)
-    pool = WorkerPool(spec, workers=settings.workers, load_timeout=load_timeout(settings.budget_s))
+    # loading is importing the executor and warming it up: the pool waits for both
+    pool = WorkerPool(spec, workers=settings.workers,
+                      load_timeout=load_timeout(settings.budget_s) + warmup_limit(settings.timeout))
     pool.start()
     unresolved = (pool.info or {}).get("unresolved_raises") or []
     if unresolved:
@@ -257,6 +261,11 @@ class ExecutorSubject(Subject):
         broken = unsupported_tools(self.registry)  # a tool whose schema is false has no call to draw
         for name, why in broken.items():
             yield NonFatalError(f"{name}: skipped, cannot generate its arguments: {why}")
+        warmup = (self.pool.info or {}).get("warmup")
+        note = WarmUp(**warmup).note(f"executor {s.executor!r}", warmup_limit(s.timeout)) if warmup else None
+        if note:
+            r.notes.append(note)
+            yield NonFatalError(note)
         offered = (self.pool.info or {}).get("tools", [])
         tools = [t for t in offered if t in self.registry and t not in broken]
         r.tools = tools
@@ -348,9 +357,18 @@ class ExecutorSubject(Subject):
     def payload(self, scenario: Any) -> Any:
         return scenario.wire()
 
+    def confirmable(self, finding: Any) -> bool:
+        return True  # a hang too: what did not hang again is not reported as a hang
+
     def same(self, finding: Any, scenario: Any) -> Callable[[Any], bool]:
-        wanted = finding.signature.id
-        return lambda trace: any(v.signature.id == wanted for v in judge(scenario, trace, self.policy, self.registry))
+        wanted, hang = finding.signature.id, finding.verdict == "hang"
+        # a hang is confirmed by hanging again (where it is stuck may differ between two runs)
+        return lambda trace: any(v.signature.id == wanted or (hang and v.verdict == "hang")
+                                 for v in judge(scenario, trace, self.policy, self.registry))
+
+    def confirmed(self, finding: Any, status: str, earlier: tuple, job: Any) -> Optional[str]:
+        return self.hang_that_did_not_hang(finding, status, self.settings.timeout) or \
+            super().confirmed(finding, status, earlier, job)
 
     def shrink(self, finding: Any, job: Any, window: float) -> bool:
         budget = min(SHRINK_S, window)

@@ -5,19 +5,22 @@ table) or in ``[tool.toolfuzz.executor]`` of ``./pyproject.toml``; without eithe
 The shape follows tenacity's three parts — *stop* (``max_attempts``, ``deadline``), *wait*
 (``[backoff]``), *retry* (``retry_on``) — plus pybreaker's breaker::
 
-    max_attempts = 10                  # tool invocations per call, first one included
-    deadline = 45.0                    # seconds a call may take, retries and waits included
+    max_attempts = 10                  # tool invocations per call, first one included (false: no limit)
+    deadline = 45.0                    # seconds a call may take, retries and waits included (false: none)
     retry_on = ["timeout", "connection_refused", ...]   # transient fault kinds: retried
+                                       # ("timeout:httpx": only when raised by that library)
     retry_non_idempotent_on = ["connection_refused", "http_429", "http_503"]
     non_idempotent = "auto"            # or a list of tool names
     raises = []                        # exception types the executor may raise
     fallback_schema = {...}            # JSON Schema of its structured error (or a path to one)
+    validates_calls = true             # false: it promises no validation (unvalidated_execution off)
+    redacts_secrets = true             # false: it promises no redaction (leaked_secret off)
 
     [backoff]                          # wait before attempt k+1: min(initial * multiplier**(k-1), max)
     initial = 0.1                      #   + up to `jitter` seconds, or Retry-After if longer
                                        #   (full_jitter = true: anywhere from 0 to that)
     multiplier = 2.0
-    max = 5.0
+    max = 5.0                          # false: unbounded
     jitter = 1.0
     honour_retry_after = true
     retry_after_cap = 60.0             # a longer Retry-After may end the retries instead
@@ -48,6 +51,7 @@ from collections.abc import Mapping
 from typing import Any, Iterable, Optional
 
 from fuzzer.datafiles import read_json, read_toml
+from fuzzer.engine.exception_names import declared_by, normalized, written
 from fuzzer.harnesses.executor.faults import FAULTS, FLAVORS, safe_kinds, transient_kinds
 from strategies.errors import ToolfuzzError
 
@@ -77,7 +81,7 @@ class PolicyError(ToolfuzzError, ValueError):
 class Backoff:
     initial: float = 0.1
     multiplier: float = 2.0
-    max: float = 5.0
+    max: Optional[float] = 5.0  # None: unbounded (backoff's expo without max_value)
     jitter: float = 1.0
     honour_retry_after: bool = True
     retry_after_cap: float = 60.0
@@ -86,7 +90,11 @@ class Backoff:
 
     def base(self, k: int) -> float:
         """The un-jittered wait before attempt ``k + 1`` (after ``k`` attempts)."""
-        return min(self.initial * self.multiplier ** max(0, k - 1), self.max)
+        try:
+            wait = self.initial * self.multiplier ** max(0, k - 1)
+        except OverflowError:
+            wait = float("inf")
+        return wait if self.max is None else min(wait, self.max)
 
 
 @dataclass(frozen=True)
@@ -102,12 +110,16 @@ class Breaker:
 
 @dataclass(frozen=True)
 class Policy:
-    max_attempts: int = 10
+    max_attempts: Optional[int] = 10  # None: no attempt limit (backoff's max_time alone)
     deadline: Optional[float] = 45.0
     retry_on: tuple = field(default_factory=transient_kinds)
     retry_non_idempotent_on: tuple = field(default_factory=safe_kinds)
     non_idempotent: Any = "auto"  # "auto" or a tuple of tool names
     raises: tuple = ()
+    #: it promises to validate calls against the tools' schemas (unvalidated_execution)
+    validates_calls: bool = True
+    #: it promises not to let a tool's secret out (leaked_secret)
+    redacts_secrets: bool = True
     fallback_schema: Any = field(default_factory=lambda: dict(DEFAULT_FALLBACK_SCHEMA))
     #: fault kinds drawn (default: every kind); "ok" is always possible
     faults: tuple = field(default_factory=lambda: tuple(FAULTS))
@@ -126,17 +138,30 @@ class Policy:
     @functools.cached_property
     def _retried(self) -> frozenset:
         """``retry_on`` with the kinds a caller cannot tell apart from one in it: a timeout whose
-        side effect happened is, to the executor, the timeout it lists (FAULTS' category)."""
-        kinds = set(self.retry_on)
-        for category in {FAULTS[k].category for k in self.retry_on if k in FAULTS and FAULTS[k].category == "timeout"}:
-            kinds.update(name for name, kind in FAULTS.items() if kind.category == category)
-        return frozenset(kinds)
+        side effect happened is, to the executor, the timeout it lists (FAULTS' category). Items
+        are ``kind`` (raised by any library) or ``kind:via`` (by that library only)."""
+        items = set(self.retry_on)
+        for item in self.retry_on:
+            kind, _, via = item.partition(":")
+            if kind in FAULTS and FAULTS[kind].category == "timeout":
+                items.update(name + (f":{via}" if via else "") for name, spec in FAULTS.items()
+                             if spec.category == "timeout")
+        return frozenset(items)
 
-    def transient(self, kind: str) -> bool:
-        return kind in self._retried
+    @functools.cached_property
+    def _retried_kinds(self) -> frozenset:
+        return frozenset(item.partition(":")[0] for item in self._retried)
 
-    def counts_for_breaker(self, kind: str) -> bool:
-        return kind in self.breaker.counts if self.breaker.counts is not None else kind in self._retried
+    def transient(self, kind: str, via: Optional[str] = None) -> bool:
+        """Whether the policy retries ``kind`` raised through library ``via`` (``builtin``,
+        ``requests``, ``httpx``); with no ``via``, whether it retries ``kind`` through any."""
+        retried = self._retried
+        if via is None:
+            return kind in self._retried_kinds
+        return kind in retried or f"{kind}:{via}" in retried
+
+    def counts_for_breaker(self, kind: str, via: Optional[str] = None) -> bool:
+        return kind in self.breaker.counts if self.breaker.counts is not None else self.transient(kind, via or "builtin")
 
     def is_idempotent(self, tool: str) -> bool:
         return tool not in self.non_idempotent_tools([tool])
@@ -148,9 +173,16 @@ class Policy:
         return [n for n in names if n in self.non_idempotent]
 
     def declared(self, mro: Iterable[str]) -> bool:
-        """Whether an exception with these qualified class names (its MRO) may be raised."""
-        allowed = set(self.raises)  # dotted names; a bare name matches that class in any module
-        return any(name in allowed or name.rpartition(".")[2] in allowed for name in mro)
+        """Whether an exception with these qualified class names (its MRO) may be raised, by the
+        names as written (a bare name matches that class in any module); where the worker resolved
+        them, :meth:`declares` reads its answer instead."""
+        return bool(written(self.raises, mro))
+
+    def declares(self, exc: Optional[dict]) -> bool:
+        """Whether an escaped exception, as the worker described it, is one ``raises`` declares:
+        an instance of a class a name resolved to in the worker (re-exports and subclasses
+        included, :mod:`fuzzer.engine.exception_names`)."""
+        return declared_by(self.raises, exc)
 
     @classmethod
     def from_json(cls, data: Any, source: str = "the entry's policy") -> "Policy":
@@ -305,13 +337,13 @@ def policy_from_mapping(table: Mapping, *, source: str = "<policy>", base_dir: O
     backoff = Backoff(
         initial=backoff_table.number("initial", Backoff.initial),
         multiplier=backoff_table.number("multiplier", Backoff.multiplier, minimum=1.0),
-        max=backoff_table.number("max", Backoff.max),
+        max=backoff_table.number("max", Backoff.max, optional=True),
         jitter=backoff_table.number("jitter", Backoff.jitter),
         honour_retry_after=backoff_table.boolean("honour_retry_after", Backoff.honour_retry_after),
         retry_after_cap=backoff_table.number("retry_after_cap", Backoff.retry_after_cap),
         full_jitter=backoff_table.boolean("full_jitter", Backoff.full_jitter),
     )
-    if backoff.max < backoff.initial:
+    if backoff.max is not None and backoff.max < backoff.initial:
         raise PolicyError(f"{source}: backoff.max: expected a number of seconds >= backoff.initial "
                           f"({backoff.initial:g}), got {backoff.max:g}")
     breaker = Breaker(
@@ -334,13 +366,15 @@ def policy_from_mapping(table: Mapping, *, source: str = "<policy>", base_dir: O
     if not isinstance(http_responses, Mapping):
         raise top.fail("http_responses", "a table of tool name = JSON body", http_responses)
     policy = Policy(
-        max_attempts=top.number("max_attempts", defaults.max_attempts, minimum=1, integer=True),
+        max_attempts=top.number("max_attempts", defaults.max_attempts, minimum=1, integer=True, optional=True),
         deadline=top.number("deadline", defaults.deadline, optional=True),
-        retry_on=top.names("retry_on", defaults.retry_on, known=kinds, what="fault kind"),
+        retry_on=_retry_rules(top, defaults.retry_on, kinds),
         retry_non_idempotent_on=top.names("retry_non_idempotent_on", defaults.retry_non_idempotent_on,
                                           known=kinds, what="fault kind"),
         non_idempotent=non_idempotent,
-        raises=tuple(_exception_name(n) for n in top.names("raises", (), what="exception type")),
+        raises=tuple(normalized(n) for n in top.names("raises", (), what="exception type")),
+        validates_calls=top.boolean("validates_calls", defaults.validates_calls),
+        redacts_secrets=top.boolean("redacts_secrets", defaults.redacts_secrets),
         fallback_schema=_fallback_schema(table, top, base_dir),
         faults=top.names("faults", defaults.faults, known=kinds, what="fault kind"),
         error_types=top.names("error_types", defaults.error_types, known=FLAVORS, what="error type"),
@@ -353,44 +387,21 @@ def policy_from_mapping(table: Mapping, *, source: str = "<policy>", base_dir: O
     return policy
 
 
-def _exception_name(ref: str) -> str:
-    """``mypkg.errors:ToolError`` and ``mypkg.errors.ToolError`` both mean the dotted name."""
-    return ref.replace(":", ".").strip()
-
-
-def unresolved_exceptions(names: Iterable[str]) -> list[tuple[str, str]]:
-    """The ``raises`` names no exception class answers to, each with why, as seen from a process
-    that has imported the executor (its worker): a dotted name must import as an exception class,
-    a bare one must be a builtin exception or the name of one in a loaded module. A typo would
-    otherwise declare nothing, and every escape of the class meant would be a crash."""
-    import builtins
-    import importlib
-    import sys
-
-    def is_exception(value: Any) -> bool:
-        return isinstance(value, type) and issubclass(value, BaseException)
-
-    missing = []
-    for name in names:
-        module_name, _, attribute = name.rpartition(".")
-        if not module_name:
-            if is_exception(getattr(builtins, name, None)) or any(
-                    is_exception(getattr(m, name, None)) for m in list(sys.modules.values()) if m is not None):
-                continue
-            close = difflib.get_close_matches(name, [n for n in dir(builtins) if is_exception(getattr(builtins, n))], 1)
-            missing.append((name, "no loaded module defines an exception class of that name"
-                            + (f" (did you mean {close[0]!r}?)" if close else "; give its dotted name")))
-            continue
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as exc:  # noqa: BLE001 - any import failure is the answer
-            missing.append((name, f"module {module_name!r} cannot be imported ({type(exc).__name__}: {exc})"))
-            continue
-        value = getattr(module, attribute, None)
-        if not is_exception(value):
-            found = "not found" if value is None else f"a {type(value).__name__}, not an exception class"
-            missing.append((name, f"{attribute!r} in {module_name!r}: {found}"))
-    return missing
+def _retry_rules(top: _Reader, default: tuple, kinds: list) -> tuple:
+    """``retry_on``: fault kinds, each alone (retried whichever library raised it) or as
+    ``kind:via`` (retried only when raised by that library: LangGraph's default rule retries an
+    ``httpx`` timeout but not a ``requests`` one, which is an ``OSError``)."""
+    rules = top.names("retry_on", default, what="fault kind")
+    for rule in rules:
+        kind, colon, via = rule.partition(":")
+        if kind not in kinds:
+            close = difflib.get_close_matches(kind, kinds, n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else f"; known: {', '.join(kinds)}"
+            raise PolicyError(f"{top.source}: retry_on: unknown fault kind {kind!r}{hint}")
+        if colon and via not in FLAVORS:
+            raise PolicyError(f"{top.source}: retry_on: {rule!r}: unknown library {via!r} after the colon "
+                              f"(known: {', '.join(FLAVORS)})")
+    return rules
 
 
 def _fallback_schema(table: Mapping, top: _Reader, base_dir: Optional[str]) -> Any:
@@ -468,8 +479,17 @@ def explain(policy: Policy, tool_names: Iterable[str]) -> list[str]:
                 continue
             show(f.name, getattr(value, f.name), getattr(base, f.name))
     b = policy.backoff
-    waits = ", ".join(f"{b.base(k):g}" for k in range(1, min(policy.max_attempts, 8)))
-    lines.append(f"# waits before attempts 2..: {waits or 'none'} s (+ up to {b.jitter:g} s jitter)")
+    waits = ", ".join(f"{b.base(k):g}" for k in range(1, min(policy.max_attempts or 8, 8)))
+    lines.append(f"# waits before attempts 2..: {waits or 'none'}{', ...' if policy.max_attempts is None else ''} s "
+                 f"(+ up to {b.jitter:g} s jitter)")
+    if policy.max_attempts is None:
+        lines.append("# max_attempts = false: no attempt limit" + (" (and no deadline)" if policy.deadline is None else ""))
+    if b.max is None:
+        lines.append("# backoff.max = false: the waits grow without bound")
+    if not policy.validates_calls:
+        lines.append("# validates_calls = false: unvalidated_execution is not checked")
+    if not policy.redacts_secrets:
+        lines.append("# redacts_secrets = false: leaked_secret is not checked")
     return lines
 
 

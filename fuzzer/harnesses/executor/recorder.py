@@ -49,10 +49,13 @@ class RunawayExecution(BaseException):
 class Invocation:
     """One call of a tool proxy: one attempt."""
 
-    __slots__ = ("tool", "attempt", "fault", "t0", "t1", "retry_after", "committed", "args", "requests", "raised")
+    __slots__ = ("tool", "attempt", "fault", "t0", "t1", "retry_after", "committed", "args", "requests", "raised",
+                 "via")
 
     def __init__(self, tool: str, attempt: int, fault: Fault, t0: float, args: Any):
         self.tool, self.attempt, self.fault, self.t0, self.args = tool, attempt, fault, t0, args
+        #: the library whose exception a failure is raised as (HTTP mode: whose transport served it)
+        self.via = fault.get("via", "builtin")
         self.t1 = t0
         self.retry_after: Optional[float] = None
         self.committed = False
@@ -67,6 +70,8 @@ class Invocation:
             data["committed"] = True
         if self.raised:
             data["raised"] = True
+            if self.via != "builtin":
+                data["via"] = self.via
         if self.args is not None:
             data["args"] = self.args
         if self.requests:
@@ -78,7 +83,11 @@ class Recorder:
     """The observations of the scenario running in this worker."""
 
     def __init__(self, clock: Any, *, invocation_cap: int, ok_bodies: Optional[dict] = None):
+        from fuzzer.engine.exception_names import Declared
+
         self.clock = clock
+        #: the policy's ``raises``, resolved in this process (set by the worker once it has loaded)
+        self.declared = Declared()
         self.invocation_cap = invocation_cap
         self.ok_bodies = ok_bodies or {}
         self.async_tools = False
@@ -183,6 +192,8 @@ class Recorder:
         cls = type(exc)
         data = {"type": qualified(cls), "mro": [qualified(c) for c in cls.__mro__ if c not in (object, BaseException)],
                 "message": _limit(_safe_str(exc)), "frames": user_frames(exc)}
+        if self.declared.names:  # the policy's raises it is an instance of (resolved in this process)
+            data["declared_by"] = self.declared.matching(cls)
         origin = self.tool_errors.get(id(exc))
         if origin is not None and origin[0] is exc:
             data["injected"] = origin[1].kind

@@ -51,6 +51,8 @@ class WorkerConfig:
     flavors: list = field(default_factory=list)  # libraries failing tools raise from (``via``)
     #: The campaign's policy (:func:`encode_policy`), for judging in the worker; "" = never judge.
     policy: str = ""
+    #: Seconds the warm-up scenario may take in the zygote (fuzzer/engine/warmup.py); 0: no warm-up.
+    warmup_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,13 @@ class ScenarioRunner:
         self.last_order = -1  # the highest order number run (ScenarioOrder.run)
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
+        self.warmup = self._warm_up(config.warmup_s) if config.warmup_s else None
+        # The policy's exception names, resolved now that the executor is imported: an escaping
+        # exception is described with the names it is an instance of (fuzzer/engine/exception_names.py).
+        from fuzzer.engine.exception_names import Declared, resolve
+
+        self.declared = resolve(self.policy.raises) if self.policy is not None else Declared()
+        self.recorder.declared = self.declared
         self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)
         _import_flavors(config.flavors)
 
@@ -164,15 +173,32 @@ class ScenarioRunner:
                               f"callable as execute(name, arguments) nor has an execute_tool(name, arguments) method")
         return _is_async(execute)
 
+    def _warm_up(self, limit_s: float) -> Any:
+        """One scenario, untimed by the watchdog, before any is (fuzzer.engine.warmup): the first tool
+        called once with the simplest valid arguments, healthy — a first call's lazy imports and
+        clients are made here, in the zygote, and every worker starts warm."""
+        from fuzzer.engine.warmup import WarmUp, warm_up
+        from strategies._internal.schema import compile_tool
+        from strategies._internal.source import ReplaySource
+
+        name = next((n for n in self.tools if n in self.registry), None)
+        if name is None:
+            return None
+        try:
+            arguments = compile_tool(self.registry[name]).generate(ReplaySource(()))
+        except Exception as exc:  # noqa: BLE001 - nothing to warm up with: the workers start cold
+            return WarmUp(finished=True, error=f"{type(exc).__name__}: {exc}")
+        healthy = self._schedule({"then": {"kind": "ok"}})
+        return warm_up(lambda: self.run_steps([(name, arguments, healthy, 0.0, True)], 0), limit_s)
+
     @property
     def info(self) -> dict:
         """What the engine learns once the workers are up: the tools it offers, whether the
-        executor is async, and whether (and with what) the workers can judge."""
-        from fuzzer.harnesses.executor.policy import unresolved_exceptions
-
+        executor is async, whether (and with what) the workers can judge, the policy's exception
+        names that name no class, and how the warm-up went."""
         return {"tools": list(self.tools), "async": self.is_async, "registry": registry_digest(self.registry),
-                "judges": self.policy is not None,
-                "unresolved_raises": unresolved_exceptions(self.policy.raises) if self.policy is not None else []}
+                "judges": self.policy is not None, "unresolved_raises": [list(p) for p in self.declared.problems],
+                "warmup": self.warmup.to_json() if self.warmup is not None else None}
 
     def run(self, text: str, options: Any = None) -> tuple:
         """One scenario sent as JSON: ("ran", its trace as JSON text), or ("error", why) when the
