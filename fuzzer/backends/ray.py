@@ -60,7 +60,7 @@ from strategies.errors import ToolfuzzError
 #: Seconds a TCP connection to ``--ray-address`` may take before the address counts as unreachable.
 CONNECT_TIMEOUT = 5.0
 #: Seconds ``ray.init`` may take to join a cluster that accepted the connection.
-INIT_TIMEOUT = 20.0
+INIT_TIMEOUT = 15.0
 #: Seconds the actors may take to be placed and to import the target (the local pool's limit for
 #: the import, plus the placement).
 START_TIMEOUT = LOAD_TIMEOUT + 30.0
@@ -416,6 +416,10 @@ class RayPool(Started):
         return self._submit(member, unit)
 
     # -- what the run says about the back end --------------------------------------------------------
+    def actors(self) -> list[dict]:
+        """The actors working now: their node id, host and process id."""
+        return [dict(m.info) for m in self._members]
+
     def describe(self) -> dict:
         """The report's ``backend``: where the work ran and what the cluster's faults cost."""
         return {"name": "ray", "address": self.address or "local instance", "workers": self.workers,
@@ -444,7 +448,8 @@ def _take(ref: Any) -> Any:
         cause = getattr(exc, "cause", None)
         if isinstance(cause, ToolfuzzError):
             raise cause from None
-        raise BackendError(f"--backend ray: an actor failed: {_line(exc)}") from None
+        what = f"{type(cause).__name__}: {_line(cause)}" if cause is not None else _line(exc)
+        raise BackendError(f"--backend ray: an actor failed: {what}") from None
     except _LOST as exc:
         raise MemberLost(f"{type(exc).__name__}: {_line(exc)}") from None
 
@@ -455,16 +460,19 @@ def _line(exc: BaseException) -> str:
 
 
 def _connect(address: Optional[str], workers: Optional[int]) -> bool:
-    """Join ``address`` or start a Ray instance; True when this call started Ray (to stop it)."""
+    """Join ``address`` or start a Ray instance; True when this call connected (to disconnect,
+    and for a started instance, to stop it)."""
     if ray.is_initialized():
         return False  # the caller's own connection (a test, a notebook): used, left as it is
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # a fuzzing run reports nowhere
     quiet: dict = {"logging_level": logging.ERROR, "log_to_driver": False}
     if not address:
         cpus = os.cpu_count() or 1
-        ray.init(num_cpus=max(cpus, workers or 0), include_dashboard=False, **quiet)
+        # "local": a new instance even when `ray start` left one (or RAY_ADDRESS names one)
+        ray.init(address="local", num_cpus=max(cpus, workers or 0), include_dashboard=False, **quiet)
         return True
     target = _reachable(address)
+    _probe(address, target)
     box: dict = {}
 
     def join() -> None:
@@ -476,12 +484,38 @@ def _connect(address: Optional[str], workers: Optional[int]) -> bool:
     thread = threading.Thread(target=join, name="toolfuzz-ray-init", daemon=True)
     thread.start()
     thread.join(INIT_TIMEOUT)
-    if thread.is_alive():
-        raise BackendError(f"--ray-address {address}: {target} accepted a connection but did not answer as a Ray "
-                           f"cluster within {INIT_TIMEOUT:g} s (is it the GCS port `ray start --head` printed?)")
+    if thread.is_alive():  # (it answered the probe a moment ago)
+        raise BackendError(f"--ray-address {address}: the cluster at {target} stopped answering while joining it")
     if "error" in box:
         raise BackendError(f"--ray-address {address}: cannot join the cluster: {_line(box['error'])}")
     return True
+
+
+#: What :func:`_probe` runs: join and leave, the way the run is about to join.
+_PROBE = ("import logging, sys, ray; ray.init(address=sys.argv[1], logging_level=logging.ERROR, log_to_driver=False); "
+          "ray.shutdown()")
+
+
+def _probe(address: str, target: str) -> None:
+    """Join ``target`` once in a child process first. Something that accepts connections but is no
+    Ray cluster (a typo'd port, a proxy answering every address) makes ``ray.init`` retry for
+    minutes while Ray's client logs a line a second; the child is stopped at :data:`INIT_TIMEOUT`
+    and its lines stay in it, so the user gets one line."""
+    import subprocess
+
+    env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE, target], env=env, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                              timeout=INIT_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise BackendError(f"--ray-address {address}: {target} accepts connections but did not answer as a Ray "
+                           f"cluster within {INIT_TIMEOUT:g} s (is it the address `ray start --head` printed?)") from None
+    if done.returncode != 0:
+        lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+        why = next((line for line in reversed(lines) if "Error" in line or "error" in line), lines[-1] if lines else
+                   f"exit status {done.returncode}")
+        raise BackendError(f"--ray-address {address}: cannot join the cluster at {target}: {why[:200]}")
 
 
 def _reachable(address: str) -> str:
