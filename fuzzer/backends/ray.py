@@ -468,8 +468,11 @@ def _connect(address: Optional[str], workers: Optional[int]) -> bool:
     quiet: dict = {"logging_level": logging.ERROR, "log_to_driver": False}
     if not address:
         cpus = os.cpu_count() or 1
-        # "local": a new instance even when `ray start` left one (or RAY_ADDRESS names one)
-        ray.init(address="local", num_cpus=max(cpus, workers or 0), include_dashboard=False, **quiet)
+        # "local": a new instance even when `ray start` left one (or RAY_ADDRESS names one). A Ctrl-C
+        # waits until it is up (seconds): one cut short leaves Ray's agent processes running, while
+        # one raised after it reaches close(), which stops them all.
+        with BALANCED:
+            ray.init(address="local", num_cpus=max(cpus, workers or 0), include_dashboard=False, **quiet)
         return True
     target = _reachable(address)
     _probe(address, target)
