@@ -74,6 +74,27 @@ def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path
     assert "back end: ray" in remote.stdout
 
 
+# -- faults stay where they were: a dying worker is the actor's pool's business -----------------------
+
+def test_a_target_that_kills_its_worker_never_takes_the_actor_down(connected):
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.isolation import TargetSpec
+
+    pool = RayPool(TargetSpec(target="tests.integration.torture_targets:exit3", cwd=str(ROOT), timeout=10.0), 2)
+    try:
+        pool.start()
+        before = sorted(actor["pid"] for actor in pool.actors())
+        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 4
+        outcomes = pool.run(texts)
+        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 4
+        assert outcomes[1].detail == "exit status 3"
+        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
+        assert sorted(actor["pid"] for actor in pool.actors()) == before
+        assert pool.describe()["actors_lost"] == 0
+    finally:
+        pool.close()
+
+
 # -- must show 2: a node removed mid-campaign ------------------------------------------------------
 
 def test_a_node_removed_mid_campaign_costs_only_re_run_orders(connected, tmp_path):
@@ -114,7 +135,7 @@ def test_a_node_removed_mid_campaign_costs_only_re_run_orders(connected, tmp_pat
                         [CorpusWriter(store, target=target)])
     finally:
         pool.close()
-        if removed:  # the other tests' two nodes
+        if removed:  # two nodes again, whichever test of the module this worker runs next
             cluster.add_node(num_cpus=1)
             cluster.wait_for_nodes()
     result = final.result
@@ -131,27 +152,6 @@ def test_a_node_removed_mid_campaign_costs_only_re_run_orders(connected, tmp_pat
     assert report["failures"]
     stored = {entry.signature for _path, entry in store.entries()}
     assert stored == {f["signature"] for f in report["failures"]}
-
-
-# -- faults stay where they were: a dying worker is the actor's pool's business -----------------------
-
-def test_a_target_that_kills_its_worker_never_takes_the_actor_down(connected):
-    from fuzzer.backends.ray import RayPool
-    from fuzzer.isolation import TargetSpec
-
-    pool = RayPool(TargetSpec(target="tests.integration.torture_targets:exit3", cwd=str(ROOT), timeout=10.0), 2)
-    try:
-        pool.start()
-        before = sorted(actor["pid"] for actor in pool.actors())
-        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 4
-        outcomes = pool.run(texts)
-        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 4
-        assert outcomes[1].detail == "exit status 3"
-        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
-        assert sorted(actor["pid"] for actor in pool.actors()) == before
-        assert pool.describe()["actors_lost"] == 0
-    finally:
-        pool.close()
 
 
 # -- must show 5: Ctrl-C, and an address where no cluster answers --------------------------------------
