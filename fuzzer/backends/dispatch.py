@@ -30,6 +30,7 @@ The transport is duck-typed, so the logic is tested without any cluster::
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from typing import Any, Callable, Optional
@@ -51,10 +52,13 @@ class MemberLost(Exception):
 
 
 class Dispatcher:
-    """Runs units on a transport's members (see the module docstring); one ``run`` at a time."""
+    """Runs units on a transport's members (see the module docstring). Several ``run`` calls may
+    go on at once from different threads (each its own units; the members are shared), if the
+    transport allows it."""
 
     def __init__(self, transport: Any, depth: int = DEPTH, max_reruns: int = MAX_RERUNS):
         self.transport, self.depth, self.max_reruns = transport, max(1, depth), max_reruns
+        self._lock = threading.Lock()
         #: Units sent again because the member running them was lost (over every run).
         self.rerun = 0
         #: Members lost while running units (over every run).
@@ -65,12 +69,14 @@ class Dispatcher:
     def run(self, count: int, deliver: Callable[[int, Any], None], *, deadline: Optional[float] = None,
             stop_sending: Optional[float] = None, stop_when: Optional[Callable[[], bool]] = None,
             on_sent: Optional[Callable[[], None]] = None, on_arrived: Optional[Callable[[], None]] = None,
-            width: Optional[int] = None) -> None:
+            width: Optional[int] = None, submit: Optional[Callable[[Any, int], Any]] = None) -> None:
         """Run units ``0..count-1``; ``deliver(i, result)`` for each as it arrives (any order).
 
         ``on_arrived()`` after results arrived, once the members have their next units; ``width``:
-        use only the first ``width`` members (1: one member runs everything, in order)."""
+        use only the first ``width`` members (1: one member runs everything, in order);
+        ``submit(member, i)``: how this call sends a unit (default: the transport's ``submit``)."""
         transport = self.transport
+        submit = submit or transport.submit
         pending: deque = deque(range(count))
         inflight: dict[Any, tuple[Any, int]] = {}  # handle -> (member, unit)
         held: dict[int, list] = {}  # id(member) -> its handles, oldest first
@@ -91,7 +97,7 @@ class Dispatcher:
                     handles = held.setdefault(id(member), [])
                     while pending and len(handles) < depth:
                         unit = pending.popleft()
-                        handle = transport.submit(member, unit)
+                        handle = submit(member, unit)
                         handles.append(handle)
                         inflight[handle] = (member, unit)
             if on_sent is not None:
@@ -128,16 +134,18 @@ class Dispatcher:
 
     def _lose(self, member: Any, why: str, held: dict, inflight: dict, pending: deque, losses: dict) -> None:
         """``member`` is gone: its units go first in line again (in the order they were sent)."""
-        self.members_lost += 1
-        again = []
+        again, given_up = [], 0
         for handle in held.pop(id(member), []):
             _member, unit = inflight.pop(handle)
             losses[unit] = losses.get(unit, 0) + 1
             if losses[unit] > self.max_reruns:
-                self.given_up += 1
+                given_up += 1
                 continue
             again.append(unit)
-        self.rerun += len(again)
+        with self._lock:  # (another run may count at the same moment)
+            self.members_lost += 1
+            self.rerun += len(again)
+            self.given_up += given_up
         pending.extendleft(reversed(again))
         self.transport.lose(member, why)
 

@@ -154,7 +154,8 @@ class RayPool(Started):
     behind :class:`~fuzzer.isolation.WorkerPool`'s API. ``address``: a cluster to join (``auto``,
     ``host:port``, ``ray://host:port``); None starts a Ray instance for the run, stopped by
     :meth:`close`. ``environ``: variables every worker gets (with the driver's ``TOOLFUZZ_*``).
-    Not thread-safe: one caller at a time."""
+    Two threads may run orders at once (their units share the actors, each gets its own results;
+    how several tools' rounds could be in flight together) — unlike a local WorkerPool."""
 
     def __init__(self, spec: Any, workers: Optional[int] = None, *, address: Optional[str] = None,
                  environ: Optional[Mapping[str, str]] = None, batch_size: int = BATCH_SIZE):
@@ -177,6 +178,8 @@ class RayPool(Started):
         self._lost_why: list[str] = []
         self._nodes: set = set()  # the nodes actors ran on
         self._ran = 0  # actors that started (replacements included)
+        self._lost = 0  # actors lost while running work (each once, however many calls noticed)
+        self._lock = threading.RLock()  # the member lists, for callers in several threads
         self.dispatcher = Dispatcher(self)
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -237,10 +240,11 @@ class RayPool(Started):
         self._members.sort(key=lambda m: m.number)
 
     def _started_member(self, member: _Member, info: dict) -> None:
-        member.info = info
-        self._members.append(member)
-        self._nodes.add(info.get("node"))
-        self._ran += 1
+        with self._lock:
+            member.info = info
+            self._members.append(member)
+            self._nodes.add(info.get("node"))
+            self._ran += 1
 
     def close(self) -> None:
         """Stop the actors (each closes its pool, then is killed) and, if this pool started Ray,
@@ -265,7 +269,8 @@ class RayPool(Started):
 
     # -- the dispatcher's transport ----------------------------------------------------------------
     def members(self) -> list:
-        return self._members
+        with self._lock:
+            return list(self._members)
 
     def wait(self, refs: list, timeout: float) -> list:
         ready, rest = ray.wait(refs, num_returns=1, timeout=timeout)
@@ -279,26 +284,33 @@ class RayPool(Started):
 
     def lose(self, member: _Member, why: str) -> None:
         """``member`` is gone: stop sending to it, and start a replacement (it joins when placed)."""
-        if member in self._members:
+        with self._lock:
+            if member not in self._members:
+                return  # (another call noticed first)
             self._members.remove(member)
-        self._gone.append(member)
-        self._lost_why.append(why)
-        with contextlib.suppress(Exception):
-            ray.kill(member.actor, no_restart=True)
-        if self._numbers < REPLACEMENTS * self.workers:  # not forever: a unit that kills actors is given up
+            self._gone.append(member)
+            self._lost_why.append(why)
+            self._lost += 1
             with contextlib.suppress(Exception):
-                self._joining.append(self._new_member())
+                ray.kill(member.actor, no_restart=True)
+            if self._numbers < REPLACEMENTS * self.workers:  # not forever: a unit that kills actors is given up
+                with contextlib.suppress(Exception):
+                    self._joining.append(self._new_member())
 
     def joining(self) -> list:
         now = time.monotonic()
-        for member in [m for m in self._joining if now - m.since > JOIN_TIMEOUT]:
-            self._joining.remove(member)  # never placed: the cluster has no room for it
-            self._gone.append(member)
-        return [m.ready for m in self._joining]
+        with self._lock:
+            for member in [m for m in self._joining if now - m.since > JOIN_TIMEOUT]:
+                self._joining.remove(member)  # never placed: the cluster has no room for it
+                self._gone.append(member)
+            return [m.ready for m in self._joining]
 
     def joined(self, ref: Any) -> None:
-        member = next(m for m in self._joining if m.ready is ref)
-        self._joining.remove(member)
+        with self._lock:
+            member = next((m for m in self._joining if m.ready is ref), None)
+            if member is None:
+                return  # (another call took it)
+            self._joining.remove(member)
         try:
             self._started_member(member, _take(ref))
         except MemberLost as exc:
@@ -406,14 +418,7 @@ class RayPool(Started):
 
     def _run(self, count: int, submit: Callable[[Any, int], Any], deliver: Callable[[int, Any], None],
              **kwargs: Any) -> None:
-        self._submit = submit
-        try:
-            self.dispatcher.run(count, deliver, **kwargs)
-        finally:
-            self._submit = None
-
-    def submit(self, member: _Member, unit: int) -> Any:
-        return self._submit(member, unit)
+        self.dispatcher.run(count, deliver, submit=submit, **kwargs)
 
     # -- what the run says about the back end --------------------------------------------------------
     def actors(self) -> list[dict]:
@@ -424,14 +429,14 @@ class RayPool(Started):
         """The report's ``backend``: where the work ran and what the cluster's faults cost."""
         return {"name": "ray", "address": self.address or "local instance", "workers": self.workers,
                 "actors_started": self._ran, "nodes": len(self._nodes), "startup_s": round(self.startup_s, 3),
-                "actors_lost": self.dispatcher.members_lost, "orders_rerun": self.dispatcher.rerun,
+                "actors_lost": self._lost, "orders_rerun": self.dispatcher.rerun,
                 "orders_given_up": self.dispatcher.given_up}
 
     def notes(self) -> list[str]:
         d = self.dispatcher
         out = []
-        if d.members_lost:
-            out.append(f"{d.members_lost} Ray actor(s) lost during the run ({self._lost_why[-1]}); their "
+        if self._lost:
+            out.append(f"{self._lost} Ray actor(s) lost during the run ({self._lost_why[-1]}); their "
                        f"{d.rerun} order(s) in flight were run again on other actors")
         if d.given_up:
             out.append(f"{d.given_up} order(s) not run: each lost {d.max_reruns + 1} actors in a row "

@@ -76,7 +76,7 @@ def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path
 
 # -- faults stay where they were: a dying worker is the actor's pool's business -----------------------
 
-def test_a_target_that_kills_its_worker_never_takes_the_actor_down(connected):
+def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_callers_share_the_actors(connected):
     from fuzzer.backends.ray import RayPool
     from fuzzer.isolation import TargetSpec
 
@@ -91,6 +91,14 @@ def test_a_target_that_kills_its_worker_never_takes_the_actor_down(connected):
         assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
         assert sorted(actor["pid"] for actor in pool.actors()) == before
         assert pool.describe()["actors_lost"] == 0
+        # two callers at once (two tools' rounds could be): each gets its own outcomes, in order
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as both:
+            runs = [both.submit(pool.run, [f'{{"name": "t{i}", "arguments": {{}}}}', "BOOM"] * 8) for i in (1, 2)]
+            for i, run in zip((1, 2), runs):
+                assert [(o.kind, o.calls) for o in run.result()] == \
+                    [("returned", [{"name": f"t{i}", "arguments": {}}]), ("died", None)] * 8
     finally:
         pool.close()
 
