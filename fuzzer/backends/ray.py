@@ -38,6 +38,7 @@ import atexit
 import contextlib
 import logging
 import os
+import pickle
 import socket
 import sys
 import threading
@@ -53,8 +54,9 @@ from fuzzer.backends import BackendError
 from fuzzer.backends.dispatch import Dispatcher, MemberLost
 from fuzzer.backends.relay import RecordingOrder, chunk_bounds, chunk_of, deadline_in, replay_resumes, seconds_left
 from fuzzer.engine.interrupts import BALANCED
-from fuzzer.isolation.outcome import BATCH_SIZE, LOAD_TIMEOUT, PIPELINED_MIN, PIPELINED_PARTS
+from fuzzer.isolation.outcome import BATCH_SIZE, DEPTH, LOAD_TIMEOUT
 from fuzzer.isolation.pool import Started
+from fuzzer.isolation.wire import outcome_of
 from strategies.errors import ToolfuzzError
 
 #: Seconds a TCP connection to ``--ray-address`` may take before the address counts as unreachable.
@@ -68,6 +70,9 @@ START_TIMEOUT = LOAD_TIMEOUT + 30.0
 JOIN_TIMEOUT = 60.0
 #: Actors a pool may start in all, as a multiple of ``workers`` (the first ones included).
 REPLACEMENTS = 3
+#: Texts per call at least when a run's outcomes are judged as they arrive (the local pool sends
+#: 16 a message; through Ray a call costs as much as running ~100 texts of a fast parser).
+CHUNK_MIN = 64
 #: Ray's default port for ``ray start --head``.
 DEFAULT_PORT = 6379
 #: Environment variables the driver's workers would inherit locally and actors' workers need too.
@@ -101,12 +106,14 @@ class _Actor:
         return {"node": ray.get_runtime_context().get_node_id(), "host": socket.gethostname(), "pid": os.getpid(),
                 "pids": self.pool.pids}
 
+    # Results travel on as the worker sent them (rows, pickled bytes): unpickling them here only to
+    # pickle them again for the driver cost the actor twice what the worker spent running the target.
     def run(self, texts: list, seconds: Optional[float], fresh: bool, trace: Any) -> list:
-        return self.pool.run(texts, deadline=deadline_in(seconds), fresh=fresh, trace=trace)
+        return self.pool.run(texts, deadline=deadline_in(seconds), fresh=fresh, trace=trace, raw=True)
 
     def run_order(self, order: Any, seconds: Optional[float]) -> tuple:
         recording = RecordingOrder(order)
-        result = self.pool.run_orders([recording], deadline=deadline_in(seconds))[0]
+        result = self.pool.run_orders([recording], deadline=deadline_in(seconds), raw=True)[0]
         return result, recording.resumed
 
     def sample_stack(self, text: str, after_s: float, seconds: Optional[float]) -> tuple:
@@ -341,8 +348,9 @@ class RayPool(Started):
         else:
             actors = max(1, len(self._members))
             size = max(1, min(self.batch_size, -(-count // actors)))
-            if on_result is not None:  # a few chunks per actor, judged while the next ones run
-                size = min(size, max(-(-count // (actors * PIPELINED_PARTS)), PIPELINED_MIN))
+            if on_result is not None:  # two chunks per actor, judged while the next ones run; not
+                # smaller than CHUNK_MIN: a call costs the driver and the actor ~0.5 ms each
+                size = min(size, max(-(-count // (actors * DEPTH)), CHUNK_MIN))
             bounds = chunk_bounds(count, size)
         chunks = [chunk_of(texts, start, stop) if start or stop != count else texts for start, stop in bounds]
 
@@ -351,7 +359,7 @@ class RayPool(Started):
 
         def deliver(unit: int, outcomes: list) -> None:
             start, stop = bounds[unit]
-            results[start:stop] = outcomes
+            results[start:stop] = [outcome_of(x) if x.__class__ is tuple else x for x in outcomes]
 
         try:
             self._run(len(chunks), submit, deliver, deadline=deadline, width=1 if fresh else None,
@@ -382,6 +390,8 @@ class RayPool(Started):
 
         def deliver(unit: int, value: tuple) -> None:
             result, resumed = value
+            if result.__class__ is bytes:  # (what the worker sent; a Lost or None came as itself)
+                result = pickle.loads(result)
             with BALANCED:  # the order's lost inputs and its result, together
                 replay_resumes(orders[unit], resumed)
                 results[unit] = result

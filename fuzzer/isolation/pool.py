@@ -138,6 +138,8 @@ class WorkerPool(Started):
         self._pins: Any = None
         #: True while :meth:`run_orders` runs: each "text" is then an order (see :meth:`run_orders`).
         self._orders = False
+        #: Results as the workers sent them (see :meth:`run`'s ``raw``).
+        self._raw = False
         self._order_list: list = []
 
     # -- lifecycle (a context manager: Started)
@@ -249,7 +251,8 @@ class WorkerPool(Started):
         return self.run([text])[0]
 
     def run(self, texts: Iterable[str], *, deadline: float | None = None, fresh: bool = False,
-            trace: bool | None = None, on_result: Callable[[list], None] | None = None) -> list[Any]:
+            trace: bool | None = None, on_result: Callable[[list], None] | None = None,
+            raw: bool = False) -> list[Any]:
         """One outcome per text, in order. Interrupting it (Ctrl-C) closes the pool.
 
         ``deadline`` (a ``time.monotonic()`` value): inputs not finished by then get ``None``
@@ -260,6 +263,10 @@ class WorkerPool(Started):
         where none has arrived yet). The texts then go in smaller messages, so the caller judges
         the first outcomes while the workers run the next ones instead of both waiting in turn;
         it must not call the pool.
+
+        ``raw``: each result is the worker's row as it came (:func:`~fuzzer.isolation.wire.outcome_of`
+        makes it an Outcome), or the Outcome of a hang or a death: a pool that relays the results
+        to another process (a Ray actor's) passes them on without building objects to pickle again.
         """
         texts = list(texts)
         count = len(texts)
@@ -279,12 +286,14 @@ class WorkerPool(Started):
                            self._queueable(texts))
         pending = batches(texts, size)
         try:
-            self._trace = trace
+            self._trace, self._raw = trace, raw
             self._drive(texts, pending, results, slots, deadline, on_result)
         except BaseException:
             self.close()
             raise
-        if self.spec.coverage:
+        finally:
+            self._raw = False
+        if self.spec.coverage and not raw:
             for outcome in results:
                 if outcome is not None and outcome.lines:
                     self.lines.update(outcome.lines)
@@ -300,7 +309,7 @@ class WorkerPool(Started):
     def run_orders(self, orders: list, *, deadline: float | None = None, stop_sending: float | None = None,
                    on_result: Callable[[list], None] | None = None,
                    on_sent: Callable[[], None] | None = None,
-                   stop_when: Callable[[], bool] | None = None) -> list[Any]:
+                   stop_when: Callable[[], bool] | None = None, raw: bool = False) -> list[Any]:
         """One result per order, in order: each order is sent whole to one worker, which generates
         and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
         whatever ``order.run(runner)`` returns — the engine never handles those inputs one by one.
@@ -314,6 +323,7 @@ class WorkerPool(Started):
         the deadline of a share would throw away its order and everything it has warmed up.
         ``on_result`` as in :meth:`run`; ``on_sent()`` once, when the first orders have been sent;
         once ``stop_when()`` is true, orders not sent yet are None too (as past ``stop_sending``).
+        ``raw``: a result the worker sent is its pickled bytes, as they came (see :meth:`run`).
         """
         orders = list(orders)
         if not orders:
@@ -322,7 +332,7 @@ class WorkerPool(Started):
         results: list[Any] = [None] * len(orders)
         pending = deque([i] for i in range(len(orders)))
         try:
-            self._trace, self._orders, self._order_list = None, True, orders
+            self._trace, self._orders, self._order_list, self._raw = None, True, orders, raw
             self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent, stop_when)
         except BaseException as exc:
             if on_result is not None and isinstance(exc, KeyboardInterrupt):
@@ -332,7 +342,7 @@ class WorkerPool(Started):
             self.close()
             raise
         finally:
-            self._orders, self._order_list = False, []
+            self._orders, self._order_list, self._raw = False, [], False
         return results
 
     def sample_stack(self, text: str, after_s: float, deadline: float | None = None) -> tuple[Any, tuple]:
@@ -402,15 +412,18 @@ class WorkerPool(Started):
             for conn in mpc.wait(list(busy), timeout=POLL):
                 slot = busy[conn]
                 try:
-                    rows = pickle.loads(conn.recv_bytes())
+                    data = conn.recv_bytes()
                 except (EOFError, OSError):
                     self._lost(slot, "died", pending, results, None)
                 else:
                     batch = slot.inflight.popleft()[0]
                     if self._orders:
-                        results[batch[0]] = rows
+                        results[batch[0]] = data if self._raw else pickle.loads(data)
+                    elif self._raw:
+                        for index, row in zip(batch, pickle.loads(data)):
+                            results[index] = row
                     else:
-                        collect(batch, rows, results)
+                        collect(batch, pickle.loads(data), results)
                     slot.blameless = 0
                     arrived = True
             if on_result is not None and (arrived or self.restarts != restarts):
