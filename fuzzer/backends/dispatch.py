@@ -69,12 +69,15 @@ class Dispatcher:
     def run(self, count: int, deliver: Callable[[int, Any], None], *, deadline: Optional[float] = None,
             stop_sending: Optional[float] = None, stop_when: Optional[Callable[[], bool]] = None,
             on_sent: Optional[Callable[[], None]] = None, on_arrived: Optional[Callable[[], None]] = None,
-            width: Optional[int] = None, submit: Optional[Callable[[Any, int], Any]] = None) -> None:
+            width: Optional[int] = None, submit: Optional[Callable[[Any, int], Any]] = None,
+            weight: Optional[Callable[[int], int]] = None) -> None:
         """Run units ``0..count-1``; ``deliver(i, result)`` for each as it arrives (any order).
 
         ``on_arrived()`` after results arrived, once the members have their next units; ``width``:
         use only the first ``width`` members (1: one member runs everything, in order);
-        ``submit(member, i)``: how this call sends a unit (default: the transport's ``submit``)."""
+        ``submit(member, i)``: how this call sends a unit (default: the transport's ``submit``);
+        ``weight(i)``: what unit i counts for in :attr:`rerun` and :attr:`given_up` (a group of
+        orders sent in one call counts its orders; default 1)."""
         transport = self.transport
         submit = submit or transport.submit
         pending: deque = deque(range(count))
@@ -123,7 +126,7 @@ class Dispatcher:
                 try:
                     value = transport.take(handle)
                 except MemberLost as exc:
-                    self._lose(member, exc.why, held, inflight, pending, losses)
+                    self._lose(member, exc.why, held, inflight, pending, losses, weight)
                     continue
                 del inflight[handle]
                 held[id(member)].remove(handle)
@@ -132,19 +135,20 @@ class Dispatcher:
             if arrived and on_arrived is not None:
                 notify = True
 
-    def _lose(self, member: Any, why: str, held: dict, inflight: dict, pending: deque, losses: dict) -> None:
+    def _lose(self, member: Any, why: str, held: dict, inflight: dict, pending: deque, losses: dict,
+              weight: Optional[Callable[[int], int]] = None) -> None:
         """``member`` is gone: its units go first in line again (in the order they were sent)."""
         again, given_up = [], 0
         for handle in held.pop(id(member), []):
             _member, unit = inflight.pop(handle)
             losses[unit] = losses.get(unit, 0) + 1
             if losses[unit] > self.max_reruns:
-                given_up += 1
+                given_up += weight(unit) if weight is not None else 1
                 continue
             again.append(unit)
         with self._lock:  # (another run may count at the same moment)
             self.members_lost += 1
-            self.rerun += len(again)
+            self.rerun += sum(weight(unit) for unit in again) if weight is not None else len(again)
             self.given_up += given_up
         pending.extendleft(reversed(again))
         self.transport.lose(member, why)

@@ -73,6 +73,8 @@ REPLACEMENTS = 3
 #: Texts per call at least when a run's outcomes are judged as they arrive (the local pool sends
 #: 16 a message; through Ray a call costs as much as running ~100 texts of a fast parser).
 CHUNK_MIN = 64
+#: Orders per call at most (consecutive ones of a round; fewer when the round is short).
+GROUP_MAX = 8
 #: Ray's default port for ``ray start --head``.
 DEFAULT_PORT = 6379
 #: Environment variables the driver's workers would inherit locally and actors' workers need too.
@@ -111,10 +113,10 @@ class _Actor:
     def run(self, texts: list, seconds: Optional[float], fresh: bool, trace: Any) -> list:
         return self.pool.run(texts, deadline=deadline_in(seconds), fresh=fresh, trace=trace, raw=True)
 
-    def run_order(self, order: Any, seconds: Optional[float]) -> tuple:
-        recording = RecordingOrder(order)
-        result = self.pool.run_orders([recording], deadline=deadline_in(seconds), raw=True)[0]
-        return result, recording.resumed
+    def run_orders(self, orders: list, seconds: Optional[float]) -> list:
+        recordings = [RecordingOrder(order) for order in orders]
+        results = self.pool.run_orders(recordings, deadline=deadline_in(seconds), raw=True)
+        return [(result, recording.resumed) for result, recording in zip(results, recordings)]
 
     def sample_stack(self, text: str, after_s: float, seconds: Optional[float]) -> tuple:
         return self.pool.sample_stack(text, after_s, deadline_in(seconds))
@@ -376,29 +378,35 @@ class RayPool(Started):
     def run_orders(self, orders: list, *, deadline: Optional[float] = None, stop_sending: Optional[float] = None,
                    on_result: Optional[Callable[[list], None]] = None, on_sent: Optional[Callable[[], None]] = None,
                    stop_when: Optional[Callable[[], bool]] = None) -> list:
-        """One result per order, in order, as :meth:`fuzzer.isolation.WorkerPool.run_orders`: each
-        order goes whole to one actor, whose pool runs it and pins its lost inputs; the calls the
-        order's copy got there (``resume``) are made on ``orders[i]`` when its result arrives."""
+        """One result per order, in order, as :meth:`fuzzer.isolation.WorkerPool.run_orders`: orders
+        go to the actors in groups of consecutive ones (a call costs ~0.5 ms of CPU on each side;
+        a round has enough for two groups per actor), whose pools run them and pin their lost
+        inputs; the calls an order's copy got there (``resume``) are made on ``orders[i]`` when its
+        result arrives. An actor lost runs its groups again elsewhere, whole."""
         orders = list(orders)
         if not orders:
             return []
         self.start()
         results: list = [None] * len(orders)
+        per_call = max(1, min(GROUP_MAX, len(orders) // (DEPTH * max(1, len(self._members)))))
+        groups = chunk_bounds(len(orders), per_call)
 
         def submit(member: _Member, unit: int) -> Any:
-            return member.actor.run_order.remote(orders[unit], seconds_left(deadline))
+            start, stop = groups[unit]
+            return member.actor.run_orders.remote(orders[start:stop], seconds_left(deadline))
 
-        def deliver(unit: int, value: tuple) -> None:
-            result, resumed = value
-            if result.__class__ is bytes:  # (what the worker sent; a Lost or None came as itself)
-                result = pickle.loads(result)
-            with BALANCED:  # the order's lost inputs and its result, together
-                replay_resumes(orders[unit], resumed)
-                results[unit] = result
+        def deliver(unit: int, values: list) -> None:
+            start, _stop = groups[unit]
+            for index, (result, resumed) in enumerate(values, start):
+                if result.__class__ is bytes:  # (what the worker sent; a Lost or None came as itself)
+                    result = pickle.loads(result)
+                with BALANCED:  # the order's lost inputs and its result, together
+                    replay_resumes(orders[index], resumed)
+                    results[index] = result
 
         try:
-            self._run(len(orders), submit, deliver, deadline=deadline, stop_sending=stop_sending,
-                      stop_when=stop_when, on_sent=on_sent,
+            self._run(len(groups), submit, deliver, deadline=deadline, stop_sending=stop_sending,
+                      stop_when=stop_when, on_sent=on_sent, weight=lambda unit: groups[unit][1] - groups[unit][0],
                       on_arrived=(lambda: on_result(results)) if on_result is not None else None)
         except BaseException as exc:
             if on_result is not None and isinstance(exc, KeyboardInterrupt):
