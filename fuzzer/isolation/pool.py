@@ -104,13 +104,30 @@ class Started:
         self.close()
 
 
+def _default_start_method() -> str:
+    """``fork`` on Linux, unless this process runs threads Python did not start (a native runtime's:
+    Ray's core worker, gRPC): forked beside those, the zygote's workers ran a thousand times
+    slower (~100 texts/s; their locks and pollers are copied mid-use), so the zygote is spawned
+    then. Threads started by Python (toolfuzz's own, a test runner's) do not count."""
+    if not sys.platform.startswith("linux"):
+        return "spawn"
+    import threading
+
+    try:
+        native = len(os.listdir("/proc/self/task")) > threading.active_count()
+    except OSError:
+        native = False
+    return "spawn" if native else "fork"
+
+
 class WorkerPool(Started):
     """Workers that run ``spec.target`` on texts and report one :class:`Outcome` per text.
 
     Use as a context manager (or call :meth:`start` / :meth:`close`). ``run(texts)`` preserves
     order. A load failure raises :class:`~strategies.errors.TargetError` from :meth:`start`.
     ``start_method`` is the multiprocessing method for the zygote: ``fork`` on Linux (cheap, and
-    the engine has imported no user code), ``spawn`` elsewhere; workers are always forked from it.
+    the engine has imported no user code), ``spawn`` elsewhere and beside native threads
+    (:func:`_default_start_method`); workers are always forked from it.
     A fork is as cheap as the zygote is small, so ``spawn`` pays ~0.2 s once to make restarts
     cheaper when the engine process is already large. Not thread-safe: one caller at a time.
     ``environ``: variables the zygote, hence every worker, inherits (how a harness hands its
@@ -122,7 +139,7 @@ class WorkerPool(Started):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.workers, self.batch_size = spec, int(workers), max(1, int(batch_size))
-        self.start_method = start_method or ("fork" if sys.platform.startswith("linux") else "spawn")
+        self.start_method = start_method or _default_start_method()
         self.environ = dict(environ or {})
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")

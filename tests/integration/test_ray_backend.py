@@ -103,6 +103,18 @@ def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_calle
         pool.close()
 
 
+def test_a_local_pool_started_beside_ray_spawns_its_zygote(connected):
+    """The driver of a Ray run confirms and shrinks in a local pool. Forked from a process running
+    Ray's native threads, its workers ran ~100 texts/s instead of ~100,000 (findings of a budgeted
+    Ray campaign were left unconfirmed and unshrunk): such a process spawns its zygote instead."""
+    from fuzzer.isolation import TargetSpec, WorkerPool
+
+    with WorkerPool(TargetSpec(target=NAIVE)) as pool:
+        assert pool.start_method == "spawn"
+        outcomes = pool.run(['{"name": "get_weather", "arguments": {"city": "P"}}', "{"])
+    assert [o.kind for o in outcomes] == ["returned", "rejected"]
+
+
 # -- must show 2: a node removed mid-campaign ------------------------------------------------------
 
 def test_a_node_removed_mid_campaign_costs_only_re_run_orders(connected, tmp_path):
