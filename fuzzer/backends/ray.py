@@ -55,7 +55,7 @@ from fuzzer.backends.dispatch import Dispatcher, MemberLost
 from fuzzer.backends.relay import RecordingOrder, chunk_bounds, chunk_of, deadline_in, replay_resumes, seconds_left
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.isolation.outcome import BATCH_SIZE, DEPTH, LOAD_TIMEOUT
-from fuzzer.isolation.pool import Started
+from fuzzer.isolation.pool import Started, native_threads_started
 from fuzzer.isolation.wire import outcome_of
 from strategies.errors import ToolfuzzError
 
@@ -203,6 +203,7 @@ class RayPool(Started):
         began = time.monotonic()
         _LIVE.add(self)
         try:
+            native_threads_started()  # local pools this process starts from now on spawn their zygote
             self._owns_ray = _connect(self.address, self.requested)
             cpus = int(ray.cluster_resources().get("CPU", 0)) or 1
             self.workers = self.requested or cpus

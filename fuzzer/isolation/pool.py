@@ -104,20 +104,25 @@ class Started:
         self.close()
 
 
-def _default_start_method() -> str:
-    """``fork`` on Linux, unless this process runs threads Python did not start (a native runtime's:
-    Ray's core worker, gRPC): forked beside those, the zygote's workers ran a thousand times
-    slower (~100 texts/s; their locks and pollers are copied mid-use), so the zygote is spawned
-    then. Threads started by Python (toolfuzz's own, a test runner's) do not count."""
-    if not sys.platform.startswith("linux"):
-        return "spawn"
-    import threading
+#: Whether this process runs a native runtime's threads (a Ray driver's core worker and gRPC
+#: pollers): see :func:`native_threads_started`.
+_NATIVE_THREADS = False
 
-    try:
-        native = len(os.listdir("/proc/self/task")) > threading.active_count()
-    except OSError:
-        native = False
-    return "spawn" if native else "fork"
+
+def native_threads_started() -> None:
+    """Say that this process now runs threads of a native runtime (the Ray back end calls it when
+    it joins Ray). Zygotes are spawned from then on: forked beside those threads, a zygote's
+    workers ran a thousand times slower (~100 texts/s; the runtime's locks and pollers are copied
+    mid-use). Threads can not be told apart from outside (a test runner's are native too), so the
+    one who starts them says so."""
+    global _NATIVE_THREADS
+    _NATIVE_THREADS = True
+
+
+def _default_start_method() -> str:
+    """``fork`` on Linux (cheap, and the engine has imported no user code), ``spawn`` elsewhere and
+    once :func:`native_threads_started`."""
+    return "fork" if sys.platform.startswith("linux") and not _NATIVE_THREADS else "spawn"
 
 
 class WorkerPool(Started):

@@ -107,11 +107,13 @@ def test_a_local_pool_started_beside_ray_spawns_its_zygote(connected):
     """The driver of a Ray run confirms and shrinks in a local pool. Forked from a process running
     Ray's native threads, its workers ran ~100 texts/s instead of ~100,000 (findings of a budgeted
     Ray campaign were left unconfirmed and unshrunk): such a process spawns its zygote instead."""
+    from fuzzer.backends.ray import RayPool
     from fuzzer.isolation import TargetSpec, WorkerPool
 
-    with WorkerPool(TargetSpec(target=NAIVE)) as pool:
-        assert pool.start_method == "spawn"
-        outcomes = pool.run(['{"name": "get_weather", "arguments": {"city": "P"}}', "{"])
+    with RayPool(TargetSpec(target=NAIVE), 1):  # (joined through this process's connection)
+        with WorkerPool(TargetSpec(target=NAIVE)) as pool:
+            assert pool.start_method == "spawn"
+            outcomes = pool.run(['{"name": "get_weather", "arguments": {"city": "P"}}', "{"])
     assert [o.kind for o in outcomes] == ["returned", "rejected"]
 
 
