@@ -239,8 +239,10 @@ class RayPool(Started):
                 except MemberLost as exc:
                     self._lost_why.append(exc.why)
                     self._gone.append(member)
-            if self._members and all(time.monotonic() - m.since > 5.0 for m in waiting.values()):
-                break  # the cluster has no room for the rest now: run with those it placed
+            if self._members and all(time.monotonic() - m.since > 5.0 for m in waiting.values()) and \
+                    ray.available_resources().get("CPU", 0.0) + 1e-9 < self._cpus:
+                break  # the cluster has no room for the rest now: run with those it placed (the
+                # others join when it has; actors placed but still importing the target are awaited)
         self._joining.extend(waiting.values())
         if not self._members:
             offered = ray.cluster_resources().get("CPU", 0)
