@@ -62,7 +62,7 @@ from strategies.errors import ToolfuzzError
 #: Seconds a TCP connection to ``--ray-address`` may take before the address counts as unreachable.
 CONNECT_TIMEOUT = 5.0
 #: Seconds ``ray.init`` may take to join a cluster that accepted the connection.
-INIT_TIMEOUT = 15.0
+INIT_TIMEOUT = 20.0
 #: Seconds the actors may take to be placed and to import the target (the local pool's limit for
 #: the import, plus the placement).
 START_TIMEOUT = LOAD_TIMEOUT + 30.0
