@@ -191,6 +191,10 @@ _setting("seed", "--seed", "an integer", _integer, "Random seed.", per_tool=True
 _setting("timeout", "--timeout", "a number of seconds > 0", _positive_number,
          "Seconds one input may run before it counts as a hang.")
 _setting("workers", "--workers", "an integer >= 1 or \"auto\"", _workers, "Worker processes.")
+_setting("backend", "--backend", "one of \"local\", \"ray\"", _one_of("local", "ray"),
+         "Where the work runs: local worker processes, or Ray actors.")
+_setting("ray_address", "--ray-address", "a string (HOST:PORT, ray://HOST:PORT or auto)", _string,
+         "The Ray cluster to join (--backend ray).")
 _setting("max_examples", "--max-examples", "an integer >= 1", _positive_integer,
          "Executions to run (with seed: deterministic).", per_tool=True)
 _setting("ignore", "--ignore", "a string or a list of strings (signatures or files of them)", _strings,

@@ -165,13 +165,14 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @options.max_failures
 @options.exitfirst
 @options.ignore
+@options.backend_options
 @options.quiet
 @translate_errors
 def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_on: tuple, level: str,
              formats: tuple, format_from: tuple, formats_from: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
              workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, coverage: bool,
              seeds_from: Optional[str], weights_from: Optional[str], max_failures: Optional[int], exitfirst: bool,
-             ignore: tuple, quiet: bool, **report_paths: Any) -> None:
+             ignore: tuple, backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
     """Generate valid and anomalous model outputs, run the target on them, judge, shrink and report.
 
     Exit status: 0 something was tested and nothing failed, 1 failures found, 2 usage or
@@ -185,7 +186,6 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.render import campaign_lines
     from fuzzer.engine.corpus_writer import CorpusWriter
-    from fuzzer.isolation import WorkerPool
     from fuzzer.harnesses.parser.harness import target_version
     from fuzzer.reports.reproducers import ReproducerWriter
 
@@ -221,7 +221,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
                                 class_weights=_recorded_weights(weights_from))
     spec = target_spec(target, reject_on, timeout, memory_limit_mb, sampling=coverage,
                        deterministic=max_examples is not None, budget_s=budget_s)
-    pool = WorkerPool(spec, workers=workers)
+    pool = options.backend_pool(spec, workers, backend, ray_address)
     handlers: list = [ReproducerWriter()]
     writer = None
     if store is not None:

@@ -19,13 +19,14 @@ from fuzzer.cli import main, options, translate_errors
 @options.formats
 @options.run_limits(30.0, "Seconds for the short campaign after the replay (a limit, shrinking included).")
 @options.ignore
+@options.backend_options
 @options.quiet
 @options.reports
 @translate_errors
 def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
          tools_file: Optional[str], tool_names: tuple, level: str, formats: tuple, budget_s: float,
          max_examples: Optional[int], seed: int, workers: int, timeout: float, memory_limit_mb: int, ignore: tuple,
-         quiet: bool, **report_paths: Any) -> None:
+         backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
     """CI gate: replay the corpus, then run a short campaign.
 
     Exit 1 if a fixed entry fails again, if a failure appears whose signature the corpus does not
@@ -50,7 +51,10 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     names = select_tools(context.registry, tool_names, ())
     context.extra.update(extra)
     context.extra.update(tools=names, formats=list(formats) or None, ignore=ignored,
-                         reproduce_dir=reproduce_dir(reports.get("report")))
+                         reproduce_dir=reproduce_dir(reports.get("report")), backend=backend, ray_address=ray_address)
+    from fuzzer.backends import check_backend
+
+    check_backend(backend, ray_address)  # a usage error (or Ray missing) before any replay
 
     def advice(final: Any) -> list[str]:
         if not final.result.decision.blocked:

@@ -66,8 +66,16 @@ class AnomalyChoice(click.ParamType):
         return value
 
 
+class AutoCount(int):
+    """``--workers auto`` resolved for this machine (one per CPU core), remembering it was ``auto``:
+    a back end on a cluster counts the CPUs the cluster offers instead (:func:`backend_pool`)."""
+
+    auto = True
+
+
 class Workers(click.ParamType):
-    """A number of worker processes, or ``auto`` (one per CPU core)."""
+    """A number of worker processes, or ``auto`` (one per CPU core; with ``--backend ray``, one
+    actor per CPU the cluster offers)."""
 
     name = "N|auto"
 
@@ -75,7 +83,8 @@ class Workers(click.ParamType):
         if isinstance(value, int):
             return value
         if str(value).strip().lower() == "auto":
-            return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+            return AutoCount(max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                                 else (os.cpu_count() or 1)))
         try:
             number = int(value)
         except ValueError:
@@ -109,7 +118,24 @@ seed = click.option("--seed", type=int, default=0, show_default=True,
 timeout = click.option("--timeout", type=Seconds(min=0.01), default=2.0, show_default=True,
                        help="Seconds one input may run before it counts as a hang.")
 workers = click.option("--workers", type=Workers(), default="1", show_default=True,
-                       help="Worker processes running the target, or 'auto' for one per CPU core.")
+                       help="Worker processes running the target, or 'auto' for one per CPU core (with --backend "
+                            "ray: actors, 'auto' for one per CPU the cluster offers).")
+
+
+def _backend_names() -> list[str]:
+    from fuzzer.backends import BACKENDS
+
+    return BACKENDS.names()
+
+
+backend = click.option("--backend", type=click.Choice(_backend_names()), default="local", show_default=True,
+                       help="Where the work runs: local worker processes, or ray: Ray actors, each with its own "
+                            "isolated worker (pip install 'toolfuzz[ray]'). Findings are confirmed, shrunk and "
+                            "stored here either way.")
+ray_address = click.option("--ray-address", "ray_address", metavar="ADDRESS|auto", default=None,
+                           help="With --backend ray: the cluster to join (HOST:PORT as `ray start --head` prints it, "
+                                "or auto for the one started on this machine). Default: a Ray instance started for "
+                                "the run and stopped after it.")
 memory = click.option("--memory-limit", "memory_limit_mb", type=click.IntRange(min=64), default=4096,
                       show_default=True, help="Address-space limit of each worker, in MiB.")
 class FormatSelector(click.ParamType):
@@ -211,6 +237,23 @@ def records_db(flag: str, dest: str, what: str) -> Callable:
     return click.option(flag, dest, metavar="DB", type=click.Path(dir_okay=False), help=what)
 
 
+
+
+
+#: Where a run's work goes: the back end, and the cluster it joins.
+backend_options = group(backend, ray_address)
+
+
+def backend_pool(spec: Any, workers: int, backend_name: str = "local", address: Any = None,
+                 environ: Any = None) -> Any:
+    """The pool of the chosen back end (not started); ``workers`` from :class:`Workers` (``auto``
+    means one per CPU of wherever the back end runs)."""
+    from fuzzer.backends import make_pool
+
+    count = None if getattr(workers, "auto", False) else int(workers)
+    return make_pool(backend_name, spec, count, address=address or None, environ=environ)
+
+
 #: How each input runs: the worker processes, the per-input timeout, each worker's memory.
 worker_limits = group(workers, timeout, memory)
 
@@ -299,5 +342,5 @@ def harness_extra(kwargs: dict) -> dict:
 replay_options = group(corpus_dir, target, reject_on, tools_file, entry_level, timeout, memory)
 
 
-__all__ = ["AnomalyChoice", "TargetRef", "Workers", "group", "optional_corpus", "records_db", "reports", "replay_options",
-           "run_limits", "shrink", "worker_limits"]
+__all__ = ["AnomalyChoice", "AutoCount", "TargetRef", "Workers", "backend_options", "backend_pool", "group",
+           "optional_corpus", "records_db", "reports", "replay_options", "run_limits", "shrink", "worker_limits"]

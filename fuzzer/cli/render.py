@@ -89,6 +89,9 @@ def campaign_lines(result: Any) -> list[str]:
                  f"{len(result.findings)} distinct failure(s) [stopped: {result.stop_reason.value}]")
     if result.ignored:
         lines.append(f"{result.ignored:,} failing execution(s) matched an ignored signature")
+    backend = getattr(result, "backend", None) or {}
+    if backend.get("name", "local") != "local":
+        lines.append(backend_line(backend))
     for i, finding in enumerate(result.findings, 1):
         lines += finding_lines(i, finding)
     for note in result.notes:
@@ -96,6 +99,16 @@ def campaign_lines(result: Any) -> list[str]:
     for hint in result.hints:
         lines.append(f"hint: {hint}")
     return lines
+
+
+def backend_line(backend: dict) -> str:
+    """Where a run's work ran, when not on this machine's worker processes (the report's ``backend``)."""
+    line = (f"back end: {backend['name']} ({backend.get('address')}), {backend.get('workers')} actor(s) on "
+            f"{backend.get('nodes')} node(s), start-up {backend.get('startup_s', 0):.1f} s")
+    if backend.get("actors_lost"):
+        line += (f"; {backend['actors_lost']} actor(s) lost, {backend.get('orders_rerun', 0)} order(s) re-run "
+                 "elsewhere")
+    return line
 
 
 def corpus_replay_lines(replayed: list, version: Optional[str] = None) -> list[str]:

@@ -145,6 +145,27 @@ class Started:
         self.close()
 
 
+#: Whether this process runs a native runtime's threads (a Ray driver's core worker and gRPC
+#: pollers): see :func:`native_threads_started`.
+_NATIVE_THREADS = False
+
+
+def native_threads_started() -> None:
+    """Say that this process now runs threads of a native runtime (the Ray back end calls it when
+    it joins Ray). Zygotes are spawned from then on: forked beside those threads, a zygote's
+    workers ran a thousand times slower (~100 texts/s; the runtime's locks and pollers are copied
+    mid-use). Threads can not be told apart from outside (a test runner's are native too), so the
+    one who starts them says so."""
+    global _NATIVE_THREADS
+    _NATIVE_THREADS = True
+
+
+def _default_start_method() -> str:
+    """``fork`` on Linux (cheap, and the engine has imported no user code), ``spawn`` elsewhere and
+    once :func:`native_threads_started`."""
+    return "fork" if sys.platform.startswith("linux") and not _NATIVE_THREADS else "spawn"
+
+
 class WorkerPool(Started):
     """Workers that run what ``spec`` serves (:mod:`fuzzer.isolation.spec`) on payloads and report
     one result per payload: ``spec.decode`` of the worker's, or ``spec.fault(...)`` for a payload
@@ -154,7 +175,8 @@ class WorkerPool(Started):
     order. A load failure raises :class:`~strategies.errors.TargetError` from :meth:`start`;
     ``info`` is what the served object offered (its ``info`` attribute) once it loaded.
     ``start_method`` is the multiprocessing method for the zygote: ``fork`` on Linux (cheap, and
-    the engine has imported no user code), ``spawn`` elsewhere; workers are always forked from it.
+    the engine has imported no user code), ``spawn`` elsewhere and beside native threads
+    (:func:`_default_start_method`); workers are always forked from it.
     A fork is as cheap as the zygote is small, so ``spawn`` pays ~0.2 s once to make restarts
     cheaper when the engine process is already large. Not thread-safe: one caller at a time.
     ``environ``: variables the zygote, hence every worker, inherits (how a harness hands its
@@ -167,7 +189,7 @@ class WorkerPool(Started):
         if workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.workers, self.batch_size = spec, int(workers), max(1, int(batch_size))
-        self.start_method = start_method or ("fork" if sys.platform.startswith("linux") else "spawn")
+        self.start_method = start_method or _default_start_method()
         self.environ = dict(environ or {})
         if not spec.timeout > 0:
             raise ValueError(f"timeout must be > 0 seconds, not {spec.timeout!r}")
@@ -189,6 +211,8 @@ class WorkerPool(Started):
         self._pins: Any = None
         #: True while :meth:`run_orders` runs: each "text" is then an order (see :meth:`run_orders`).
         self._orders = False
+        #: Results as the workers sent them (see :meth:`run`'s ``raw``).
+        self._raw = False
         self._order_list: list = []
 
     # -- lifecycle (a context manager: Started)
@@ -307,7 +331,7 @@ class WorkerPool(Started):
 
     def run(self, texts: Iterable[Any], *, deadline: float | None = None, fresh: bool = False,
             options: Any = None, on_result: Callable[[list], None] | None = None,
-            timeout: float | None = None) -> list[Any]:
+            timeout: float | None = None, raw: bool = False) -> list[Any]:
         """One result per payload, in order. Interrupting it (Ctrl-C) closes the pool.
 
         ``deadline`` (a ``time.monotonic()`` value): payloads not finished by then get ``None``
@@ -321,6 +345,10 @@ class WorkerPool(Started):
         waiting in turn; it must not call the pool. ``timeout``: seconds without a result before a
         payload counts as hung, for this run only (default: the spec's; a hang is checked with
         margin at twice it).
+
+        ``raw``: each result is the worker's as it came (not decoded by the spec), or the spec's
+        fault of a hang or a death: a pool that relays the results to another process (a Ray
+        actor's) passes them on without building objects to pickle again.
         """
         texts = list(texts)
         count = len(texts)
@@ -340,12 +368,14 @@ class WorkerPool(Started):
                            self._queueable(texts))
         pending = batches(texts, size)
         try:
-            self._options = options
+            self._options, self._raw = options, raw
             self._drive(texts, pending, results, slots, deadline, on_result, timeout=timeout)
         except BaseException:
             self.close()
             raise
-        if getattr(self.spec, "coverage", False):
+        finally:
+            self._raw = False
+        if getattr(self.spec, "coverage", False) and not raw:
             for outcome in results:
                 lines = getattr(outcome, "lines", None)
                 if lines:
@@ -362,7 +392,7 @@ class WorkerPool(Started):
     def run_orders(self, orders: list, *, deadline: float | None = None, stop_sending: float | None = None,
                    on_result: Callable[[list], None] | None = None,
                    on_sent: Callable[[], None] | None = None,
-                   stop_when: Callable[[], bool] | None = None) -> list[Any]:
+                   stop_when: Callable[[], bool] | None = None, raw: bool = False) -> list[Any]:
         """One result per order, in order: each order is sent whole to one worker, which generates
         and runs its inputs itself (:class:`~fuzzer.isolation.worker.OrderRunner`) and sends back
         whatever ``order.run(runner)`` returns — the engine never handles those inputs one by one.
@@ -376,6 +406,7 @@ class WorkerPool(Started):
         the deadline of a share would throw away its order and everything it has warmed up.
         ``on_result`` as in :meth:`run`; ``on_sent()`` once, when the first orders have been sent;
         once ``stop_when()`` is true, orders not sent yet are None too (as past ``stop_sending``).
+        ``raw``: a result the worker sent is its pickled bytes, as they came (see :meth:`run`).
         """
         orders = list(orders)
         if not orders:
@@ -384,7 +415,7 @@ class WorkerPool(Started):
         results: list[Any] = [None] * len(orders)
         pending = deque([i] for i in range(len(orders)))
         try:
-            self._options, self._orders, self._order_list = None, True, orders
+            self._options, self._orders, self._order_list, self._raw = None, True, orders, raw
             self._drive(orders, pending, results, self._slots, deadline, on_result, stop_sending, on_sent, stop_when)
         except BaseException as exc:
             if on_result is not None and isinstance(exc, KeyboardInterrupt):
@@ -394,7 +425,7 @@ class WorkerPool(Started):
             self.close()
             raise
         finally:
-            self._orders, self._order_list = False, []
+            self._orders, self._order_list, self._raw = False, [], False
         return results
 
     def sample_stack(self, text: Any, after_s: float, deadline: float | None = None,
@@ -465,15 +496,18 @@ class WorkerPool(Started):
             for conn in mpc.wait(list(busy), timeout=POLL):
                 slot = busy[conn]
                 try:
-                    rows = pickle.loads(conn.recv_bytes())
+                    data = conn.recv_bytes()
                 except (EOFError, OSError):
                     self._lost(slot, "died", pending, results, None)
                 else:
                     batch = slot.inflight.popleft()[0]
                     if self._orders:
-                        results[batch[0]] = rows
+                        results[batch[0]] = data if self._raw else pickle.loads(data)
+                    elif self._raw:
+                        for index, row in zip(batch, pickle.loads(data)):
+                            results[index] = row
                     else:
-                        collect(batch, rows, results, self.spec.decode)
+                        collect(batch, pickle.loads(data), results, self.spec.decode)
                     slot.blameless = 0
                     arrived = True
             if on_result is not None and (arrived or self.restarts != restarts):

@@ -285,13 +285,12 @@ def _serve(conn: Any, seqs: Any, pos: int, served: Any, spec: Any, pin: Any = No
     """The worker loop: a message holds payloads (run each with ``served.run``, send a result
     each) or an order (an object that makes its own inputs here and runs them with an
     :class:`OrderRunner`; its result goes back)."""
-    # The user's code runs this many frames below a script's top level; give that depth back (and a
-    # margin), so a RecursionError found here also happens when the printed reproduce command runs
-    # it from a fresh interpreter.
-    depth, frame = 0, sys._getframe()
-    while frame is not None:
-        depth, frame = depth + 1, frame.f_back
-    sys.setrecursionlimit(sys.getrecursionlimit() + depth + 20)
+    # The user's code runs below everything already on this stack; give that back (and a margin),
+    # so a RecursionError found here also happens when the printed reproduce command runs it from
+    # a fresh interpreter — and starts at the same nesting whether this worker's zygote was forked
+    # from a deep process or spawned bare (see _headroom).
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit + (limit + 20 - _headroom()))
     seq = memoryview(seqs).cast("B").cast("q")
     runner = OrderRunner(served, spec.decode, seq, pos, pin, slot)
     run = served.run
@@ -316,6 +315,20 @@ def _serve(conn: Any, seqs: Any, pos: int, served: Any, spec: Any, pin: Any = No
             i += 1
             add(run(payload, options))
         send(dumps(out, PROTOCOL))
+
+
+def _headroom() -> int:
+    """How many more Python calls fit below the caller before RecursionError. Counting the frames
+    above is not the same: a forked worker inherits its parent's stack, whose calls made from C
+    (a generator resumed, a callback) use up the limit too without a Python frame of their own;
+    this counts what is really left (~1,000 calls, tens of microseconds, once per worker)."""
+    def down(depth: int) -> int:
+        try:
+            return down(depth + 1)
+        except RecursionError:
+            return depth
+
+    return down(0)
 
 
 class OrderRunner:

@@ -238,6 +238,19 @@ def test_spawned_zygote_works_too():
     check_batch(outcomes, "died", detail="killed by SIGSEGV")
 
 
+def test_a_target_meets_the_same_recursion_limit_however_its_zygote_was_started():
+    """A forked zygote inherits its parent's whole stack, Python frames and the C-level calls
+    between them (pytest's, the CLI's); a spawned one (a Ray actor's) starts bare. A RecursionError
+    must start at the same nesting in both, or the same seed shrinks it to different inputs."""
+    texts = ["[" * n for n in range(900, 1200)]
+    starts = []
+    for method in ("fork", "spawn"):
+        with WorkerPool(TargetSpec("fuzzer.targets.naive:parse"), start_method=method) as pool:
+            outcomes = pool.run(texts)
+        starts.append(next(len(t) for t, o in zip(texts, outcomes) if o.exception == "RecursionError"))
+    assert starts[0] == starts[1], starts
+
+
 # -- noise and processes
 
 

@@ -58,6 +58,31 @@ def test_an_order_runs_in_one_worker_and_its_result_comes_back():
     assert {r[0] for r in results} <= {0, 1}  # whichever worker was free
 
 
+def test_raw_results_are_what_the_workers_sent_for_a_relay_to_pass_on():
+    """A pool that relays results to another process (a Ray actor's) gets them as the worker sent
+    them: an order's result pickled, a text's outcome as its row, a death as its Outcome."""
+    import pickle
+
+    from fuzzer.harnesses.parser.outcome import outcome_of
+
+    order = TextsOrder(['{"name": "get_weather", "arguments": {}}', "{"])
+    texts = ['{"name": "a", "arguments": {}}', "BOOM", "{"]
+    with WorkerPool(TargetSpec("tests.integration.torture_targets:exit3", cwd=str(ROOT)), workers=1) as pool:
+        (raw,) = pool.run_orders([order], raw=True)
+        (plain,) = pool.run_orders([order])
+        rows = pool.run(texts, raw=True)
+        outcomes = pool.run(texts)
+    assert isinstance(raw, bytes) and pickle.loads(raw) == plain
+    assert [type(r).__name__ for r in rows] == ["tuple", "Outcome", "tuple"]
+    from dataclasses import replace
+
+    def untimed(items: list) -> list:
+        return [replace(o, elapsed=0.0) for o in items]
+
+    assert untimed(outcome_of(r) if isinstance(r, tuple) else r for r in rows) == untimed(outcomes)
+    assert [o.kind for o in outcomes] == ["returned", "died", "rejected"]
+
+
 @pytest.mark.parametrize("target, kind", [("tests.integration.targets.torture:hard_exit", "died"),
                                           ("tests.integration.targets.torture:segfault", "died"),
                                           ("tests.integration.targets.torture:hang_python", "hung")])

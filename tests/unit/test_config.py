@@ -36,7 +36,8 @@ def fuzz(*args: str):
 
 BAD_CONFIGS = [
     ("budgte = 3", "toolfuzz.toml: unknown key 'budgte' (did you mean budget?); known keys: target, tools, level, "
-                   "formats, formats_from, reject_on, corpus, budget, seed, timeout, workers, max_examples, ignore"),
+                   "formats, formats_from, reject_on, corpus, budget, seed, timeout, workers, backend, ray_address, "
+                   "max_examples, ignore"),
     ('seed = "1"', "toolfuzz.toml: seed: expected an integer, got string '1'"),
     ("seed = true", "toolfuzz.toml: seed: expected an integer, got boolean True"),
     ("budget = 0", "toolfuzz.toml: budget: expected a number of seconds > 0, got integer 0"),
@@ -44,6 +45,7 @@ BAD_CONFIGS = [
     ("timeout = nan", "toolfuzz.toml: timeout: expected a number of seconds > 0, got number nan"),
     ("max_examples = 2.5", "toolfuzz.toml: max_examples: expected an integer >= 1, got number 2.5"),
     ('workers = "many"', "toolfuzz.toml: workers: expected an integer >= 1 or \"auto\", got string 'many'"),
+    ('backend = "spark"', "toolfuzz.toml: backend: expected one of \"local\", \"ray\", got string 'spark'"),
     ('target = "mypkg.parse"', "toolfuzz.toml: target: expected a module:callable reference (string), got string "
                                "'mypkg.parse'"),
     ('level = "strict"', "toolfuzz.toml: level: expected one of \"parse\", \"validate\", got string 'strict'"),

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional
 
+from fuzzer.backends import describe as describe_backend, notes as backend_notes
 from fuzzer.engine.budget import Budget
 from fuzzer.engine.confirm import FLAKY, HISTORY, UNKNOWN, Confirmer
 from fuzzer.engine.decisions import campaign_exit_code
@@ -120,6 +121,9 @@ class CampaignResult(JobResult):
     setup_s: float = 0.0  # worker start-up (the target's import): in elapsed_s, not charged to the budget
     lines: set = field(default_factory=set)  # (file, line) of the target reached (with coverage)
     exploration_share: dict = field(default_factory=dict)  # tool -> final share of exploration batches
+    #: Where the work ran (fuzzer.backends.describe): the back end, its workers or actors, and on a
+    #: cluster the actors lost and the orders run again because of it.
+    backend: dict = field(default_factory=dict)
 
     @property
     def by_class(self) -> dict:
@@ -172,6 +176,7 @@ class CampaignResult(JobResult):
                         "now": r.signature, "file": r.path, "unjudged": r.unjudged} for r in self.replayed],
             "timeline": [[round(t, 3), n] for t, n in self.timeline],
             "coverage": self.coverage_report(),
+            "backend": self.backend,
         }
 
     def coverage_report(self) -> Optional[dict]:
@@ -1081,6 +1086,8 @@ class CampaignJob(Job):
         r.elapsed_s = self.elapsed()
         r.lines.update(getattr(self.pool, "lines", ()))  # also what confirming and shrinking reached
         r.lines.update(getattr(self._own_settle_pool, "lines", ()))
+        r.backend = describe_backend(self.pool)
+        r.notes += [note for note in backend_notes(self.pool) if note not in r.notes]  # (said once)
         if r.timeline and r.timeline[-1][1] != r.executions:
             r.timeline.append((r.elapsed_s, r.executions))
         r.findings = list(self.findings.values())

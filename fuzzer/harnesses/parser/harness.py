@@ -377,8 +377,8 @@ def _check_alive(items: list, reference: str, context: ReplayContext) -> Optiona
 
 def _campaign_job(reference: str, context: ReplayContext) -> Any:
     """The gate's short campaign against ``reference`` (settings from ``context`` and its extra)."""
+    from fuzzer.backends import make_pool
     from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
-    from fuzzer.isolation import WorkerPool
 
     extra = context.extra
     settings = CampaignSettings(tools=list(extra.get("tools") or context.registry.names()), target=reference,
@@ -387,7 +387,11 @@ def _campaign_job(reference: str, context: ReplayContext) -> Any:
                                 reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
                                 ignore=frozenset(extra.get("ignore") or ()), explore=extra.get("coverage", True),
                                 slow=context.max_examples is None)
-    pool = WorkerPool(target_spec(reference, context, sampling=extra.get("coverage", True)), workers=context.workers)
+    spec = target_spec(reference, context, sampling=extra.get("coverage", True))
+    # the back end the gate was given (--backend ray: its campaign on the cluster; the replay stays local)
+    auto = getattr(context.workers, "auto", False)
+    pool = make_pool(extra.get("backend", "local"), spec, None if auto else context.workers,
+                     address=extra.get("ray_address"))
     return CampaignJob(context.registry, settings, pool, owns_pool=True)
 
 

@@ -1,0 +1,266 @@
+"""The Ray back end on a real two-node Ray cluster started on this machine (ray.cluster_utils), no
+mock of Ray: a campaign finds what the local back end finds with the same seed, a node removed
+mid-campaign costs nothing but re-run orders, a target that kills its worker leaves the actor
+alone, Ctrl-C stops the Ray instance the run started, and a bad address is one line.
+
+One cluster per module (two nodes, one CPU each, so the two actors of a run land on two nodes);
+the campaigns are short (--max-examples) so the module stays well under a minute of work."""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+import subprocess
+
+import pytest
+
+from tests.conftest import ROOT, cli_command, cli_env, default_sigint, run_cli
+from tests.integration.test_campaign_cli import _descendants, check_report
+
+NAIVE = "fuzzer.targets.naive:parse"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    from ray.cluster_utils import Cluster
+
+    made = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    try:
+        made.add_node(num_cpus=1)
+        made.wait_for_nodes()
+        yield made
+    finally:
+        made.shutdown()
+
+
+@pytest.fixture
+def connected(cluster):
+    """This process joined to the cluster (for the tests that drive a pool in-process)."""
+    import logging
+
+    import ray
+
+    ray.init(address=cluster.address, logging_level=logging.ERROR, log_to_driver=False)
+    try:
+        yield cluster
+    finally:
+        ray.shutdown()
+
+
+def _findings(report: dict) -> list:
+    return sorted((f["signature"], f["count"], f["minimized_input"] or f["input"]) for f in report["failures"])
+
+
+# -- must show 1 and 3: what the local back end finds, with the same seed -----------------------
+
+def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path):
+    args = ["campaign", "--tool", "get_weather", "--target", NAIVE, "--seed", "5", "--max-examples", "2500",
+            "--no-coverage", "--workers", "2", "-q"]
+    local = run_cli(tmp_path, *args, "--report", "local.json")
+    remote = run_cli(tmp_path, *args, "--backend", "ray", "--ray-address", cluster.address, "--report", "ray.json")
+    assert local.code == 1, local
+    assert remote.code == 1, remote
+    mine, theirs = remote.report("ray.json"), local.report("local.json")
+    check_report(mine, tool="get_weather", target=NAIVE)
+    backend = mine["backend"]
+    assert (backend["name"], backend["workers"], backend["nodes"], backend["actors_lost"]) == ("ray", 2, 2, 0)
+    assert theirs["backend"] == {"name": "local", "workers": 2}
+    assert len(theirs["failures"]) >= 5
+    assert _findings(mine) == _findings(theirs)  # signatures, counts, inputs shown: the same
+    assert mine["by_class"] == theirs["by_class"] and mine["executions"] == theirs["executions"] == 2500
+    assert "back end: ray" in remote.stdout
+
+
+# -- faults stay where they were: a dying worker is the actor's pool's business -----------------------
+
+def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_callers_share_the_actors(connected):
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+
+    pool = RayPool(TargetSpec(target="tests.integration.torture_targets:exit3", cwd=str(ROOT), timeout=10.0), 2)
+    try:
+        pool.start()
+        before = sorted(actor["pid"] for actor in pool.actors())
+        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 4
+        outcomes = pool.run(texts)
+        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 4
+        assert outcomes[1].detail == "exit status 3"
+        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
+        assert sorted(actor["pid"] for actor in pool.actors()) == before
+        assert pool.describe()["actors_lost"] == 0
+        # two callers at once (two tools' rounds could be): each gets its own outcomes, in order
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(2) as both:
+            runs = [both.submit(pool.run, [f'{{"name": "t{i}", "arguments": {{}}}}', "BOOM"] * 8) for i in (1, 2)]
+            for i, run in zip((1, 2), runs):
+                assert [(o.kind, o.calls) for o in run.result()] == \
+                    [("returned", [{"name": f"t{i}", "arguments": {}}]), ("died", None)] * 8
+    finally:
+        pool.close()
+
+
+def test_a_local_pool_started_beside_ray_spawns_its_zygote(connected):
+    """The driver of a Ray run confirms and shrinks in a local pool. Forked from a process running
+    Ray's native threads, its workers ran ~100 texts/s instead of ~100,000 (findings of a budgeted
+    Ray campaign were left unconfirmed and unshrunk): such a process spawns its zygote instead."""
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
+
+    with RayPool(TargetSpec(target=NAIVE), 1):  # (joined through this process's connection)
+        with WorkerPool(TargetSpec(target=NAIVE)) as pool:
+            assert pool.start_method == "spawn"
+            outcomes = pool.run(['{"name": "get_weather", "arguments": {"city": "P"}}', "{"])
+    assert [o.kind for o in outcomes] == ["returned", "rejected"]
+
+
+# -- must show 2: a node removed mid-campaign ------------------------------------------------------
+
+def test_a_node_removed_mid_campaign_costs_only_re_run_orders(connected, tmp_path):
+    from corpus.store import CorpusStore
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.engine.corpus_writer import CorpusWriter
+    from fuzzer.engine.pipeline import run_job
+    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from strategies._internal.tools import builtin_registry
+
+    cluster = connected
+    node = next(iter(cluster.worker_nodes))  # (not the head, which this process is joined through)
+    removed: list = []
+
+    class RemovesANode(RayPool):
+        """The real pool; when a whole round has been sent (two orders in flight per actor), the
+        node that is not the head is killed, with the actor on it and the orders it holds."""
+
+        def run_orders(self, orders, **kwargs):
+            on_sent = kwargs.get("on_sent")
+            if not removed and len(orders) >= 2 * self.workers:
+                def sent():
+                    cluster.remove_node(node, allow_graceful=False)
+                    removed.append(node)
+                    if on_sent is not None:
+                        on_sent()
+                kwargs["on_sent"] = sent
+            return super().run_orders(orders, **kwargs)
+
+    target = "tests.integration.targets.slow:naive"
+    settings = CampaignSettings(tools=["get_weather"], target=target, seed=2, budget_s=None, max_examples=2000,
+                                shrink=False, explore=False, slow=False)
+    pool = RemovesANode(TargetSpec(target=target, cwd=str(ROOT), timeout=10.0), 2)
+    store = CorpusStore(tmp_path / "corpus")
+    try:
+        final = run_job(CampaignJob(builtin_registry(), settings, pool, owns_pool=True),
+                        [CorpusWriter(store, target=target)])
+    finally:
+        pool.close()
+        if removed:  # two nodes again, whichever test of the module this worker runs next
+            cluster.add_node(num_cpus=1)
+            cluster.wait_for_nodes()
+    result = final.result
+    report = result.to_report()
+    assert removed and final.exit_code == 1
+    backend = report["backend"]
+    assert backend["actors_lost"] == 1 and backend["orders_rerun"] >= 1 and backend["orders_given_up"] == 0, backend
+    assert f"their {backend['orders_rerun']} order(s) in flight were run again on other actors" in \
+        " ".join(result.notes), result.notes
+    by_class = report["by_class"].values()  # (check_report's arithmetic; this report has no CLI fields)
+    assert sum(c["executions"] for c in by_class) <= report["executions"] == 2000  # a re-run order counted once
+    assert sum(c["failures"] for c in by_class) == sum(
+        f["count"] for f in report["failures"] if f["verdict"] not in ("nondeterminism", "slow"))
+    assert report["failures"]
+    stored = {entry.signature for _path, entry in store.entries()}
+    assert stored == {f["signature"] for f in report["failures"]}
+
+
+# -- must show 5: Ctrl-C, and an address where no cluster answers --------------------------------------
+
+def _wait_gone(pids: set, seconds: float) -> set:
+    """The pids still running after waiting up to ``seconds`` for each to exit (pidfd: no polling)."""
+    alive = set()
+    for pid in pids:
+        try:
+            fd = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            if not select.select([fd], [], [], seconds)[0]:
+                alive.add(pid)
+        finally:
+            os.close(fd)
+    return alive
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return fh.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_ctrl_c_stops_the_run_and_the_ray_instance_it_started(tmp_path):
+    proc = subprocess.Popen(cli_command("campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray",
+                                        "--workers", "2", "--budget", "300", "--report", "r.json"),
+                            cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=default_sigint)
+    try:
+        seen = []
+        for line in proc.stderr:  # running: Ray started, the actors fuzzing, a finding filed
+            seen.append(line)
+            if "] found " in line:
+                break
+        assert proc.poll() is None, "".join(seen)
+        children = _descendants(proc.pid)
+        ray_processes = {pid for pid in children if "raylet" in _cmdline(pid) or "gcs_server" in _cmdline(pid)}
+        assert ray_processes, "the run started its own Ray instance"
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr
+    assert "Traceback (most recent call last)" not in stdout + stderr, stderr
+    assert "[stopped: interrupted]" in stdout, stdout
+    report = (tmp_path / "r.json").read_text(encoding="utf-8")
+    import json
+
+    report = json.loads(report)
+    check_report(report, tool="get_weather", target=NAIVE)
+    assert report["stop_reason"] == "interrupted" and report["backend"]["name"] == "ray" and report["failures"]
+    assert not _wait_gone(children, 30.0), [_cmdline(pid) for pid in children]  # Ray's processes too
+
+
+def _port_nobody_listens_on() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_an_address_where_nothing_answers_is_one_line_and_exit_2(cli):
+    port = _port_nobody_listens_on()
+    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray", "--ray-address",
+                 f"127.0.0.1:{port}", timeout=60)
+    assert result.code == 2, result
+    assert result.stdout == ""
+    assert result.stderr.strip() == (f"Error: --ray-address 127.0.0.1:{port}: nothing answers at 127.0.0.1:{port} "
+                                     "(Connection refused); start a cluster with `ray start --head` and pass the "
+                                     "address it prints"), result
+
+
+def test_an_address_that_accepts_but_is_no_ray_cluster_is_one_line_not_rays_retries(cli):
+    with socket.socket() as listener:  # accepts connections (the kernel's backlog), never answers
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray", "--ray-address",
+                     f"127.0.0.1:{port}", timeout=60)
+    assert result.code == 2, result
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith(f"Error: --ray-address 127.0.0.1:{port}: "), result
+    assert "did not answer as a Ray cluster" in result.stderr, result
