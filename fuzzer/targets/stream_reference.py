@@ -5,7 +5,7 @@
 shape is the one a correct streaming parser needs (the shape vLLM's declarative streaming parser
 engine moves to: a token scanner and an incremental lexer):
 
-* ``<think>...</think>`` is reasoning (a call written there is not a call);
+* ``<think>...</think>`` (and ``<thinking>``) is reasoning (a call written there is not a call);
 * outside a call, text goes out as content at once, except a tail that could still become
   ``<tool_call>`` (at most its length) and a run of whitespace, sent once prose follows it
   (whitespace alone between two calls is the envelope's layout, not content);
@@ -26,14 +26,15 @@ from typing import Optional
 from fuzzer.harnesses.stream.contract import ArgumentsDelta, CallEnd, CallStart, Reasoning, Text
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
-THINK, UNTHINK = "<think>", "</think>"
+#: Reasoning openers and their closers.
+THINKING = {"<think>": "</think>", "<thinking>": "</thinking>"}
 
 
 class ReferenceHermesParser:
     def __init__(self) -> None:
         self.pending = ""  # received, not consumed
         self.in_call = False
-        self.thinking = False  # inside <think>: reasoning, where a call is not a call
+        self.thinking: Optional[str] = None  # the closer of the reasoning being read (a call there is no call)
         self.index = 0
         self.segment_text = False  # the text segment being read has had prose
         self.held_ws = ""
@@ -77,7 +78,7 @@ class ReferenceHermesParser:
     def _text_mode(self, out: list) -> None:
         """Consume ``pending`` up to the next marker (``<tool_call>``, ``<think>``; ``</think>``
         while thinking), keeping back a tail that may still become one."""
-        markers = (UNTHINK,) if self.thinking else (OPEN, THINK)
+        markers = (self.thinking,) if self.thinking else (OPEN, *THINKING)
         found = [(self.pending.find(m), m) for m in markers]
         found = [(at, m) for at, m in found if at >= 0]
         if found:
@@ -89,7 +90,7 @@ class ReferenceHermesParser:
                 self.in_call = True
                 self._call_reset()
             else:
-                self.thinking = marker == THINK
+                self.thinking = THINKING.get(marker)
             return
         keep = 0
         for k in range(min(max(map(len, markers)) - 1, len(self.pending)), 0, -1):
@@ -190,9 +191,9 @@ class ReferenceHermesParser:
                 if not self._call_mode(out):
                     break
             else:
-                before = (self.pending, self.in_call)
+                before = (self.pending, self.in_call, self.thinking)
                 self._text_mode(out)
-                if (self.pending, self.in_call) == before or not self.in_call:
+                if (self.pending, self.in_call, self.thinking) == before:
                     break
         return out
 
