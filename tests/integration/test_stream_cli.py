@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 BAD = [
-    (("--parser", "tests.integration.targets.stream_bad:not_callable"), "not a callable factory"),
+    (("--parser", "tests.integration.targets.stream_bad:not_callable"), "not callable"),
     (("--parser", "tests.integration.targets.stream_bad:no_feed"), "without feed()"),
     (("--parser", "tests.integration.targets.stream_bad:odd_events", "--format", "hermes"), "unknown shape"),
     (("--consumer", "tests.integration.targets.stream_bad:generator_consumer"), "returned a generator"),
