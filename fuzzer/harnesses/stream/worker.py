@@ -78,8 +78,17 @@ def environment(line: str) -> tuple:
             target = load_target(settings.consumer, cwd=settings.cwd)
             if not callable(target):
                 raise ContractError(f"--consumer {settings.consumer!r} is not callable")
+            _warm_sdk(settings.shape)
         hit = _LOADED[line] = (settings, target, tools)
     return hit
+
+
+def _warm_sdk(shape: str) -> None:
+    """Import the SDK and build one chunk stream here, in the zygote: the first validation of the
+    SDK's pydantic models takes seconds, which must not count as the first stream's (a hang)."""
+    from fuzzer.harnesses.stream.chunks import ChunkPlan, build_chunks
+
+    build_chunks(ChunkPlan(calls=(("f", "{}"),), content="hi"), shape)
 
 
 def _preload() -> None:
