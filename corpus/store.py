@@ -37,7 +37,7 @@ FORMAT_VERSION = 1
 STATUSES = ("open", "fixed")
 LEVELS = ("parse", "validate")
 #: Entry kinds, one per harness (fuzzer.engine.harness): what the entry's input is run against.
-KINDS = ("parser", "executor", "agent")
+KINDS = ("parser", "executor", "agent", "stream")
 TEMP_PREFIX = ".tmp-"
 #: stray temp files younger than this may belong to a writer that is still running
 TEMP_MAX_AGE_S = 60.0

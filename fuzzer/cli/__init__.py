@@ -136,4 +136,5 @@ from fuzzer.cli import config_cmd as _config_cmd  # noqa: E402,F401
 from fuzzer.cli import executor_cmd as _executor_cmd  # noqa: E402,F401
 from fuzzer.cli import formats_cmd as _formats_cmd  # noqa: E402,F401
 from fuzzer.cli import agent_cmd as _agent_cmd  # noqa: E402,F401
+from fuzzer.cli import stream_cmd as _stream_cmd  # noqa: E402,F401
 from fuzzer.cli import records_cmds as _records_cmds  # noqa: E402,F401

@@ -1,0 +1,101 @@
+"""`fuzz stream`: incremental parsers and chunk accumulators under every way a stream can be split."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Optional
+
+import click
+
+from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.errors import check_corpus_dir
+
+DEFAULT_BUDGET_S = 60.0
+
+
+def summary_lines(result: Any) -> list:
+    lines: list = []
+    if result.unsupported:
+        lines.append("not streamed by the parser (skipped): " + ", ".join(sorted(result.unsupported)))
+    for number, finding in enumerate(result.findings, 1):
+        lines += [f"[{number}] {finding.text()}", ""]
+    lines.append(f"{result.executions:,} streams of {result.outputs:,} outputs in {result.elapsed_s:.1f} s "
+                 f"({result.execs_per_s:,.0f}/s), {len(result.findings)} distinct failure(s) "
+                 f"[stopped: {result.stop_reason}]")
+    if not result.findings and not result.problem:
+        lines.append("no failure" if str(result.stop_reason) != "interrupted" else
+                     f"no failure in the {result.executions:,} streams run before the interrupt")
+    return lines
+
+
+@main.command("stream")
+@click.option("--parser", "parser", metavar="M:A", type=options.TargetRef(), default=None,
+              help="The incremental parser under test: a factory called once per stream, as M:A(tools) or M:A(), "
+                   "returning an object with feed(delta) and finish(), each returning None, an event or a list "
+                   "(OpenAI-style deltas, SGLang-style results, or toolfuzz's typed events).")
+@click.option("--parser-api", "parser_api", type=click.Choice(["events", "vllm", "sglang"]), default="events",
+              show_default=True, help="vllm: the factory makes an object with extract_tool_calls_streaming(...); "
+                                      "sglang: one with parse_streaming_increment(new_text, tools).")
+@click.option("--consumer", "consumer", metavar="M:A", type=options.TargetRef(), default=None,
+              help="The chunk accumulator under test: M:A(chunks) -> the calls it assembled.")
+@click.option("--consumer-shape", "shape", type=click.Choice(["openai", "anthropic", "sse"]), default="openai",
+              show_default=True, help="What the accumulator is given: openai ChatCompletionChunk objects, "
+                                      "anthropic stream events, or the raw bytes of an SSE stream.")
+@click.option("--tool", "tool_names", multiple=True, metavar="NAME",
+              help="Tools whose calls are generated (repeatable). Default: every tool.")
+@options.tools_file
+@options.formats
+@options.run_limits(None, "Seconds to run, shrinking included (a hard limit). Default: 60, or no time limit with "
+                          "--max-examples (which counts streams).")
+@options.reports
+@options.optional_corpus("Add every finding's minimal stream to this corpus (kind 'stream'), for fuzz replay / gate.")
+@options.shrink("Shrink each failure: the output (keeping its truth), then the split (fewest cuts, earliest).")
+@options.quiet
+@translate_errors
+def stream(parser: Optional[str], parser_api: str, consumer: Optional[str], shape: str, tool_names: tuple,
+           tools_file: Optional[str], formats: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
+           timeout: float, workers: int, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, quiet: bool,
+           **report_paths: Any) -> None:
+    """Stream generated model outputs into an incremental parser under every way a stream can be
+    split (or chunk streams into an accumulator) and judge what comes out.
+
+    Each output is streamed whole, one character per delta, and under drawn splits (inside and
+    around every marker, at structure/value boundaries, random groupings of 1-4 characters).
+    Exit status: 0 no failure, 1 failures found, 2 usage or configuration error (130 when
+    interrupted before finding anything).
+    """
+    from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
+    from fuzzer.engine.corpus_writer import CorpusWriter
+    from fuzzer.harnesses.parser.harness import target_version
+    from fuzzer.harnesses.stream.job import StreamCampaign, StreamSettings
+    from fuzzer.harnesses.stream.worker import Settings
+
+    if bool(parser) == bool(consumer):
+        raise click.UsageError("give one of --parser M:A (an incremental parser) or --consumer M:A (a chunk accumulator)")
+    if consumer and formats:
+        raise click.BadParameter("applies to --parser only (an accumulator is given chunks, not text)",
+                                 param_hint="'--format'")
+    reports = options.report_paths(report_paths)
+    registry = load_registry(tools_file)
+    for name in tool_names:
+        registry[name]  # UnknownName (a usage error) with close matches
+    check_output_paths(reports)
+    if corpus_dir:
+        check_corpus_dir(corpus_dir)
+    if budget_s is None and max_examples is None:
+        budget_s = DEFAULT_BUDGET_S
+    cwd = os.getcwd()
+    tools_path = os.path.abspath(tools_file) if tools_file and os.path.exists(tools_file) else tools_file
+    target = Settings(parser=parser, api=parser_api, consumer=consumer, shape=shape, tools=tools_path, cwd=cwd)
+    settings = StreamSettings(target=target, tools=tuple(tool_names), formats=tuple(formats), seed=seed,
+                              budget_s=budget_s, max_examples=max_examples, timeout=timeout, workers=workers,
+                              memory_limit_mb=memory_limit_mb, shrink=shrink)
+    job = StreamCampaign(settings, registry)
+    handlers: list = []
+    if corpus_dir:
+        from corpus.store import CorpusStore
+
+        reference = parser or consumer
+        handlers.append(CorpusWriter(CorpusStore(corpus_dir), target=reference, version=target_version(reference)))
+    handlers += [progress(quiet=quiet), Summary(summary_lines)]
+    run_command(job, handlers, reports=reports)

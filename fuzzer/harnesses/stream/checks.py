@@ -1,0 +1,351 @@
+"""The oracles of the stream harness: what one stream's folded events are judged against.
+
+Each check reads a :class:`Judged` (the stream case: its output, split, truth, content and
+markers; what the parser did: events per step or the exception it raised; and the folded result)
+and returns at most one :class:`Violation`. Checks are registered in :data:`CHECKS` under their
+verdict names, the words of the CLI, the reports and the corpus:
+
+======================  ==========================================================================
+``corruption``          the folded calls differ from the truth (names; arguments as JSON values,
+                        types kept), or the content does
+``content_whitespace``  the content differs from the truth only in whitespace (a lesser finding)
+``truncation``          an output cut mid-call gave a complete-looking call
+``event_grammar``       a call started twice, without a name or id, out of index order, or
+                        arguments for a call never started or already ended
+``not_append_only``     a call's arguments were complete JSON at one step and more was appended
+                        later: a client that acted on them acted on a value the stream took back
+``leakage``             a marker, or a fragment of one, in content, names or arguments where
+                        the truth has none
+``held_back``           content held back longer than the longest marker before any call, or
+                        never released by ``finish()`` (nor the last call's tail)
+``crash``               ``feed`` or ``finish`` raised
+======================  ==========================================================================
+
+``split_variance`` (two splits of one output, different results), ``nondeterminism`` (one split
+run twice, different results), ``hang``, ``slow`` are judged over several runs: :func:`variance`,
+the worker and the job. Signatures (:mod:`corpus.signature`) never hold line numbers or input
+values: a corruption is keyed by the kind of damage, the others by the promise broken and how.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional, Sequence
+
+from corpus.signature import Signature, crash_signature, verdict_signature
+from fuzzer.harnesses.stream.fold import NOT_JSON, Folded, fold
+from strategies.json_values import json_equal
+from strategies.registry import Registry
+
+#: Characters that make a piece of a marker recognisable as one (prose never holds them).
+_MARKER_CHARS = frozenset("<>[]|｜")
+#: A marker fragment shorter than this is not told apart from prose.
+MIN_FRAGMENT = 3
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken promise in one stream."""
+
+    verdict: str
+    signature: Signature
+    reason: str
+
+
+@dataclass
+class StreamCase:
+    """One output and one split of it, with everything known about the output.
+
+    ``truth``: the calls the output denotes, None when it denotes no faithful call (cut
+    mid-call), and unknown (``truth_known`` False) for outputs judged only for robustness and
+    split invariance. ``content``: the text meant for the user, None when not known."""
+
+    text: str
+    cuts: tuple = ()
+    family: str = "whole"
+    format: str = "raw"
+    truth: Optional[list] = None
+    content: Optional[str] = None
+    markers: tuple = ()
+    truth_known: bool = True
+    anomaly_class: Optional[str] = None
+    operator: Optional[str] = None
+    tool: str = ""
+    #: ``Recipe.to_json()`` of the generated output (shrinking replays edited choices), or None
+    recipe: Optional[dict] = None
+
+
+@dataclass
+class Run:
+    """What the parser did with one stream: the normalized events of each ``feed`` and of
+    ``finish()``, or the exception it raised (``error``: type, message, frames, step) and the
+    seconds each step took."""
+
+    steps: list = field(default_factory=list)
+    finish: list = field(default_factory=list)
+    error: Optional[tuple] = None
+    times: list = field(default_factory=list)
+    #: set by the worker when a step returned something of no known shape
+    contract: Optional[str] = None
+
+
+@dataclass
+class Judged:
+    case: StreamCase
+    run: Run
+    folded: Folded
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    description: str
+    function: Callable[[Judged], Optional[Violation]]
+
+
+CHECKS: Registry[Check] = Registry("stream check")
+
+
+def check(name: str) -> Callable:
+    """Register a check under its verdict name; its docstring's first line describes it."""
+
+    def register(function: Callable) -> Callable:
+        doc = (function.__doc__ or name).strip().splitlines()[0]
+        CHECKS.register(name, Check(name, doc, function), module=function.__module__)
+        return function
+
+    return register
+
+
+def violation(verdict: str, key: str, what: str, reason: str) -> Violation:
+    return Violation(verdict, verdict_signature(verdict, anomaly_class=None, operator=None, format=None,
+                                                key=f"stream|{key}", what=what), reason)
+
+
+def judge(case: StreamCase, run: Run) -> list:
+    """Every violation of one stream, one per check at most, in registry order."""
+    if run.error is not None:
+        exception, message, frames, step = run.error
+        where = "finish()" if step >= len(deltas_of(case)) else f"feed() of delta {step}"
+        return [Violation("crash", crash_signature(exception=exception, frames=frames, message=message),
+                          f"{exception}: {message} (in {where})")]
+    judged = Judged(case, run, fold(run.steps, run.finish))
+    found = []
+    for item in CHECKS.values():
+        found_one = item.function(judged)
+        if found_one is not None:
+            found.append(found_one)
+    return found
+
+
+def deltas_of(case: StreamCase) -> list:
+    from fuzzer.harnesses.stream.splits import deltas
+
+    return deltas(case.text, case.cuts)
+
+
+# -- the checks ----------------------------------------------------------------------------------
+
+
+@check("truncation")
+def _truncation(j: Judged) -> Optional[Violation]:
+    """A stream cut mid-call gave a complete-looking call."""
+    case = j.case
+    if not case.truth_known or (case.truth is not None and case.anomaly_class != "truncated_output"):
+        return None
+    extra = j.folded.calls[len(case.truth or ()):]
+    complete = [c for c in extra if c["name"] and isinstance(c["arguments"], dict)]
+    if not complete:
+        return None
+    return violation("truncation", "complete-call", "a stream cut mid-call gave a complete-looking call",
+                     f"the output stops mid-call, yet {len(complete)} call(s) came out whole: "
+                     f"{_compact(complete)}")
+
+
+@check("corruption")
+def _corruption(j: Judged) -> Optional[Violation]:
+    """The folded calls (or content) differ from the truth."""
+    from fuzzer.harnesses.parser.oracle import coarse_damage, corruption_key
+
+    case, folded = j.case, j.folded
+    calls = folded.calls
+    if case.anomaly_class == "truncated_output" and case.truth is not None:
+        if rejected(j.run):
+            return None  # a cut stream may be refused whole
+        calls = calls[:len(case.truth)]  # a whole-looking cut call is truncation's finding
+    if case.truth_known and case.truth is not None and not json_equal(calls, case.truth):
+        if any(isinstance(c["arguments"], str) and c["arguments"].startswith(NOT_JSON) for c in calls):
+            kind, words = "arguments:not-json", "the streamed arguments are not JSON"
+        else:
+            kind, words = coarse_damage(*corruption_key(case.truth, folded.calls))
+        return violation("corruption", f"calls|{kind}", words,
+                         f"{words}: expected {_compact(case.truth)}, streamed {_compact(calls)}")
+    if case.content is not None and folded.content != case.content and not _whitespace_only(folded.content, case.content) \
+            and not case.content.startswith(folded.content):
+        words = "content lost" if _squash(folded.content) in _squash(case.content) else "content altered"
+        return violation("corruption", f"content|{words}", words,
+                         f"{words}: expected {case.content!r:.200}, streamed {folded.content!r:.200}")
+    return None
+
+
+@check("content_whitespace")
+def _content_whitespace(j: Judged) -> Optional[Violation]:
+    """The content differs from the truth only in whitespace (a lesser finding)."""
+    case, folded = j.case, j.folded
+    if case.content is None or folded.content == case.content or not _whitespace_only(folded.content, case.content):
+        return None
+    return violation("content_whitespace", "content-whitespace", "the content differs in whitespace only",
+                     f"expected {case.content!r:.200}, streamed {folded.content!r:.200}")
+
+
+@check("event_grammar")
+def _grammar(j: Judged) -> Optional[Violation]:
+    """A call started twice, without a name or id, out of order, or arguments out of place."""
+    if not j.folded.grammar:
+        return None
+    kind, step, words = j.folded.grammar[0]
+    return violation("event_grammar", f"grammar|{kind}", _GRAMMAR_WORDS.get(kind, kind), f"{words} (step {step})")
+
+
+_GRAMMAR_WORDS = {"restart": "a call was started twice (name or id emitted again)",
+                  "index": "call indices are not dense from 0 and in order",
+                  "noname": "a call started without a name", "noid": "a call started without an id",
+                  "orphan": "arguments for a call never started", "after_end": "arguments after the call ended",
+                  "orphan_end": "a call ended that never started", "end_twice": "a call ended twice"}
+
+
+@check("not_append_only")
+def _append_only(j: Judged) -> Optional[Violation]:
+    """A call's arguments were complete JSON at one step, then more was appended."""
+    if not j.folded.reopened:
+        return None
+    index, step = j.folded.reopened[0]
+    return violation("not_append_only", "arguments-reopened",
+                     "arguments streamed as complete JSON, then appended to",
+                     f"call {index}'s arguments were a complete JSON object after step {step}, then more "
+                     f"was streamed: {j.folded.raw_arguments[index]!r:.200}")
+
+
+@check("leakage")
+def _leakage(j: Judged) -> Optional[Violation]:
+    """A marker or a fragment of one in content, names or arguments."""
+    case, folded = j.case, j.folded
+    if not case.markers:
+        return None
+    truth_calls = case.truth if case.truth_known and case.truth is not None else None
+    places = []
+    if case.content is not None:
+        places.append(("content", folded.content, case.content))
+    if truth_calls is not None:
+        truth_names = " ".join(str(c.get("name")) for c in truth_calls)
+        truth_args = json.dumps([c.get("arguments") for c in truth_calls], ensure_ascii=False)
+        places.append(("names", " ".join(c["name"] for c in folded.calls), truth_names))
+        places.append(("arguments", json.dumps([c["arguments"] for c in folded.calls], ensure_ascii=False), truth_args))
+    for where, got, allowed in places:
+        for fragment in fragments(case.markers):
+            if fragment in got and fragment not in allowed:
+                whole = fragment in case.markers
+                what = f"a marker in {where}" if whole else f"a marker fragment in {where}"
+                return violation("leakage", f"{where}|{'marker' if whole else 'fragment'}", what,
+                                 f"{fragment!r} in the streamed {where}: {got!r:.200}")
+    return None
+
+
+@check("held_back")
+def _held_back(j: Judged) -> Optional[Violation]:
+    """Content held back longer than the longest marker, or not released by finish()."""
+    case, folded = j.case, j.folded
+    if case.content is None:
+        return None
+    if folded.content != case.content and case.content.startswith(folded.content) \
+            and not _whitespace_only(folded.content, case.content):
+        return violation("held_back", "finish", "finish() did not release held-back content",
+                         f"{len(case.content) - len(folded.content)} character(s) of content never came: "
+                         f"{case.content[len(folded.content):]!r:.120}")
+    if not case.markers:
+        return None
+    longest = max(len(m) for m in case.markers)
+    from fuzzer.harnesses.stream.splits import marker_spans
+
+    spans = marker_spans(case.text, case.markers)
+    first = spans[0][0] if spans else len(case.text)
+    if not case.content.startswith(case.text[:first]):
+        return None
+    fed = 0
+    for step, part in enumerate(deltas_of(case)):
+        fed += len(part)
+        if folded.first_start is not None and step >= folded.first_start:
+            break
+        safe = len(case.text[:min(fed, first)].rstrip())
+        if step < len(folded.content_after) and folded.content_after[step] < safe - longest:
+            return violation("held_back", "before-call", "content held back longer than the longest marker",
+                             f"after {fed} characters fed, {folded.content_after[step]} of content came out; "
+                             f"{safe} were plain text (longest marker: {longest})")
+    return None
+
+
+# -- over several runs ---------------------------------------------------------------------------
+
+
+def variance(case: StreamCase, run: Run, whole: Run) -> Optional[Violation]:
+    """``split_variance``: this split's result differs from the whole output's (judged where
+    the truth cannot say which is right)."""
+    if run.error is not None or whole.error is not None:
+        return None
+    mine, theirs = fold(run.steps, run.finish), fold(whole.steps, whole.finish)
+    if mine.result() == theirs.result():
+        return None
+    part = "calls" if mine.result()[0] != theirs.result()[0] else "content" if mine.content != theirs.content \
+        else "reasoning"
+    return violation("split_variance", f"variance|{part}", f"the {part} depend on where the stream is split",
+                     f"whole: {_compact(theirs.calls) if part == 'calls' else repr(theirs.content)[:150]}; "
+                     f"split: {_compact(mine.calls) if part == 'calls' else repr(mine.content)[:150]}")
+
+
+def nondeterminism(first: Run, second: Run) -> Optional[Violation]:
+    """The same stream, run twice, gave different results."""
+    a = fold(first.steps, first.finish).result() if first.error is None else ("raised", first.error[0])
+    b = fold(second.steps, second.finish).result() if second.error is None else ("raised", second.error[0])
+    if a == b:
+        return None
+    return violation("nondeterminism", "rerun", "the same stream gave another result when run again",
+                     f"first: {str(a)[:150]}; again: {str(b)[:150]}")
+
+
+def rejected(run: Run) -> bool:
+    """An accumulator refused the stream (raised ValueError): no calls, on purpose."""
+    return any(event[0] == "rejected" for events in run.steps for event in events)
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def fragments(markers: Sequence[str]) -> list:
+    """Each marker, then its prefixes and suffixes of at least :data:`MIN_FRAGMENT` characters
+    that hold a marker character, longest first."""
+    out: dict = {}
+    for marker in markers:
+        out[marker] = None
+        for k in range(len(marker) - 1, MIN_FRAGMENT - 1, -1):
+            for piece in (marker[:k], marker[-k:]):
+                if _MARKER_CHARS.intersection(piece):
+                    out[piece] = None
+    return sorted(out, key=lambda f: (-len(f), f))
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split())
+
+
+def _whitespace_only(a: str, b: str) -> bool:
+    return a != b and _squash(a) == _squash(b)
+
+
+def _compact(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=repr)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+__all__ = ["CHECKS", "Check", "Judged", "Run", "StreamCase", "Violation", "fragments", "judge", "nondeterminism",
+           "variance", "violation"]

@@ -1,0 +1,202 @@
+"""Chunk streams for accumulators: what an API or an open server sends a client, valid and anomalous.
+
+Why built as the real SDK types: a client's accumulator reads ``chunk.choices[0].delta.tool_calls``
+(``openai``) or ``event.delta.partial_json`` (``anthropic``); a chunk toolfuzz made up would let a
+client pass here and fail on the wire. Every chunk is validated by the SDK's own pydantic model
+(``ChatCompletionChunk.model_validate``, the ``Raw*Event`` models), so a stream the SDK would not
+accept is never sent. The ``sse`` shape is the raw bytes of the OpenAI stream over HTTP
+(``data: {...}\\n\\n`` ... ``data: [DONE]``), cut anywhere, inside a UTF-8 sequence too.
+
+A stream's arguments are cut where the case's split says (``cuts`` apply to each call's arguments
+text; for ``sse`` to the byte stream instead). The anomalies, and what the calls are then:
+
+=========================  ===============================================================
+``id_name_repeated``       id and name on every chunk of a call, not only the first
+``all_index_0``            every call streamed at index 0 (told apart by their ids only)
+``cumulative_last``        the last arguments chunk of a call repeats all its arguments
+``empty_args_first``       an arguments chunk of ``""`` before the chunk naming the call
+``content_between``        content chunks between the calls
+``cut_length``             cut mid-arguments of the last call, ``finish_reason: "length"``:
+                           only the calls before it are complete
+``cut_no_finish``          cut mid-arguments, and no finish chunk at all
+=========================  ===============================================================
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from fuzzer.harnesses.stream.splits import deltas
+
+ANOMALIES = ("id_name_repeated", "all_index_0", "cumulative_last", "empty_args_first", "content_between",
+             "cut_length", "cut_no_finish")
+CUT = ("cut_length", "cut_no_finish")
+#: Which shapes each anomaly applies to (the others have no such field).
+APPLIES = {"id_name_repeated": ("openai", "sse"), "empty_args_first": ("openai", "sse")}
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """The stream to build: the calls (with their arguments text), content before them, an
+    anomaly, and where to cut."""
+
+    calls: tuple
+    content: str = ""
+    anomaly: Optional[str] = None
+    cuts: tuple = ()
+
+    @classmethod
+    def from_case(cls, case: Any) -> "ChunkPlan":
+        """The plan a consumer case's ``text`` holds (:func:`plan_text`), cut at its ``cuts``."""
+        data = json.loads(case.text)
+        calls = tuple((c["name"], json.dumps(c["arguments"], ensure_ascii=False)) for c in data["calls"])
+        return cls(calls=calls, content=data.get("content", ""), anomaly=data.get("anomaly"), cuts=tuple(case.cuts))
+
+
+def plan_text(calls: list, content: str, anomaly: Optional[str]) -> str:
+    """A consumer case's ``text``: the plan as JSON (what the corpus stores and shrinking edits)."""
+    return json.dumps({"calls": calls, "content": content, "anomaly": anomaly}, ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+def expected_calls(calls: list, anomaly: Optional[str]) -> list:
+    """The calls a correct accumulator returns for this stream."""
+    return list(calls[:-1]) if anomaly in CUT else list(calls)
+
+
+def _pieces(text: str, cuts: tuple) -> list:
+    return [p for p in deltas(text, [c for c in cuts if c < len(text)]) if p] or [""]
+
+
+def _openai_dicts(plan: ChunkPlan, arg_cuts: tuple) -> list:
+    """The chunks as the dicts the API sends."""
+    base = {"id": "chatcmpl-toolfuzz", "object": "chat.completion.chunk", "created": 0, "model": "toolfuzz"}
+
+    def chunk(delta: dict, finish: Optional[str] = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if plan.content:
+        out.append(chunk({"content": plan.content}))
+    anomaly = plan.anomaly
+    last = len(plan.calls) - 1
+    for i, (name, arguments) in enumerate(plan.calls):
+        index = 0 if anomaly == "all_index_0" else i
+        call_id = f"call_{i}"
+        if anomaly == "content_between" and i:
+            out.append(chunk({"content": " and "}))
+        if anomaly == "empty_args_first":
+            out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": ""}}]}))
+        out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
+                                          "function": {"name": name, "arguments": ""}}]}))
+        pieces = _pieces(arguments, arg_cuts)
+        if anomaly in CUT and i == last:
+            pieces = _pieces(arguments[:max(1, len(arguments) // 2)], arg_cuts)
+        for k, piece in enumerate(pieces):
+            if anomaly == "cumulative_last" and k == len(pieces) - 1 and len(pieces) > 1:
+                piece = arguments
+            call: dict = {"index": index, "function": {"arguments": piece}}
+            if anomaly == "id_name_repeated":
+                call = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": piece}}
+            out.append(chunk({"tool_calls": [call]}))
+    if plan.anomaly == "cut_no_finish":
+        return out
+    out.append(chunk({}, "length" if plan.anomaly == "cut_length" else "tool_calls" if plan.calls else "stop"))
+    out.append({**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}})
+    return out
+
+
+def openai_chunks(plan: ChunkPlan) -> list:
+    """``openai`` SDK ``ChatCompletionChunk`` objects."""
+    from openai.types.chat import ChatCompletionChunk
+
+    return [ChatCompletionChunk.model_validate(d) for d in _openai_dicts(plan, plan.cuts)]
+
+
+def anthropic_events(plan: ChunkPlan) -> list:
+    """``anthropic`` SDK stream events (``message_start`` ... ``message_stop``)."""
+    import anthropic.types as t
+
+    events: list = [t.RawMessageStartEvent.model_validate({"type": "message_start", "message": {
+        "id": "msg_toolfuzz", "type": "message", "role": "assistant", "model": "toolfuzz", "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
+    block = 0
+
+    def text_block(text: str) -> None:
+        nonlocal block
+        events.append(t.RawContentBlockStartEvent.model_validate(
+            {"type": "content_block_start", "index": block, "content_block": {"type": "text", "text": ""}}))
+        events.append(t.RawContentBlockDeltaEvent.model_validate(
+            {"type": "content_block_delta", "index": block, "delta": {"type": "text_delta", "text": text}}))
+        events.append(t.RawContentBlockStopEvent.model_validate({"type": "content_block_stop", "index": block}))
+        block += 1
+
+    if plan.content:
+        text_block(plan.content)
+    last = len(plan.calls) - 1
+    for i, (name, arguments) in enumerate(plan.calls):
+        if plan.anomaly == "content_between" and i:
+            text_block(" and ")
+        index = 0 if plan.anomaly == "all_index_0" else block
+        events.append(t.RawContentBlockStartEvent.model_validate({"type": "content_block_start", "index": index,
+                                                                   "content_block": {"type": "tool_use", "id": f"toolu_{i}",
+                                                                                     "name": name, "input": {}}}))
+        cut = plan.anomaly in CUT and i == last
+        pieces = _pieces(arguments[:max(1, len(arguments) // 2)] if cut else arguments, plan.cuts)
+        for k, piece in enumerate(pieces):
+            if plan.anomaly == "cumulative_last" and k == len(pieces) - 1 and len(pieces) > 1:
+                piece = arguments
+            events.append(t.RawContentBlockDeltaEvent.model_validate(
+                {"type": "content_block_delta", "index": index,
+                 "delta": {"type": "input_json_delta", "partial_json": piece}}))
+        if cut:
+            break
+        events.append(t.RawContentBlockStopEvent.model_validate({"type": "content_block_stop", "index": index}))
+        block += 1
+    if plan.anomaly == "cut_no_finish":
+        return events
+    stop = "max_tokens" if plan.anomaly == "cut_length" else "tool_use" if plan.calls else "end_turn"
+    events.append(t.RawMessageDeltaEvent.model_validate({"type": "message_delta", "delta": {
+        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}))
+    events.append(t.RawMessageStopEvent.model_validate({"type": "message_stop"}))
+    return events
+
+
+#: How the ``sse`` shape groups each call's arguments (its cuts split the bytes instead).
+SSE_PIECE = 5
+
+
+def sse_bytes(plan: ChunkPlan) -> list:
+    """The raw bytes of the OpenAI stream over HTTP, cut at ``plan.cuts`` (byte offsets: inside a
+    ``data:`` line, between ``\\n`` and ``\\n``, inside a UTF-8 sequence)."""
+    from openai.types.chat import ChatCompletionChunk
+
+    longest = max((len(a) for _n, a in plan.calls), default=0)
+    arg_cuts = tuple(range(SSE_PIECE, longest, SSE_PIECE))
+    body = b""
+    for d in _openai_dicts(plan, arg_cuts):
+        ChatCompletionChunk.model_validate(d)
+        body += b"data: " + json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n\n"
+    if plan.anomaly != "cut_no_finish":
+        body += b"data: [DONE]\n\n"
+    cuts = sorted({c for c in plan.cuts if 0 < c < len(body)})
+    out, start = [], 0
+    for cut in cuts:
+        out.append(body[start:cut])
+        start = cut
+    out.append(body[start:])
+    return out
+
+
+def build_chunks(plan: ChunkPlan, shape: str) -> list:
+    if shape == "anthropic":
+        return anthropic_events(plan)
+    if shape == "sse":
+        return sse_bytes(plan)
+    return openai_chunks(plan)
+
+
+__all__ = ["ANOMALIES", "APPLIES", "CUT", "ChunkPlan", "anthropic_events", "build_chunks", "expected_calls",
+           "openai_chunks", "plan_text", "sse_bytes"]
