@@ -124,6 +124,11 @@ class CampaignResult(JobResult):
     def corpus_failing(self) -> list:
         return [r for r in self.replayed if r.status not in ("pass", "unjudged")]
 
+    @property
+    def case_label(self) -> str:
+        """The name of the test case JUnit reports the run as (what was fuzzed)."""
+        return self.label or self.job
+
     def test_cases(self) -> list[TestCase]:
         cases = []
         found = {f.signature.id for f in self.findings}
@@ -136,7 +141,7 @@ class CampaignResult(JobResult):
                                   r.entry.text if status == FAILED else ""))
         for f in self.findings:
             cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, finding_detail(f)))
-        run = self.run_case(self.label or self.job, self.units_word)
+        run = self.run_case(self.case_label, self.units_word)
         return cases + ([run] if run is not None else [])
 
     def base_report(self) -> dict[str, Any]:
@@ -255,7 +260,13 @@ class CampaignJob(Job):
         rounds run in the campaign's pool beside them. Never past the budget's deadline."""
         if self.budget.seconds is not None and kwargs.get("deadline") is None:
             kwargs["deadline"] = self.budget.deadline
-        return (self._settling_pool or self.pool).run(payloads, **kwargs)
+        return self.running_pool.run(payloads, **kwargs)
+
+    @property
+    def running_pool(self) -> Any:
+        """The pool an input run outside the rounds goes to now: the settle pool while rounds run
+        beside the settling, else the campaign's."""
+        return self._settling_pool or self.pool
 
     def _settle_pool(self) -> Any:
         """One worker of the subject's spec for settling beside the rounds (forked before the
@@ -274,7 +285,9 @@ class CampaignJob(Job):
                 and hasattr(self.pool, "spec"))
 
     def _settling_due(self) -> bool:
-        return bool(self.book.pending or (self.book.improve and self.budget.shrink_window() > 0))
+        """Whether :meth:`_settle` has anything it would do now."""
+        return bool(self.book.pending or (self.book.improve and self.budget.shrink_window() > 0)
+                    or self.subject.settling_due(self))
 
     # -- filing ----------------------------------------------------------------------------------
     def offer(self, failure: Failure) -> None:
@@ -315,29 +328,30 @@ class CampaignJob(Job):
         return False
 
     # -- rounds ----------------------------------------------------------------------------------
-    def _plan(self, unit: str, counts: list) -> list:
+    def _plan(self, unit: str, counts: list, room: Optional[int] = None) -> list:
         orders = []
         for count in counts:
-            orders.append(self.subject.plan(unit, count, self._planned))
+            orders.append(self.subject.plan(unit, count, self._planned, room))
             self._planned += 1
         return orders
 
-    def run_round(self, unit: str, counts: list, stop_sending: Optional[float], *,
+    def run_round(self, unit: str, counts: list, stop_sending: Optional[float], *, room: Optional[int] = None,
                   on_sent: Optional[Callable[[], None]] = None, file: bool = True,
                   stop_when: Optional[Callable[[], bool]] = None) -> Any:
         """Plan a round of orders (``counts`` cases each) into the line, run what waits in it, and
-        file the results that can be filed, in order. Returns the executions filed — or, with
+        file the results that can be filed, in order. ``room``: executions each order may run
+        beyond its cases (None: no execution limit). Returns the executions filed — or, with
         ``file`` False (a round run beside the settling, in another thread), ``(orders, results)``
         for :meth:`file_round` in the campaign's thread."""
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[:2] == (unit, tuple(counts)):
             planned = ahead[2]
         else:
-            planned = self._plan(unit, counts)
+            planned = self._plan(unit, counts, room)
         for order in planned:
             self._line.add(order)
         orders = self._line.waiting()
-        plan_ahead = self.subject.plans_ahead and file
+        plan_ahead = self.subject.plans_ahead and file and room is None
         ran = 0
 
         def take_arrived(results: list) -> None:
@@ -487,6 +501,15 @@ class CampaignJob(Job):
                 if finding.merged_into is None:
                     yield book.announce(finding, improved=True)
 
+    def settle(self) -> Iterator[Any]:
+        """Confirm, shrink and announce what is pending now (a subject's :meth:`~Subject.begin`
+        settles what its probes found before the fuzzing starts)."""
+        return self._settle()
+
+    def progress(self, phase: Phase, label: str) -> Progress:
+        """A Progress event now (the timeline gets a point)."""
+        return self._progress(phase, label)
+
     def _progress(self, phase: Phase, label: str) -> Progress:
         self.result_.timeline.append((self.elapsed(), self.tally.executions))
         return Progress(self.tally.executions, self.elapsed(), self.book.by_verdict(), phase, label,
@@ -558,6 +581,10 @@ class CampaignJob(Job):
         if mine:
             self.result_.replayed = self.subject.replay(mine, self)
 
+    def slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
+        """When unit ``index``'s part of the budget ends: (deadline, cumulative executions)."""
+        return self._slice_end(index)
+
     def _slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
         """When unit ``index``'s part of the budget ends: (deadline, cumulative executions)."""
         seconds, examples = self._slices
@@ -580,7 +607,7 @@ class CampaignJob(Job):
         """Prepare and fuzz one unit; returns None, or why nothing could be fuzzed."""
         subject, budget = self.subject, self.budget
         deadline, examples = self._slice_end(index)
-        yield PhaseStarted(Phase.PROBING if len(self.units) > 1 else Phase.FUZZING, unit)
+        yield PhaseStarted(Phase.PROBING if len(self.units) > 1 or subject.probes else Phase.FUZZING, unit)
         problem = yield from subject.begin(unit, self)
         yield from self._settle()
         if problem is not None:
@@ -603,20 +630,24 @@ class CampaignJob(Job):
                 break
             left = (examples - self.tally.executions - self._line.outstanding()) if examples is not None else None
             ran = subject.turn(unit, self, left)
+            settle_now = True
             if ran is None:
                 counts = self._round_counts(left, first)
                 if deadline is not None and examples is None and rate:
                     # this unit's slice of the budget: a round that would outlast it is cut to fit
                     fits = int(rate * (deadline - time.monotonic()) / max(1, subject.order_size)) + 1
                     counts = counts[:max(1, fits)]
+                room = None if left is None else max(0, left - sum(counts)) // max(1, len(counts))
                 started_round = time.monotonic()
                 if not first and self._settling_due() and self._settles_beside(examples):
                     ran = yield from self._settle_beside(unit, counts, deadline, None)
                 else:
                     # the budget's deadline is hard; this unit's share ends once its orders running finish
-                    ran = self.run_round(unit, counts, deadline)
+                    ran = self.run_round(unit, counts, deadline, room=room)
                 first = False
                 rate = ran / max(1e-3, time.monotonic() - started_round)
+                # what this round found is settled beside the next one, the workers busy meanwhile
+                settle_now = not self._settles_beside(examples)
             empty = 0 if ran else empty + 1
             if empty >= EMPTY_ROUNDS:
                 break
@@ -624,7 +655,8 @@ class CampaignJob(Job):
             problem = subject.after_round(unit, self, ran)
             if problem is not None and not ran_any:
                 return problem
-            yield from self._settle()
+            if settle_now:
+                yield from self._settle()
             if self.elapsed() - self._last_progress >= PROGRESS_EVERY:
                 self._last_progress = self.elapsed()
                 yield self._progress(Phase.FUZZING, unit)
@@ -632,7 +664,7 @@ class CampaignJob(Job):
         yield from self._settle()  # what the last rounds found
         subject.end(unit, self)
         if not ran_any and empty >= EMPTY_ROUNDS:
-            return "nothing to generate: no selected input kind applies"
+            return f"nothing to generate: {subject.nothing_to_generate}"
         return None
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:

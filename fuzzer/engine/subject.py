@@ -53,6 +53,10 @@ class Subject:
     #: Plan the next round's orders while this round's run (the plan is costly, and the workers
     #: would wait for it); the plan must not depend on this round's results then.
     plans_ahead = False
+    #: ``begin`` probes what the reference reads (the phase says "probing" even for one unit).
+    probes = False
+    #: Why a unit whose every round built nothing could not be fuzzed ("nothing to generate: ...").
+    nothing_to_generate = "no selected input kind applies"
 
     def size(self, case: Any) -> Any:
         """The order of inputs "smaller first" (any comparable value), or None: then a smaller input
@@ -90,8 +94,9 @@ class Subject:
         return None
         yield  # pragma: no cover - a generator
 
-    def plan(self, unit: str, count: int, number: int) -> Any:
-        """Order ``number`` of the campaign: ``count`` cases of ``unit``."""
+    def plan(self, unit: str, count: int, number: int, room: Optional[int] = None) -> Any:
+        """Order ``number`` of the campaign: ``count`` cases of ``unit``. ``room``: executions the
+        order may run beyond its cases (re-runs), None when no execution limit applies."""
         raise NotImplementedError
 
     def file(self, order: Any, result: Any, job: Any) -> int:
@@ -141,6 +146,10 @@ class Subject:
 
     def before_settling(self, job: Any) -> None:
         """Before the pending findings are confirmed (the parser files what it took aside)."""
+
+    def settling_due(self, job: Any) -> bool:
+        """Whether :meth:`before_settling` has work waiting (then the engine settles soon)."""
+        return False
 
     def confirmable(self, finding: Any) -> bool:
         """Whether to run the finding's input again before it is reported (not a hang: that costs

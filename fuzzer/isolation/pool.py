@@ -56,6 +56,9 @@ def _close_all() -> None:
 
 #: Stacks dumped from a hung worker; the frames all of them share key the hang.
 HANG_DUMPS = 4
+#: Seconds beyond a served object's own warm-up limit the engine waits for its warm-up (it stops
+#: Python code itself; native code it cannot stop is stopped here).
+WARM_UP_MARGIN_S = 5.0
 
 _S = TypeVar("_S", bound="Started")
 
@@ -254,12 +257,16 @@ class WorkerPool(Started):
                 stuck = self._stuck_importing(zygote.pid)
                 zygote.kill()  # stuck importing, it would never read the EOF that tells it to exit
                 raise ImportTimeout(self.spec.label, self.load_timeout, stuck)
-            try:
-                status, *answer = ctl.recv()
-            except (EOFError, OSError):
-                zygote.join(5)
-                raise TargetError(f"{self.spec.label}: the process loading it died "
-                                  f"(exit code {zygote.exitcode})") from None
+            message = self._loading_message(ctl, zygote)
+            if message[0] == "loaded":  # imported; now its warm-up run, bounded by itself
+                limit = message[1] + WARM_UP_MARGIN_S
+                if not ctl.poll(limit):
+                    stuck = self._stuck_importing(zygote.pid)
+                    zygote.kill()
+                    where = f" (stuck at {stuck})" if stuck else ""
+                    raise TargetError(f"{self.spec.label}: its warm-up run did not finish within {limit:g} s{where}")
+                message = self._loading_message(ctl, zygote)
+            status, *answer = message
             if status != "ok":
                 raise TargetError(answer[0])
             self.info = answer[1]
@@ -270,6 +277,14 @@ class WorkerPool(Started):
         except BaseException:
             self.close()
             raise
+
+    def _loading_message(self, ctl: Any, zygote: Any) -> tuple:
+        try:
+            return ctl.recv()
+        except (EOFError, OSError):
+            zygote.join(5)
+            raise TargetError(f"{self.spec.label}: the process loading it died "
+                              f"(exit code {zygote.exitcode})") from None
 
     def close(self) -> None:
         """Kill and reap every worker and the zygote. Idempotent; also runs at interpreter exit."""

@@ -93,6 +93,17 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
         text = " ".join(str(exc).split())[:MESSAGE_LIMIT]
         ctl.send(("error", f"{spec.label}: loading raised {type(exc).__name__}: {text}"))
         return
+    warm = getattr(served, "warm_up", None)
+    if callable(warm):
+        # loaded: the engine's load timeout (an import that never ends) stops here; the warm-up
+        # bounds itself (fuzzer.engine.warmup), the engine waits that long for it
+        ctl.send(("loaded", float(getattr(served, "warm_up_limit_s", 0.0) or 0.0)))
+        try:
+            warm()
+        except BaseException as exc:  # noqa: BLE001 - anything at all must become one line
+            text = " ".join(str(exc).split())[:MESSAGE_LIMIT]
+            ctl.send(("error", f"{spec.label}: its warm-up raised {type(exc).__name__}: {text}"))
+            return
     _disarm_traceback_dump(dump)
     try:
         info = getattr(served, "info", None)  # what the caller may ask of the loaded code

@@ -187,12 +187,15 @@ class CtrlCAtFailure(CampaignJob):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.booked = 0
+        book = self.subject.on_failure  # what every tool hands its failures to
 
-    def _on_failure(self, failure: Any) -> None:
-        self.booked += 1
-        if self.booked == self.at:
-            os.kill(os.getpid(), signal.SIGINT)
-        super()._on_failure(failure)
+        def on_failure(failure: Any) -> None:
+            self.booked += 1
+            if self.booked == self.at:
+                os.kill(os.getpid(), signal.SIGINT)
+            book(failure)
+
+        self.subject.on_failure = on_failure
 
 
 @pytest.mark.parametrize("at", [1, 9, 60])
@@ -224,7 +227,8 @@ def test_minimized_samples_fail_with_the_same_signature_when_judged_again(naive_
         assert len(finding.best.text) <= len(finding.sample.text)
         judgment = oracle.judge(finding.best, outcome)
         assert judgment.verdict is finding.verdict, (finding.signature, judgment)
-        assert oracle.signature(finding.best, judgment, outcome).id == finding.signature.id
+        # (the oracle's signature: a finding filed by its format or path keeps the one it matched)
+        assert oracle.signature(finding.best, judgment, outcome).id == finding.oracle_id
         if finding.verdict in (Verdict.CORRUPTION, Verdict.FALSE_REJECT) and finding.sample.recipe is not None:
             # built from a recipe, shrunk structurally: the truth was recomputed, not guessed for an
             # edited text (exploration's havoc has no recipe and shrinks as text)
@@ -375,23 +379,17 @@ def test_the_next_tool_s_probes_are_built_while_this_one_is_fuzzed_and_are_the_s
     assert [texts for _n, _m, texts in ProbesRecordingTool.builds] == [texts for _n, _m, texts in builds]
 
 
-class BesideTool(ToolCampaign):
-    """The per-tool engine, noting the rounds run without filing (beside a settle) and filed later."""
+class Beside(CampaignJob):
+    """The campaign, noting the rounds run without filing (beside a settle) and filed later."""
 
     beside: list = []
 
-    def fuzz(self, *args: Any, file: bool = True, **kwargs: Any) -> Any:
-        import threading
-
-        out = super().fuzz(*args, file=file, **kwargs)
+    def run_round(self, *args: Any, file: bool = True, **kwargs: Any) -> Any:
+        out = super().run_round(*args, file=file, **kwargs)
         if not file:
-            BesideTool.beside.append((threading.current_thread().name, sum(
+            Beside.beside.append((threading.current_thread().name, sum(
                 r.executions for r in out[1] if r is not None and hasattr(r, "executions"))))
         return out
-
-
-class Beside(CampaignJob):
-    tool_campaign = BesideTool
 
 
 def test_under_a_budget_findings_are_settled_while_rounds_go_on_and_every_execution_is_counted(naive_pool):
@@ -400,47 +398,43 @@ def test_under_a_budget_findings_are_settled_while_rounds_go_on_and_every_execut
     rounds are filed afterwards, in the campaign's thread: the counts add up, and the findings are
     confirmed and minimized as ever. With --max-examples (a seed's run stays the same) there are
     no such rounds."""
-    BesideTool.beside = []
+    Beside.beside = []
     campaign = run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=6.0)
     result = campaign.result_
-    assert BesideTool.beside and all(name == "toolfuzz-rounds" for name, _n in BesideTool.beside)
-    assert sum(n for _name, n in BesideTool.beside) > 0
+    assert Beside.beside and all(name == "toolfuzz-rounds" for name, _n in Beside.beside)
+    assert sum(n for _name, n in Beside.beside) > 0
     assert result.executions == sum(stats.executions for stats in result.by_class.values())
     assert len(result.findings) >= 5 and any(f.is_minimized for f in result.findings)
-    BesideTool.beside = []
+    Beside.beside = []
     run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=None, max_examples=3000)
-    assert BesideTool.beside == []
+    assert Beside.beside == []
 
 
 def test_a_tool_with_its_own_number_of_executions_is_not_fuzzed_beside_and_keeps_to_it(naive_pool):
     """A tools file's ``max_examples`` for a tool, under the default time budget: rounds beside a
     settle could not stop at the number, so that tool's findings are settled between rounds."""
-    BesideTool.beside = []
+    Beside.beside = []
     campaign = run_campaign(naive_pool, cls=Beside, tool="get_weather", budget_s=20.0,
                             per_tool={"get_weather": {"max_examples": 1500}})
-    assert BesideTool.beside == []
+    assert Beside.beside == []
     assert 0 < campaign.result_.executions <= 1500
     assert campaign.result_.findings
-
-
-class SlowRoundTool(BesideTool):
-    """A round beside a settle that is still running when the campaign's thread waits for it,
-    and a Ctrl-C that lands during that wait: the round sends it once the campaign's thread has
-    begun waiting (:data:`WAITING`, set by the test's wrapper of ``RoundsBeside.finish``)."""
-
-    def fuzz(self, *args: Any, file: bool = True, **kwargs: Any) -> Any:
-        out = super().fuzz(*args, file=file, **kwargs)
-        if not file and len(BesideTool.beside) == 1:
-            assert WAITING.wait(120), "the campaign's thread never waited for the round"
-            os.kill(os.getpid(), signal.SIGINT)
-        return out
 
 
 WAITING = threading.Event()
 
 
-class InterruptedBeside(CampaignJob):
-    tool_campaign = SlowRoundTool
+class InterruptedBeside(Beside):
+    """A round beside a settle that is still running when the campaign's thread waits for it,
+    and a Ctrl-C that lands during that wait: the round sends it once the campaign's thread has
+    begun waiting (:data:`WAITING`, set by the test's wrapper of ``RoundsBeside.finish``)."""
+
+    def run_round(self, *args: Any, file: bool = True, **kwargs: Any) -> Any:
+        out = super().run_round(*args, file=file, **kwargs)
+        if not file and len(Beside.beside) == 1:
+            assert WAITING.wait(120), "the campaign's thread never waited for the round"
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
 
     def _settle(self) -> Any:
         if self._settling_pool is not None:
@@ -451,7 +445,7 @@ class InterruptedBeside(CampaignJob):
 def test_a_ctrl_c_while_waiting_for_the_rounds_beside_still_files_what_they_ran(monkeypatch):
     """What the rounds beside a settle ran is counted and its findings filed, even when a Ctrl-C
     lands while the campaign's thread waits for them (it used to leave that wait at once)."""
-    from fuzzer.harnesses.parser.campaign import RoundsBeside
+    from fuzzer.engine.campaign import RoundsBeside
 
     finish = RoundsBeside.finish
 
@@ -461,13 +455,13 @@ def test_a_ctrl_c_while_waiting_for_the_rounds_beside_still_files_what_they_ran(
 
     WAITING.clear()
     monkeypatch.setattr(RoundsBeside, "finish", waiting)
-    BesideTool.beside = []
+    Beside.beside = []
     with pool_for("fuzzer.targets.naive:parse") as pool:
         campaign = run_campaign(pool, cls=InterruptedBeside, tool="get_weather", budget_s=20.0)
     result = campaign.result_
     assert result.stop_reason is StopReason.INTERRUPTED
-    assert len(BesideTool.beside) == 1 and BesideTool.beside[0][1] > 0
-    assert result.executions >= BesideTool.beside[0][1]
+    assert len(Beside.beside) == 1 and Beside.beside[0][1] > 0
+    assert result.executions >= Beside.beside[0][1]
     assert result.executions == sum(stats.executions for stats in result.by_class.values())
 
 

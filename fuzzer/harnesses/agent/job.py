@@ -146,7 +146,7 @@ class AgentSubject(Subject):
         self.runner.notes.clear()
         self._round_started = time.monotonic()
 
-    def plan(self, unit: str, count: int, number: int) -> ScriptOrder:
+    def plan(self, unit: str, count: int, number: int, room: Optional[int] = None) -> ScriptOrder:
         return ScriptOrder(order_seed(self.settings.seed, number), count, number)
 
     def file(self, order: ScriptOrder, result: ScriptResult, job: Any) -> int:

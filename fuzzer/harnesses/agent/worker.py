@@ -168,10 +168,20 @@ class EpisodeServer:
         self.policy = AgentPolicy.from_json(settings.policy or {})
         self.setup = ScriptSetup(self.registry, shape=settings.shape, formats=tuple(settings.formats),
                                  max_turns=self.policy.max_turns)
-        # Warmed up once here, where the workers are forked from, before anything is timed; only
-        # then are the policy's exception names resolved (a library the loop imports on first use counts).
-        self.warmup = self._warm_up(settings.warmup_s) if settings.warmup_s else None
+        self._settings = settings
+        self.warmup: Any = None
+        self.warm_up_limit_s = settings.warmup_s
         self.declared = resolve(self.policy.errors)
+
+    def warm_up(self) -> None:
+        """Warmed up once in the zygote, where the workers are forked from, before anything is
+        timed (the engine's load timeout covers the import; the warm-up bounds itself); only then
+        are the policy's exception names resolved (a library the loop imports on first use counts)."""
+        from fuzzer.engine.exception_names import resolve
+
+        if self._settings.warmup_s:
+            self.warmup = self._warm_up(self._settings.warmup_s)
+            self.declared = resolve(self.policy.errors)
 
     def _warm_up(self, limit_s: float) -> Any:
         """Play the warm-up script once (one valid call, a final answer), bounded by ``limit_s``."""
@@ -264,8 +274,7 @@ class EpisodeRunner(Started):
         self.settings = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json(),
                                  shape=shape, formats=tuple(formats), warmup_s=self.warmup_s)
         self.spec = AgentSpec(self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
-        # loading is importing the loop and warming it up: the pool waits for both
-        self.pool = WorkerPool(self.spec, workers=workers, load_timeout=LOAD_TIMEOUT + self.warmup_s)
+        self.pool = WorkerPool(self.spec, workers=workers, load_timeout=LOAD_TIMEOUT)
         self.notes: list[str] = []
 
     def start(self) -> None:

@@ -113,9 +113,7 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
 
     spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb)
-    # loading is importing the executor and warming it up: the pool waits for both
-    pool = WorkerPool(spec, workers=settings.workers,
-                      load_timeout=load_timeout(settings.budget_s) + warmup_limit(settings.timeout))
+    pool = WorkerPool(spec, workers=settings.workers, load_timeout=load_timeout(settings.budget_s))
     pool.start()
     unresolved = (pool.info or {}).get("unresolved_raises") or []
     if unresolved:
@@ -285,7 +283,7 @@ class ExecutorSubject(Subject):
         self._setup = zlib.compress(pickle.dumps(self.generator, pickle.HIGHEST_PROTOCOL), 1)
         yield from ()
 
-    def plan(self, unit: str, count: int, number: int) -> ScenarioOrder:
+    def plan(self, unit: str, count: int, number: int, room: Optional[int] = None) -> ScenarioOrder:
         return ScenarioOrder(self._key, self._setup, order_seed(self.settings.seed, number), count,
                              self._judge_there, number)
 

@@ -144,13 +144,9 @@ class ScenarioRunner:
         self.last_order = -1  # the highest order number run (ScenarioOrder.run)
         self.factory = _load_factory(config.executor, cwd)
         self.is_async = self._probe()
-        self.warmup = self._warm_up(config.warmup_s) if config.warmup_s else None
-        # The policy's exception names, resolved now that the executor is imported: an escaping
-        # exception is described with the names it is an instance of (fuzzer/engine/exception_names.py).
-        from fuzzer.engine.exception_names import Declared, resolve
-
-        self.declared = resolve(self.policy.raises) if self.policy is not None else Declared()
-        self.recorder.declared = self.declared
+        self.warmup: Any = None
+        self.warm_up_limit_s = config.warmup_s
+        self._resolve_declared()
         self.recorder.async_tools = self.is_async if config.async_tools == "auto" else bool(config.async_tools)
         _import_flavors(config.flavors)
 
@@ -172,6 +168,22 @@ class ScenarioRunner:
             raise TargetError(f"--executor {ref!r}: it returned {type(made).__name__}, which is neither "
                               f"callable as execute(name, arguments) nor has an execute_tool(name, arguments) method")
         return _is_async(execute)
+
+    def _resolve_declared(self) -> None:
+        """The policy's exception names, resolved now that the executor is imported (and again
+        after the warm-up: a library it imports on first use counts): an escaping exception is
+        described with the names it is an instance of (fuzzer/engine/exception_names.py)."""
+        from fuzzer.engine.exception_names import Declared, resolve
+
+        self.declared = resolve(self.policy.raises) if self.policy is not None else Declared()
+        self.recorder.declared = self.declared
+
+    def warm_up(self) -> None:
+        """Called once in the zygote after loading (the engine's load timeout covers the import,
+        the warm-up bounds itself), before any worker is forked and anything is timed."""
+        if self.config.warmup_s:
+            self.warmup = self._warm_up(self.config.warmup_s)
+            self._resolve_declared()
 
     def _warm_up(self, limit_s: float) -> Any:
         """One scenario, untimed by the watchdog, before any is (fuzzer.engine.warmup): the first tool

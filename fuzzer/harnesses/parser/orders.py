@@ -28,6 +28,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
+from fuzzer.engine.orders import Order
 from fuzzer.harnesses.parser.outcome import declined_quietly, outcome_of
 from fuzzer.harnesses.parser.oracle import Oracle, declined, rerun_judgment
 from fuzzer.harnesses.parser.schedule import TRUNCATION_SWEEP, Cut, build_planned
@@ -90,44 +91,28 @@ def text_of(item: Any) -> str:
     return base.text[:item.end] if base is not None else item.text
 
 
-class FuzzOrder:
+class FuzzOrder(Order):
     """"Build and run these planned families of visit ``key``": at most ``count`` samples, plus at
     most ``reruns`` re-runs. ``size``: the sequence numbers the order may use (the pool's stride).
 
     When its worker hangs or dies on an input, the pool calls :meth:`resume`: the order is sent
-    again without that input (its samples are a function of plan and seed, so the new worker
-    builds the same ones, and runs all but the skipped), as a text batch is run again without
-    the input that killed its worker. ``lost`` (engine side only) keeps those inputs."""
+    again at once without that input (its samples are a function of plan and seed, so the new
+    worker builds the same ones, and runs all but the skipped), as a text batch is run again
+    without the input that killed its worker. ``lost`` (engine side only) keeps those inputs."""
 
-    __slots__ = ("key", "visit", "plan", "seed", "count", "reruns", "skip", "lost")
+    __slots__ = ("key", "visit", "plan", "reruns")
 
-    #: Inputs one order may lose before it stops being sent again (each cost a --timeout).
+    #: Inputs one order may lose and still be sent again at once (each cost a --timeout).
     RESUMES = 64
 
-    def __init__(self, key: str, visit: bytes, plan: list, seed: int, count: int, reruns: int):
-        self.key, self.visit, self.plan, self.seed, self.count, self.reruns = key, visit, plan, seed, count, reruns
-        self.skip: frozenset = frozenset()
-        self.lost: list = []
-
-    def __getstate__(self) -> tuple:
-        return self.key, self.visit, self.plan, self.seed, self.count, self.reruns, self.skip
-
-    def __setstate__(self, state: tuple) -> None:
-        self.key, self.visit, self.plan, self.seed, self.count, self.reruns, self.skip = state
-        self.lost = []
+    def __init__(self, key: str, visit: bytes, plan: list, seed: int, count: int, reruns: int, number: int = 0):
+        super().__init__(seed, count, number)
+        self.key, self.visit, self.plan, self.reruns = key, visit, plan, reruns
 
     @property
     def size(self) -> int:
         # each family announces itself (its build is not an input's time), then its samples run
         return self.count + self.reruns + len(self.plan)
-
-    def resume(self, lost: Any) -> bool:
-        """Keep ``lost`` and skip its input from now on; False when the order has lost too many."""
-        self.lost.append(lost)
-        if len(self.lost) >= self.RESUMES:
-            return False
-        self.skip = self.skip | {lost.index}
-        return True
 
     def run(self, runner: Any) -> OrderResult:
         """In the worker: build, execute, judge."""

@@ -36,9 +36,15 @@ SWEEP_SIZE = 16
 RETIRE_AFTER = 12
 
 #: A first-pass operator that finds nothing to mutate in the calls drawn is tried again on other
-#: calls, right away (where the family is built), until it was tried RETIRE_AFTER times: so
-#: every operator runs early.
-FIRST_PASS_RETRIES = RETIRE_AFTER - 1
+#: calls, right away (where the family is built), up to twice RETIRE_AFTER times in all: so every
+#: operator runs early, even one that finds something to mutate in one draw of four (an enum
+#: value in an optional argument): it fails all its tries once in a thousand tools.
+FIRST_PASS_RETRIES = 2 * RETIRE_AFTER - 1
+#: Tries of a first-pass operator in the format it was planned in before its retries go to the
+#: other formats it applies to: an operator the schema allows in a format may rarely find there
+#: what it mutates (a JSON truncation in a format that writes arguments as XML tags), and would
+#: then not run until the first pass is over.
+NATIVE_TRIES = 4
 
 
 @dataclass(frozen=True)
@@ -77,10 +83,14 @@ class Scheduler:
             self._by_format_class[fmt] = groups
         self._first_pass: list[tuple[str, Optional[str]]] = []
         fmts = sorted(formats)
+        #: operator -> the formats it applies to, from the one its first pass was planned in on
+        self._elsewhere: dict[str, tuple] = {}
         for i, op in enumerate(sorted({op for ops in arms.values() for op in ops})):
             usable = [f for f in fmts if op in arms.get(f, ())]
             if usable:
-                self._first_pass.append((usable[i % len(usable)], op))
+                start = i % len(usable)
+                self._first_pass.append((usable[start], op))
+                self._elsewhere[op] = tuple(usable[start + 1:] + usable[:start])
         for fmt in fmts:
             self._first_pass.append((fmt, None))
         self._first_pass.reverse()  # popped from the end
@@ -89,6 +99,10 @@ class Scheduler:
         self._successes: set[tuple[str, str]] = set()
         self._succeeded_ops: set[str] = set()
         self._first_pass_open = True  # retried first-pass arms go back in until it is over
+
+    def elsewhere(self, ops: list) -> dict:
+        """For first-pass operators: the other formats they apply to (their retries' formats)."""
+        return {op: self._elsewhere[op] for op in ops if op is not None and self._elsewhere.get(op)}
 
     @property
     def in_first_pass(self) -> bool:
@@ -233,47 +247,62 @@ class SampleStream:
         return families
 
     def feedback(self, family: tuple, built: list) -> None:
-        """What building a planned family found: (operator, whether it built) per attempt."""
-        fmt = family[0].format
-        for op, ok in built:
+        """What building a planned family found: (operator, whether it built[, the format it was
+        tried in when not the family's]) per attempt."""
+        for op, ok, *where in built:
+            fmt = where[0] if where else family[0].format
             if ok:
                 self.scheduler.built(fmt, op)
             else:
                 self.scheduler.failed_to_build(fmt, op)
 
     def _next(self) -> Optional[tuple]:
-        retries = FIRST_PASS_RETRIES if self.scheduler.in_first_pass else 0
+        first = self.scheduler.in_first_pass
         variation, ops = self.scheduler.next_family(FAMILY_SIZE)
         if not self.include_valid:
             ops = [op for op in ops if op is not None]
         if self.sweep and None in ops and not self.cuts:
             ops += [TRUNCATION_SWEEP] * SWEEP_SIZE
-        return (variation, ops, retries) if ops else None
+        if not ops:
+            return None
+        return (variation, ops, FIRST_PASS_RETRIES, self.scheduler.elsewhere(ops)) if first else (variation, ops, 0)
 
 
-def build_planned(variation: Variation, ops: list, retries: int, *, registry: Any, tool: Any, source: RandomSource,
-                  cut_random: random.Random, cuts: bool) -> tuple[list, list]:
+def build_planned(variation: Variation, ops: list, retries: int, elsewhere: Optional[dict] = None, *,
+                  registry: Any, tool: Any, source: RandomSource, cut_random: random.Random,
+                  cuts: bool) -> tuple[list, list]:
     """Build one planned family: (its samples — each valid one followed by its :class:`Cut` s
-    when ``cuts``: the stream's truncation sweep, as cut-offs — and (operator, built) per
-    attempt). An operator that found nothing to mutate is tried on newly drawn calls up to
-    ``retries`` times."""
+    when ``cuts``: the stream's truncation sweep, as cut-offs — and (operator, built[, format])
+    per attempt). An operator that found nothing to mutate is tried on newly drawn calls up to
+    ``retries`` times: :data:`NATIVE_TRIES` in the family's format, then in turn in the other
+    formats ``elsewhere`` gives it (plain: no prose, one call, no reasoning)."""
     samples: list = []
     attempts: list = []
     todo = ops
-    for _ in range(1 + retries):
-        source.reset()
-        family = build_family(source, registry=registry, tool=tool, format=variation.format, operators=todo,
-                              chatter=variation.chatter, multi=variation.multi,
-                              reasoning=variation.reasoning or None)
-        for op, sample in zip(todo, family):
-            attempts.append((op, sample is not None))
-            if sample is None:
-                continue
-            samples.append(sample)
-            if op is None and cuts:
-                samples.extend(cuts_of(sample, SWEEP_SIZE, cut_random))
-            sample.rendered = None  # not needed any more; keeps batches small
-        todo = [op for op, sample in zip(todo, family) if sample is None and op is not None]
+    for attempt in range(1 + retries):
+        groups: dict = {}
+        for op in todo:
+            others = (elsewhere or {}).get(op) if attempt >= NATIVE_TRIES else None
+            fmt = others[(attempt - NATIVE_TRIES) % len(others)] if others else variation.format
+            groups.setdefault(fmt, []).append(op)
+        failed: list = []
+        for fmt, group in groups.items():
+            native = fmt == variation.format
+            source.reset()
+            family = build_family(source, registry=registry, tool=tool, format=fmt, operators=group,
+                                  chatter=variation.chatter and native, multi=variation.multi and native,
+                                  reasoning=(variation.reasoning and native) or None)
+            for op, sample in zip(group, family):
+                attempts.append((op, sample is not None) if native else (op, sample is not None, fmt))
+                if sample is None:
+                    if op is not None:
+                        failed.append(op)
+                    continue
+                samples.append(sample)
+                if op is None and cuts:
+                    samples.extend(cuts_of(sample, SWEEP_SIZE, cut_random))
+                sample.rendered = None  # not needed any more; keeps batches small
+        todo = failed
         if not todo:
             break
     return samples, attempts

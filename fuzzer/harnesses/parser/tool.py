@@ -16,7 +16,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
+from fuzzer.engine.campaign import ClassStats, Tally
 from fuzzer.engine.interrupts import BALANCED
+from fuzzer.engine.orders import order_seed
 from fuzzer.isolation.pool import Lost
 from fuzzer.harnesses.parser.oracle import Judgment, Oracle, brief, declined, rerun_judgment
 from fuzzer.harnesses.parser.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
@@ -70,34 +72,6 @@ def includes_valid(anomalies: Optional[list[str]]) -> bool:
 def applicable_somewhere(tool: Any, operators: list[str], include_valid: bool) -> bool:
     """Can anything selected be generated for ``tool`` in some format? (Static check.)"""
     return include_valid or any(OPERATORS[op].applies(tool, fmt) for op in operators for fmt in FORMATS)
-
-
-@dataclass
-class ClassStats:
-    executions: int = 0
-    failures: int = 0
-
-
-@dataclass
-class Tally:
-    """Executions by anomaly class: the one source of every count a report prints. ``executions``
-    is always the sum over classes (re-runs for nondeterminism count under their sample's class)."""
-
-    by_class: dict = field(default_factory=dict)
-
-    @property
-    def executions(self) -> int:
-        return sum(s.executions for s in self.by_class.values())
-
-    def count(self, anomaly_class: Optional[str], failed: bool) -> None:
-        self.add(anomaly_class, 1, int(failed))
-
-    def add(self, anomaly_class: Optional[str], executions: int, failures: int) -> None:
-        stats = self.by_class.get(anomaly_class or "valid")
-        if stats is None:
-            stats = self.by_class[anomaly_class or "valid"] = ClassStats()
-        stats.executions += executions
-        stats.failures += failures
 
 
 @dataclass(frozen=True)
@@ -160,9 +134,8 @@ class ToolCampaign:
         self.selection = select_formats(formats)
         self.formats = self.selection.formats if formats else None
         self.stream: Optional[SampleStream] = None
-        #: Orders planned in this visit so far (:meth:`fuzz`), and the next round's, planned ahead.
+        #: Orders planned in this visit so far (:meth:`order`).
         self.planned = 0
-        self._ahead: Optional[tuple] = None  # ((counts, reruns), orders)
         #: The exploration arm (coverage feedback, seeds, havoc), when coverage is on.
         self.explorer: Any = None
         #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
@@ -278,89 +251,42 @@ class ToolCampaign:
         self._probes = self.build_probes()
 
     def start_stream(self, report: ProbeReport) -> SampleStream:
-        """The structured arm, drawn here (see :meth:`fuzz` for drawing it in the workers)."""
+        """The structured arm, drawn here (see :meth:`order` for drawing it in the workers)."""
         self.stream = SampleStream(registry=self.registry, tool=self.tool, formats=dict(report.support),
                                    operators=self.operators, include_valid=self.include_valid,
                                    seed=self.seed, source=self.source, cuts=True, class_weights=self.class_weights)
         return self.stream
 
     def visit(self, report: ProbeReport) -> None:
-        """Plan this visit's structured arm here and have the workers build it (:meth:`fuzz`)."""
+        """Plan this visit's structured arm here and have the workers build it (:meth:`order`)."""
         self.start_stream(report)
         visit = Visit(registry=self.registry, tool=self.tool.name, operators=list(self.operators), level=self.level,
                       keep_drawn=self.keep_drawn, registry_key=registry_digest(self.registry))
         self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
                        pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
         self.planned = 0
-        self._ahead = None
 
-    def fuzz(self, counts: list[int], deadline: Optional[float], reruns: int,
-             stop_sending: Optional[float] = None, on_sent: Optional[Callable[[], None]] = None,
-             file: bool = True, stop_when: Optional[Callable[[], bool]] = None) -> Any:
-        """The structured arm in the workers: one :class:`~fuzzer.harnesses.parser.orders.FuzzOrder` of ``n``
-        samples per ``n`` in ``counts`` (each with up to ``reruns`` re-runs), planned here by the
-        scheduler and built and judged by a worker; their results are filed in order as they
-        arrive, like the outcomes :meth:`execute` judges. Returns the executions.
+    def order(self, count: int, number: int, reruns: int) -> FuzzOrder:
+        """Order ``number`` of the campaign: ``count`` samples of this visit's structured arm (with
+        up to ``reruns`` re-runs for nondeterminism), planned here by the scheduler, built, run and
+        judged by a worker (:mod:`fuzzer.harnesses.parser.orders`)."""
+        key, visit = self._visit
+        self.planned += 1
+        return FuzzOrder(key, visit, self.stream.plan(count), order_seed(self.seed, number), count, reruns, number)
 
-        The next round (the same counts) is planned while this one runs, from what the rounds
-        before this one built, so the workers do not wait for it; what this round built is told
-        to the scheduler afterwards. Both are fixed points of the run, so a seed's run stays the
-        same. A visit's first round is not planned ahead of: its first pass must be heard first.
-        ``on_sent`` is called once the first orders are on their way (work to do meanwhile).
-
-        ``file`` False (a round run in a thread beside the campaign's, while it settles findings):
-        nothing is filed; the round's ``(orders, results)`` are returned for :meth:`file_round`,
-        called in the campaign's thread. Once ``stop_when()`` is true, orders not sent yet are not
-        sent (a Ctrl-C in that thread)."""
-        ahead, self._ahead = self._ahead, None
-        orders = ahead[1] if ahead is not None and ahead[0] == (tuple(counts), reruns) else self._plan(counts, reruns)
-        planning_ahead = self.planned > len(orders)
-        done = 0
-        ran = 0
-
-        def take_arrived(results: list) -> None:
-            """File the results that arrived, in the orders' order (so a seed's findings and
-            counts never depend on which worker finished first)."""
-            nonlocal done, ran
-            while file and done < len(results) and results[done] is not None:
-                ran += self._take(results[done], orders[done])
-                done += 1
-            if planning_ahead and self._ahead is None:
-                self._ahead = ((tuple(counts), reruns), self._plan(counts, reruns))
-
-        results = self.run_orders(orders, deadline=deadline, stop_sending=stop_sending, on_result=take_arrived,
-                                  on_sent=on_sent, stop_when=stop_when)
-        take_arrived(results)
+    def feedback(self, orders: list, results: list) -> None:
+        """Tell the scheduler what a round's orders could build (at a fixed point of the run: after
+        the round, so a seed's run stays the same whatever finished first)."""
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):
                 for family, built in zip(order.plan, result.built):
                     self.stream.feedback(family, built)
-        if not file:
-            return orders, results
-        for order, result in zip(orders[done:], results[done:]):  # after one the deadline cut off
-            ran += self._take(result, order)
-        return ran
-
-    def file_round(self, orders: list, results: list) -> int:
-        """File a round :meth:`fuzz` ran without filing; returns its executions."""
-        return sum(self._take(result, order) for order, result in zip(orders, results))
-
-    def _plan(self, counts: list[int], reruns: int) -> list:
-        key, visit = self._visit
-        orders = []
-        for n in counts:
-            self.planned += 1
-            orders.append(FuzzOrder(key, visit, self.stream.plan(n), (self.seed * 1_000_003 + self.planned) & 0xFFFFFFFF,
-                                    n, reruns))
-        return orders
 
     def _take(self, result: Any, order: Any) -> int:
-        """File one order's result (None: cut off by the deadline) and the inputs it hung or
-        killed a worker on; returns the executions they count. What it built reaches the
-        scheduler in :meth:`fuzz`, at a fixed point."""
-        ran = sum(self._take_lost(lost) for lost in order.lost)
-        if result is None or isinstance(result, Lost):
-            return ran  # a Lost result is one of ``order.lost``, or pins nothing
+        """File one order's result; returns the executions it counts (the inputs it hung or killed
+        a worker on are filed by :meth:`_take_lost`). What it built reaches the scheduler in
+        :meth:`feedback`, at a fixed point."""
+        ran = 0
         tally = self.tally
         with BALANCED:  # its failures are in their classes and in the finding book, or in neither
             for cls, (executions, failures) in result.by_class.items():
