@@ -24,6 +24,8 @@ def finding_lines(index: int, finding: Any) -> list[str]:
     cls = finding.sample.anomaly_class or "valid"
     lines.append(f"    sample:    {cls}{'/' + finding.sample.operator if finding.sample.operator else ''}"
                  f" in {finding.sample.format}")
+    if len(getattr(finding, "variants", ())) > 1:
+        lines.append(f"    seen in:   {', '.join(finding.variants)}")
     size_note = f" (from {len(finding.sample.text)} chars)" if len(best.text) != len(finding.sample.text) else ""
     label = "minimized:" if finding.is_minimized else "input:    "
     lines.append(f"    {label} {preview(best.text)}{size_note}")

@@ -16,9 +16,11 @@ NAIVE_REJECTIONS = {"apostrophe": "Expecting <str> delimiter", "upper-case fence
 
 
 def test_the_naive_parsers_rejection_bugs_are_one_finding_each_listing_their_formats(cli):
-    """Six findings before (each bug once per format), three now."""
+    """Six findings before (each bug once per format), three now. (``--format deepseek`` is the
+    family: the versions the naive parser cannot read are listed unsupported, not fuzzed. The
+    fence-in-a-string bug shows in a few dozen of 20,000 outputs: a seed that meets it in both.)"""
     result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--format", "fenced", "--format", "deepseek",
-                 "--anomaly", "valid", "--max-examples", "20000", "--seed", "1", "--no-coverage",
+                 "--anomaly", "valid", "--max-examples", "20000", "--seed", "3", "--no-coverage",
                  "--report", "r.json", "-q")
     assert result.code == 1, result
     rejections = [f for f in result.report()["failures"] if f["verdict"] == "false_reject"]

@@ -59,6 +59,9 @@ class Finding(ShrunkFinding):
     #: The formats a rejection was seen in for one reason (fuzzer.harnesses.parser.across_formats): the first
     #: one's, then each shown to fail the same way.
     formats: list = field(default_factory=list)
+    #: The variants of valid outputs (``hermes (prose)``, ``hermes (reasoning)``) a rejection was
+    #: seen in, first seen first: one anchored regex fails both, one finding that names both.
+    variants: list = field(default_factory=list)
     #: No single character of a string value, no element of a list or object of the shown input
     #: (no token or character of its text, for a text-carried verdict) can be removed and the
     #: signature still hold: shrinking checked each (None: not known — not shrunk, or stopped).
@@ -181,6 +184,7 @@ class Finding(ShrunkFinding):
             "minimized": self.shrink_complete,
             "one_minimal": self.one_minimal,
             "formats": list(self.formats) or [sample.format],
+            "variants": list(self.variants),
             "exception": self.exception,
             # the crash's traceback as Python printed it: the first input that crashed at that
             # place carries it (the shown input crashes at the same place: same signature)

@@ -141,12 +141,15 @@ class FindingShrinker:
         return found
 
     def shrink(self, sample: Sample, outcome: Any, verdict: Verdict, signature_id: str, *,
-               budget_s: float, max_tests: int = 4000, hang_timeout: Optional[float] = None) -> Shrunk:
+               budget_s: float, max_tests: int = 4000, hang_timeout: Optional[float] = None,
+               also: Optional[Callable[[Sample, Any], bool]] = None) -> Shrunk:
         """The smallest sample failing with ``signature_id`` found within ``budget_s``.
 
         ``hang_timeout``: for a hang, the timeout it was caught with; the input kept must still
         hang at :data:`HANG_MARGIN` times it (:meth:`_hang_margin`), and part of the budget is
-        kept for checking that."""
+        kept for checking that. ``also``: what else a smaller input must keep (a corruption filed
+        by its path: that it takes the same path — the same damage on another path is another bug,
+        and shrinking must not cross into it)."""
         if verdict is Verdict.NONDETERMINISM:
             return Shrunk(sample, outcome, False, "nondeterministic failures are not shrunk")
         if budget_s <= 0:
@@ -161,7 +164,7 @@ class FindingShrinker:
         notes: list[str] = []
 
         def keeps(s: Sample, o: Any) -> bool:
-            return self._signature_id(s, o) == signature_id
+            return self._signature_id(s, o) == signature_id and (also is None or also(s, o))
 
         def observe(samples: list) -> list:
             return self._run([s.text for s in samples])
@@ -193,7 +196,7 @@ class FindingShrinker:
                 verdicts = []
                 for text, o in zip(texts, self._run(list(texts))):
                     s = as_text(text)
-                    same = o is not None and self._signature_id(s, o) == signature_id
+                    same = o is not None and keeps(s, o)
                     if same and size_key(s) < size_key(found["sample"]):
                         found["sample"], found["outcome"] = s, o
                     verdicts.append(same)

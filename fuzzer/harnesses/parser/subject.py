@@ -85,6 +85,7 @@ class ParserSubject(Subject):
         #: failures counted towards a path-keyed corruption by their oracle signature, to trace
         self._suspects: list[tuple] = []
         self._path_checks: dict[str, int] = {}
+        self._path_kinds: set = set()  # (finding, format, anomaly class) traced once already
         #: where the rejections of each (format-less signature, format) go
         self._formats = FormatRoutes()
 
@@ -269,6 +270,7 @@ class ParserSubject(Subject):
                           outcome=failure.outcome, target=s.target, level=level, reject_on=tuple(s.reject_on),
                           reproduce_dir=s.reproduce_dir, match_id=match_id,
                           formats=[sample.format] if judgment.verdict is Verdict.FALSE_REJECT else [],
+                          variants=[sample.variant] if judgment.verdict is Verdict.FALSE_REJECT else [],
                           timeout=self.pool.spec.timeout if judgment.verdict is Verdict.HANG else None)
         if format_less(signature):
             self._formats.decide(signature.id, sample.format, signature.id)
@@ -283,6 +285,7 @@ class ParserSubject(Subject):
                      and same_hang(f.outcome.frames, frames)), None) or self.slowness.grown_hang(frames)
 
     def divert(self, found: Any, failure: Failure, job: Any) -> bool:
+        self._note_variant(found, failure.case)
         return found.signature.id != failure.signature.id and "|path|" in found.signature.key and \
             self._suspect(found, failure)
 
@@ -299,7 +302,14 @@ class ParserSubject(Subject):
         legacy = self.oracles[level].legacy_signature(sample, judgment, failure.outcome)
         return own | {failure.signature.id} if legacy.id in ignore else own
 
+    @staticmethod
+    def _note_variant(found: Finding, sample: Any) -> None:
+        if found.verdict is Verdict.FALSE_REJECT and sample.anomaly_class is None and \
+                sample.variant not in found.variants:
+            found.variants.append(sample.variant)
+
     def _count_into(self, found: Finding, failure: Failure, count: int) -> None:
+        self._note_variant(found, failure.case)
         self.job.book.count(found, count)
         self.job.book.offer(found, failure.case, failure.outcome)
 
@@ -353,6 +363,7 @@ class ParserSubject(Subject):
             if same:
                 self._formats.decide(signature_id, fmt, found.signature.id)
                 found.formats.append(fmt)
+                self._note_variant(found, failure.case)
                 book.offer(found, failure.case, failure.outcome)
                 continue
             own = by_format(failure.signature, fmt)
@@ -364,11 +375,17 @@ class ParserSubject(Subject):
     def _suspect(self, found: Finding, failure: Failure) -> bool:
         """A failure whose damage the oracle files under a corruption keyed by path: the path is
         the bug, so it is traced (before the next settling: the pool is busy now) before it counts
-        there or becomes its shown input. The first few of each finding, and every smaller one, are."""
+        there or becomes its shown input. The first few of each finding are, every smaller one,
+        and the first of each format and anomaly class (where another path is likeliest: one
+        path's failures may crowd the first few, a spelling of one format family losing every
+        argument while a helper drops empty strings in any format)."""
         checks = self._path_checks.get(found.signature.id, 0)
         smaller = len(failure.case.text) < len(found.best.text) and not found.history
-        if not (smaller or checks < PATH_CHECKS) or len(self._suspects) >= MAX_SUSPECTS:
+        kind = (found.signature.id, failure.case.format, failure.case.anomaly_class)
+        new_kind = kind not in self._path_kinds
+        if not (smaller or new_kind or checks < PATH_CHECKS) or len(self._suspects) >= MAX_SUSPECTS:
             return False
+        self._path_kinds.add(kind)
         self._path_checks[found.signature.id] = checks + 1
         found.count += failure.count  # counted there until its path says otherwise (and if it is never traced)
         self._suspects.append((found, failure))
@@ -496,8 +513,11 @@ class ParserSubject(Subject):
             judgment = oracle.judge(sample, outcome)
             if judgment.failed:
                 match = oracle.signature(sample, judgment, outcome).id
+        keeps_path = self._keeps_path(finding, oracle, job)
+        if keeps_path is not None and sample is not finding.sample and not keeps_path(sample, outcome):
+            return False  # a smaller input of the same damage on another path (not traced before): not this bug's
         shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window,
-                                                      hang_timeout=finding.timeout)
+                                                      hang_timeout=finding.timeout, also=keeps_path)
         if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
             return False
         alone, traceback = self._fails_alone(finding, shrunk.sample, match, job)
@@ -520,6 +540,26 @@ class ParserSubject(Subject):
             # is the input shown, not the first one that crashed at that place
             finding.traceback = traceback
         return True
+
+    @staticmethod
+    def _keeps_path(finding: Finding, oracle: Any, job: Any) -> Optional[Callable[[Any, Any], bool]]:
+        """For a corruption filed by its path: whether a smaller input takes that path too (traced
+        once per text). Shrinking towards the oracle's signature alone crossed from a helper that
+        drops empty values into an envelope spelling that loses every argument — another bug, which
+        the finding then became."""
+        if "|path|" not in finding.signature.key:
+            return None
+        from fuzzer.harnesses.parser.harness import keyed_signature
+
+        wanted, traced = finding.signature.id, {}
+
+        def keeps(sample: Any, outcome: Any) -> bool:
+            if sample.text not in traced:
+                keyed = keyed_signature(oracle, sample, oracle.judge(sample, outcome), outcome, job.settle_run,
+                                        deadline=job.budget.deadline)
+                traced[sample.text] = keyed.id == wanted
+            return traced[sample.text]
+        return keeps
 
     def _fails_alone(self, finding: Finding, sample: Any, match: str, job: Any) -> tuple[bool, Optional[str]]:
         """Does a shrunk input still fail (the same way) in a fresh worker? Shrinking runs its

@@ -148,14 +148,15 @@ class ToolCampaign:
         reasoning) it reads.
 
         A format whose bare single call every probe got cleanly declined is unsupported (skipped,
-        unless declared with ``--format``). A supported format is fuzzed in every variant it has,
+        unless ``--format`` named it by itself: a family's name, ``--format deepseek``, declares
+        that the target reads some of its versions, not each one). A supported format is fuzzed in every variant it has,
         except those the user declared unsupported (``hermes:single``): a variant the target fails
         on is a finding (false_reject keyed by the variant), never a reason to skip it. Probes are
         judged like any sample. With an execution limit (``examples`` for this tool), each variation
         gets fewer samples so probing uses at most ``PROBE_SHARE`` of it (one at least)."""
         report = ProbeReport(assumed=self.selection.assumptions())
         names = self.formats or list(FORMATS)
-        declared = bool(self.formats)
+        declared = self.selection.named if self.formats else set()
         variations, batch, owner, unwritable = self._probes if self._probes is not None and examples is None \
             else self.build_probes(examples)
         self._probes = None
@@ -192,7 +193,7 @@ class ToolCampaign:
             if bare not in probed:
                 report.unsupported[name] = "not probed: the budget ran out first"
                 continue
-            if every_declined[bare] and not declared:
+            if every_declined[bare] and name not in declared:
                 report.unsupported[name] = DECLINED_ALL
                 continue
             mine = [v for v in variations if v.format == name and v in probed]

@@ -39,6 +39,10 @@ class Selection:
 
     formats: list = field(default_factory=list)
     excluded: dict = field(default_factory=dict)  # format -> frozenset of variant names
+    #: Formats a selector named by themselves (``deepseek:v3.1``), not as one of a family
+    #: (``deepseek``): the target is declared to read them, so a version of a family it declines
+    #: entirely is listed unsupported, while a format named alone is fuzzed whatever its probes say.
+    named: set = field(default_factory=set)
 
     def allows(self, format: str, variant: str) -> bool:
         return variant not in self.excluded.get(format, frozenset())
@@ -114,6 +118,8 @@ def select(selectors: Iterable[str] | None) -> Selection:
         return selection
     for selector in selectors:
         names, off = resolve(selector)
+        if len(names) == 1:
+            selection.named.add(names[0])
         for name in names:
             if name not in selection.formats:
                 selection.formats.append(name)
