@@ -193,13 +193,10 @@ def reproduce(path: str, target: Optional[str], timeout: Optional[float]) -> Non
 def _still_expected(expected: Any, rejected: bool, calls: Optional[list] = None) -> None:
     """Exit 1, saying what was expected, while the answer is not what the input denotes (the
     same rule as a finding's inline reproduce command: :class:`fuzzer.harnesses.parser.reproduce.Expected`)."""
-    import json
-
     why = expected.still_fails(rejected, calls) if expected is not None else None
     if why is None:
         return
-    shown = "no call" if expected.calls is None else json.dumps(expected.calls, ensure_ascii=False)
-    click.echo(f"expected: {shown}{' (or a clean rejection)' if expected.may_reject else ''} (still fails: {why})")
+    click.echo(f"expected: {expected.describe()} (still fails: {why})")
     click.get_current_context().exit(1)
 
 
