@@ -668,7 +668,11 @@ class CampaignJob(Job):
         return None
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
-        if not interrupted:
+        if interrupted:
+            # what the line holds when a Ctrl-C cut a round: an input a worker hung or died on
+            # (it cost its timeout) in an order sent again, results behind an unfinished order
+            self._file(self._line.drain())
+        else:
             yield from self._settle()
         why = "interrupted" if interrupted else "the budget ran out"
         self.subject.fold(self.book.pending, "the run was interrupted" if interrupted else why, self)
