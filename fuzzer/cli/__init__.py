@@ -43,15 +43,18 @@ def naming_the_file(message: str) -> str:
     return f"{config.where}: {key}{message[len(flag):]}" if config.path else message
 
 
-def load_registry(tools_file: str | None) -> Any:
+def load_registry(tools_file: str | None, budget_s: float | None = None) -> Any:
     """The tools to fuzz. A tools file given here also becomes the registry the bundled reference
-    parser validates against (``TOOLFUZZ_TOOLS``, inherited by its worker processes)."""
+    parser validates against (``TOOLFUZZ_TOOLS``, inherited by its worker processes). A Python
+    reference (``mypkg.tools:Models``) is imported within the time a target's import gets
+    (:func:`fuzzer.isolation.spec.load_timeout`: bounded by ``budget_s``)."""
     import os
 
+    from fuzzer.isolation.spec import load_timeout
     from strategies._internal.tools import load_registry as load
 
     try:
-        registry = load(tools_file)
+        registry = load(tools_file, import_timeout=load_timeout(budget_s))
     except RecursionError:
         raise ConfigError(f"--tools: {tools_file}: nested too deeply to read") from None
     if tools_file:

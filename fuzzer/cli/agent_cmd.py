@@ -109,7 +109,7 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
             state = "" if item.enabled(policy) else "   (off under this policy)"
             click.echo(f"  {name:<24}{item.description}{state}")
         return
-    registry = load_registry(tools_file)
+    registry = load_registry(tools_file, budget_s)
     check_output_paths(reports)
     if corpus_dir:
         check_corpus_dir(corpus_dir)

@@ -198,7 +198,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         found = format_options_from(format_from)
         click.echo(f"formats found in {', '.join(format_from)}: {', '.join(found)}", err=True)
         formats = tuple(formats) + tuple(name for name in found if name not in formats)
-    registry = load_registry(tools_file)
+    registry = load_registry(tools_file, budget_s)
     names = select_tools(registry, tool_names, anomalies)
     store = None
     if corpus_dir:

@@ -94,7 +94,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
     reports = options.report_paths(report_paths)
 
-    registry = load_registry(tools_file)
+    registry = load_registry(tools_file, budget_s)
     policy = load_policy(policy_file)
     check_against_registry(policy, registry.names())
     if explain:

@@ -76,7 +76,7 @@ def stream(parser: Optional[str], parser_api: str, consumer: Optional[str], shap
         raise click.BadParameter("applies to --parser only (an accumulator is given chunks, not text)",
                                  param_hint="'--format'")
     reports = options.report_paths(report_paths)
-    registry = load_registry(tools_file)
+    registry = load_registry(tools_file, budget_s)
     for name in tool_names:
         registry[name]  # UnknownName (a usage error) with close matches
     check_output_paths(reports)
