@@ -62,9 +62,9 @@ from strategies.errors import ToolfuzzError
 CONNECT_TIMEOUT = 5.0
 #: Seconds ``ray.init`` may take to join a cluster that accepted the connection.
 INIT_TIMEOUT = 20.0
-#: Seconds the actors may take to be placed and to import the target (the local pool's limit for
-#: the import, plus the placement).
-START_TIMEOUT = LOAD_TIMEOUT + 30.0
+#: Seconds the actors may take to be placed, beyond the time their pools may take to load the code
+#: under test (the pool's load timeout: the spec's, or LOAD_TIMEOUT).
+PLACEMENT_TIMEOUT = 30.0
 #: Seconds a replacement actor may take to be placed before the driver stops waiting for it.
 JOIN_TIMEOUT = 60.0
 #: Actors a pool may start in all, as a multiple of ``workers`` (the first ones included).
@@ -93,14 +93,16 @@ class _Actor:
     would copy their locks mid-use into every worker. The spawn costs a fraction of a second once
     per actor; the workers are forked from that clean zygote as locally."""
 
-    def __init__(self, spec: Any, environ: Mapping[str, str], import_path: list):
+    def __init__(self, spec: Any, environ: Mapping[str, str], import_path: list,
+                 load_timeout: Optional[float] = None):
         from fuzzer.isolation import WorkerPool
 
         for path in reversed(import_path):  # the driver's PYTHONPATH, where it exists here too
             if os.path.isdir(path) and path not in sys.path:
                 sys.path.insert(0, path)
         cwd = spec.cwd if spec.cwd and os.path.isdir(spec.cwd) else None
-        self.pool = WorkerPool(replace(spec, cwd=cwd), workers=1, environ=environ, start_method="spawn")
+        self.pool = WorkerPool(replace(spec, cwd=cwd), workers=1, environ=environ, start_method="spawn",
+                               load_timeout=load_timeout)
 
     def start(self) -> dict:
         self.pool.start()
@@ -168,10 +170,13 @@ class RayPool(Started):
     how several tools' rounds could be in flight together) — unlike a local WorkerPool."""
 
     def __init__(self, spec: Any, workers: Optional[int] = None, *, address: Optional[str] = None,
-                 environ: Optional[Mapping[str, str]] = None, batch_size: int = BATCH_SIZE):
+                 environ: Optional[Mapping[str, str]] = None, batch_size: int = BATCH_SIZE,
+                 load_timeout: Optional[float] = None):
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.address, self.batch_size = spec, address, max(1, int(batch_size))
+        #: Seconds each actor's pool may take to load the code under test (as a local pool's).
+        self.load_timeout = load_timeout or getattr(spec, "load_timeout", None) or LOAD_TIMEOUT
         self.requested = workers
         self.workers = workers or 1  # resolved by start() when None
         forwarded = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_PREFIX)}
@@ -222,7 +227,7 @@ class RayPool(Started):
         cls = _remote_actor().options(num_cpus=self._cpus, scheduling_strategy="SPREAD", max_restarts=0,
                                       max_task_retries=0)
         path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        actor = cls.remote(self.spec, self.environ, path)
+        actor = cls.remote(self.spec, self.environ, path, self.load_timeout)
         self._numbers += 1
         return _Member(actor, self._numbers - 1, actor.start.remote())
 
@@ -230,7 +235,8 @@ class RayPool(Started):
         """Wait for every actor to have imported the target; a load error is the target's (raised
         as the local pool raises it), an actor not placed in time joins later if it can."""
         waiting = {m.ready: m for m in members}
-        deadline = time.monotonic() + START_TIMEOUT
+        limit = self.load_timeout + PLACEMENT_TIMEOUT
+        deadline = time.monotonic() + limit
         while waiting and time.monotonic() < deadline:
             ready, _ = ray.wait(list(waiting), num_returns=1, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
             for ref in ready:
@@ -248,7 +254,7 @@ class RayPool(Started):
         if not self._members:
             offered = ray.cluster_resources().get("CPU", 0)
             why = f" ({self._lost_why[0]})" if self._lost_why else ""
-            raise BackendError(f"--backend ray: no actor started within {START_TIMEOUT:g} s on a cluster offering "
+            raise BackendError(f"--backend ray: no actor started within {limit:g} s on a cluster offering "
                                f"{offered:g} CPU(s){why}")
         self._members.sort(key=lambda m: m.number)
 

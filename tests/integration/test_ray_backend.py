@@ -1,5 +1,6 @@
 """The Ray back end on a real two-node Ray cluster started on this machine (ray.cluster_utils), no
-mock of Ray: a campaign finds what the local back end finds with the same seed, a node removed
+mock of Ray: a campaign, an executor run and an agent run each find what the local back end finds
+with the same seed, a node removed
 mid-campaign costs nothing but re-run orders, a target that kills its worker leaves the actor
 alone, Ctrl-C stops the Ray instance the run started, and a bad address is one line.
 
@@ -8,6 +9,7 @@ the campaigns are short (--max-examples) so the module stays well under a minute
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -72,6 +74,33 @@ def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path
     assert _findings(mine) == _findings(theirs)  # signatures, counts, inputs shown: the same
     assert mine["by_class"] == theirs["by_class"] and mine["executions"] == theirs["executions"] == 2500
     assert "back end: ray" in remote.stdout
+
+
+@pytest.mark.parametrize("command, reference", [
+    ("executor", "fuzzer.targets.executor_naive:make_executor"),
+    ("agent", "fuzzer.targets.agent_naive:run"),
+], ids=["executor", "agent"])
+def test_the_executor_and_agent_harnesses_find_on_the_cluster_what_they_find_locally(cluster, tmp_path, command,
+                                                                                      reference):
+    """The same orders (a seed and a count each), run by actors on two nodes instead of two local
+    workers: the same findings, each first shown with the same input and counted as often."""
+    args = [command, f"--{command}", reference, "--seed", "3", "--max-examples", "300", "--workers", "2", "-q"]
+    local = run_cli(tmp_path, *args, "--report", "local.json")
+    remote = run_cli(tmp_path, *args, "--backend", "ray", "--ray-address", cluster.address, "--report", "ray.json")
+    assert local.code == 1, local
+    assert remote.code == 1, remote
+    mine, theirs = remote.report("ray.json"), local.report("local.json")
+    backend = mine["backend"]
+    assert (backend["name"], backend["workers"], backend["nodes"], backend["actors_lost"]) == ("ray", 2, 2, 0)
+    assert theirs["backend"] == {"name": "local", "workers": 2}
+    assert len(theirs["failures"]) >= 5
+
+    def found(report: dict) -> list:
+        return sorted((f["signature"], f["count"], json.dumps(f["input"], sort_keys=True)) for f in report["failures"])
+
+    assert found(mine) == found(theirs)
+    assert mine["by_class"] == theirs["by_class"] and mine["executions"] == theirs["executions"] == 300
+    assert "back end: ray" in remote.stdout, remote
 
 
 # -- faults stay where they were: a dying worker is the actor's pool's business -----------------------
@@ -227,10 +256,7 @@ def test_ctrl_c_stops_the_run_and_the_ray_instance_it_started(tmp_path):
     assert proc.returncode == 1, stderr
     assert "Traceback (most recent call last)" not in stdout + stderr, stderr
     assert "[stopped: interrupted]" in stdout, stdout
-    report = (tmp_path / "r.json").read_text(encoding="utf-8")
-    import json
-
-    report = json.loads(report)
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     check_report(report, tool="get_weather", target=NAIVE)
     assert report["stop_reason"] == "interrupted" and report["backend"]["name"] == "ray" and report["failures"]
     assert not _wait_gone(children, 30.0), [_cmdline(pid) for pid in children]  # Ray's processes too
