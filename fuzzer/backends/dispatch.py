@@ -95,9 +95,9 @@ class Dispatcher:
             members = transport.members()
             if width is not None:
                 members = members[:width]
-            for depth in range(1, self.depth + 1):  # one unit per member first, then a second each
-                for member in members:
-                    handles = held.setdefault(id(member), [])
+            for depth in range(1, self.depth + 1) if pending else ():  # one unit per member first, then
+                for member in members:  # a second each (nothing to do once every unit is out: on a
+                    handles = held.setdefault(id(member), [])  # cluster of hundreds, a walk per result)
                     while pending and len(handles) < depth:
                         unit = pending.popleft()
                         handle = submit(member, unit)

@@ -8,12 +8,16 @@ only plans orders and files the small results that come back.
 Shape::
 
     driver (RayPool: plans nothing, files nothing; a pool with WorkerPool's API)
-      '- actor 0..N-1 (one CPU each, spread over the nodes; ``--workers N`` is N actors)
-           '- WorkerPool(workers=1): zygote, worker, watchdog, audit hook, as on one machine
+      |- actor 0..N-1 (one CPU each, spread over the nodes; ``--workers N`` is N actors)
+      |    '- WorkerPool(workers=1): zygote, worker, watchdog, audit hook, as on one machine
+      '- near: WorkerPool(workers=1) on the driver's machine, for the runs it waits on that are
+         too small to be worth a call (confirming, shrinking: see :meth:`RayPool.run`)
 
-Every unit of work (an order, a chunk of texts) goes to an actor as one call; up to two are in
-flight per actor, so its worker never waits for the driver between units
-(:class:`~fuzzer.backends.dispatch.Dispatcher`). Results are gathered as they complete
+Every unit of work (a group of consecutive orders, a chunk of texts) goes to an actor as one call
+(pickled by the driver: :func:`_pack`); up to two are in flight per actor, so its worker never
+waits for the driver between units (:class:`~fuzzer.backends.dispatch.Dispatcher`), and a round
+too short for that goes out as one group per actor (:func:`~fuzzer.backends.relay.orders_per_call`).
+Results are gathered as they complete
 (``ray.wait``) and delivered into the caller's list at their place, with ``on_result`` as the
 local pool calls it, so the caller files them in order number whichever actor finished first.
 
@@ -52,7 +56,8 @@ import ray.exceptions
 
 from fuzzer.backends import BackendError
 from fuzzer.backends.dispatch import Dispatcher, MemberLost
-from fuzzer.backends.relay import RecordingOrder, chunk_bounds, chunk_of, deadline_in, replay_resumes, seconds_left
+from fuzzer.backends.relay import (RecordingOrder, chunk_bounds, chunk_of, deadline_in, orders_per_call,
+                                   replay_resumes, seconds_left)
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.isolation.spec import BATCH_SIZE, DEPTH, LOAD_TIMEOUT
 from fuzzer.isolation.pool import Started, native_threads_started
@@ -74,6 +79,9 @@ REPLACEMENTS = 3
 CHUNK_MIN = 64
 #: Orders per call at most (consecutive ones of a round; fewer when the round is short).
 GROUP_MAX = 8
+#: Texts a run the caller waits on may hold at most to run on the driver's own worker (see
+#: :meth:`RayPool.run`); 0: every run goes to the actors.
+NEAR_MAX = CHUNK_MIN
 #: Ray's default port for ``ray start --head``.
 DEFAULT_PORT = 6379
 #: Environment variables the driver's workers would inherit locally and actors' workers need too.
@@ -116,10 +124,11 @@ class _Actor:
         return self.pool.run(texts, deadline=deadline_in(seconds), fresh=fresh, options=options, raw=True,
                              timeout=timeout)
 
-    def run_orders(self, orders: list, seconds: Optional[float]) -> list:
-        recordings = [RecordingOrder(order) for order in orders]
+    def run_orders(self, orders: bytes, seconds: Optional[float]) -> bytes:
+        """A group of orders, pickled by the driver; their results, pickled here (see :func:`_pack`)."""
+        recordings = [RecordingOrder(order) for order in pickle.loads(orders)]
         results = self.pool.run_orders(recordings, deadline=deadline_in(seconds), raw=True)
-        return [(result, recording.resumed) for result, recording in zip(results, recordings)]
+        return _pack([(result, recording.resumed) for result, recording in zip(results, recordings)])
 
     def sample_stack(self, text: str, after_s: float, seconds: Optional[float], options: Any = None) -> tuple:
         return self.pool.sample_stack(text, after_s, deadline_in(seconds), options=options)
@@ -196,6 +205,10 @@ class RayPool(Started):
         self._lost = 0  # actors lost while running work (each once, however many calls noticed)
         self._lock = threading.RLock()  # the member lists, for callers in several threads
         self.dispatcher = Dispatcher(self)
+        #: The driver's own worker (a local pool of one), for the runs too small to be worth a
+        #: call to an actor (:meth:`run`); started with the actors.
+        self.near: Any = None
+        self._near_lock = threading.Lock()  # (a local pool takes one caller at a time)
 
     # -- lifecycle -------------------------------------------------------------------------------
     @property
@@ -216,6 +229,11 @@ class RayPool(Started):
             # one CPU each; more actors than CPUs share them evenly (k per CPU fits every node)
             self._cpus = 1.0 if self.workers <= cpus else 1.0 / -(-self.workers // cpus)
             members = [self._new_member() for _ in range(self.workers)]
+            if NEAR_MAX:  # (while the cluster places the actors and they import the target)
+                from fuzzer.backends import settling_pool
+
+                self.near = settling_pool(self)
+                self.near.start()
             self._await_start(members)
         except BaseException:
             self.close()
@@ -269,6 +287,10 @@ class RayPool(Started):
         """Stop the actors (each closes its pool, then is killed) and, if this pool started Ray,
         stop it: no process is left behind. Idempotent; also runs at interpreter exit."""
         _LIVE.discard(self)
+        near, self.near = self.near, None
+        if near is not None:
+            with contextlib.suppress(Exception):
+                near.close()
         members, self._members = self._members + self._joining + self._gone, []
         self._joining, self._gone = [], []
         self._started = False
@@ -357,12 +379,23 @@ class RayPool(Started):
             on_result: Optional[Callable[[list], None]] = None) -> list:
         """One outcome per text, in order, as :meth:`fuzzer.isolation.WorkerPool.run`: chunks of the
         texts go to the actors (``fresh``: all of them to one actor's newly started worker, in
-        order); ``on_result(results)`` as outcomes arrive. Interrupting it closes the pool."""
+        order); ``on_result(results)`` as outcomes arrive. Interrupting it closes the pool.
+
+        A run the caller waits on whole (no ``on_result``) of at most :data:`NEAR_MAX` texts, and
+        every ``fresh`` one, runs on the driver's own worker instead: confirming a finding and each
+        step of shrinking it are such runs, one after another, and through a cluster each would
+        wait a call's round trip (milliseconds, against microseconds to run a fast parser's text)
+        for no parallelism (it is one chunk: one actor would run it all)."""
         texts = list(texts)
         count = len(texts)
         if not count:
             return []
         self.start()
+        if self.near is not None and (fresh or (on_result is None and count <= NEAR_MAX)):
+            with self._near_lock:
+                results = self.near.run(texts, deadline=deadline, fresh=fresh, options=options, timeout=timeout)
+            self.lines.update(self.near.lines)
+            return results
         results: list = [None] * count
         if fresh:
             bounds = [(0, count)]
@@ -408,25 +441,30 @@ class RayPool(Started):
                    on_result: Optional[Callable[[list], None]] = None, on_sent: Optional[Callable[[], None]] = None,
                    stop_when: Optional[Callable[[], bool]] = None) -> list:
         """One result per order, in order, as :meth:`fuzzer.isolation.WorkerPool.run_orders`: orders
-        go to the actors in groups of consecutive ones (a call costs ~0.5 ms of CPU on each side;
-        a round has enough for two groups per actor), whose pools run them and pin their lost
-        inputs; the calls an order's copy got there (``resume``) are made on ``orders[i]`` when its
+        go to the actors in groups of consecutive ones (a call costs ~0.5 ms of CPU on each side:
+        :func:`~fuzzer.backends.relay.orders_per_call`), pickled once per group, whose pools run
+        them and pin their lost inputs; the calls an order's copy got there (``resume``) are made on ``orders[i]`` when its
         result arrives. An actor lost runs its groups again elsewhere, whole."""
         orders = list(orders)
         if not orders:
             return []
         self.start()
         results: list = [None] * len(orders)
-        per_call = max(1, min(GROUP_MAX, len(orders) // (DEPTH * max(1, len(self._members)))))
-        groups = chunk_bounds(len(orders), per_call)
+        groups = chunk_bounds(len(orders), orders_per_call(len(orders), len(self._members), DEPTH, GROUP_MAX))
+
+        packed: dict = {}  # unit -> its orders pickled (once: a group lost is sent again as it was)
 
         def submit(member: _Member, unit: int) -> Any:
-            start, stop = groups[unit]
-            return member.actor.run_orders.remote(orders[start:stop], seconds_left(deadline))
+            blob = packed.get(unit)
+            if blob is None:
+                start, stop = groups[unit]
+                blob = packed[unit] = _pack(orders[start:stop])
+            return member.actor.run_orders.remote(blob, seconds_left(deadline))
 
-        def deliver(unit: int, values: list) -> None:
+        def deliver(unit: int, blob: bytes) -> None:
             start, _stop = groups[unit]
-            for index, (result, resumed) in enumerate(values, start):
+            packed.pop(unit, None)
+            for index, (result, resumed) in enumerate(pickle.loads(blob), start):
                 if result.__class__ is bytes:  # (what the worker sent; a Lost or None came as itself)
                     result = pickle.loads(result)
                 with BALANCED:  # the order's lost inputs and its result, together
@@ -490,6 +528,16 @@ class RayPool(Started):
             out.append(f"{d.given_up} order(s) not run: each lost {d.max_reruns + 1} actors in a row "
                        "(it takes down whatever runs it); their executions are not counted")
         return out
+
+
+def _pack(value: Any) -> bytes:
+    """What a call to an actor carries, or its answer: pickled here, so Ray moves one bytes object.
+
+    Handed a list of orders or of results, Ray's serializer (cloudpickle, reducing object by object
+    in Python) cost the driver and the actor more per call than the standard pickler does for the
+    whole list; orders and results are plain picklable data anyway (a local pool pickles them the
+    same way for its workers)."""
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
 
 
 def _take(ref: Any) -> Any:

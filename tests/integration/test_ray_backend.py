@@ -113,21 +113,28 @@ def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_calle
     try:
         pool.start()
         before = sorted(actor["pid"] for actor in pool.actors())
-        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 4
+        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 40  # (actors' work)
         outcomes = pool.run(texts)
-        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 4
+        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 40
         assert outcomes[1].detail == "exit status 3"
-        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
         assert sorted(actor["pid"] for actor in pool.actors()) == before
         assert pool.describe()["actors_lost"] == 0
+        # a run the caller waits on, too small to be worth a call (a confirmation, a shrink step),
+        # and a fresh one, run on the driver's own worker: isolated there the same way
+        assert pool.near.restarts == 0
+        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
+        assert [o.kind for o in pool.run(texts[:6])] == ["returned", "died", "returned"] * 2
+        assert pool.near.restarts == 3 and sorted(actor["pid"] for actor in pool.actors()) == before
         # two callers at once (two tools' rounds could be): each gets its own outcomes, in order
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as both:
-            runs = [both.submit(pool.run, [f'{{"name": "t{i}", "arguments": {{}}}}', "BOOM"] * 8) for i in (1, 2)]
+            runs = [both.submit(pool.run, [f'{{"name": "t{i}", "arguments": {{}}}}', "BOOM"] * 80,
+                                on_result=lambda results: None) for i in (1, 2)]
             for i, run in zip((1, 2), runs):
                 assert [(o.kind, o.calls) for o in run.result()] == \
-                    [("returned", [{"name": f"t{i}", "arguments": {}}]), ("died", None)] * 8
+                    [("returned", [{"name": f"t{i}", "arguments": {}}]), ("died", None)] * 80
+        assert pool.near.restarts == 3  # (those ran on the actors)
     finally:
         pool.close()
 

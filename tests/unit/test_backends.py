@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fuzzer.backends import BACKENDS, BackendError, check_backend, describe, make_pool
 from fuzzer.backends.dispatch import Dispatcher, MemberLost
-from fuzzer.backends.relay import (RecordingOrder, chunk_bounds, chunk_of, deadline_in, replay_resumes,
-                                   seconds_left)
+from fuzzer.backends.relay import (RecordingOrder, chunk_bounds, chunk_of, deadline_in, orders_per_call,
+                                   replay_resumes, seconds_left)
 from fuzzer.harnesses.parser.outcome import TargetSpec
 from fuzzer.isolation.pool import Lost
 from fuzzer.harnesses.parser.outcome import Outcome
@@ -237,6 +237,25 @@ def test_chunks_stand_alone_and_read_as_the_whole_list_does(texts, size):
         assert all(t.__class__ is str or 0 <= t[0] < len(chunk) for t in chunk)  # refs point inside
         rebuilt += _resolve(chunk)
     assert rebuilt == whole
+
+
+@given(count=st.integers(1, 2000), members=st.integers(1, 300), depth=st.integers(1, 3), most=st.integers(1, 16))
+def test_a_round_costs_one_call_per_member_when_it_is_short_and_keeps_every_member_fed_when_it_is_long(
+        count, members, depth, most):
+    size = orders_per_call(count, members, depth, most)
+    calls = len(chunk_bounds(count, size))
+    assert 1 <= size <= most
+    if count <= depth * members:  # (a large cluster's every round: two orders per worker)
+        assert calls <= members or size == most
+        # no member runs more orders than the fairest split gives one (the round lasts no longer)
+        assert size == -(-count // members) or size == most
+    else:  # every member has its next group while it runs one
+        assert calls >= depth * members
+
+
+def test_on_a_large_cluster_a_round_of_two_orders_per_actor_is_one_call_each():
+    assert orders_per_call(512, 256, 2, 8) == 2  # (it was 1: 512 calls a round, ~0.5 ms of CPU each)
+    assert orders_per_call(16, 2, 2, 8) == 4  # two actors: two groups in flight each, as before
 
 
 def test_a_deadline_travels_as_the_seconds_left():
