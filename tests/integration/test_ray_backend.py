@@ -275,10 +275,14 @@ def _port_nobody_listens_on() -> int:
         return sock.getsockname()[1]
 
 
-def test_an_address_where_nothing_answers_is_one_line_and_exit_2(cli):
+@pytest.mark.parametrize("command", [
+    ["campaign", "--tool", "get_weather", "--target", NAIVE],
+    ["executor", "--executor", "fuzzer.targets.executor_naive:make_executor"],
+    ["agent", "--agent", "fuzzer.targets.agent_naive:run"],
+], ids=["campaign", "executor", "agent"])
+def test_an_address_where_nothing_answers_is_one_line_and_exit_2(cli, command):
     port = _port_nobody_listens_on()
-    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray", "--ray-address",
-                 f"127.0.0.1:{port}", timeout=60)
+    result = cli(*command, "--backend", "ray", "--ray-address", f"127.0.0.1:{port}", timeout=60)
     assert result.code == 2, result
     assert result.stdout == ""
     assert result.stderr.strip() == (f"Error: --ray-address 127.0.0.1:{port}: nothing answers at 127.0.0.1:{port} "
