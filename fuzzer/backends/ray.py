@@ -392,8 +392,12 @@ class RayPool(Started):
             return []
         self.start()
         if self.near is not None and (fresh or (on_result is None and count <= NEAR_MAX)):
-            with self._near_lock:
-                results = self.near.run(texts, deadline=deadline, fresh=fresh, options=options, timeout=timeout)
+            try:
+                with self._near_lock:
+                    results = self.near.run(texts, deadline=deadline, fresh=fresh, options=options, timeout=timeout)
+            except BaseException:
+                self.close()
+                raise
             self.lines.update(self.near.lines)
             return results
         results: list = [None] * count
@@ -443,8 +447,9 @@ class RayPool(Started):
         """One result per order, in order, as :meth:`fuzzer.isolation.WorkerPool.run_orders`: orders
         go to the actors in groups of consecutive ones (a call costs ~0.5 ms of CPU on each side:
         :func:`~fuzzer.backends.relay.orders_per_call`), pickled once per group, whose pools run
-        them and pin their lost inputs; the calls an order's copy got there (``resume``) are made on ``orders[i]`` when its
-        result arrives. An actor lost runs its groups again elsewhere, whole."""
+        them and pin their lost inputs; the calls an order's copy got there (``resume``) are made
+        on ``orders[i]`` when its result arrives. An actor lost runs its groups again elsewhere,
+        whole (as they were sent: nothing of what it did to them came back)."""
         orders = list(orders)
         if not orders:
             return []

@@ -252,7 +252,7 @@ class EpisodeRunner(Started):
     """
 
     def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
-                 cwd: Optional[str] = None, timeout: float = 2.0, workers: Optional[int] = 1,
+                 cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
                  memory_limit_mb: Optional[int] = 4096, shape: str = "openai", formats: tuple = ("json",),
                  backend: str = "local", ray_address: Optional[str] = None):
         from fuzzer.backends import make_pool, workers_of
@@ -266,9 +266,9 @@ class EpisodeRunner(Started):
                                  shape=shape, formats=tuple(formats), warmup_s=self.warmup_s)
         self.spec = AgentSpec(self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
         # loading is importing the loop and warming it up: the pool waits for both. The back end:
-        # local worker processes, or Ray actors each holding one (``workers`` None: one per CPU).
-        self.pool = make_pool(backend, self.spec, workers_of(workers) if workers is not None else None,
-                              address=ray_address, load_timeout=LOAD_TIMEOUT + self.warmup_s)
+        # local worker processes, or Ray actors each holding one (``workers`` auto: one per CPU).
+        self.pool = make_pool(backend, self.spec, workers_of(workers), address=ray_address,
+                              load_timeout=LOAD_TIMEOUT + self.warmup_s)
         self.notes: list[str] = []
 
     def start(self) -> None:
