@@ -26,6 +26,11 @@ def summary_lines(result: Any) -> list[str]:
                  f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
                  f"{result.shrink_executions:,} more episodes played confirming and shrinking; "
                  f"stopped: {result.stop_reason}")
+    backend = getattr(result, "backend", None) or {}
+    if backend.get("name", "local") != "local":
+        from fuzzer.cli.render import backend_line
+
+        lines.append(backend_line(backend))
     counts = result.by_verdict()
     if counts:
         shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
@@ -69,12 +74,14 @@ def summary_lines(result: Any) -> list[str]:
 @options.optional_corpus("Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
 @options.shrink("Shrink each failure to the shortest script that shows it.")
 @click.option("--explain", is_flag=True, help="Print the policy in effect and what each verdict means, then exit.")
+@options.backend_options
 @options.quiet
 @translate_errors
 def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, policy_file: Optional[str],
           budget_s: Optional[float], max_examples: Optional[int], seed: int, timeout: float, workers: int,
           memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, explain: bool, quiet: bool,
-          max_failures: Optional[int], exitfirst: bool, ignore: tuple, **report_paths: Any) -> None:
+          max_failures: Optional[int], exitfirst: bool, ignore: tuple, backend: str, ray_address: Optional[str],
+          **report_paths: Any) -> None:
     """Play generated scripts of model turns against a tool-use loop and judge what it does.
 
     Each episode calls run(model, tools, user_input) with a scripted model that answers from a
@@ -109,6 +116,9 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
             state = "" if item.enabled(policy) else "   (off under this policy)"
             click.echo(f"  {name:<24}{item.description}{state}")
         return
+    from fuzzer.backends import check_backend
+
+    check_backend(backend, ray_address)  # a usage error (or Ray missing) before anything starts
     registry = load_registry(tools_file, budget_s)
     check_output_paths(reports)
     if corpus_dir:
@@ -118,7 +128,8 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
     settings = AgentSettings(agent=agent, tools_file=tools_file, shape=shape, formats=tuple(formats) or ("json",),
                              policy=policy, seed=seed, budget_s=budget_s, max_examples=max_examples, timeout=timeout,
                              workers=workers, memory_limit_mb=memory_limit_mb, cwd=os.getcwd(), shrink=shrink,
-                             max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore))
+                             max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
+                             backend=backend, ray_address=ray_address)
     job = AgentCampaign(settings, registry=registry)
     handlers: list = []
     writer = None

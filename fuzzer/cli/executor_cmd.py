@@ -71,13 +71,14 @@ def _load_scenario(value: str, registry: Any) -> Any:
 @click.option("--replay-scenario", "replay_scenario", metavar="FILE|JSON",
               help="Run one scenario (a file, a corpus entry, or its JSON) and print its trace and verdicts.")
 @options.shrink("Shrink each violation to the shortest call sequence and smallest schedule.")
+@options.backend_options
 @options.quiet
 @translate_errors
 def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Optional[str], budget_s: Optional[float],
              max_examples: Optional[int], seed: int, timeout: float, workers: int, memory_limit_mb: int,
              corpus_dir: Optional[str], explain: bool, http: bool, implementations: Optional[str],
              replay_scenario: Optional[str], shrink: bool, quiet: bool, max_failures: Optional[int], exitfirst: bool,
-             ignore: tuple, **report_paths: Any) -> None:
+             ignore: tuple, backend: str, ray_address: Optional[str], **report_paths: Any) -> None:
     """Inject faults into the tools a tool executor calls and check what it promises: retries only of
     transient failures, bounded backoff honouring Retry-After, a circuit breaker, validation before
     execution, no repeated side effects, structured fallbacks, deadlines, no leaked secrets.
@@ -109,6 +110,9 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
         raise ConfigError("--implementations: only used with --http")
     if replay_scenario and (corpus_dir or max_examples or budget_s):
         raise ConfigError("--replay-scenario: runs one scenario; drop --corpus, --budget and --max-examples")
+    from fuzzer.backends import check_backend
+
+    check_backend(backend, ray_address)  # a usage error (or Ray missing) before anything starts
     check_output_paths(reports)
     if corpus_dir:
         check_corpus_dir(corpus_dir)
@@ -118,7 +122,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
                                 budget_s=budget_s, max_examples=max_examples, timeout=timeout, workers=workers,
                                 memory_limit_mb=memory_limit_mb, http=http, implementations=implementations,
                                 shrink=shrink, max_failures=1 if exitfirst else max_failures,
-                                ignore=read_ignore(ignore))
+                                ignore=read_ignore(ignore), backend=backend, ray_address=ray_address)
     scenario = _load_scenario(replay_scenario, registry) if replay_scenario else None
     pool = open_pool(settings, policy, registry)  # a bad --executor fails here, before any output
     try:

@@ -41,6 +41,11 @@ def summary_lines(result: Any) -> list[str]:
                  f"in {result.worker_s:.1f} s of worker time")
     if result.policy is not None:
         lines.append(f"  policy: {result.policy.source} (see `fuzz executor --explain`)")
+    backend = getattr(result, "backend", None) or {}
+    if backend.get("name", "local") != "local":
+        from fuzzer.cli.render import backend_line
+
+        lines.append(f"  {backend_line(backend)}")
     lines.append(f"  stopped: {result.stop_reason}")
     for note in result.notes:
         lines.append(f"  note: {note}")

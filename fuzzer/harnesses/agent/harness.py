@@ -77,7 +77,9 @@ def campaign_job(reference: str, context: ReplayContext) -> Any:
     settings = AgentSettings(agent=reference, tools_file=context.tools_file, shape=extra.get("model_shape", "openai"),
                              formats=tuple(extra.get("formats") or ("json",)), policy=policy, seed=context.seed,
                              budget_s=context.budget_s, max_examples=context.max_examples, timeout=context.timeout,
-                             workers=context.workers, memory_limit_mb=context.memory_limit_mb, cwd=context.cwd)
+                             workers=context.workers, memory_limit_mb=context.memory_limit_mb, cwd=context.cwd,
+                             # on the back end the gate was given (the replay stays local)
+                             backend=extra.get("backend") or "local", ray_address=extra.get("ray_address"))
     return AgentCampaign(settings, registry=context.registry)
 
 

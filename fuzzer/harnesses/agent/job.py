@@ -59,6 +59,8 @@ class AgentSettings:
     shrink_budget_s: float = SHRINK_CAP_S  # at most, per finding (and SHRINK_SHARE of the budget in all)
     max_failures: Optional[int] = None  # stop after this many distinct failures (-x: 1)
     ignore: frozenset = frozenset()  # signatures never reported
+    backend: str = "local"  # where the orders run (fuzzer.backends): local workers, or Ray actors
+    ray_address: Optional[str] = None  # the cluster a ray back end joins (None: a Ray instance of its own)
 
     def to_json(self) -> dict:
         return {"agent": self.agent, "tools": self.tools_file, "shape": self.shape, "formats": list(self.formats),
@@ -124,7 +126,8 @@ class AgentSubject(Subject):
         self.runner = EpisodeRunner(agent=settings.agent, registry=self.registry, policy=settings.policy,
                                     tools_file=settings.tools_file, cwd=settings.cwd, timeout=settings.timeout,
                                     workers=settings.workers, memory_limit_mb=settings.memory_limit_mb,
-                                    shape=settings.shape, formats=tuple(settings.formats))
+                                    shape=settings.shape, formats=tuple(settings.formats),
+                                    backend=settings.backend, ray_address=settings.ray_address)
         self.pool = self.runner.pool
         self.result = AgentResult(label=settings.agent, shape=settings.shape, tools=settings.tools_file,
                                   seed=settings.seed, policy=settings.policy.to_json(), workers=settings.workers)
@@ -139,6 +142,7 @@ class AgentSubject(Subject):
 
     # -- the campaign's shape ----------------------------------------------------------------------
     def started(self, job: Any) -> Iterator[Any]:
+        self.result.workers = self.pool.workers  # (--workers auto on a cluster: the actors it offered)
         self.runner._probe()  # a bad --agent, or a factory that fails, is a usage error (TargetError)
         for note in self.runner.notes:  # a warm-up that did not warm
             self.result.notes.append(note)

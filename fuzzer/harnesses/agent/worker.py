@@ -263,9 +263,10 @@ class EpisodeRunner(Started):
 
     def __init__(self, *, agent: str, registry: Any, policy: AgentPolicy, tools_file: Optional[str] = None,
                  cwd: Optional[str] = None, timeout: float = 2.0, workers: int = 1,
-                 memory_limit_mb: Optional[int] = 4096, shape: str = "openai", formats: tuple = ("json",)):
+                 memory_limit_mb: Optional[int] = 4096, shape: str = "openai", formats: tuple = ("json",),
+                 backend: str = "local", ray_address: Optional[str] = None):
+        from fuzzer.backends import make_pool, workers_of
         from fuzzer.engine.warmup import warmup_limit
-        from fuzzer.isolation import WorkerPool
         from fuzzer.isolation.spec import LOAD_TIMEOUT
 
         self.agent, self.registry, self.policy, self.timeout = agent, registry, policy, timeout
@@ -274,7 +275,10 @@ class EpisodeRunner(Started):
         self.settings = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json(),
                                  shape=shape, formats=tuple(formats), warmup_s=self.warmup_s)
         self.spec = AgentSpec(self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
-        self.pool = WorkerPool(self.spec, workers=workers, load_timeout=LOAD_TIMEOUT)
+        # The back end: local worker processes, or Ray actors each holding one (``workers`` auto:
+        # one per CPU). The load timeout bounds the import; the warm-up after it bounds itself.
+        self.pool = make_pool(backend, self.spec, workers_of(workers), address=ray_address,
+                              load_timeout=LOAD_TIMEOUT)
         self.notes: list[str] = []
 
     def start(self) -> None:

@@ -111,7 +111,10 @@ def gate_campaign(reference: str, context: ReplayContext) -> Any:
     """The short campaign the gate runs after replaying the corpus."""
     from fuzzer.harnesses.executor.job import ExecutorCampaign
 
-    return ExecutorCampaign(_settings(reference, context), registry=_registry(context), policy=_policy(context))
+    # on the back end the gate was given (--backend ray: the campaign on the cluster; replays stay local)
+    settings = _settings(reference, context, backend=context.extra.get("backend") or "local",
+                         ray_address=context.extra.get("ray_address"))
+    return ExecutorCampaign(settings, registry=_registry(context), policy=_policy(context))
 
 
 # ---------------------------------------------------------------------------------------------

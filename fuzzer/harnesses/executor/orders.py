@@ -40,6 +40,7 @@ class ScenarioResult:
     runner itself failed)."""
 
     scenarios: int = 0
+    failing: int = 0  # of those, the scenarios that broke a promise (the report's by_class failures)
     calls: int = 0
     virtual_s: float = 0.0
     real_s: float = 0.0
@@ -64,6 +65,7 @@ class ScenarioResult:
         for kind, n in summary["faults"].items():
             faults[kind] = faults.get(kind, 0) + n
         violations = summary.get("violations", ())
+        self.failing += bool(violations)
         for verdict in {verdict for verdict, _id in violations}:
             self.by_verdict[verdict] = self.by_verdict.get(verdict, 0) + 1
         for _verdict, signature_id in violations:

@@ -76,9 +76,6 @@ class CampaignResult(EngineCampaignResult):
     hints: list = field(default_factory=list)
     lines: set = field(default_factory=set)  # (file, line) of the target reached (with coverage)
     exploration_share: dict = field(default_factory=dict)  # tool -> final share of exploration batches
-    #: Where the work ran (fuzzer.backends.describe): the back end, its workers or actors, and on a
-    #: cluster the actors lost and the orders run again because of it.
-    backend: dict = field(default_factory=dict)
 
     @property
     def case_label(self) -> str:
@@ -98,7 +95,6 @@ class CampaignResult(EngineCampaignResult):
                         "assumed": self.assumed},
             "hints": self.hints,
             "coverage": self.coverage_report(),
-            "backend": self.backend,
         }
 
     def coverage_report(self) -> Optional[dict]:
