@@ -35,8 +35,9 @@ def summary_lines(result: Any) -> list[str]:
     if counts:
         shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
         unconfirmed = result.unconfirmed
+        why = "the run was interrupted" if str(result.stop_reason) == "interrupted" else "the budget ended"
         lines.append(f"{len(result.findings)} distinct failure(s): {shown}"
-                     + (f" ({unconfirmed} not confirmed: the budget ended before their scripts were played again)"
+                     + (f" ({unconfirmed} not confirmed: {why} before their scripts were played again)"
                         if unconfirmed else ""))
     elif result.problem:
         lines.append(f"nothing tested: {result.problem}")
