@@ -23,6 +23,7 @@ import copy
 import hashlib
 import json
 import os
+import re
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -36,8 +37,11 @@ from strategies.errors import ToolfuzzError
 FORMAT_VERSION = 1
 STATUSES = ("open", "fixed")
 LEVELS = ("parse", "validate")
-#: Entry kinds, one per harness (fuzzer.engine.harness): what the entry's input is run against.
-KINDS = ("parser", "executor", "agent", "stream")
+#: An entry's kind names the harness that runs it (fuzzer.engine.harness): the built-in ones are
+#: parser, executor, agent and stream, and a harness registered by a plugin has a name of its own.
+#: The corpus knows no harness (data flows one way), so a kind is checked for its shape only; an
+#: entry whose harness this toolfuzz lacks is read, listed and kept, and replay calls it unjudged.
+KIND_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}")
 TEMP_PREFIX = ".tmp-"
 #: stray temp files younger than this may belong to a writer that is still running
 TEMP_MAX_AGE_S = 60.0
@@ -232,8 +236,9 @@ class Entry:
             raise CorpusFormatError("field 'signature': must not be empty")
         if values["status"] not in STATUSES:
             raise CorpusFormatError(f"field 'status': {values['status']!r} is not one of {list(STATUSES)}")
-        if values.get("kind", "parser") not in KINDS:
-            raise CorpusFormatError(f"field 'kind': {values['kind']!r} is not one of {list(KINDS)}")
+        if not KIND_PATTERN.fullmatch(values.get("kind", "parser")):
+            raise CorpusFormatError(f"field 'kind': {values['kind']!r} is not a harness name (lower-case letters, "
+                                    "digits and _, starting with a letter)")
         if values["level"] not in LEVELS:
             raise CorpusFormatError(f"field 'level': {values['level']!r} is not one of {list(LEVELS)}")
         for name in ("first_seen", "last_seen", "status_since"):

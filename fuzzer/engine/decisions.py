@@ -208,6 +208,17 @@ def campaign_exit_code(*, findings: int, corpus_failing: bool = False, nothing_t
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
+def reproduce_exit_code(*, failing: bool, problem: Optional[str] = None, interrupted: bool = False) -> int:
+    """``fuzz reproduce``: 2 when the input could not be run at all (no finding in the file, no
+    target, no harness for its kind: nothing was tested); 1 while it still fails; 130 when
+    interrupted; else 0 (it passes now)."""
+    if problem:
+        return ExitCode.USAGE
+    if failing:
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
 @dataclass(frozen=True)
 class DiffDecision:
     """``fuzz diff``: 1 on a regression; else 2 when nothing was tested (no sample compared, or a
@@ -230,4 +241,4 @@ class DiffDecision:
 
 __all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "corpus_list_exit_code", "corpus_write_exit_code",
            "decide_gate",
-           "fixed_entry_shown", "replay_exit_code"]
+           "fixed_entry_shown", "replay_exit_code", "reproduce_exit_code"]

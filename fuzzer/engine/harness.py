@@ -12,7 +12,16 @@ union (:mod:`fuzzer.engine.decisions`). A harness registers one :class:`Harness`
 :class:`Replayed` per entry, in order; ``campaign_job(reference, context)`` builds the short
 campaign the gate runs (a :class:`fuzzer.engine.pipeline.Job` whose result has ``findings`` and
 ``problem``), or None when the harness has none; ``check_alive`` says when the reference tests
-nothing at all (every entry would "pass" against a parser that rejects everything).
+nothing at all (every entry would "pass" against a parser that rejects everything);
+``reproduce(given, reference, context)`` runs one finding's input again for ``fuzz reproduce``
+and says what it does now (:class:`Reproduced`) — a harness without one is reproduced by replaying
+the entry (:mod:`fuzzer.engine.jobs.reproduce`), so every entry kind reproduces.
+
+A new harness is one package: its verdicts (:func:`fuzzer.engine.verdicts.verdict`), a
+:class:`~fuzzer.engine.subject.Subject` for the engine's campaign loop, findings that subclass
+:class:`~fuzzer.engine.results.ShrunkFinding`, and one :func:`register_harness` call. Its entries
+are read, replayed, gated and reproduced with no edit to the engine (tests/integration/
+test_toy_harness.py registers one from inside a test file).
 """
 
 from __future__ import annotations
@@ -90,6 +99,30 @@ class ReplayContext:
 
 
 @dataclass(frozen=True)
+class Reproducible:
+    """What ``fuzz reproduce FILE`` was given: a corpus ``entry`` of any kind, a reproducer
+    ``document`` (the file a harness writes for a finding too long for one command line; its
+    ``kind`` key names the harness, the parser's when absent), or a raw input ``text`` (which only
+    the parser harness takes: a model output)."""
+
+    path: str
+    kind: str
+    entry: Any = None
+    document: Optional[dict] = None
+    text: Optional[str] = None
+
+
+@dataclass
+class Reproduced:
+    """What running a finding's input again showed: the lines to show (what ran, what it did)
+    and whether it still fails. ``problem``: why it could not be run at all (exit 2)."""
+
+    lines: list = field(default_factory=list)
+    failing: bool = False
+    problem: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Harness:
     kind: str  # Entry.kind
     option: str  # the CLI option naming its reference, e.g. "--executor"
@@ -99,6 +132,10 @@ class Harness:
     #: (items, reference, context) -> None, or why the reference tests nothing at all (a parser
     #: that rejects every valid output): replay must not call that a pass.
     check_alive: Optional[Callable[[list, str, ReplayContext], Optional[str]]] = None
+    #: (given, reference, context) -> Reproduced: run one finding again, in this process where the
+    #: harness can (a debugger, a print in the user's code work as usual). None: the entry is
+    #: replayed (:attr:`replay`) and its verdict now is the answer.
+    reproduce: Optional[Callable[[Reproducible, Optional[str], ReplayContext], Reproduced]] = None
 
 
 HARNESSES: Registry[Harness] = Registry("harness")
@@ -122,4 +159,5 @@ def load_harnesses() -> Registry[Harness]:
     return HARNESSES
 
 
-__all__ = ["HARNESSES", "Harness", "ReplayContext", "Replayed", "load_harnesses", "register_harness"]
+__all__ = ["HARNESSES", "Harness", "ReplayContext", "Replayed", "Reproduced", "Reproducible", "load_harnesses",
+           "register_harness"]
