@@ -17,31 +17,6 @@ DEFAULT_BUDGET_S = 60.0
 SHAPES = ("openai", "anthropic", "text")
 
 
-def summary_lines(result: Any) -> list[str]:
-    lines: list[str] = []
-    for finding in result.findings:
-        lines += [finding.text(), ""]
-    lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s "
-                 f"({result.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
-                 f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
-                 f"{result.shrink_executions:,} more episodes played confirming and shrinking; "
-                 f"stopped: {result.stop_reason}")
-    counts = result.by_verdict()
-    if counts:
-        shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        unconfirmed = result.unconfirmed
-        lines.append(f"{len(result.findings)} distinct failure(s): {shown}"
-                     + (f" ({unconfirmed} not confirmed: the budget ended before their scripts were played again)"
-                        if unconfirmed else ""))
-    elif result.problem:
-        lines.append(f"nothing tested: {result.problem}")
-    elif str(result.stop_reason) == "interrupted":
-        lines.append(f"no failure in the {result.executions:,} episodes played before the interrupt")
-    else:
-        lines.append("no failure: the loop kept every promise of its policy")
-    return lines
-
-
 @main.command("agent")
 @click.option("--agent", "agent", required=True, metavar="M:A",
               help="The loop under test: run(model, tools, user_input) -> reply, or a factory taking no "
@@ -127,7 +102,7 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
 
         writer = CorpusWriter(CorpusStore(corpus_dir), target=agent, version=target_version(agent))
         handlers.append(writer)
-    handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+    handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(writer))]
     run_command(job, handlers, reports=reports)
 
 

@@ -87,7 +87,6 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     """
     from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.executor_console import summary_lines
     from fuzzer.engine.corpus_writer import CorpusWriter
     from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
     from fuzzer.harnesses.executor.policy import check_against_registry, explain as explain_policy, load_policy
@@ -123,10 +122,8 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     pool = open_pool(settings, policy, registry)  # a bad --executor fails here, before any output
     try:
         if scenario is not None:
-            from fuzzer.cli.executor_console import ReplayConsole
-
             job: Any = ScenarioReplay(settings, scenario, registry=registry, policy=policy, pool=pool)
-            run_command(job, [ReplayConsole()], reports=reports)
+            run_command(job, [Summary(problem_line=False)], reports=reports)
         handlers: list = []
         writer = None
         if corpus_dir:
@@ -134,7 +131,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
             writer = CorpusWriter(CorpusStore(corpus_dir), target=executor)
             handlers.append(writer)
-        handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+        handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(writer))]
         run_command(ExecutorCampaign(settings, registry=registry, policy=policy, pool=pool), handlers,
                     reports=reports)
     finally:

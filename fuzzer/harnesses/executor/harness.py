@@ -102,6 +102,29 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
     return [r for r in out if r is not None]
 
 
+def reproduce(given: Any, reference: Optional[str], context: ReplayContext) -> Any:
+    """``fuzz reproduce`` of an executor entry: its scenario replayed (a cold run in a fresh worker,
+    then warm ones), printed attempt by attempt with its verdicts, as ``--replay-scenario`` does."""
+    from fuzzer.engine.harness import Reproduced
+    from fuzzer.harnesses.executor.job import ScenarioReplay
+    from fuzzer.harnesses.executor.scenario import scenario_from_json
+
+    entry = given.entry
+    if entry is None or not entry.scenario:
+        return Reproduced(problem=f"{given.path}: an executor finding is reproduced from its corpus entry")
+    reference = reference or entry.target
+    if not reference:
+        return Reproduced(problem=f"{given.path}: names no executor; give --target M:A")
+    tools = context.tools_file or entry.scenario.get("tools")
+    registry = _registry(context, tools)
+    job = ScenarioReplay(_settings(reference, context, tools_file=tools), scenario_from_json(entry.scenario, registry),
+                         registry=registry, policy=_policy(context, entry))
+    for _event in job.events():
+        pass
+    result = job.result()
+    return Reproduced([f"executor: {reference}", *result.summary_lines()], failing=bool(result.findings))
+
+
 def _anomalous_names(scenario: Any) -> set:
     """Names a step calls on purpose although no tool has them (the unknown_function anomaly)."""
     return {s.name for s in scenario.steps if s.anomaly == "unknown_function"}
@@ -190,6 +213,6 @@ def compare_executors(old: str, new: str, *, context: ReplayContext, count: int 
 HARNESS = register_harness(Harness(
     kind="executor", option="--executor",
     description="a tool executor under injected faults: make_executor(tools) -> execute(name, arguments)",
-    replay=replay_entries, campaign_job=gate_campaign))
+    replay=replay_entries, campaign_job=gate_campaign, reproduce=reproduce))
 
-__all__ = ["ExecutorDiff", "HARNESS", "classify", "compare_executors", "gate_campaign", "replay_entries"]
+__all__ = ["ExecutorDiff", "HARNESS", "classify", "compare_executors", "gate_campaign", "replay_entries", "reproduce"]

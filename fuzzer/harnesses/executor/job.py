@@ -182,6 +182,11 @@ class ExecutorResult(CampaignResult):
     faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
 
+    def summary_lines(self) -> list[str]:
+        from fuzzer.harnesses.executor.render import summary_lines
+
+        return summary_lines(self)
+
     def test_cases(self) -> list[TestCase]:
         from fuzzer.engine.results import finding_detail
 
@@ -416,6 +421,11 @@ class ScenarioRun(JobResult):
     cold_trace: Any = None  # the first run, in a fresh worker
     violations: list = field(default_factory=list)
     policy: Any = None
+
+    def summary_lines(self) -> list[str]:
+        from fuzzer.harnesses.executor.render import replay_lines
+
+        return replay_lines(self)
 
     def to_report(self) -> dict[str, Any]:
         return {"job": self.job, "executor": self.label, "scenario": self.scenario.to_json() if self.scenario else None,

@@ -395,7 +395,13 @@ def _campaign_job(reference: str, context: ReplayContext) -> Any:
     return CampaignJob(context.registry, settings, pool, owns_pool=True)
 
 
+def _reproduce(given: Any, reference: Optional[str], context: ReplayContext) -> Any:
+    from fuzzer.harnesses.parser.rerun import reproduce
+
+    return reproduce(given, reference, context)
+
+
 register_harness(Harness(kind="parser", option="--target", description="the parser / validator: entries are model outputs",
-                         replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive))
+                         replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive, reproduce=_reproduce))
 
 __all__ = ["history_of", "keyed_signature", "shown_path_signature", "module_file", "replay_entries", "sample_from_entry", "target_version"]
