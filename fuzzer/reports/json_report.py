@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.writers import FileWriter, writer
 from fuzzer.reports.common import run_facts
 
 

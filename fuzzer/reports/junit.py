@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.writers import FileWriter, writer
 from fuzzer.engine.results import FAILED, SKIPPED
 
 

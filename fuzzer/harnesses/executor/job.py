@@ -18,8 +18,6 @@ announcing and Ctrl-C are the engine's, the same as every harness's.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import os
 import pickle
@@ -42,7 +40,8 @@ from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
 from fuzzer.harnesses.executor.policy import PolicyError
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.executor.shrink import shrink_scenario
-from fuzzer.harnesses.executor.worker import ExecutorSpec, Trace, WorkerConfig, decode_policy, encode_policy, load_json, summary_of
+from fuzzer.harnesses.executor.worker import (YOUNG_OBJECTS, ExecutorSpec, Trace, WorkerConfig, decode_policy,
+                                              encode_policy, load_json, summary_of, young_collections_every)
 from strategies._internal.tools import registry_digest
 
 #: Scenarios per order (a few to tens of milliseconds of a worker's time).
@@ -136,28 +135,6 @@ def workers_judge(pool: Any, policy: Any, registry: Any) -> bool:
 def run_scenarios(pool: Any, scenarios: list, *, deadline: Optional[float] = None, fresh: bool = False) -> list:
     """One :class:`Trace` per scenario, in order (None for one the deadline left no time to run)."""
     return pool.run([s.wire() for s in scenarios], deadline=deadline, fresh=fresh) if scenarios else []
-
-
-#: Net container allocations between two collections of the youngest generation, during a
-#: campaign (the interpreter's default is 700; see young_collections_every).
-YOUNG_OBJECTS = 10_000
-
-
-@contextlib.contextmanager
-def young_collections_every(objects: int) -> Iterator[None]:
-    """Run the cyclic garbage collector's youngest generation less often while a campaign runs.
-
-    A batch of scenarios and their traces is tens of thousands of small containers that all live
-    as long as the batch; at the default threshold the collector walks everything in flight over
-    and over (and promotes it, so older generations are walked too): a quarter of the engine's CPU
-    time. Almost none of it is cyclic garbage (reference counting frees it), so collecting less
-    often only lets the rare cycle wait a little longer. The previous thresholds come back after."""
-    saved = gc.get_threshold()
-    gc.set_threshold(max(saved[0], objects), *saved[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
 
 
 def available_flavors(policy: Any) -> tuple:
