@@ -9,7 +9,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from strategies._internal.formats import FORMATS
 
@@ -107,7 +108,4 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
 
 
 def _corpus_footer(writer: Any) -> list[str]:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    return [f"corpus {writer.store.path}: {changes}"] + [f"  skipped: {p}" for p in writer.store.problems]
+    return writer.summary_lines() if writer is not None else []

@@ -59,7 +59,7 @@ class ConfigNote(EventHandler):
     file and key itself when the bad value came from the file)."""
 
     def __init__(self) -> None:
-        from fuzzer.cli.config_cmd import config_note
+        from fuzzer.cli.config_file import config_note
 
         self.lines = config_note()
 

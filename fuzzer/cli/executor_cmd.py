@@ -8,7 +8,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 
 DEFAULT_BUDGET_S = 60.0
@@ -139,9 +140,4 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
 
 def _corpus_footer(writer: Any) -> list[str]:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    lines = [f"corpus {writer.store.path}: {changes}"]
-    lines += [f"  skipped: {problem}" for problem in writer.store.problems]
-    return lines
+    return writer.summary_lines() if writer is not None else []

@@ -8,9 +8,9 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.app import main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_writable_file
-from fuzzer.engine.text import preview
 
 
 @main.command()
@@ -35,7 +35,7 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
     stored truth is used, so corruption and missed anomalies shrink too, structurally). Exit 1 when
     SAMPLE does not fail at all.
     """
-    from fuzzer.cli import load_registry
+    from fuzzer.cli.app import load_registry
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.reports.reproducers import ReproducerWriter
     from fuzzer.cli.console import Summary, progress, run_command
@@ -54,26 +54,20 @@ def minimize(sample_path: str, target: str, reject_on: tuple, tools_file: Option
         registry[tool]
     level = level or (entry.level if entry is not None else "parse")
 
-    def lines(result: Any) -> list[str]:
-        f = result.finding
-        if f is None:
-            return [f"{sample_path}: {result.problem}"]  # the one line (not an error: an answer)
-        note = f" ({f.shrink_note})" if f.shrink_note else ""
-        out = [f"signature: {f.signature.id} ({f.title})",
-               f"size: {len(f.sample.text):,} -> {len(f.best.text):,} characters{note}",
-               f"{'minimized' if f.is_minimized else 'smallest found'}: {preview(f.best.text, 2000)}",
-               f"reproduce: {f.reproduce}"]
-        if output:
-            with open(output, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
-                fh.write(f.best.text)
-            out.append(f"written: {output}")
-        return out
+    def written(final: Any) -> list[str]:
+        """``-o FILE``: the minimized text, once the job found one."""
+        finding = final.result.finding
+        if not output or finding is None:
+            return []
+        with open(output, "w", encoding="utf-8", errors="surrogateescape", newline="") as fh:
+            fh.write(finding.best.text)
+        return [f"written: {output}"]
 
     pool = WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb))
     with closing(pool):
         job = MinimizeJob(sample, pool, registry, level=level, target=target, budget_s=budget_s,
-                          reject_on=tuple(reject_on), reproduce_dir=reproduce_dir(None))
-        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(lines, problem_line=False)])
+                          reject_on=tuple(reject_on), reproduce_dir=reproduce_dir(None), path=sample_path)
+        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(problem_line=False)], after=written)
 
 
 @main.command()

@@ -142,6 +142,15 @@ def corpus_write_exit_code(*, regressions: int, interrupted: bool = False) -> in
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
+def corpus_maintenance_exit_code(*, unsaved: Optional[str] = None, interrupted: bool = False) -> int:
+    """``fuzz corpus cmin``: 2 when the corpus could not be rewritten (``unsaved``: read-only,
+    full; said after what was done); 130 when interrupted; else 0 (tidying a corpus finds nothing
+    to fail on: the gate and replay judge its entries)."""
+    if unsaved:
+        return ExitCode.USAGE
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
 def corpus_list_exit_code(*, unreadable: int) -> int:
     """``fuzz corpus list``: 1 when a corpus file could not be read (its regression test no longer
     runs: replay and the gate fail on it too), so a listing is never the all-clear over a broken
@@ -239,6 +248,7 @@ class DiffDecision:
         return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
 
 
-__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "corpus_list_exit_code", "corpus_write_exit_code",
+__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "corpus_list_exit_code", "corpus_maintenance_exit_code",
+           "corpus_write_exit_code",
            "decide_gate",
            "fixed_entry_shown", "replay_exit_code", "reproduce_exit_code"]

@@ -149,7 +149,7 @@ def load_harnesses() -> Registry[Harness]:
     """Import every built-in harness (each registers itself) and return the registry."""
     import importlib
 
-    for module in ("fuzzer.harnesses.parser.harness", "fuzzer.harnesses.executor.harness", "fuzzer.harnesses.agent.harness",
+    for module in ("fuzzer.harnesses.parser.registration", "fuzzer.harnesses.executor.harness", "fuzzer.harnesses.agent.harness",
                    "fuzzer.harnesses.stream.harness"):
         try:
             importlib.import_module(module)

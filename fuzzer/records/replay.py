@@ -328,6 +328,11 @@ class RecordsReplayResult(JobResult):
     def replayed_label(self) -> str:
         return self.target_version or self.target
 
+    def summary_lines(self) -> list[str]:
+        from fuzzer.records.replay_summary import replay_summary_lines
+
+        return replay_summary_lines(self)
+
     def by_version(self) -> list[VersionSummary]:
         groups: dict[str, VersionSummary] = {}
         for row in self.rows:

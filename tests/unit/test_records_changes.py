@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzer.cli.records_cmds import replay_summary_lines
+from fuzzer.records.replay_summary import replay_summary_lines
 from fuzzer.harnesses.parser.outcome import Outcome
 from fuzzer.records import changes
 from fuzzer.records.changes import CHANGED, FIXED, REGRESSED, SAME, Seen
