@@ -60,24 +60,22 @@ class Replayed:
     def moved(self) -> bool:
         """An open entry that fails the same way from another place in the target (a refactor
         moved the code), or exactly as it was filed under a key of before (:attr:`rekeyed`):
-        the same bug, under another signature. A fixed entry that fails is a regression either way."""
+        the same bug, under another signature (:func:`fuzzer.engine.decisions.entry_moved`)."""
         from corpus.signature import movable
+        from fuzzer.engine.decisions import entry_moved
 
-        if self.status != "changed" or self.entry.status != "open" or self.verdict != self.entry.verdict:
-            return False
-        return self.rekeyed or (movable(self.entry.what) and self.what == self.entry.what)
+        return entry_moved(status=self.status, entry_status=self.entry.status, verdict=self.verdict,
+                           entry_verdict=self.entry.verdict, rekeyed=self.rekeyed, movable=movable(self.entry.what),
+                           same_what=self.what == self.entry.what)
 
     @property
     def status(self) -> str:
         """pass | fail (same signature) | changed (fails differently) | regression (a fixed entry
-        fails again) | unjudged."""
-        if self.unjudged is not None:
-            return "unjudged"
-        if self.signature is None:
-            return "pass"
-        if self.entry.status == "fixed":
-            return "regression"
-        return "fail" if self.signature == self.entry.signature else "changed"
+        fails again) | unjudged (:func:`fuzzer.engine.decisions.entry_status`)."""
+        from fuzzer.engine.decisions import entry_status
+
+        return entry_status(entry_status=self.entry.status, entry_signature=self.entry.signature, now=self.signature,
+                            unjudged=self.unjudged is not None)
 
 
 @dataclass

@@ -37,8 +37,10 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
 from fuzzer.datafiles import read_json
-from fuzzer.engine.events import ExitCode, JobStarted, Phase, PhaseStarted, Progress
-from fuzzer.engine.pipeline import Job, interrupted_exit
+from fuzzer.engine.decisions import change_kind, record_blocks
+from fuzzer.engine.decisions import records_replay_exit_code as decide_exit
+from fuzzer.engine.events import JobStarted, Phase, PhaseStarted, Progress
+from fuzzer.engine.pipeline import Job
 from fuzzer.records.recorder import REPLAYING_ENV
 from fuzzer.records.store import Record, RecordFilter, RecordStore, RecordsError, storable, utc_now_iso
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
@@ -280,11 +282,8 @@ def _worst(*kinds: Optional[str]) -> Optional[str]:
 
 
 def blocks(row: RecordReplay, baseline_compared: bool) -> bool:
-    """Whether ``row`` fails the replay: against a baseline, a regression; against production,
-    a regression or a change nobody can vouch for (a fix never blocks)."""
-    if baseline_compared:
-        return row.baseline == REGRESSED
-    return row.kind in (REGRESSED, CHANGED_KIND)
+    """Whether ``row`` fails the replay (:func:`fuzzer.engine.decisions.record_blocks`)."""
+    return record_blocks(kind=row.kind, baseline=row.baseline, baseline_compared=baseline_compared)
 
 
 def _tri(status: Optional[str]) -> Optional[bool]:
@@ -414,11 +413,9 @@ class RecordsReplayResult(JobResult):
 
 
 def records_replay_exit_code(result: RecordsReplayResult, *, interrupted: bool) -> int:
-    """The exit decision (pure): see the module docstring."""
-    failed = bool(result.blocking())
-    if not failed and not any(r.judged for r in result.rows) and not interrupted:
-        return ExitCode.FAILURES  # records were selected but none could be judged: not an all-clear
-    return interrupted_exit(failed, interrupted)
+    """The exit decision (:func:`fuzzer.engine.decisions.records_replay_exit_code`)."""
+    return decide_exit(blocking=len(result.blocking()), judged=sum(1 for r in result.rows if r.judged),
+                       interrupted=interrupted)
 
 
 # --------------------------------------------------------------------------------------------
@@ -483,9 +480,9 @@ def _execution_change(then: Any, then_detail: Any, now: Optional[str], now_detai
     """The execution's class against the baseline's (None when either was not judged)."""
     if then not in (MATCH, CHANGED) or now not in (MATCH, CHANGED):
         return None
-    if then == now:
-        return SAME if then == MATCH or (then_detail or "") == now_detail else CHANGED_KIND
-    return REGRESSED if then == MATCH else FIXED
+    same = then == now and (then == MATCH or (then_detail or "") == now_detail)
+    kind = change_kind(same=same, before_ok=then == MATCH, now_ok=now == MATCH)
+    return REGRESSED if kind == "regression" else kind
 
 
 # --------------------------------------------------------------------------------------------

@@ -11,11 +11,11 @@ from typing import Any, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
 from fuzzer.engine.corpus_writer import REGRESSION, regression_line, store_finding
-from fuzzer.engine.decisions import corpus_maintenance_exit_code, corpus_write_exit_code
-from fuzzer.engine.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
+from fuzzer.engine.decisions import corpus_maintenance_exit_code, corpus_write_exit_code, minimize_exit_code
+from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict
-from fuzzer.engine.pipeline import Job, interrupted_exit
+from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, PASSED, JobResult, TestCase
 from fuzzer.harnesses.parser.harness import shown_path_signature
 from fuzzer.harnesses.parser.shrink import FindingShrinker
@@ -226,9 +226,7 @@ class MinimizeJob(Job):
         return self.result_
 
     def exit_code(self, result: MinimizeResult) -> int:
-        if result.problem:
-            return ExitCode.FAILURES  # "does not fail": nothing was minimized
-        return interrupted_exit(False, self.interrupted)
+        return minimize_exit_code(fails=not result.problem, interrupted=self.interrupted)
 
 
 # -- cmin ------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from typing import Any, Iterator, Optional
 
 from fuzzer.engine.corpus_writer import REGRESSION, regression_line, store_finding
 from fuzzer.engine.decisions import corpus_write_exit_code
-from fuzzer.engine.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
+from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.engine.harness import ReplayContext
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, JobResult, TestCase
@@ -155,9 +155,8 @@ class CorpusImportJob(Job):
         return r
 
     def exit_code(self, result: ImportResult) -> int:
-        if result.problem:
-            return ExitCode.USAGE
-        return corpus_write_exit_code(regressions=len(result.regressions), interrupted=self.interrupted)
+        return corpus_write_exit_code(regressions=len(result.regressions), interrupted=self.interrupted,
+                                      nothing_tested=result.problem)
 
 
 __all__ = ["CorpusImportJob", "IMPORT_SHRINK_S", "ImportResult", "recorded_registry"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
-from fuzzer.engine.decisions import DiffDecision
+from fuzzer.engine.decisions import DiffDecision, change_kind
 from fuzzer.harnesses.parser.tool import includes_valid, resolve_operators
 from fuzzer.engine.events import JobStarted, Notice, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.engine.harness import ReplayContext
@@ -168,17 +168,11 @@ def classify(old: Side, new: Side) -> str:
     the target it was raised is in its signature (the campaign files rejections by site), and a
     refactor that renames or moves a helper made every one of them "changed". Both sides compare
     relative to their targets (:attr:`Side.compared`)."""
-    old_failed, new_failed = old.verdict != "pass", new.verdict != "pass"
-    if old_failed and not new_failed:
-        return "fixed"
-    if new_failed and not old_failed:
-        return "regression"
     (old_outcome, old_signature), (new_outcome, new_signature) = old.compared, new.compared
-    if outcome_fingerprint(old_outcome) != outcome_fingerprint(new_outcome) or old.verdict != new.verdict:
-        return "changed"
-    if old_signature != new_signature and old_outcome.kind != "rejected":
-        return "changed"  # the same answer, but another crash site, another kind of damage ...
-    return "same"
+    same = (outcome_fingerprint(old_outcome) == outcome_fingerprint(new_outcome) and old.verdict == new.verdict
+            # the same answer, but another crash site, another kind of damage ... is a change
+            and (old_signature == new_signature or old_outcome.kind == "rejected"))
+    return change_kind(same=same, before_ok=old.verdict == "pass", now_ok=new.verdict == "pass")
 
 
 @dataclass

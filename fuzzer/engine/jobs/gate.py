@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Optional
 
-from fuzzer.engine.decisions import GateDecision, decide_gate
+from fuzzer.engine.decisions import GateDecision, decide_gate, gate_exit_code
 from fuzzer.engine.events import JobStarted
 from fuzzer.engine.harness import ReplayContext, load_harnesses
 from fuzzer.engine.pipeline import Job
@@ -203,9 +203,7 @@ class GateJob(Job):
         return r
 
     def exit_code(self, result: GateResult) -> int:
-        if not result.decision.blocked and self.interrupted:
-            return 130
-        return result.decision.exit_code
+        return gate_exit_code(result.decision, interrupted=self.interrupted)
 
 
 __all__ = ["GateJob", "GateResult"]

@@ -168,14 +168,11 @@ class ExecutorDiff:
 
 
 def classify(old: list, new: list) -> str:
-    """same | fixed | regression | changed, from the signature ids of each side."""
-    if set(old) == set(new):
-        return "same"
-    if not new:
-        return "fixed"
-    if not old:
-        return "regression"
-    return "changed"
+    """same | fixed | regression | changed, from the signature ids of each side's violations
+    (:func:`fuzzer.engine.decisions.change_kind`: no violation is right)."""
+    from fuzzer.engine.decisions import change_kind
+
+    return change_kind(same=set(old) == set(new), before_ok=not old, now_ok=not new)
 
 
 def compare_executors(old: str, new: str, *, context: ReplayContext, count: int = 500,
