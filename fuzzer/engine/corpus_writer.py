@@ -65,6 +65,9 @@ def store_finding(store: Any, finding: Any, *, target: str, version: Optional[st
 
 
 class CorpusWriter(EventHandler):
+    """Stores every finding a job announces in ``store`` (and, at the end, any the result holds that
+    was not announced), through :func:`store_finding`; counts what it did for the summary."""
+
     def __init__(self, store: Any, *, target: str, version: Optional[str] = None):
         self.store, self.target, self.version = store, target, version
         self.changes: dict[str, int] = {}  # added / replaced / kept -> count

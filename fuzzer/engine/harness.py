@@ -140,6 +140,8 @@ HARNESSES: Registry[Harness] = Registry("harness")
 
 
 def register_harness(harness: Harness) -> Harness:
+    """Add ``harness`` to :data:`HARNESSES` under its kind (a kind registered twice raises): its
+    entries are then replayed, gated and reproduced by the generic commands."""
     return HARNESSES.register(harness.kind, harness, module=getattr(harness.replay, "__module__", None))
 
 

@@ -151,6 +151,10 @@ def _ident(x: Any) -> dict:
 
 
 class GateJob(Job):
+    """``fuzz gate``: replay ``store`` with each harness's reference (``references``: entry kind ->
+    ``M:A``), then run each harness's short campaign; the result's :class:`GateDecision` blocks on a
+    regression, a new signature, a target that tests nothing or an unreadable corpus file."""
+
     name = "gate"
 
     def __init__(self, store: Any, references: Mapping[str, Optional[str]], context: ReplayContext, *,
