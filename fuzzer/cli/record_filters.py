@@ -31,7 +31,8 @@ def filters(command: Callable) -> Callable:
 
 def build_filter(store: Any, anomalies: tuple, sessions: tuple, statuses: tuple, since: Optional[str],
                   parser_versions: tuple, limit: Optional[int] = None) -> Any:
-    from fuzzer.records.store import RecordFilter, check_status, parse_since
+    from fuzzer.records.record import RecordFilter, check_status
+    from fuzzer.records.values import parse_since
 
     for value in statuses:
         check_status(value)

@@ -208,7 +208,9 @@ def records_add(db: str, files: tuple, kind: str, text: Optional[str], text_file
     """
     from fuzzer.records.importers import IMPORTERS, import_file
     from fuzzer.records.redact import Redactor
-    from fuzzer.records.store import Record, RecordStore, new_record_id, utc_now_iso
+    from fuzzer.records.record import Record, new_record_id
+    from fuzzer.records.store import RecordStore
+    from fuzzer.records.values import utc_now_iso
 
     if kind != "auto":
         IMPORTERS[kind]
@@ -277,7 +279,7 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
       executor ``M:A``, re-run on the recorded calls with tools answered from the records;
     * ``reject_on``, ``timeout``, ``memory_limit_mb``, ``workers``: as for every target run;
     * ``baseline``: a file — compared with when it exists, written when it does not (or when
-      ``update_baseline``); ``filters``: a :class:`fuzzer.records.store.RecordFilter` (None: all);
+      ``update_baseline``); ``filters``: a :class:`fuzzer.records.record.RecordFilter` (None: all);
     * ``reports``: report writers by name (``{"report": "r.json", "junit": ...}``); ``as_version``: a label
       for the replayed parser version (default: a hash of its source file); ``quiet``: no progress.
 
@@ -290,7 +292,7 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
     from fuzzer.cli.console import Summary, check_output_paths, progress
     from fuzzer.engine.pipeline import run_job
     from fuzzer.records.replay import RecordsReplayJob, ReplaySettings
-    from fuzzer.records.store import RecordFilter
+    from fuzzer.records.record import RecordFilter
 
     if ":" not in target:
         raise ConfigError(f"--target: {target!r} is not of the form module:callable")

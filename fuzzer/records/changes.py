@@ -27,7 +27,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from fuzzer.records.store import Record, storable
+from fuzzer.records.record import Record
+from fuzzer.records.values import storable
 from strategies._internal.sample import json_equal
 
 SAME, FIXED, REGRESSED, CHANGED = "same", "fixed", "regressed", "changed"

@@ -42,7 +42,9 @@ from fuzzer.engine.decisions import records_replay_exit_code as decide_exit
 from fuzzer.engine.events import JobStarted, Phase, PhaseStarted, Progress
 from fuzzer.engine.pipeline import Job
 from fuzzer.records.recorder import REPLAYING_ENV
-from fuzzer.records.store import Record, RecordFilter, RecordStore, RecordsError, storable, utc_now_iso
+from fuzzer.records.record import Record, RecordFilter, RecordsError
+from fuzzer.records.store import RecordStore
+from fuzzer.records.values import storable, utc_now_iso
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 from fuzzer.records import changes
 from fuzzer.records.changes import CHANGED as CHANGED_KIND, FIXED, REGRESSED, SAME, Seen, error_type

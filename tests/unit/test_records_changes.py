@@ -15,7 +15,7 @@ from fuzzer.records import changes
 from fuzzer.records.changes import CHANGED, FIXED, REGRESSED, SAME, Seen
 from fuzzer.records.replay import (RecordReplay, RecordsReplayResult, baseline_document, blocks, compare_parse,
                                    compare_with_baseline, records_replay_exit_code)
-from fuzzer.records.store import Record
+from fuzzer.records.record import Record
 from fuzzer.engine.relative import TargetModule
 
 PARIS = {"name": "get_weather", "arguments": {"city": "Paris"}}

@@ -99,7 +99,8 @@ class CorpusImportJob(Job):
         from fuzzer.isolation import WorkerPool
         from fuzzer.records.detect import Classifier
         from fuzzer.records.inject import fuzz_seeds, seed_samples
-        from fuzzer.records.store import RecordFilter, RecordStore
+        from fuzzer.records.record import RecordFilter
+        from fuzzer.records.store import RecordStore
 
         yield JobStarted(job=self.name, label=self.reference, settings={"db": self.db})
         yield PhaseStarted(Phase.LOADING, self.db)
