@@ -286,7 +286,7 @@ def run_records_replay(*, db: str, target: str, executor: Optional[str] = None, 
     Usage errors raise :class:`strategies.errors.ToolfuzzError` (call it under
     ``translate_errors``). Exit: 1 when a record regressed against the baseline when one is
     compared, else when one regressed or changed against production (a fix never fails the
-    replay; :func:`fuzzer.records.replay.blocks`), 130 when interrupted with nothing changed, 0
+    replay; :func:`fuzzer.engine.decisions.record_blocks`), 130 when interrupted with nothing changed, 0
     otherwise.
     """
     from fuzzer.cli.console import Summary, check_output_paths, progress

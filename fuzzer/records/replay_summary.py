@@ -1,6 +1,6 @@
 """What ``fuzz records replay`` (and ``fuzz replay --records``) prints: pass rates by the parser
 version each record was made with, the records that changed, and the baseline comparison — every
-number read from the :class:`~fuzzer.records.replay.RecordsReplayResult` (its ``summary_lines``)."""
+number read from the :class:`~fuzzer.records.replay_results.RecordsReplayResult` (its ``summary_lines``)."""
 
 from __future__ import annotations
 
