@@ -109,6 +109,20 @@ class Reproducible:
     document: Optional[dict] = None
     text: Optional[str] = None
 
+    def entry_on(self, reference: Optional[str], what: str = "code") -> tuple:
+        """(the corpus entry to reproduce, the ``what`` to run it on: ``reference``, else the one
+        the entry was found on). A :class:`~strategies.errors.ToolfuzzError` naming the file when
+        it holds no entry of a structured input (a reproducer document, a raw text) or names no
+        ``what`` (``fuzz reproduce`` shows it as one line, exit 2)."""
+        from strategies.errors import ToolfuzzError
+
+        if self.entry is None or (self.kind != "parser" and self.entry.scenario is None):
+            raise ToolfuzzError(f"{self.path}: a {self.kind} finding is reproduced from its corpus entry")
+        reference = reference or self.entry.target
+        if not reference:
+            raise ToolfuzzError(f"{self.path}: names no {what} to run it on; give --target M:A")
+        return self.entry, reference
+
 
 @dataclass
 class Reproduced:

@@ -75,13 +75,7 @@ def replayed_again(harness: Any, given: Reproducible, reference: Optional[str], 
     """The mechanism every harness has: replay the entry and report its verdict now."""
     from fuzzer.engine.text import preview
 
-    entry = given.entry
-    if entry is None:
-        return Reproduced(problem=f"{given.path}: a {given.kind} reproducer file, which the {given.kind} harness "
-                                  f"does not read; reproduce its corpus entry instead")
-    reference = reference or entry.target
-    if not reference:
-        return Reproduced(problem=f"{given.path}: names no code to run it on; give --target M:A")
+    entry, reference = given.entry_on(reference)
     (replayed,) = harness.replay([(given.path, entry)], reference, context)
     lines = [f"{entry.kind} entry {entry.signature} ({entry.title or entry.verdict}), run on {reference}",
              f"input:  {preview(entry.text, 400)}"]

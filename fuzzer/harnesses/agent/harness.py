@@ -88,12 +88,7 @@ def reproduce(given: Any, reference: Optional[str], context: ReplayContext) -> A
     from fuzzer.engine.harness import Reproduced
     from fuzzer.harnesses.agent.reproduce import replay as play_here
 
-    entry = given.entry
-    if entry is None or not entry.scenario:
-        return Reproduced(problem=f"{given.path}: an agent finding is reproduced from its corpus entry")
-    reference = reference or entry.target
-    if not reference:
-        return Reproduced(problem=f"{given.path}: names no agent loop; give --target M:A")
+    entry, reference = given.entry_on(reference, "agent loop")
     try:
         played = play_here(reference, entry.scenario, tools=context.tools_file,
                            policy=context.extra.get("agent_policy"), cwd=context.cwd)

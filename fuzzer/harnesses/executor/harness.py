@@ -109,12 +109,7 @@ def reproduce(given: Any, reference: Optional[str], context: ReplayContext) -> A
     from fuzzer.harnesses.executor.job import ScenarioReplay
     from fuzzer.harnesses.executor.scenario import scenario_from_json
 
-    entry = given.entry
-    if entry is None or not entry.scenario:
-        return Reproduced(problem=f"{given.path}: an executor finding is reproduced from its corpus entry")
-    reference = reference or entry.target
-    if not reference:
-        return Reproduced(problem=f"{given.path}: names no executor; give --target M:A")
+    entry, reference = given.entry_on(reference, "executor")
     tools = context.tools_file or entry.scenario.get("tools")
     registry = _registry(context, tools)
     job = ScenarioReplay(_settings(reference, context, tools_file=tools), scenario_from_json(entry.scenario, registry),
