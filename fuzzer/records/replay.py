@@ -174,7 +174,7 @@ class RecordsReplayJob(Job):
         from fuzzer.isolation import WorkerPool
 
         s = self.settings
-        spec = RecordedExecutionSpec(s.executor, cwd=s.cwd or os.getcwd(), timeout=s.timeout,
+        spec = RecordedExecutionSpec(executor=s.executor, cwd=s.cwd or os.getcwd(), timeout=s.timeout,
                                      memory_limit_mb=s.memory_limit_mb)
         pool = WorkerPool(spec, workers=s.workers, environ=_REPLAYING)
         pool.start()

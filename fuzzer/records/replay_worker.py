@@ -7,26 +7,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from fuzzer.isolation.spec import Limits
 from fuzzer.records.values import storable
 
-@dataclass(frozen=True)
-class RecordedExecutionSpec:
+
+@dataclass(frozen=True, kw_only=True)
+class RecordedExecutionSpec(Limits):
     """The :mod:`fuzzer.isolation.spec` of the workers that run recorded invocations again: they
     serve a :class:`RecordedExecutor` (the ``--executor`` loaded once in the zygote)."""
 
     executor: str
-    cwd: Optional[str] = None
-    timeout: float = 2.0
-    memory_limit_mb: Optional[int] = 4096
 
     serve = "fuzzer.records.replay_worker:RecordedExecutor"
 
     @property
     def label(self) -> str:
         return f"--executor {self.executor!r}"
-
-    def decode(self, result: Any) -> Any:
-        return result
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> tuple:
         return (kind, detail or kind)

@@ -110,7 +110,7 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
     from fuzzer.isolation import WorkerPool
     from fuzzer.isolation.spec import load_timeout
 
-    spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
+    spec = ExecutorSpec(config=settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb)
     # loading is importing the executor and warming it up: the pool waits for both
     pool = WorkerPool(spec, workers=settings.workers,

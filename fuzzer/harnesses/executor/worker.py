@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.isolation.pool import Started
+from fuzzer.isolation.spec import Limits
 from strategies._internal.tools import registry_digest
 from strategies.errors import TargetError, ToolfuzzError
 
@@ -56,14 +57,11 @@ class WorkerConfig:
     warmup_s: float = 0.0
 
 
-@dataclass(frozen=True)
-class ExecutorSpec:
+@dataclass(frozen=True, kw_only=True)
+class ExecutorSpec(Limits):
     """The :mod:`fuzzer.isolation.spec` of an executor's workers: they serve a :class:`ScenarioRunner`."""
 
     config: WorkerConfig
-    cwd: Optional[str] = None
-    timeout: float = 2.0
-    memory_limit_mb: Optional[int] = 4096
 
     serve = "fuzzer.harnesses.executor.worker:ScenarioRunner"
 
