@@ -12,7 +12,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Callable, Optional, Union
 
-from fuzzer.engine.calls import InvalidReturn, normalize_calls
+from fuzzer.engine.calls import normalize_calls
 from fuzzer.engine.references import exception_message, exception_name
 from fuzzer.records.record import new_record_id
 from fuzzer.records.values import EncodedJSON, _orjson, storable

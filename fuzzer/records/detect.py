@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import field
 from typing import Any, Iterable, Optional
 
 from fuzzer.records.detectors import DETECTORS, Evidence, detectors_version

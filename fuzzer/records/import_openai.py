@@ -8,7 +8,6 @@ import gzip
 import json
 from typing import Any, Optional
 
-from fuzzer.records.capture import tools_hash
 from fuzzer.records.record import Record, new_record_id
 from fuzzer.records.values import iso_time, storable
 from fuzzer.records.import_base import ImportFormatError, Imported, _defaults, _numbered, _yaml, importer

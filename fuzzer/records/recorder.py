@@ -54,7 +54,6 @@ import functools
 import logging
 import os
 import threading
-import time
 from typing import Any, Callable, Optional, Union
 
 from fuzzer.records.capture import (_Capture, _executor_input, _is_coroutine_function, _Pending, _raw_text,

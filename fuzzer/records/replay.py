@@ -41,10 +41,7 @@ from fuzzer.engine.pipeline import Job
 from fuzzer.records.recorder import REPLAYING_ENV
 from fuzzer.records.record import Record, RecordFilter, RecordsError
 from fuzzer.records.store import RecordStore
-from fuzzer.records import changes
 from fuzzer.engine.relative import TargetModule
-from strategies._internal.sample import json_equal
-from strategies.errors import TargetError
 from fuzzer.records.baseline import baseline_document, compare_with_baseline, read_baseline
 from fuzzer.records.replay_results import (UNJUDGED, RecordReplay, RecordsReplayResult, compare_execution,
                                            compare_parse, describe_recorded, records_replay_exit_code)

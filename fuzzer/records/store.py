@@ -34,7 +34,6 @@ import operator
 import os
 import sqlite3
 import time
-from dataclasses import field, fields
 from typing import Any, Iterable, Iterator, Optional
 
 from fuzzer.records.record import FIELDS, JSON_FIELDS, TEXT_FIELDS, Record, RecordFilter, RecordsError

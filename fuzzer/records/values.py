@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-import sqlite3
 import time
-from dataclasses import fields
 from datetime import datetime, timezone
 from typing import Any, Optional
 

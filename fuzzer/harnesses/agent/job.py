@@ -27,7 +27,7 @@ from fuzzer.harnesses.agent.findings import AgentFinding
 from fuzzer.harnesses.agent.orders import ScriptOrder, ScriptResult
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
-from fuzzer.harnesses.agent.worker import AgentSpec, EpisodeRunner, judged, violation_of
+from fuzzer.harnesses.agent.worker import EpisodeRunner, judged, violation_of
 from strategies._internal.source import RandomSource, ReplaySource
 
 #: Scripts per order: an episode takes about a millisecond for a plain loop, tens for one built on
