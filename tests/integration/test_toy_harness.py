@@ -4,7 +4,7 @@ The code under test is ``M:A(text) -> int``; a case is a generated number text w
 int it denotes); a failure is a wrong number, a crash or a hang. Everything a new harness writes
 is here — its verdicts, its workers' spec and served object, its order, its Subject, its finding
 and its one ``register_harness`` call — and nothing else: the engine's campaign loop, the corpus
-writer, replay, the gate and ``fuzz reproduce`` run it unchanged (issue 26, must-show 3).
+writer, replay, the gate and ``fuzz reproduce`` run it unchanged.
 """
 
 from __future__ import annotations
