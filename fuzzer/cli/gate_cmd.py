@@ -7,7 +7,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.app import main, translate_errors
+from fuzzer.cli import options
 
 
 @main.command()
@@ -35,7 +36,6 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     """
     from fuzzer.cli.campaign import read_ignore, reproduce_dir, select_tools
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.render import gate_lines
     from fuzzer.cli.replay_cmd import open_corpus, replay_context
     from fuzzer.engine.jobs.gate import GateJob
 
@@ -108,5 +108,5 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             lines.append("an entry marked fixed fails again: fix the target (the command above checks it)")
         return lines
 
-    run_command(GateJob(store, refs, context, ignore=ignored), [progress(quiet=quiet), Summary(gate_lines)],
+    run_command(GateJob(store, refs, context, ignore=ignored), [progress(quiet=quiet), Summary()],
                 reports=reports, after=advice)

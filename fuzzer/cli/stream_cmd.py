@@ -7,7 +7,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import check_corpus_dir
 
 DEFAULT_BUDGET_S = 60.0

@@ -376,10 +376,10 @@ def test_workers_auto_is_one_per_cpu_of_wherever_the_back_end_runs():
 
 def test_the_gates_campaign_runs_on_the_back_end_it_was_given():
     from fuzzer.backends.ray import RayPool
-    from fuzzer.engine.harness import ReplayContext
-    from fuzzer.harnesses.parser.harness import _campaign_job
+    from fuzzer.engine.harness import ReplayContext, load_harnesses
     from strategies._internal.tools import builtin_registry
 
+    _campaign_job = load_harnesses()["parser"].campaign_job
     context = ReplayContext(registry=builtin_registry(), workers=2, max_examples=100,
                             extra={"tools": ["get_weather"], "backend": "ray", "ray_address": "10.0.0.1:6379"})
     job = _campaign_job("fuzzer.targets.naive:parse", context)

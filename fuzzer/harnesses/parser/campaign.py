@@ -85,6 +85,12 @@ class CampaignResult(EngineCampaignResult):
     def corpus_passing(self) -> list:
         return [r for r in self.replayed if r.status == "pass"]
 
+    def summary_lines(self) -> list[str]:
+        """The console's lines (:func:`fuzzer.harnesses.parser.render.campaign_lines`)."""
+        from fuzzer.harnesses.parser.render import campaign_lines
+
+        return campaign_lines(self)
+
     def to_report(self) -> dict[str, Any]:
         return {
             "tool": self.tool,
