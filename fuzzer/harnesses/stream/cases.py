@@ -73,8 +73,9 @@ def case_of(sample: Any, registry: Any) -> StreamCase:
                       recipe=sample.recipe.to_json() if sample.recipe is not None else None)
     if not base.truth_known:
         return base
-    content = getattr(sample, "content", None)
-    if content is None and cls is None:
+    content = None
+    if cls is None:
+        # the prose exactly as streamed (the sample's own ``content`` is stripped and joined by spaces)
         rendered = sample.rendered or _uncut(sample, registry)
         content = "".join(p.text for p in rendered.pieces if p.role == "chatter") if rendered is not None else None
     if content is None and sample.calls == [] and sample.operator == "prose_without_call":
@@ -128,7 +129,8 @@ def draw_output(source: Any, registry: Any, tools: list, formats: list) -> Optio
     fmt = formats[source.integer(0, len(formats) - 1)]
     operator = draw_operator(source, tool, fmt)
     try:
-        sample = build_sample(source, registry=registry, tool=tool, format=fmt, operator=operator)
+        sample = build_sample(source, registry=registry, tool=tool, format=fmt, operator=operator,
+                              keep_rendered=operator is None)
     except Unbuildable:
         return None
     return sample if len(sample.text) <= MAX_OUTPUT else None
