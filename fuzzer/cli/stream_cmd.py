@@ -116,11 +116,10 @@ def stream(parser: Optional[str], parser_api: str, consumer: Optional[str], shap
 
         store = CorpusStore(corpus_dir)
     if diff_old:
-        from fuzzer.cli.render import stream_diff_lines
-        from fuzzer.harnesses.stream.diff import StreamDiffJob
+        from fuzzer.harnesses.stream.diff import StreamDiffJob, diff_lines
 
         job: Any = StreamDiffJob(settings, old=diff_old, registry=registry, corpus=store)
-        run_command(job, [progress(quiet=quiet), Summary(stream_diff_lines)], reports=reports)
+        run_command(job, [progress(quiet=quiet), Summary(diff_lines)], reports=reports)
         return
     job = StreamCampaign(settings, registry=registry, corpus=store, started_at=started)
     handlers: list = []

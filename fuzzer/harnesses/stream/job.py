@@ -208,39 +208,12 @@ class StreamSubject(Subject):
         return None
 
     def _probe_formats(self, job: Any) -> list:
-        """Formats in which the parser streams the right calls for at least one of a few valid
-        outputs: whole, one character per delta, each marker a delta of its own, or each marker
-        whole and the text between in pieces (as a tokenizer streams)."""
-        from fuzzer.harnesses.stream.splits import clip, marker_atomic, marker_spans
-        from strategies._internal.build import Unbuildable, build_sample
-        from strategies._internal.formats import FORMATS
-
-        source = RandomSource(self.settings.seed ^ 0x5EED)
-        cases: list = []
-        for fmt in FORMATS:
-            for k in range(PROBE_OUTPUTS):
-                try:
-                    sample = build_sample(source, registry=self.registry, tool=self.registry[self.tools[k % len(self.tools)]],
-                                          format=fmt, chatter=False, multi=False, keep_rendered=True)
-                except Unbuildable:
-                    continue
-                base = gen.case_of(sample, self.registry)
-                cases += [replace(base, cuts=cuts, family=f) for f, cuts in gen.standard_splits(sample.text)]
-                edges = clip((c for a, b in marker_spans(base.text, base.markers) for c in (a, b)), len(base.text))
-                cases.append(replace(base, cuts=edges, family="marker_edges"))
-                cases.append(replace(base, cuts=marker_atomic(source, base.text, base.markers), family="marker_atomic"))
-        supported: dict = {}
-        for case, answer in zip(cases, job.settle_run(cases, deadline=job.budget.deadline)):
-            if isinstance(answer, tuple) and answer[0] == "contract":
-                raise self._contract(answer[1])
-            outcome = answer[1] if isinstance(answer, tuple) and answer[0] == "run" else None
-            calls = outcome.calls if outcome is not None and outcome.calls else []
-            hit = any(c["name"] == t["name"] for c in calls for t in case.truth or ())
-            supported[case.format] = supported.get(case.format, False) or hit
-        for fmt, ok in supported.items():
-            if not ok:
-                self.result.unsupported[fmt] = "no call streamed"
-        return [f for f, ok in supported.items() if ok]
+        run = lambda cases: job.settle_run(cases, deadline=job.budget.deadline)  # noqa: E731
+        supported, unsupported, contract = probe_formats(run, self.registry, self.tools, self.settings.seed)
+        if contract is not None:
+            raise self._contract(contract)
+        self.result.unsupported.update(unsupported)
+        return supported
 
     def plan(self, unit: str, count: int, number: int) -> StreamOrder:
         t = self.settings.target
@@ -372,6 +345,41 @@ class StreamSubject(Subject):
         return True
 
 
+def probe_formats(run: Callable[[list], list], registry: Any, tools: list, seed: int) -> tuple:
+    """(formats the parser streams, {format: why not} for the others, a broken contract's message
+    or None): a format is streamed when the right call names come out of at least one of a few
+    valid outputs, whole, one character per delta, each marker a delta of its own, or each marker
+    whole and the text between in pieces (as a tokenizer streams). ``run(cases)``: a started pool's."""
+    from fuzzer.harnesses.stream.splits import clip, marker_atomic, marker_spans
+    from strategies._internal.build import Unbuildable, build_sample
+    from strategies._internal.formats import FORMATS
+
+    source = RandomSource(seed ^ 0x5EED)
+    cases: list = []
+    for fmt in FORMATS:
+        for k in range(PROBE_OUTPUTS):
+            try:
+                sample = build_sample(source, registry=registry, tool=registry[tools[k % len(tools)]], format=fmt,
+                                      chatter=False, multi=False, keep_rendered=True)
+            except Unbuildable:
+                continue
+            base = gen.case_of(sample, registry)
+            cases += [replace(base, cuts=cuts, family=f) for f, cuts in gen.standard_splits(sample.text)]
+            edges = clip((c for a, b in marker_spans(base.text, base.markers) for c in (a, b)), len(base.text))
+            cases.append(replace(base, cuts=edges, family="marker_edges"))
+            cases.append(replace(base, cuts=marker_atomic(source, base.text, base.markers), family="marker_atomic"))
+    supported: dict = {}
+    for case, answer in zip(cases, run(cases)):
+        if isinstance(answer, tuple) and answer[0] == "contract":
+            return [], {}, answer[1]
+        outcome = answer[1] if isinstance(answer, tuple) and answer[0] == "run" else None
+        calls = outcome.calls if outcome is not None and outcome.calls else []
+        hit = any(c["name"] == t["name"] for c in calls for t in case.truth or ())
+        supported[case.format] = supported.get(case.format, False) or hit
+    return ([f for f, ok in supported.items() if ok], {f: "no call streamed" for f, ok in supported.items() if not ok},
+            None)
+
+
 def _outcome(answer: Any) -> Any:
     return answer[1] if isinstance(answer, tuple) and answer[0] == "run" else answer
 
@@ -399,4 +407,4 @@ class StreamCampaign(CampaignJob):
 
 
 __all__ = ["StreamCampaign", "StreamCampaignResult", "StreamOutcome", "StreamSettings", "StreamSubject", "open_pool",
-           "shows"]
+           "probe_formats", "shows"]

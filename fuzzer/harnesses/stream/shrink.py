@@ -190,7 +190,7 @@ def _output(case: StreamCase, keep: Test, registry: Any, deadline: float) -> Opt
 
 
 def _values(case: StreamCase, keep: Test, registry: Any, deadline: float) -> Optional[StreamCase]:
-    """Each string value of the output's calls emptied, else cut to its first character, while it
+    """Each string value of the output's calls' arguments emptied, else cut to its first character, while it
     fails the same way (the recipe's calls replaced: the output re-rendered, its truth recomputed)."""
     if case.recipe is None:
         return None
@@ -208,7 +208,8 @@ def _values(case: StreamCase, keep: Test, registry: Any, deadline: float) -> Opt
     if not calls:
         return None
     best: Optional[StreamCase] = None
-    for path in _string_paths(calls):
+    paths = [(i, "arguments") + p for i, call in enumerate(calls) for p in _string_paths(call.get("arguments"))]
+    for path in paths:  # the values only: a call's name is the tool's, no smaller one names a tool
         if time.monotonic() >= deadline:
             break
         value = _get(calls, path)
