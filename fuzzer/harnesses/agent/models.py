@@ -9,6 +9,9 @@
   returning a ``Message``-shaped object: ``.content`` blocks of ``type`` ``text`` / ``tool_use``
   (``.id``, ``.name``, ``.input``), ``.stop_reason``.
 
+Both structured shapes answer ``stream=True`` with the same response as a chunk stream, and their
+``.stream(...)`` helpers with the SDK's own stream helper over it (:mod:`fuzzer.harnesses.agent.streaming`).
+
 No vendor SDK is imported: the response objects are small attribute records with the SDKs' field
 names (awaitable too, so ``async`` loops written against ``AsyncOpenAI`` / ``AsyncAnthropic`` run
 unchanged), and ``to_dict()`` / ``model_dump()`` give their dict form, which the tests validate with
@@ -252,28 +255,55 @@ class TextModel:
 
 
 class OpenAIClient:
-    """``client.chat.completions.create(model=, messages=, tools=)`` -> a ChatCompletion."""
+    """``client.chat.completions.create(model=, messages=, tools=)`` -> a ChatCompletion; with
+    ``stream=True`` its chunks, and ``client.chat.completions.stream(...)`` the SDK's stream
+    helper over them (:mod:`fuzzer.harnesses.agent.streaming`)."""
 
     def __init__(self, recorder: Recorder):
         self._recorder = recorder
-        self.chat = _Namespace(completions=_Namespace(create=self._create))
+        self.chat = _Namespace(completions=_Namespace(create=self._create, stream=self._stream))
+        self.beta = _Namespace(chat=_Namespace(completions=_Namespace(stream=self._stream)))  # older SDKs' path
 
-    def _create(self, *, messages: Any, model: str = MODEL_NAME, tools: Any = None, **options: Any) -> ChatCompletion:
+    def _create(self, *, messages: Any, model: str = MODEL_NAME, tools: Any = None, stream: bool = False,
+                **options: Any) -> Any:
         turn = self._recorder.request(openai_feedback(messages))
+        if stream:
+            from fuzzer.harnesses.agent.streaming import stream_of
+
+            return stream_of("openai", turn, self._recorder, model=model)
         return openai_response(turn, self._recorder.window, model=model)
+
+    def _stream(self, *, messages: Any, model: str = MODEL_NAME, tools: Any = None, **options: Any) -> Any:
+        from fuzzer.harnesses.agent.streaming import openai_manager
+
+        turn = self._recorder.request(openai_feedback(messages))
+        return openai_manager(turn, self._recorder, model=model, tools=tools)
 
 
 class AnthropicClient:
-    """``client.messages.create(model=, max_tokens=, messages=, tools=)`` -> a Message."""
+    """``client.messages.create(model=, max_tokens=, messages=, tools=)`` -> a Message; with
+    ``stream=True`` its events, and ``client.messages.stream(...)`` the SDK's stream helper over
+    them (:mod:`fuzzer.harnesses.agent.streaming`)."""
 
     def __init__(self, recorder: Recorder):
         self._recorder = recorder
-        self.messages = _Namespace(create=self._create)
+        self.messages = _Namespace(create=self._create, stream=self._stream)
 
     def _create(self, *, messages: Any, model: str = MODEL_NAME, max_tokens: Optional[int] = None,
-                tools: Any = None, **options: Any) -> Message:
+                tools: Any = None, stream: bool = False, **options: Any) -> Any:
         turn = self._recorder.request(anthropic_feedback(messages))
+        if stream:
+            from fuzzer.harnesses.agent.streaming import stream_of
+
+            return stream_of("anthropic", turn, self._recorder, model=model)
         return anthropic_response(turn, self._recorder.window, model=model)
+
+    def _stream(self, *, messages: Any, model: str = MODEL_NAME, max_tokens: Optional[int] = None,
+                tools: Any = None, **options: Any) -> Any:
+        from fuzzer.harnesses.agent.streaming import anthropic_manager
+
+        turn = self._recorder.request(anthropic_feedback(messages))
+        return anthropic_manager(turn, self._recorder, model=model)
 
 
 class _Namespace:
