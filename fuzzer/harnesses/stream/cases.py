@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from fuzzer.harnesses.stream.checks import StreamCase
-from fuzzer.harnesses.stream.splits import draw_split, markers_of, standard_splits
+from fuzzer.harnesses.stream.splits import draw_split, marker_heads, markers_of, standard_splits
 
 #: Operators drawn for parsers, with their weights (None: a valid output).
 PARSER_MIX = ((None, 40), ("truncated_output", 14), ("invalid_argument_type", 6), ("injection_payload", 8),
@@ -137,9 +137,14 @@ def draw_output(source: Any, registry: Any, tools: list, formats: list) -> Optio
 
 
 def splits_for(source: Any, text: str, markers: tuple, interesting: list, count: int = DRAWN_SPLITS) -> list:
-    """(family, cuts) of every split one output is run under: whole and one character per delta,
-    then ``count`` drawn ones (the same split drawn twice is run once)."""
+    """(family, cuts) of every split one output is run under: whole, one character per delta and
+    the first marker cut after its first character (``<`` then ``think>...``: where a parser that
+    sends what cannot be a marker yet loses one), then ``count`` drawn ones (the same split drawn
+    twice is run once)."""
     out = list(standard_splits(text)) if len(text) <= CHAR_SPLIT_MAX else [("whole", ())]
+    heads = marker_heads(text, markers)
+    if heads:
+        out.append(("marker_heads", heads))
     seen = {cuts for _f, cuts in out}
     for _ in range(count):
         family, cuts = draw_split(source, text, markers, interesting=interesting)

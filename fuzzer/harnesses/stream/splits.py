@@ -44,13 +44,18 @@ _STRUCTURE = frozenset('{}[]":,\\')
 
 
 def markers_of(fmt: str) -> tuple:
-    """The special tokens of format ``fmt`` (from its declared envelope), longest first."""
+    """The special tokens of format ``fmt`` (from its declared envelope and its reasoning syntax:
+    a ``<think>`` cut in two is where a parser loses track of reasoning), longest first."""
     from strategies._internal.formats import FORMATS
 
+    spec = FORMATS[fmt]
+    texts = [v for v in getattr(spec, "envelope", {}).values() if isinstance(v, str)]
+    reasoning = getattr(spec, "reasoning", None)
+    if reasoning is not None:
+        texts += [reasoning.open, reasoning.close]
     found: set = set()
-    for value in getattr(FORMATS[fmt], "envelope", {}).values():
-        if isinstance(value, str):
-            found.update(_MARKER.findall(value))
+    for value in texts:
+        found.update(_MARKER.findall(value))
     return tuple(sorted(found, key=lambda m: (-len(m), m)))
 
 
@@ -148,6 +153,12 @@ def marker_atomic(source: Any, text: str, markers: Sequence[str] = ()) -> tuple:
     return clip([c for c in groupings(source, n) if c not in inside] + edges, n)
 
 
+def marker_heads(text: str, markers: Sequence[str] = ()) -> tuple:
+    """One cut, after the first character of the output's first marker (``<`` | ``think>...``)."""
+    spans = marker_spans(text, markers)
+    return clip((spans[0][0] + 1,), len(text)) if spans else ()
+
+
 def standard_splits(text: str) -> list:
     """(family, cuts) every output is run with: the whole text, and one character per delta."""
     return [("whole", ()), ("char", tuple(range(1, len(text))))]
@@ -207,4 +218,4 @@ def shrink_split(cuts: Sequence[int], test: Callable[[list], Sequence[bool]], *,
 
 
 __all__ = ["FAMILIES", "boundary_positions", "clip", "cuts_of", "deltas", "draw_split", "every_two_way", "groupings",
-           "marker_atomic", "marker_spans", "markers_of", "shrink_split", "split_key", "standard_splits"]
+           "marker_atomic", "marker_heads", "marker_spans", "markers_of", "shrink_split", "split_key", "standard_splits"]
