@@ -333,3 +333,29 @@ def test_an_accumulators_calls_are_not_judged_as_a_parsers_event_grammar():
     case = StreamCase(text=plan_text(calls, "", None), format="chunks", truth=calls, tool="get_weather")
     verdicts = [v.verdict for v in judge(case, run_consumer(nameless, "m:a", case, "openai"))]
     assert verdicts == ["corruption"]
+
+
+def test_every_output_is_also_streamed_with_its_first_marker_cut_after_its_first_character():
+    from fuzzer.harnesses.stream.cases import splits_for
+    from strategies._internal.source import RandomSource
+
+    text = '<think>\nweather?\n</think>\n<tool_call>\n{"name": "get_weather", "arguments": {}}\n</tool_call>'
+    assert "<think>" in HERMES and "</think>" in HERMES  # reasoning tags are markers too
+    assert ("marker_heads", (1,)) in splits_for(RandomSource(0), text, HERMES, [])
+
+
+def test_a_consumer_shape_whose_sdk_is_missing_is_one_line(monkeypatch):
+    import builtins
+
+    from strategies.errors import TargetError
+
+    real = builtins.__import__
+
+    def no_anthropic(name, *args, **kwargs):
+        if name == "anthropic" or name.startswith("anthropic."):
+            raise ModuleNotFoundError("No module named 'anthropic'")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_anthropic)
+    with pytest.raises(TargetError, match="--consumer-shape anthropic: .* pip install 'anthropic'"):
+        StreamServer(StreamSpec(Settings(consumer="fuzzer.targets.accumulator_reference:accumulate", shape="anthropic")))

@@ -159,7 +159,13 @@ class StreamServer:
                 from fuzzer.engine.references import load_target
 
                 self.consumer = load_target(settings.consumer, cwd=settings.cwd, what="--consumer")
-                self._check_consumer()
+                try:
+                    self._check_consumer()
+                except ImportError as exc:  # the shape's chunks are the SDK's own types
+                    sdk = "anthropic" if settings.shape == "anthropic" else "openai"
+                    raise TargetError(f"--consumer-shape {settings.shape}: its chunks are the {sdk} SDK's types, and "
+                                      f"{sdk} cannot be imported ({exc}): pip install '{sdk}' "
+                                      f"(or toolfuzz[stream])") from None
         except ContractError as exc:  # a usage error: one line, exit 2
             raise TargetError(str(exc)) from None
         self.warmup = self._warm_up(spec.warmup_s) if spec.warmup_s else None
