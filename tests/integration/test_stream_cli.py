@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import glob
 import json
+import os
+import signal
 import subprocess
+import time
 
 import pytest
 
-from tests.conftest import cli_env
+from tests.conftest import cli_command, cli_env, default_sigint
 
 NAIVE = "fuzzer.targets.stream_naive:make_parser"
 REFERENCE = "fuzzer.targets.stream_reference:make_parser"
@@ -118,3 +121,32 @@ def test_a_stream_entry_is_replayed_gated_and_diffed(cli, tmp_path):
                  "--max-examples", "300", "--report", "d.json")
     assert better.code == 0 and better.report("d.json")["counts"]["fixed"] >= len(entries), better
     assert better.report("d.json")["counts"]["regression"] == 0
+
+
+def test_ctrl_c_keeps_every_finding_in_the_report_and_the_corpus(tmp_path):
+    proc = subprocess.Popen(cli_command("stream", "--parser", NAIVE, "--budget", "60", "--report", "r.json",
+                                        "--corpus", "corp"), cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    found = 0
+    deadline = time.monotonic() + 60
+    while found < 2 and time.monotonic() < deadline:
+        found += "] found " in proc.stderr.readline()
+    os.kill(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["stop_reason"] == "interrupted" and len(report["failures"]) >= 2
+    stored = {json.loads(open(p, encoding="utf-8").read())["signature"] for p in glob.glob(str(tmp_path / "corp" / "*.json"))}
+    assert {f["signature"] for f in report["failures"]} <= stored
+
+
+def test_an_interrupted_stream_campaign_that_found_nothing_is_no_all_clear(tmp_path):
+    proc = subprocess.Popen(cli_command("stream", "--parser", REFERENCE, "--budget", "60"), cwd=tmp_path, env=cli_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "fuzzing" not in proc.stderr.readline():
+        pass
+    os.kill(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "no failure in the" in out + err
