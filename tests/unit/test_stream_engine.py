@@ -359,3 +359,24 @@ def test_a_consumer_shape_whose_sdk_is_missing_is_one_line(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_anthropic)
     with pytest.raises(TargetError, match="--consumer-shape anthropic: .* pip install 'anthropic'"):
         StreamServer(StreamSpec(Settings(consumer="fuzzer.targets.accumulator_reference:accumulate", shape="anthropic")))
+
+
+def test_a_stream_campaigns_result_is_written_by_every_report_writer():
+    from fuzzer.harnesses.stream.findings import StreamFinding
+    from fuzzer.harnesses.stream.job import StreamCampaignResult
+    from fuzzer.reports.html import html_report
+    from fuzzer.reports.markdown import markdown_report
+
+    server = _server()
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    case = StreamCase(text=text, format="hermes", markers=HERMES, content="",
+                      truth=[{"name": "get_weather", "arguments": {"city": "Paris"}}], tool="get_weather")
+    _kind, outcome = server.run(case)
+    v = outcome.violations[0]
+    result = StreamCampaignResult(label=NAIVE, formats=["hermes"], unsupported={"json": "no call streamed"})
+    result.findings = [StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome,
+                                     settings=server.settings)]
+    result.tally.add("valid", 10, 1)
+    report = result.to_report()
+    assert report["formats"] == {"supported": {"hermes": "streamed"}, "unsupported": {"json": "no call streamed"}}
+    assert v.signature.id in html_report(result) and v.signature.id in markdown_report(result)

@@ -114,7 +114,8 @@ class StreamCampaignResult(CampaignResult):
         return {**self.base_report(), "job": self.job, "target": self.label, "mode": self.mode,
                 "parser_api": self.api if self.mode == "parser" else None,
                 "consumer_shape": self.shape if self.mode == "consumer" else None, "streams": self.executions,
-                "outputs": self.outputs, "formats": self.formats, "unsupported": self.unsupported, "tools": self.tools}
+                "outputs": self.outputs, "tools": self.tools,
+                "formats": {"supported": {f: "streamed" for f in self.formats}, "unsupported": dict(self.unsupported)}}
 
 
 class StreamSubject(Subject):
