@@ -25,9 +25,9 @@ a tool executed before the chunks that carry its call's arguments have all arriv
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
-from fuzzer.harnesses.agent.models import _Awaitable, _Record, call_id
+from fuzzer.harnesses.agent.models import _Awaitable, _Record
 
 # --------------------------------------------------------------------------------------------
 # Chunk records (the SDK types' fields; a field the API leaves out is None)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from fuzzer.engine.budget import Budget
 from fuzzer.engine.decisions import DiffDecision
