@@ -42,7 +42,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
-    refs = options.references(target, executor, agent)
+    refs = options.references(target, executor, agent, extra)
     store = open_corpus(corpus_dir, must_exist=True)
     ignored = read_ignore(ignore)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
@@ -64,7 +64,9 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
               ["--seed", str(seed), "--max-examples", examples, "--timeout", f"{timeout:g}"]
         harness_flags = [("--executor-policy", executor and extra.get("executor_policy")),
                          ("--agent-policy", agent and extra.get("agent_policy")),
-                         ("--model-shape", agent and extra.get("model_shape"))]
+                         ("--model-shape", agent and extra.get("model_shape")),
+                         ("--stream-parser", extra.get("stream_parser")),
+                         ("--stream-consumer", extra.get("stream_consumer"))]
         for option, value in (("--target", target), ("--executor", executor), ("--agent", agent),
                               ("--tools", tools_file), *harness_flags):
             if value:
@@ -99,6 +101,11 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             store_cmds.append(["fuzz", "agent", "--agent", agent, *common] +
                               (["--policy", extra["agent_policy"]] if extra.get("agent_policy") else []) +
                               (["--model-shape", extra["model_shape"]] if extra.get("model_shape") else []))
+        stream = extra.get("stream_parser") or extra.get("stream_consumer")
+        if stream:
+            store_cmds.append(["fuzz", "stream", "--parser" if extra.get("stream_parser") else "--consumer", stream,
+                               *common] + [a for name in tool_names for a in ("--tool", name)] +
+                              ([a for name in formats for a in ("--format", name)] if extra.get("stream_parser") else []))
         store = " ; ".join(" ".join(shlex.quote(c) for c in command) for command in store_cmds)
         lines = ["reproduce locally: " + " ".join(shlex.quote(c) for c in cmd)]
         decision = final.result.decision

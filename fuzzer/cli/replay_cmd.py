@@ -68,7 +68,7 @@ def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optiona
         click.get_current_context().exit(run_records_replay(
             db=records_db, target=target, executor=executor, reject_on=reject_on, timeout=timeout,
             memory_limit_mb=memory_limit_mb, workers=workers, reports=reports))
-    refs = options.references(target, executor, agent)
+    refs = options.references(target, executor, agent, extra)
     store = open_corpus(corpus_dir, must_exist=True)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers)

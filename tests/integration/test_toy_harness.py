@@ -145,7 +145,7 @@ class NumberSubject(Subject):
         self.pool = WorkerPool(NumberSpec(target=reference, cwd=str(ROOT), timeout=context.timeout))
         self.result = CampaignResult(job=KIND, label=reference)
 
-    def plan(self, unit: str, count: int, number: int) -> NumberOrder:
+    def plan(self, unit: str, count: int, number: int, room: Optional[int] = None) -> NumberOrder:
         return NumberOrder(order_seed(self.seed, number), count, number)
 
     def _file_one(self, case: tuple, outcome: Any, job: Any) -> int:

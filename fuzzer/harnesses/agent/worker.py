@@ -157,6 +157,8 @@ class EpisodeServer:
 
         settings = spec.settings
         self._agent = settings.agent
+        if settings.shape in ("openai", "anthropic"):
+            import fuzzer.harnesses.agent.streaming  # noqa: F401 - stream=True answered without an import per worker
         obj = load_target(settings.agent, cwd=settings.cwd, what="--agent")
         self.make_loop = loop_maker(obj, settings.agent)
         self.registry = load_registry(settings.tools)
