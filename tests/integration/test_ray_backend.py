@@ -60,7 +60,7 @@ def _findings(report: dict) -> list:
 
 def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path):
     args = ["campaign", "--tool", "get_weather", "--target", NAIVE, "--seed", "5", "--max-examples", "2500",
-            "--no-coverage", "--workers", "2", "-q"]
+            "--no-coverage", "--workers", "2", "-q", "--timeout", "20"]  # (no load-made hang or untraced path on either side)
     local = run_cli(tmp_path, *args, "--report", "local.json")
     remote = run_cli(tmp_path, *args, "--backend", "ray", "--ray-address", cluster.address, "--report", "ray.json")
     assert local.code == 1, local
@@ -117,7 +117,8 @@ def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_calle
         outcomes = pool.run(texts)
         assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 40
         assert outcomes[1].detail == "exit status 3"
-        assert sorted(actor["pid"] for actor in pool.actors()) == before
+        # no actor taken down (one the busy cluster placed late may have joined meanwhile)
+        assert set(before) <= {actor["pid"] for actor in pool.actors()}
         assert pool.describe()["actors_lost"] == 0
         # a run the caller waits on, too small to be worth a call (a confirmation, a shrink step),
         # and a fresh one, run on the driver's own worker: isolated there the same way
