@@ -71,6 +71,8 @@ class StreamSettings:
     shrink: bool = True
     max_failures: Optional[int] = None
     ignore: frozenset = frozenset()
+    backend: str = "local"  # where the orders run (fuzzer.backends): local workers, or Ray actors
+    ray_address: Optional[str] = None  # the cluster a ray back end joins (None: a Ray instance of its own)
 
     def campaign(self) -> CampaignSettings:
         return CampaignSettings(seed=self.seed, budget_s=self.budget_s, max_examples=self.max_examples,
@@ -88,12 +90,16 @@ class StreamSettings:
 
 
 def open_pool(settings: StreamSettings) -> Any:
-    """The stream target's workers (not started): loading it in their zygote reports a broken
-    contract as one line (:class:`~strategies.errors.TargetError`) when the pool starts."""
-    from fuzzer.isolation import WorkerPool
+    """The stream target's workers on the settings' back end (not started): local worker
+    processes, or Ray actors each holding one (``workers`` auto: one per CPU of wherever they
+    run). Loading the target in their zygote reports a broken contract as one line
+    (:class:`~strategies.errors.TargetError`) when the pool starts. Confirming and shrinking run
+    on this machine whatever the back end (:func:`fuzzer.backends.settling_pool`)."""
+    from fuzzer.backends import make_pool, workers_of
 
     spec = settings.spec()
-    return WorkerPool(spec, workers=settings.workers, load_timeout=spec.load_timeout)
+    return make_pool(settings.backend, spec, workers_of(settings.workers), address=settings.ray_address,
+                     load_timeout=spec.load_timeout)
 
 
 @dataclass
