@@ -84,7 +84,7 @@ class StreamSettings:
         from fuzzer.isolation.spec import load_timeout
 
         warmup = warmup_limit(self.timeout)
-        return StreamSpec(self.target, cwd=self.target.cwd or os.getcwd(), timeout=self.timeout,
+        return StreamSpec(settings=self.target, cwd=self.target.cwd or os.getcwd(), timeout=self.timeout,
                           memory_limit_mb=self.memory_limit_mb,
                           load_timeout=load_timeout(self.budget_s) + warmup, warmup_s=warmup)
 
