@@ -57,27 +57,22 @@ INTERESTING_KEPT = 16
 PROBE_OUTPUTS = 3
 
 
-@dataclass
-class StreamSettings:
+@dataclass(kw_only=True)
+class StreamSettings(CampaignSettings):
+    """The engine's campaign settings (seed, budget, ``--max-examples``, shrinking, ``--ignore``
+    ...), with the stream harness's shrink share, and the stream harness's own: what is streamed
+    into, what is drawn, how and where each stream runs."""
+
     target: Settings
     tools: tuple = ()  # tool names (default: every tool)
     formats: tuple = ()  # parser formats (default: those the parser is probed to stream)
-    seed: int = 0
-    budget_s: Optional[float] = 60.0
-    max_examples: Optional[int] = None
+    shrink_share: float = SHRINK_SHARE
+    shrink_cap_s: float = SHRINK_CAP_S
     timeout: float = 2.0
     workers: int = 1
     memory_limit_mb: Optional[int] = 4096
-    shrink: bool = True
-    max_failures: Optional[int] = None
-    ignore: frozenset = frozenset()
     backend: str = "local"  # where the orders run (fuzzer.backends): local workers, or Ray actors
     ray_address: Optional[str] = None  # the cluster a ray back end joins (None: a Ray instance of its own)
-
-    def campaign(self) -> CampaignSettings:
-        return CampaignSettings(seed=self.seed, budget_s=self.budget_s, max_examples=self.max_examples,
-                                shrink=self.shrink, shrink_share=SHRINK_SHARE, shrink_cap_s=SHRINK_CAP_S,
-                                max_failures=self.max_failures, ignore=self.ignore)
 
     def spec(self) -> StreamSpec:
         from fuzzer.engine.warmup import warmup_limit
@@ -409,7 +404,7 @@ class StreamCampaign(CampaignJob):
     def __init__(self, settings: StreamSettings, *, registry: Any, corpus: Any = None,
                  started_at: Optional[float] = None):
         subject = StreamSubject(settings, registry=registry)
-        super().__init__(subject, settings.campaign(), corpus=corpus, started_at=started_at)
+        super().__init__(subject, settings, corpus=corpus, started_at=started_at)
         self.name = "stream"
 
 
