@@ -6,7 +6,8 @@ alone, Ctrl-C stops the Ray instance the run started (and the actors of a cluste
 a bad address is one line.
 
 One cluster per module (two nodes, one CPU each, so the two actors of a run land on two nodes);
-the campaigns are short (--max-examples) so the module stays well under a minute of work."""
+the campaigns are short (--max-examples): each run costs seconds beyond joining the cluster, and
+each harness has one comparison with the local back end, not one per variant."""
 
 from __future__ import annotations
 
