@@ -26,6 +26,11 @@ def summary_lines(result: Any) -> list:
     lines.append(f"{result.executions:,} streams of {result.outputs:,} outputs in {result.elapsed_s:.1f} s "
                  f"({result.execs_per_s:,.0f}/s), {len(result.findings)} distinct failure(s) "
                  f"[stopped: {result.stop_reason}]")
+    backend = result.backend or {}
+    if backend.get("name", "local") != "local":
+        from fuzzer.backends import backend_line
+
+        lines.append(backend_line(backend))
     if result.unconfirmed:
         lines.append(f"{result.unconfirmed} finding(s) not confirmed or minimized: the run ended first")
     if result.problem:
@@ -67,13 +72,14 @@ def summary_lines(result: Any) -> list:
 @options.optional_corpus("Replay this corpus's stream entries first, and add every finding's minimal stream to it "
                          "(kind 'stream'), for fuzz replay / gate (with --diff: stream its entries into both first).")
 @options.shrink("Shrink each failure: the output (keeping its truth), then the split (fewest cuts, earliest).")
+@options.backend_options
 @options.quiet
 @translate_errors
 def stream(parser: Optional[str], parser_api: str, consumer: Optional[str], shape: str, diff_old: Optional[str],
            tool_names: tuple, tools_file: Optional[str], formats: tuple, budget_s: Optional[float],
            max_examples: Optional[int], seed: int, timeout: float, workers: int, memory_limit_mb: int,
            max_failures: Optional[int], exitfirst: bool, ignore: tuple, corpus_dir: Optional[str], shrink: bool,
-           quiet: bool, **report_paths: Any) -> None:
+           backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
     """Stream generated model outputs into an incremental parser under every way a stream can be
     split (or chunk streams into an accumulator) and judge what comes out.
 
@@ -95,6 +101,12 @@ def stream(parser: Optional[str], parser_api: str, consumer: Optional[str], shap
     if consumer and formats:
         raise click.BadParameter("applies to --parser only (an accumulator is given chunks, not text)",
                                  param_hint="'--format'")
+    if diff_old and backend != "local":
+        raise click.BadParameter(f"{backend} is not used with --diff (the diff streams into both versions on this "
+                                 "machine's workers); drop --backend", param_hint="'--backend'")
+    from fuzzer.backends import check_backend
+
+    check_backend(backend, ray_address)  # a usage error (or Ray missing) before anything starts
     reports = options.report_paths(report_paths)
     registry = load_registry(tools_file, budget_s)
     for name in tool_names:
@@ -110,7 +122,8 @@ def stream(parser: Optional[str], parser_api: str, consumer: Optional[str], shap
     settings = StreamSettings(target=target, tools=tuple(tool_names), formats=_format_names(formats), seed=seed,
                               budget_s=budget_s, max_examples=max_examples, timeout=timeout, workers=workers,
                               memory_limit_mb=memory_limit_mb, shrink=shrink,
-                              max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore))
+                              max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
+                              backend=backend, ray_address=ray_address)
     store = None
     if corpus_dir:
         from corpus.store import CorpusStore

@@ -22,7 +22,7 @@ REFERENCE = "fuzzer.targets.stream_reference:make_parser"
 
 
 def _server(parser: str = NAIVE, **settings: object) -> StreamServer:
-    return StreamServer(StreamSpec(Settings(parser=parser, **settings)))
+    return StreamServer(StreamSpec(settings=Settings(parser=parser, **settings)))
 
 
 class _Runner:
@@ -64,7 +64,7 @@ def test_a_consumer_returning_a_generator_fails_to_load_with_one_line():
     from strategies.errors import TargetError
 
     with pytest.raises(TargetError, match="returned a generator"):
-        StreamServer(StreamSpec(Settings(consumer="tests.integration.targets.stream_bad:generator_consumer")))
+        StreamServer(StreamSpec(settings=Settings(consumer="tests.integration.targets.stream_bad:generator_consumer")))
 
 
 # -- orders ------------------------------------------------------------------------------------------
@@ -358,7 +358,7 @@ def test_a_consumer_shape_whose_sdk_is_missing_is_one_line(monkeypatch):
 
     monkeypatch.setattr(builtins, "__import__", no_anthropic)
     with pytest.raises(TargetError, match="--consumer-shape anthropic: .* pip install 'anthropic'"):
-        StreamServer(StreamSpec(Settings(consumer="fuzzer.targets.accumulator_reference:accumulate", shape="anthropic")))
+        StreamServer(StreamSpec(settings=Settings(consumer="fuzzer.targets.accumulator_reference:accumulate", shape="anthropic")))
 
 
 def test_a_stream_campaigns_result_is_written_by_every_report_writer():

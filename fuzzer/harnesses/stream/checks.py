@@ -201,9 +201,8 @@ def _corruption(j: Judged) -> Optional[Violation]:
             kind, words = coarse_damage(*corruption_key(case.truth, folded.calls))
         return violation("corruption", f"calls|{kind}", words,
                          f"{words}: expected {_compact(case.truth)}, streamed {_compact(calls)}")
-    if case.content is not None and folded.content != case.content and not _whitespace_only(folded.content, case.content) \
-            and not case.content.startswith(folded.content):
-        words = "content lost" if _squash(folded.content) in _squash(case.content) else "content altered"
+    words = content_change(folded.content, case.content)
+    if words in ("content lost", "content altered"):
         return violation("corruption", f"content|{words}", words,
                          f"{words}: expected {case.content!r:.200}, streamed {folded.content!r:.200}")
     return None
@@ -213,7 +212,7 @@ def _corruption(j: Judged) -> Optional[Violation]:
 def _content_whitespace(j: Judged) -> Optional[Violation]:
     """The content differs from the truth only in whitespace (a lesser finding)."""
     case, folded = j.case, j.folded
-    if case.content is None or folded.content == case.content or not _whitespace_only(folded.content, case.content):
+    if content_change(folded.content, case.content) != "whitespace":
         return None
     return violation("content_whitespace", "content-whitespace", "the content differs in whitespace only",
                      f"expected {case.content!r:.200}, streamed {folded.content!r:.200}")
@@ -281,8 +280,7 @@ def _held_back(j: Judged) -> Optional[Violation]:
     case, folded = j.case, j.folded
     if case.content is None:
         return None
-    if folded.content != case.content and case.content.startswith(folded.content) \
-            and not _whitespace_only(folded.content, case.content):
+    if content_change(folded.content, case.content) == "held back":
         return violation("held_back", "finish", "finish() did not release held-back content",
                          f"{len(case.content) - len(folded.content)} character(s) of content never came: "
                          f"{case.content[len(folded.content):]!r:.120}")
@@ -379,12 +377,23 @@ def fragments(markers: Sequence[str]) -> list:
     return sorted(out, key=lambda f: (-len(f), f))
 
 
+def content_change(streamed: str, expected: Optional[str]) -> Optional[str]:
+    """How the streamed content differs from the truth's, one answer for the three checks that
+    read it (so a difference is one finding, never two, nor none): None (the same, or no truth
+    to compare with); ``"whitespace"`` (only whitespace differs: ``content_whitespace``);
+    ``"held back"`` (a prefix of it: ``held_back``); else ``"content lost"`` (what came is
+    there, in order, but not all of it) or ``"content altered"`` (``corruption``)."""
+    if expected is None or streamed == expected:
+        return None
+    if _squash(streamed) == _squash(expected):
+        return "whitespace"
+    if expected.startswith(streamed):
+        return "held back"
+    return "content lost" if _squash(streamed) in _squash(expected) else "content altered"
+
+
 def _squash(text: str) -> str:
     return "".join(text.split())
-
-
-def _whitespace_only(a: str, b: str) -> bool:
-    return a != b and _squash(a) == _squash(b)
 
 
 def _compact(value: Any) -> str:
@@ -392,5 +401,5 @@ def _compact(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-__all__ = ["CHECKS", "Check", "Judged", "Run", "StreamCase", "TRUTH_VERDICTS", "Violation", "fault_violation",
-           "fragments", "judge", "nondeterminism", "variance", "violation", "violations_of"]
+__all__ = ["CHECKS", "Check", "Judged", "Run", "StreamCase", "TRUTH_VERDICTS", "Violation", "content_change",
+           "fault_violation", "fragments", "judge", "nondeterminism", "variance", "violation", "violations_of"]

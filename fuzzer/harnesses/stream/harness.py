@@ -94,7 +94,9 @@ def gate_campaign(reference: str, context: ReplayContext) -> Any:
                               formats=tuple(extra.get("formats") or ()) if mode == "parser" else (),
                               seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
                               timeout=context.timeout, workers=context.workers,
-                              memory_limit_mb=context.memory_limit_mb, ignore=frozenset(extra.get("ignore") or ()))
+                              memory_limit_mb=context.memory_limit_mb, ignore=frozenset(extra.get("ignore") or ()),
+                              # the back end the gate was given (--backend ray: on the cluster; replays stay local)
+                              backend=extra.get("backend") or "local", ray_address=extra.get("ray_address"))
     return StreamCampaign(settings, registry=context.registry)
 
 

@@ -57,43 +57,44 @@ INTERESTING_KEPT = 16
 PROBE_OUTPUTS = 3
 
 
-@dataclass
-class StreamSettings:
+@dataclass(kw_only=True)
+class StreamSettings(CampaignSettings):
+    """The engine's campaign settings (seed, budget, ``--max-examples``, shrinking, ``--ignore``
+    ...), with the stream harness's shrink share, and the stream harness's own: what is streamed
+    into, what is drawn, how and where each stream runs."""
+
     target: Settings
     tools: tuple = ()  # tool names (default: every tool)
     formats: tuple = ()  # parser formats (default: those the parser is probed to stream)
-    seed: int = 0
-    budget_s: Optional[float] = 60.0
-    max_examples: Optional[int] = None
+    shrink_share: float = SHRINK_SHARE
+    shrink_cap_s: float = SHRINK_CAP_S
     timeout: float = 2.0
     workers: int = 1
     memory_limit_mb: Optional[int] = 4096
-    shrink: bool = True
-    max_failures: Optional[int] = None
-    ignore: frozenset = frozenset()
-
-    def campaign(self) -> CampaignSettings:
-        return CampaignSettings(seed=self.seed, budget_s=self.budget_s, max_examples=self.max_examples,
-                                shrink=self.shrink, shrink_share=SHRINK_SHARE, shrink_cap_s=SHRINK_CAP_S,
-                                max_failures=self.max_failures, ignore=self.ignore)
+    backend: str = "local"  # where the orders run (fuzzer.backends): local workers, or Ray actors
+    ray_address: Optional[str] = None  # the cluster a ray back end joins (None: a Ray instance of its own)
 
     def spec(self) -> StreamSpec:
         from fuzzer.engine.warmup import warmup_limit
         from fuzzer.isolation.spec import load_timeout
 
         warmup = warmup_limit(self.timeout)
-        return StreamSpec(self.target, cwd=self.target.cwd or os.getcwd(), timeout=self.timeout,
+        return StreamSpec(settings=self.target, cwd=self.target.cwd or os.getcwd(), timeout=self.timeout,
                           memory_limit_mb=self.memory_limit_mb,
                           load_timeout=load_timeout(self.budget_s) + warmup, warmup_s=warmup)
 
 
 def open_pool(settings: StreamSettings) -> Any:
-    """The stream target's workers (not started): loading it in their zygote reports a broken
-    contract as one line (:class:`~strategies.errors.TargetError`) when the pool starts."""
-    from fuzzer.isolation import WorkerPool
+    """The stream target's workers on the settings' back end (not started): local worker
+    processes, or Ray actors each holding one (``workers`` auto: one per CPU of wherever they
+    run). Loading the target in their zygote reports a broken contract as one line
+    (:class:`~strategies.errors.TargetError`) when the pool starts. Confirming and shrinking run
+    on this machine whatever the back end (:func:`fuzzer.backends.settling_pool`)."""
+    from fuzzer.backends import make_pool, workers_of
 
     spec = settings.spec()
-    return WorkerPool(spec, workers=settings.workers, load_timeout=spec.load_timeout)
+    return make_pool(settings.backend, spec, workers_of(settings.workers), address=settings.ray_address,
+                     load_timeout=spec.load_timeout)
 
 
 @dataclass
@@ -403,7 +404,7 @@ class StreamCampaign(CampaignJob):
     def __init__(self, settings: StreamSettings, *, registry: Any, corpus: Any = None,
                  started_at: Optional[float] = None):
         subject = StreamSubject(settings, registry=registry)
-        super().__init__(subject, settings.campaign(), corpus=corpus, started_at=started_at)
+        super().__init__(subject, settings, corpus=corpus, started_at=started_at)
         self.name = "stream"
 
 

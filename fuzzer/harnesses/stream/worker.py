@@ -31,6 +31,7 @@ from typing import Any, Optional
 from fuzzer.harnesses.stream.checks import Run, StreamCase, violations_of
 from fuzzer.harnesses.stream.contract import ContractError, consumer_calls, load_parser_factory, normalize_events
 from fuzzer.harnesses.stream.splits import deltas
+from fuzzer.isolation.spec import Fault, Limits
 from strategies.errors import TargetError
 
 
@@ -62,15 +63,10 @@ class Settings:
         return asdict(self)
 
 
-@dataclass(frozen=True)
-class StreamFault:
-    """A stream whose worker hung (``kind`` "hung") or died ("died"): how long it ran, how the
-    worker ended, and the Python stack it was in (innermost last)."""
-
-    kind: str
-    elapsed: float = 0.0
-    detail: Optional[str] = None
-    frames: tuple = ()
+#: A stream whose worker hung (``kind`` "hung") or died ("died"): how long it ran, how the worker
+#: ended, and the Python stack it was in (innermost last) — the isolation's own record of a lost
+#: payload, which says all a stream's judging needs.
+StreamFault = Fault
 
 
 @dataclass(frozen=True)
@@ -109,14 +105,11 @@ class StreamOutcome:
         return frozenset(v.signature.id for v in self.violations)
 
 
-@dataclass(frozen=True)
-class StreamSpec:
+@dataclass(frozen=True, kw_only=True)
+class StreamSpec(Limits):
     """The :mod:`fuzzer.isolation.spec` of a stream target's workers: they serve a :class:`StreamServer`."""
 
     settings: Settings
-    cwd: Optional[str] = None
-    timeout: float = 2.0
-    memory_limit_mb: Optional[int] = 4096
     load_timeout: Optional[float] = None
     #: Seconds the warm-up may take in the zygote (:func:`fuzzer.engine.warmup.warmup_limit`); 0: none.
     warmup_s: float = 0.0
@@ -126,9 +119,6 @@ class StreamSpec:
     @property
     def label(self) -> str:
         return f"{self.settings.option} {self.settings.reference!r}"
-
-    def decode(self, result: Any) -> Any:
-        return result
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> StreamFault:
         return StreamFault(kind, elapsed, detail, tuple(tuple(f) for f in frames))
