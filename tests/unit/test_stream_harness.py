@@ -287,3 +287,20 @@ def test_a_content_difference_is_exactly_one_finding_and_the_same_content_none(e
         assert verdicts == {"held_back"}
     else:
         assert verdicts == {"corruption"}
+
+
+@pytest.mark.parametrize("anomaly, operator", [("truncated_output", "truncate_in_marker"),
+                                               ("unknown_function", "hallucinated_name"), (None, None)])
+def test_an_anomalous_output_s_calls_may_be_declined_a_valid_one_s_may_not(anomaly, operator):
+    """The parser's oracle: an anomaly whose truth is calls may be refused or answered with no call
+    (a buffering parser never saw the cut output's closing marker); a valid output may not, and
+    calls that differ from the truth are corruption either way."""
+    from fuzzer.harnesses.stream.checks import Run, StreamCase
+
+    truth = [{"name": "calculate", "arguments": {"expression": ""}}]
+    text = '<tool_call>{"name": "calculate", "arguments": {"expression": ""}}<'
+    case = StreamCase(text=text, cuts=(), truth=truth, anomaly_class=anomaly, operator=operator, format="hermes")
+    declined = {v.verdict for v in judge(case, Run(steps=[[]]))}
+    assert ("corruption" in declined) is (anomaly is None)
+    wrong = Run(steps=[[("start", 0, "c1", "calculate"), ("args", 0, '{"expression": "x"}'), ("end", 0)]])
+    assert "corruption" in {v.verdict for v in judge(case, wrong)}

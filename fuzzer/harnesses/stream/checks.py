@@ -190,9 +190,10 @@ def _corruption(j: Judged) -> Optional[Violation]:
 
     case, folded = j.case, j.folded
     calls = folded.calls
+    if case.anomaly_class is not None and case.truth and (rejected(j.run) or not calls):
+        return None  # the calls of an anomalous output may always be declined: refused, or none streamed,
+        # as the parser's oracle allows (an anomaly with calls carries no content truth)
     if case.anomaly_class == "truncated_output" and case.truth is not None:
-        if rejected(j.run):
-            return None  # a cut stream may be refused whole
         calls = calls[:len(case.truth)]  # a whole-looking cut call is truncation's finding
     if case.truth_known and case.truth is not None and not json_equal(calls, case.truth):
         if any(isinstance(c["arguments"], str) and c["arguments"].startswith(NOT_JSON) for c in calls):
