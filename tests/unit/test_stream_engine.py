@@ -380,3 +380,31 @@ def test_a_stream_campaigns_result_is_written_by_every_report_writer():
     report = result.to_report()
     assert report["formats"] == {"supported": {"hermes": "streamed"}, "unsupported": {"json": "no call streamed"}}
     assert v.signature.id in html_report(result) and v.signature.id in markdown_report(result)
+
+
+def test_a_shrunk_finding_says_why_of_the_stream_it_shows_not_of_the_first():
+    """The console's "why:" and the report's reason describe the minimized stream: a reason naming
+    the first output's values beside a minimized output without them misleads the reader."""
+    from fuzzer.harnesses.stream.findings import StreamFinding
+    from fuzzer.harnesses.stream.job import StreamSettings, StreamSubject
+    from fuzzer.harnesses.stream.orders import StreamOrder
+
+    server = _server()
+
+    class _Job:  # what shrinking asks of the engine's job: run streams where findings settle
+        def settle_run(self, cases, deadline=None):
+            return [server.run(c) for c in cases]
+
+    subject = StreamSubject(StreamSettings(target=server.settings), registry=REGISTRY, pool=object())
+    result = StreamOrder(11, 300, 0, _plan()).run(_Runner(server))
+    changed = 0
+    for _i, case, v, outcome, _n in result.failures[:8]:
+        if v.verdict in ("hang", "slow"):
+            continue
+        finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
+        if not subject.shrink(finding, _Job(), 20.0):
+            continue
+        shown = next(x for x in finding.minimized_outcome.violations if x.signature.id == v.signature.id)
+        assert finding.reason == shown.reason
+        changed += shown.reason != v.reason
+    assert changed >= 1  # (some first stream's reason named values its minimized one has lost)
