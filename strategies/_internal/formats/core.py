@@ -22,7 +22,8 @@ API CONTRACT (shared with the mutation operators, the build step and the engine;
   flag is set is exactly one JSON document. ``args_end`` is an offset in a payload piece such that
   cutting the piece before it leaves a call of the piece incomplete (part of its arguments or its
   name is lost): such a cut denotes no faithful call. Only whitespace, commas and closing brackets
-  follow it in the piece.
+  follow it in the piece, and members a call object writes after its name and arguments (Mistral's
+  v3 call ``"id"``).
 
 Calls a format cannot write faithfully (a pythonic name that is no Python identifier) raise
 :class:`Unrepresentable`; :func:`supports_name` answers that ahead of time for names.
