@@ -87,6 +87,11 @@ class Recipe:
             data["reasoning"] = self.reasoning
         if self.calls is not None:
             data["calls"] = self.calls
+        from strategies._internal.formats.chat_template import origin_of
+
+        origin = origin_of(self.format)
+        if origin is not None:  # a chat template's format: where to find the template again
+            data["format_origin"] = origin
         return data
 
     @classmethod
