@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings, strategies as st
 
 from fuzzer.targets.reference import parse as reference_parse
@@ -199,6 +200,22 @@ def test_a_file_that_is_no_usable_chat_template_is_one_line_naming_it(tmp_path, 
         register_template(str(tmp_path / file))
     assert message in str(caught.value) and "\n" not in str(caught.value)
     assert not any(name.startswith("template:") for name in FORMATS)
+
+
+@pytest.mark.parametrize("file, text, message", BAD_FILES[:2] + BAD_FILES[5:7], ids=["missing", "no-field", "syntax",
+                                                                                        "raises"])
+def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path, monkeypatch, file, text, message):
+    from fuzzer.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    if text is not None:
+        (tmp_path / file).write_text(text, encoding="utf-8")
+    for command in (["campaign", "--target", "fuzzer.targets.reference:parse"], ["gate", "--corpus", "c"],
+                    ["samples", "--tool", "get_weather"]):
+        result = CliRunner().invoke(main, command + ["--chat-template", file])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.output.strip().splitlines()[-1].startswith("Error: --chat-template: ")
+        assert message in result.output and "Traceback" not in result.output
 
 
 # ----------------------------------------------------------------------------------------------------
