@@ -27,8 +27,9 @@ class BackendError(ToolfuzzError):
 
 @dataclass(frozen=True)
 class Backend:
-    """A named back end: ``make(spec, workers, address=, environ=)`` builds its pool (not started).
-    ``workers`` None means one per CPU the back end offers."""
+    """A named back end: ``make(spec, workers, address=, environ=, load_timeout=)`` builds its pool
+    (not started). ``workers`` None means one per CPU the back end offers; ``load_timeout``: seconds
+    loading the code under test may take in each worker's zygote (None: the spec's or the default)."""
 
     name: str
     description: str
@@ -43,14 +44,14 @@ BACKENDS: Registry[Backend] = Registry("backend")
 
 
 def _local(spec: Any, workers: Optional[int], *, address: Optional[str] = None,
-           environ: Optional[Mapping[str, str]] = None) -> Any:
+           environ: Optional[Mapping[str, str]] = None, load_timeout: Optional[float] = None) -> Any:
     from fuzzer.isolation import WorkerPool
 
     if workers is None:
         import os
 
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return WorkerPool(spec, workers=workers, environ=environ)
+    return WorkerPool(spec, workers=workers, environ=environ, load_timeout=load_timeout)
 
 
 #: How to get Ray, in the one line ``--backend ray`` prints without it.
@@ -74,8 +75,9 @@ def _import(module: str) -> Any:
 
 
 def _ray(spec: Any, workers: Optional[int], *, address: Optional[str] = None,
-         environ: Optional[Mapping[str, str]] = None) -> Any:
-    return _import("fuzzer.backends.ray").RayPool(spec, workers, address=address, environ=environ)
+         environ: Optional[Mapping[str, str]] = None, load_timeout: Optional[float] = None) -> Any:
+    return _import("fuzzer.backends.ray").RayPool(spec, workers, address=address, environ=environ,
+                                                  load_timeout=load_timeout)
 
 
 BACKENDS.register("local", Backend("local", "worker processes on this machine", _local), module=__name__)
@@ -97,10 +99,41 @@ def check_backend(name: str, address: Optional[str] = None) -> Backend:
 
 
 def make_pool(name: str, spec: Any, workers: Optional[int], *, address: Optional[str] = None,
-              environ: Optional[Mapping[str, str]] = None) -> Any:
+              environ: Optional[Mapping[str, str]] = None, load_timeout: Optional[float] = None) -> Any:
     """The pool of back end ``name`` (not started), after :func:`check_backend`."""
     backend = check_backend(name, address)
-    return backend.make(spec, workers, address=address, environ=environ)
+    return backend.make(spec, workers, address=address, environ=environ, load_timeout=load_timeout)
+
+
+def workers_of(count: Any) -> Optional[int]:
+    """``--workers`` as :func:`make_pool` takes it: None for ``auto`` (one per CPU of wherever the
+    back end runs: this machine's cores, or the CPUs a cluster offers), else the number."""
+    return None if getattr(count, "auto", False) else int(count)
+
+
+def settling_pool(pool: Any, workers: int = 1) -> Any:
+    """A local pool (not started) of ``pool``'s spec, for confirming and shrinking on this machine
+    whatever back end runs the orders.
+
+    Why local: a finding is confirmed in a fresh worker and shrunk in many small runs, each waiting
+    for the one before; through a cluster every run would pay a call's latency, and a second pool
+    of the cluster's back end would need a CPU the cluster has given to the run's actors already
+    (a Ray pool waits for room to place its actor: on a full cluster until its start-up limit, then
+    the run fails). The code under test is importable here too: the driver's own runs load it."""
+    from fuzzer.isolation import WorkerPool
+
+    return WorkerPool(pool.spec, workers=workers, environ=getattr(pool, "environ", None),
+                      load_timeout=getattr(pool, "load_timeout", None))
+
+
+def backend_line(backend: dict) -> str:
+    """Where a run's work ran, when not on this machine's worker processes (the report's ``backend``)."""
+    line = (f"back end: {backend['name']} ({backend.get('address')}), {backend.get('workers')} actor(s) on "
+            f"{backend.get('nodes')} node(s), start-up {backend.get('startup_s', 0):.1f} s")
+    if backend.get("actors_lost"):
+        line += (f"; {backend['actors_lost']} actor(s) lost, {backend.get('orders_rerun', 0)} order(s) re-run "
+                 "elsewhere")
+    return line
 
 
 def describe(pool: Any) -> dict:
@@ -118,4 +151,5 @@ def notes(pool: Any) -> list[str]:
     return list(own()) if own is not None else []
 
 
-__all__ = ["BACKENDS", "Backend", "BackendError", "RAY_INSTALL", "check_backend", "describe", "make_pool", "notes"]
+__all__ = ["BACKENDS", "Backend", "BackendError", "RAY_INSTALL", "check_backend", "describe", "make_pool", "notes",
+           "settling_pool", "workers_of"]

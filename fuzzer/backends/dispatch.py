@@ -95,14 +95,15 @@ class Dispatcher:
             members = transport.members()
             if width is not None:
                 members = members[:width]
-            for depth in range(1, self.depth + 1):  # one unit per member first, then a second each
-                for member in members:
-                    handles = held.setdefault(id(member), [])
-                    while pending and len(handles) < depth:
-                        unit = pending.popleft()
-                        handle = submit(member, unit)
-                        handles.append(handle)
-                        inflight[handle] = (member, unit)
+            if pending:  # (once every unit is out, nothing to walk: on hundreds of members, a walk per result)
+                for depth in range(1, self.depth + 1):  # one unit per member first, then a second each
+                    for member in members:
+                        handles = held.setdefault(id(member), [])
+                        while pending and len(handles) < depth:
+                            unit = pending.popleft()
+                            handle = submit(member, unit)
+                            handles.append(handle)
+                            inflight[handle] = (member, unit)
             if on_sent is not None:
                 on_sent, sent = None, on_sent
                 sent()

@@ -8,12 +8,16 @@ only plans orders and files the small results that come back.
 Shape::
 
     driver (RayPool: plans nothing, files nothing; a pool with WorkerPool's API)
-      '- actor 0..N-1 (one CPU each, spread over the nodes; ``--workers N`` is N actors)
-           '- WorkerPool(workers=1): zygote, worker, watchdog, audit hook, as on one machine
+      |- actor 0..N-1 (one CPU each, spread over the nodes; ``--workers N`` is N actors)
+      |    '- WorkerPool(workers=1): zygote, worker, watchdog, audit hook, as on one machine
+      '- near: WorkerPool(workers=1) on the driver's machine, for the runs it waits on that are
+         too small to be worth a call (confirming, shrinking: see :meth:`RayPool.run`)
 
-Every unit of work (an order, a chunk of texts) goes to an actor as one call; up to two are in
-flight per actor, so its worker never waits for the driver between units
-(:class:`~fuzzer.backends.dispatch.Dispatcher`). Results are gathered as they complete
+Every unit of work (a group of consecutive orders, a chunk of texts) goes to an actor as one call
+(pickled by the driver: :func:`_pack`); up to two are in flight per actor, so its worker never
+waits for the driver between units (:class:`~fuzzer.backends.dispatch.Dispatcher`), and a round
+too short for that goes out as one group per actor (:func:`~fuzzer.backends.relay.orders_per_call`).
+Results are gathered as they complete
 (``ray.wait``) and delivered into the caller's list at their place, with ``on_result`` as the
 local pool calls it, so the caller files them in order number whichever actor finished first.
 
@@ -52,7 +56,8 @@ import ray.exceptions
 
 from fuzzer.backends import BackendError
 from fuzzer.backends.dispatch import Dispatcher, MemberLost
-from fuzzer.backends.relay import RecordingOrder, chunk_bounds, chunk_of, deadline_in, replay_resumes, seconds_left
+from fuzzer.backends.relay import (RecordingOrder, chunk_bounds, chunk_of, deadline_in, orders_per_call,
+                                   replay_resumes, seconds_left)
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.isolation.spec import BATCH_SIZE, DEPTH, LOAD_TIMEOUT
 from fuzzer.isolation.pool import Started, native_threads_started
@@ -62,9 +67,9 @@ from strategies.errors import ToolfuzzError
 CONNECT_TIMEOUT = 5.0
 #: Seconds ``ray.init`` may take to join a cluster that accepted the connection.
 INIT_TIMEOUT = 20.0
-#: Seconds the actors may take to be placed and to import the target (the local pool's limit for
-#: the import, plus the placement).
-START_TIMEOUT = LOAD_TIMEOUT + 30.0
+#: Seconds the actors may take to be placed, beyond the time their pools may take to load the code
+#: under test (the pool's load timeout: the spec's, or LOAD_TIMEOUT).
+PLACEMENT_TIMEOUT = 30.0
 #: Seconds a replacement actor may take to be placed before the driver stops waiting for it.
 JOIN_TIMEOUT = 60.0
 #: Actors a pool may start in all, as a multiple of ``workers`` (the first ones included).
@@ -74,6 +79,9 @@ REPLACEMENTS = 3
 CHUNK_MIN = 64
 #: Orders per call at most (consecutive ones of a round; fewer when the round is short).
 GROUP_MAX = 8
+#: Texts a run the caller waits on may hold at most to run on the driver's own worker (see
+#: :meth:`RayPool.run`); 0: every run goes to the actors.
+NEAR_MAX = CHUNK_MIN
 #: Ray's default port for ``ray start --head``.
 DEFAULT_PORT = 6379
 #: Environment variables the driver's workers would inherit locally and actors' workers need too.
@@ -93,14 +101,16 @@ class _Actor:
     would copy their locks mid-use into every worker. The spawn costs a fraction of a second once
     per actor; the workers are forked from that clean zygote as locally."""
 
-    def __init__(self, spec: Any, environ: Mapping[str, str], import_path: list):
+    def __init__(self, spec: Any, environ: Mapping[str, str], import_path: list,
+                 load_timeout: Optional[float] = None):
         from fuzzer.isolation import WorkerPool
 
         for path in reversed(import_path):  # the driver's PYTHONPATH, where it exists here too
             if os.path.isdir(path) and path not in sys.path:
                 sys.path.insert(0, path)
         cwd = spec.cwd if spec.cwd and os.path.isdir(spec.cwd) else None
-        self.pool = WorkerPool(replace(spec, cwd=cwd), workers=1, environ=environ, start_method="spawn")
+        self.pool = WorkerPool(replace(spec, cwd=cwd), workers=1, environ=environ, start_method="spawn",
+                               load_timeout=load_timeout)
 
     def start(self) -> dict:
         self.pool.start()
@@ -114,10 +124,11 @@ class _Actor:
         return self.pool.run(texts, deadline=deadline_in(seconds), fresh=fresh, options=options, raw=True,
                              timeout=timeout)
 
-    def run_orders(self, orders: list, seconds: Optional[float]) -> list:
-        recordings = [RecordingOrder(order) for order in orders]
+    def run_orders(self, orders: bytes, seconds: Optional[float]) -> bytes:
+        """A group of orders, pickled by the driver; their results, pickled here (see :func:`_pack`)."""
+        recordings = [RecordingOrder(order) for order in pickle.loads(orders)]
         results = self.pool.run_orders(recordings, deadline=deadline_in(seconds), raw=True)
-        return [(result, recording.resumed) for result, recording in zip(results, recordings)]
+        return _pack([(result, recording.resumed) for result, recording in zip(results, recordings)])
 
     def sample_stack(self, text: str, after_s: float, seconds: Optional[float], options: Any = None) -> tuple:
         return self.pool.sample_stack(text, after_s, deadline_in(seconds), options=options)
@@ -168,10 +179,13 @@ class RayPool(Started):
     how several tools' rounds could be in flight together) — unlike a local WorkerPool."""
 
     def __init__(self, spec: Any, workers: Optional[int] = None, *, address: Optional[str] = None,
-                 environ: Optional[Mapping[str, str]] = None, batch_size: int = BATCH_SIZE):
+                 environ: Optional[Mapping[str, str]] = None, batch_size: int = BATCH_SIZE,
+                 load_timeout: Optional[float] = None):
         if workers is not None and workers < 1:
             raise ValueError(f"workers must be >= 1, not {workers}")
         self.spec, self.address, self.batch_size = spec, address, max(1, int(batch_size))
+        #: Seconds each actor's pool may take to load the code under test (as a local pool's).
+        self.load_timeout = load_timeout or getattr(spec, "load_timeout", None) or LOAD_TIMEOUT
         self.requested = workers
         self.workers = workers or 1  # resolved by start() when None
         forwarded = {k: v for k, v in os.environ.items() if k.startswith(FORWARDED_PREFIX)}
@@ -191,6 +205,10 @@ class RayPool(Started):
         self._lost = 0  # actors lost while running work (each once, however many calls noticed)
         self._lock = threading.RLock()  # the member lists, for callers in several threads
         self.dispatcher = Dispatcher(self)
+        #: The driver's own worker (a local pool of one), for the runs too small to be worth a
+        #: call to an actor (:meth:`run`); started with the actors.
+        self.near: Any = None
+        self._near_lock = threading.Lock()  # (a local pool takes one caller at a time)
 
     # -- lifecycle -------------------------------------------------------------------------------
     @property
@@ -211,6 +229,11 @@ class RayPool(Started):
             # one CPU each; more actors than CPUs share them evenly (k per CPU fits every node)
             self._cpus = 1.0 if self.workers <= cpus else 1.0 / -(-self.workers // cpus)
             members = [self._new_member() for _ in range(self.workers)]
+            if NEAR_MAX:  # (while the cluster places the actors and they import the target)
+                from fuzzer.backends import settling_pool
+
+                self.near = settling_pool(self)
+                self.near.start()
             self._await_start(members)
         except BaseException:
             self.close()
@@ -222,7 +245,7 @@ class RayPool(Started):
         cls = _remote_actor().options(num_cpus=self._cpus, scheduling_strategy="SPREAD", max_restarts=0,
                                       max_task_retries=0)
         path = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-        actor = cls.remote(self.spec, self.environ, path)
+        actor = cls.remote(self.spec, self.environ, path, self.load_timeout)
         self._numbers += 1
         return _Member(actor, self._numbers - 1, actor.start.remote())
 
@@ -230,7 +253,8 @@ class RayPool(Started):
         """Wait for every actor to have imported the target; a load error is the target's (raised
         as the local pool raises it), an actor not placed in time joins later if it can."""
         waiting = {m.ready: m for m in members}
-        deadline = time.monotonic() + START_TIMEOUT
+        limit = self.load_timeout + PLACEMENT_TIMEOUT
+        deadline = time.monotonic() + limit
         while waiting and time.monotonic() < deadline:
             ready, _ = ray.wait(list(waiting), num_returns=1, timeout=min(0.5, max(0.0, deadline - time.monotonic())))
             for ref in ready:
@@ -248,7 +272,7 @@ class RayPool(Started):
         if not self._members:
             offered = ray.cluster_resources().get("CPU", 0)
             why = f" ({self._lost_why[0]})" if self._lost_why else ""
-            raise BackendError(f"--backend ray: no actor started within {START_TIMEOUT:g} s on a cluster offering "
+            raise BackendError(f"--backend ray: no actor started within {limit:g} s on a cluster offering "
                                f"{offered:g} CPU(s){why}")
         self._members.sort(key=lambda m: m.number)
 
@@ -263,6 +287,10 @@ class RayPool(Started):
         """Stop the actors (each closes its pool, then is killed) and, if this pool started Ray,
         stop it: no process is left behind. Idempotent; also runs at interpreter exit."""
         _LIVE.discard(self)
+        near, self.near = self.near, None
+        if near is not None:
+            with contextlib.suppress(Exception):
+                near.close()
         members, self._members = self._members + self._joining + self._gone, []
         self._joining, self._gone = [], []
         self._started = False
@@ -351,12 +379,27 @@ class RayPool(Started):
             on_result: Optional[Callable[[list], None]] = None) -> list:
         """One outcome per text, in order, as :meth:`fuzzer.isolation.WorkerPool.run`: chunks of the
         texts go to the actors (``fresh``: all of them to one actor's newly started worker, in
-        order); ``on_result(results)`` as outcomes arrive. Interrupting it closes the pool."""
+        order); ``on_result(results)`` as outcomes arrive. Interrupting it closes the pool.
+
+        A run the caller waits on whole (no ``on_result``) of at most :data:`NEAR_MAX` texts, and
+        every ``fresh`` one, runs on the driver's own worker instead: confirming a finding and each
+        step of shrinking it are such runs, one after another, and through a cluster each would
+        wait a call's round trip (milliseconds, against microseconds to run a fast parser's text)
+        for no parallelism (it is one chunk: one actor would run it all)."""
         texts = list(texts)
         count = len(texts)
         if not count:
             return []
         self.start()
+        if self.near is not None and (fresh or (on_result is None and count <= NEAR_MAX)):
+            try:
+                with self._near_lock:
+                    results = self.near.run(texts, deadline=deadline, fresh=fresh, options=options, timeout=timeout)
+            except BaseException:
+                self.close()
+                raise
+            self.lines.update(self.near.lines)
+            return results
         results: list = [None] * count
         if fresh:
             bounds = [(0, count)]
@@ -402,25 +445,31 @@ class RayPool(Started):
                    on_result: Optional[Callable[[list], None]] = None, on_sent: Optional[Callable[[], None]] = None,
                    stop_when: Optional[Callable[[], bool]] = None) -> list:
         """One result per order, in order, as :meth:`fuzzer.isolation.WorkerPool.run_orders`: orders
-        go to the actors in groups of consecutive ones (a call costs ~0.5 ms of CPU on each side;
-        a round has enough for two groups per actor), whose pools run them and pin their lost
-        inputs; the calls an order's copy got there (``resume``) are made on ``orders[i]`` when its
-        result arrives. An actor lost runs its groups again elsewhere, whole."""
+        go to the actors in groups of consecutive ones (a call costs ~0.5 ms of CPU on each side:
+        :func:`~fuzzer.backends.relay.orders_per_call`), pickled once per group, whose pools run
+        them and pin their lost inputs; the calls an order's copy got there (``resume``) are made
+        on ``orders[i]`` when its result arrives. An actor lost runs its groups again elsewhere,
+        whole (as they were sent: nothing of what it did to them came back)."""
         orders = list(orders)
         if not orders:
             return []
         self.start()
         results: list = [None] * len(orders)
-        per_call = max(1, min(GROUP_MAX, len(orders) // (DEPTH * max(1, len(self._members)))))
-        groups = chunk_bounds(len(orders), per_call)
+        groups = chunk_bounds(len(orders), orders_per_call(len(orders), len(self._members), DEPTH, GROUP_MAX))
+
+        packed: dict = {}  # unit -> its orders pickled (once: a group lost is sent again as it was)
 
         def submit(member: _Member, unit: int) -> Any:
-            start, stop = groups[unit]
-            return member.actor.run_orders.remote(orders[start:stop], seconds_left(deadline))
+            blob = packed.get(unit)
+            if blob is None:
+                start, stop = groups[unit]
+                blob = packed[unit] = _pack(orders[start:stop])
+            return member.actor.run_orders.remote(blob, seconds_left(deadline))
 
-        def deliver(unit: int, values: list) -> None:
+        def deliver(unit: int, blob: bytes) -> None:
             start, _stop = groups[unit]
-            for index, (result, resumed) in enumerate(values, start):
+            packed.pop(unit, None)
+            for index, (result, resumed) in enumerate(pickle.loads(blob), start):
                 if result.__class__ is bytes:  # (what the worker sent; a Lost or None came as itself)
                     result = pickle.loads(result)
                 with BALANCED:  # the order's lost inputs and its result, together
@@ -484,6 +533,16 @@ class RayPool(Started):
             out.append(f"{d.given_up} order(s) not run: each lost {d.max_reruns + 1} actors in a row "
                        "(it takes down whatever runs it); their executions are not counted")
         return out
+
+
+def _pack(value: Any) -> bytes:
+    """What a call to an actor carries, or its answer: pickled here, so Ray moves one bytes object.
+
+    Handed a list of orders or of results, Ray's serializer (cloudpickle, reducing object by object
+    in Python) cost the driver and the actor more per call than the standard pickler does for the
+    whole list; orders and results are plain picklable data anyway (a local pool pickles them the
+    same way for its workers)."""
+    return pickle.dumps(value, pickle.HIGHEST_PROTOCOL)
 
 
 def _take(ref: Any) -> Any:

@@ -3,43 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
-import time
 from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from strategies._internal.formats import FORMATS
 
 DEFAULT_BUDGET_S = 60.0
 SHAPES = ("openai", "anthropic", "text")
-
-
-def summary_lines(result: Any) -> list[str]:
-    lines: list[str] = []
-    for finding in result.findings:
-        lines += [finding.text(), ""]
-    lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s "
-                 f"({result.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
-                 f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
-                 f"{result.shrink_executions:,} more episodes played confirming and shrinking; "
-                 f"stopped: {result.stop_reason}")
-    counts = result.by_verdict()
-    if counts:
-        shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        unconfirmed = result.unconfirmed
-        lines.append(f"{len(result.findings)} distinct failure(s): {shown}"
-                     + (f" ({unconfirmed} not confirmed: the budget ended before their scripts were played again)"
-                        if unconfirmed else ""))
-    elif result.problem:
-        lines.append(f"nothing tested: {result.problem}")
-    elif str(result.stop_reason) == "interrupted":
-        lines.append(f"no failure in the {result.executions:,} episodes played before the interrupt")
-    else:
-        lines.append("no failure: the loop kept every promise of its policy")
-    return lines
 
 
 @main.command("agent")
@@ -69,12 +43,14 @@ def summary_lines(result: Any) -> list[str]:
 @options.optional_corpus("Add every finding's minimal script to this corpus (kind 'agent'), for fuzz replay / gate.")
 @options.shrink("Shrink each failure to the shortest script that shows it.")
 @click.option("--explain", is_flag=True, help="Print the policy in effect and what each verdict means, then exit.")
+@options.backend_options
 @options.quiet
 @translate_errors
 def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, policy_file: Optional[str],
           budget_s: Optional[float], max_examples: Optional[int], seed: int, timeout: float, workers: int,
           memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, explain: bool, quiet: bool,
-          max_failures: Optional[int], exitfirst: bool, ignore: tuple, **report_paths: Any) -> None:
+          max_failures: Optional[int], exitfirst: bool, ignore: tuple, backend: str, ray_address: Optional[str],
+          **report_paths: Any) -> None:
     """Play generated scripts of model turns against a tool-use loop and judge what it does.
 
     Each episode calls run(model, tools, user_input) with a scripted model that answers from a
@@ -109,7 +85,10 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
             state = "" if item.enabled(policy) else "   (off under this policy)"
             click.echo(f"  {name:<24}{item.description}{state}")
         return
-    registry = load_registry(tools_file)
+    from fuzzer.backends import check_backend
+
+    check_backend(backend, ray_address)  # a usage error (or Ray missing) before anything starts
+    registry = load_registry(tools_file, budget_s)
     check_output_paths(reports)
     if corpus_dir:
         check_corpus_dir(corpus_dir)
@@ -118,7 +97,8 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
     settings = AgentSettings(agent=agent, tools_file=tools_file, shape=shape, formats=tuple(formats) or ("json",),
                              policy=policy, seed=seed, budget_s=budget_s, max_examples=max_examples, timeout=timeout,
                              workers=workers, memory_limit_mb=memory_limit_mb, cwd=os.getcwd(), shrink=shrink,
-                             max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore))
+                             max_failures=1 if exitfirst else max_failures, ignore=read_ignore(ignore),
+                             backend=backend, ray_address=ray_address)
     job = AgentCampaign(settings, registry=registry)
     handlers: list = []
     writer = None
@@ -127,12 +107,9 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
 
         writer = CorpusWriter(CorpusStore(corpus_dir), target=agent, version=target_version(agent))
         handlers.append(writer)
-    handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+    handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(writer))]
     run_command(job, handlers, reports=reports)
 
 
 def _corpus_footer(writer: Any) -> list[str]:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    return [f"corpus {writer.store.path}: {changes}"] + [f"  skipped: {p}" for p in writer.store.problems]
+    return writer.summary_lines() if writer is not None else []

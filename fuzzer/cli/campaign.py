@@ -8,7 +8,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, naming_the_file, options, translate_errors
+from fuzzer.cli.app import load_registry, main, naming_the_file, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from fuzzer.config import SIGNATURE_RE
 
@@ -90,7 +91,7 @@ def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> list[str
 def per_tool_settings(registry: Any, names: list) -> dict:
     """The config file's per-tool tables for the selected tools, as CampaignSettings.per_tool
     (command line > per-tool table > file > defaults); a table for an unknown tool is an error."""
-    from fuzzer.cli.config_cmd import current_config, tool_overrides
+    from fuzzer.cli.config_file import current_config, tool_overrides
 
     ctx = click.get_current_context()
     current_config(ctx).check_tools(registry.names())
@@ -185,7 +186,6 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     started_at = time.monotonic()
     from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.render import campaign_lines
     from fuzzer.engine.corpus_writer import CorpusWriter
     from fuzzer.harnesses.parser.harness import target_version
     from fuzzer.reports.reproducers import ReproducerWriter
@@ -201,7 +201,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         formats = tuple(formats) + tuple(name for name in found if name not in formats)
     formats = tuple(formats) + tuple(name for name in options.chat_template_formats(chat_templates)
                                      if name not in formats)
-    registry = load_registry(tools_file)
+    registry = load_registry(tools_file, budget_s)
     names = select_tools(registry, tool_names, anomalies)
     store = None
     if corpus_dir:
@@ -230,7 +230,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     if store is not None:
         writer = CorpusWriter(store, target=target, version=target_version(target))
         handlers.append(writer)
-    handlers += [progress(quiet=quiet), Summary(campaign_lines, footer=lambda r: _corpus_footer(r, writer, store))]
+    handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(r, writer, store))]
     with closing(pool):  # started by the job, so start-up counts in elapsed_s
         run_command(CampaignJob(registry, settings, pool, corpus=store, started_at=started_at), handlers,
                     reports=reports)
@@ -239,11 +239,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
 def _corpus_footer(result: Any, writer: Any, store: Any) -> list[str]:
     if writer is None:
         return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
     replayed = result.replayed
-    lines = [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
-             f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {changes}"]
-    from fuzzer.cli.render import regression_line
-
-    lines += ["  " + regression_line(signature) for signature in writer.regressions]
-    return lines
+    return [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
+            f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {writer.changes_text()}",
+            *writer.regression_lines()]

@@ -8,7 +8,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 
 DEFAULT_BUDGET_S = 60.0
@@ -71,13 +72,14 @@ def _load_scenario(value: str, registry: Any) -> Any:
 @click.option("--replay-scenario", "replay_scenario", metavar="FILE|JSON",
               help="Run one scenario (a file, a corpus entry, or its JSON) and print its trace and verdicts.")
 @options.shrink("Shrink each violation to the shortest call sequence and smallest schedule.")
+@options.backend_options
 @options.quiet
 @translate_errors
 def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Optional[str], budget_s: Optional[float],
              max_examples: Optional[int], seed: int, timeout: float, workers: int, memory_limit_mb: int,
              corpus_dir: Optional[str], explain: bool, http: bool, implementations: Optional[str],
              replay_scenario: Optional[str], shrink: bool, quiet: bool, max_failures: Optional[int], exitfirst: bool,
-             ignore: tuple, **report_paths: Any) -> None:
+             ignore: tuple, backend: str, ray_address: Optional[str], **report_paths: Any) -> None:
     """Inject faults into the tools a tool executor calls and check what it promises: retries only of
     transient failures, bounded backoff honouring Retry-After, a circuit breaker, validation before
     execution, no repeated side effects, structured fallbacks, deadlines, no leaked secrets.
@@ -87,14 +89,13 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     """
     from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.executor_console import summary_lines
     from fuzzer.engine.corpus_writer import CorpusWriter
     from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
     from fuzzer.harnesses.executor.policy import check_against_registry, explain as explain_policy, load_policy
 
     reports = options.report_paths(report_paths)
 
-    registry = load_registry(tools_file)
+    registry = load_registry(tools_file, budget_s)
     policy = load_policy(policy_file)
     check_against_registry(policy, registry.names())
     if explain:
@@ -109,6 +110,9 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
         raise ConfigError("--implementations: only used with --http")
     if replay_scenario and (corpus_dir or max_examples or budget_s):
         raise ConfigError("--replay-scenario: runs one scenario; drop --corpus, --budget and --max-examples")
+    from fuzzer.backends import check_backend
+
+    check_backend(backend, ray_address)  # a usage error (or Ray missing) before anything starts
     check_output_paths(reports)
     if corpus_dir:
         check_corpus_dir(corpus_dir)
@@ -118,15 +122,13 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
                                 budget_s=budget_s, max_examples=max_examples, timeout=timeout, workers=workers,
                                 memory_limit_mb=memory_limit_mb, http=http, implementations=implementations,
                                 shrink=shrink, max_failures=1 if exitfirst else max_failures,
-                                ignore=read_ignore(ignore))
+                                ignore=read_ignore(ignore), backend=backend, ray_address=ray_address)
     scenario = _load_scenario(replay_scenario, registry) if replay_scenario else None
     pool = open_pool(settings, policy, registry)  # a bad --executor fails here, before any output
     try:
         if scenario is not None:
-            from fuzzer.cli.executor_console import ReplayConsole
-
             job: Any = ScenarioReplay(settings, scenario, registry=registry, policy=policy, pool=pool)
-            run_command(job, [ReplayConsole()], reports=reports)
+            run_command(job, [Summary(problem_line=False)], reports=reports)
         handlers: list = []
         writer = None
         if corpus_dir:
@@ -134,7 +136,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
             writer = CorpusWriter(CorpusStore(corpus_dir), target=executor)
             handlers.append(writer)
-        handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+        handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(writer))]
         run_command(ExecutorCampaign(settings, registry=registry, policy=policy, pool=pool), handlers,
                     reports=reports)
     finally:
@@ -142,9 +144,4 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
 
 def _corpus_footer(writer: Any) -> list[str]:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    lines = [f"corpus {writer.store.path}: {changes}"]
-    lines += [f"  skipped: {problem}" for problem in writer.store.problems]
-    return lines
+    return writer.summary_lines() if writer is not None else []

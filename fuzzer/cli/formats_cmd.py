@@ -16,7 +16,8 @@ from typing import Iterator
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli import options
+from fuzzer.cli.app import main, translate_errors
 from fuzzer.cli.errors import ConfigError
 
 #: Keys of a JSON-lines object that hold the model's output, in the order they are tried.

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from fuzzer.cli import load_registry, main, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
 from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError
 from fuzzer.engine.text import json_line

@@ -7,7 +7,7 @@ a file through click's ``default_map``.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import click
 
@@ -360,12 +360,15 @@ agent = click.option("--agent", "agent", metavar="M:A", type=TargetRef(), defaul
                      help="The agent loop under test (replays the corpus's agent entries).")
 
 
-def references(target: Any, executor_ref: Any, agent_ref: Any) -> dict:
-    """Entry kind -> reference; a usage error when none is given."""
-    refs = {"parser": target, "executor": executor_ref, "agent": agent_ref}
+def references(target: Any, executor_ref: Any, agent_ref: Any, extra: Optional[dict] = None) -> dict:
+    """Entry kind -> reference; a usage error when none is given. A stream entry's reference is
+    ``--stream-parser`` or ``--stream-consumer`` (which one an entry needs is the harness's to say)."""
+    extra = extra or {}
+    refs = {"parser": target, "executor": executor_ref, "agent": agent_ref,
+            "stream": extra.get("stream_parser") or extra.get("stream_consumer")}
     if not any(refs.values()):
-        raise click.UsageError("Missing option '--target' (the parser under test; or --executor / --agent for "
-                               "those corpus entries)")
+        raise click.UsageError("Missing option '--target' (the parser under test; or --executor / --agent / "
+                               "--stream-parser / --stream-consumer for those corpus entries)")
     return refs
 
 
@@ -389,14 +392,21 @@ model_shape = click.option("--model-shape", "model_shape", type=click.Choice(["o
                            help="Agent entries: the model client shape the loop is given.")
 
 
-#: What the executor and agent harnesses need to replay their entries (replay, gate).
-harness_options = group(executor_policy, agent_policy, http, model_shape)
+stream_parser = click.option("--stream-parser", "stream_parser", metavar="M:A", type=TargetRef(), default=None,
+                             help="Stream entries found with `fuzz stream --parser`: the incremental parser "
+                                  "(factory) to replay them on; the gate's short stream campaign runs on it too.")
+stream_consumer = click.option("--stream-consumer", "stream_consumer", metavar="M:A", type=TargetRef(), default=None,
+                               help="Stream entries found with `fuzz stream --consumer`: the chunk accumulator to "
+                                    "replay them on (the gate's stream campaign, when --stream-parser is not given).")
+
+#: What the executor, agent and stream harnesses need to replay their entries (replay, gate).
+harness_options = group(executor_policy, agent_policy, http, model_shape, stream_parser, stream_consumer)
 
 
 def harness_extra(kwargs: dict) -> dict:
     """The ``ReplayContext.extra`` those options make."""
-    return {key: kwargs.pop(key) for key in ("executor_policy", "agent_policy", "http", "model_shape")
-            if key in kwargs}
+    return {key: kwargs.pop(key) for key in ("executor_policy", "agent_policy", "http", "model_shape",
+                                             "stream_parser", "stream_consumer") if key in kwargs}
 
 
 #: The options of every command that re-runs corpus entries or captured inputs on a target.

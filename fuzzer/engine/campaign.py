@@ -115,6 +115,9 @@ class CampaignResult(JobResult):
     unconfirmed: int = 0
     #: What ``executions`` counts, in the words reports use ("executions", "scenarios", "episodes").
     units_word: str = "executions"
+    #: Where the work ran (:func:`fuzzer.backends.describe`): the back end, its workers or actors,
+    #: and on a cluster the actors lost and the orders run again because of it.
+    backend: dict = field(default_factory=dict)
 
     @property
     def by_class(self) -> dict:
@@ -164,6 +167,7 @@ class CampaignResult(JobResult):
             "corpus": [{"signature": r.entry.signature, "status": r.status, "entry_status": r.entry.status,
                         "now": r.signature, "file": r.path, "unjudged": r.unjudged} for r in self.replayed],
             "timeline": [[round(t, 3), n] for t, n in self.timeline],
+            "backend": self.backend,
         }
 
     def to_report(self) -> dict[str, Any]:
@@ -270,9 +274,12 @@ class CampaignJob(Job):
 
     def _settle_pool(self) -> Any:
         """One worker of the subject's spec for settling beside the rounds (forked before the
-        campaign starts any thread; it inherits what the subject prepared, as those workers do)."""
+        campaign starts any thread; it inherits what the subject prepared, as those workers do).
+        Always on this machine, whatever back end runs the rounds (:func:`fuzzer.backends.settling_pool`)."""
         if self._own_settle_pool is None:
-            self._own_settle_pool = self.pool.__class__(self.pool.spec, workers=1)
+            from fuzzer.backends import settling_pool
+
+            self._own_settle_pool = settling_pool(self.pool)
             self._own_settle_pool.start()
         return self._own_settle_pool
 
@@ -668,7 +675,11 @@ class CampaignJob(Job):
         return None
 
     def wrap_up(self, interrupted: bool) -> Iterator[Any]:
-        if not interrupted:
+        if interrupted:
+            # what the line holds when a Ctrl-C cut a round: an input a worker hung or died on
+            # (it cost its timeout) in an order sent again, results behind an unfinished order
+            self._file(self._line.drain())
+        else:
             yield from self._settle()
         why = "interrupted" if interrupted else "the budget ran out"
         self.subject.fold(self.book.pending, "the run was interrupted" if interrupted else why, self)
@@ -688,6 +699,11 @@ class CampaignJob(Job):
             r.timeline.append((r.elapsed_s, r.executions))
         r.findings = self.book.values()
         r.stop_reason = self.stop_reason
+        if self.pool is not None:
+            from fuzzer.backends import describe, notes
+
+            r.backend = describe(self.pool)
+            r.notes += [note for note in notes(self.pool) if note not in r.notes]  # (said once)
         if r.executions == 0 and r.problem is None and not r.findings and self.stop_reason not in (
                 StopReason.INTERRUPTED, StopReason.NOTHING_TESTED) and not r.replayed:
             r.problem = "nothing ran (the budget ended before anything could be tested)"

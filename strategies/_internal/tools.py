@@ -112,7 +112,7 @@ def _ptr(token: Any) -> str:
     return "/" + escape_pointer_token(token)
 
 
-def load_registry(path: Optional[str]) -> Registry:
+def load_registry(path: Optional[str], *, import_timeout: Optional[float] = None) -> Registry:
     """Load a registry from a JSON/YAML file or a Python reference ``module:attr``; None = built-in.
 
     Accepted shapes (file or Python object): an OpenAI ``tools`` list (``{"type": "function",
@@ -125,13 +125,15 @@ def load_registry(path: Optional[str]) -> Registry:
 
     OpenAI/OpenAPI ``nullable: true`` is rewritten to standard JSON Schema (``null`` added to the type)
     so the generator and jsonschema agree. Bad input raises :class:`RegistryError`/:class:`InvalidSchema`
-    with one line naming the file, the tool and the JSON pointer of the problem.
+    with one line naming the file, the tool and the JSON pointer of the problem. ``import_timeout``:
+    seconds a Python reference's import may take (None: unbounded); one that never finishes is a
+    RegistryError saying where it was stuck.
     """
     if path is None:
         return builtin_registry()
     path = str(path)
     if not os.path.exists(path) and _PYREF.match(path):
-        return _from_data(_import_ref(path), path)
+        return _from_data(_import_ref(path, import_timeout), path)
     if not os.path.exists(path):
         raise RegistryError("no such file", source=path)
     if os.path.isdir(path):
@@ -182,12 +184,12 @@ def _parse_yaml(text: str, path: str) -> Any:
         raise RegistryError(f"not valid YAML: {problem}{where}", source=path) from None
 
 
-def _import_ref(ref: str) -> Any:
+def _import_ref(ref: str, timeout: Optional[float] = None) -> Any:
     module_name, attr = ref.split(":", 1)
     if os.getcwd() not in sys.path and "" not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
-        obj: Any = importlib.import_module(module_name)
+        obj: Any = _import_within(module_name, timeout, ref)
     except ModuleNotFoundError as exc:
         raise RegistryError(f"cannot import module {module_name!r}: {exc}", source=ref) from None
     except Exception as exc:  # the user's module failed while importing: say so in one line
@@ -200,6 +202,42 @@ def _import_ref(ref: str) -> Any:
             raise RegistryError(f"{module_name!r} has no attribute {attr!r}{hint}", source=ref)
         obj = getattr(obj, part)
     return obj
+
+
+def _import_within(module_name: str, timeout: Optional[float], ref: str) -> Any:
+    """``importlib.import_module``, given at most ``timeout`` seconds: the import runs in a thread
+    (daemon: one that never ends does not keep the process alive) and, past the timeout, is left
+    where it is stuck, which the error names (a module waiting at import time for a server, a lock,
+    input: ``--budget`` must still be a limit)."""
+    if timeout is None:
+        return importlib.import_module(module_name)
+    import threading
+
+    done: dict = {}
+
+    def work() -> None:
+        try:
+            done["module"] = importlib.import_module(module_name)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            done["error"] = exc
+
+    thread = threading.Thread(target=work, name="toolfuzz-import-tools", daemon=True)
+    thread.start()
+    thread.join(timeout)
+    if thread.is_alive():
+        frame = sys._current_frames().get(thread.ident)
+        where = ""
+        while frame is not None:  # the innermost frame outside the import system
+            name = frame.f_code.co_filename
+            if "importlib" not in name and not name.startswith("<frozen"):
+                where = f"stuck at {os.path.basename(name)} line {frame.f_lineno} in {frame.f_code.co_name}: "
+                break
+            frame = frame.f_back
+        raise RegistryError(f"importing {module_name!r} did not finish within {timeout:g} s "
+                            f"({where}does the module wait for something at import time?)", source=ref)
+    if "error" in done:
+        raise done["error"]
+    return done["module"]
 
 
 def _is_model(obj: Any) -> bool:

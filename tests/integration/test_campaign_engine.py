@@ -497,3 +497,29 @@ def test_every_finding_of_the_result_reaches_the_corpus_even_when_a_second_ctrl_
     stored = {entry.signature for _path, entry in store.entries()}
     assert {f.signature.id for f in findings} <= stored
     assert writer.changes.get("added") == len(findings)
+
+
+def test_a_hang_caught_in_an_order_is_booked_even_when_a_ctrl_c_comes_before_its_order_finishes(monkeypatch):
+    """A worker hung on an input of an order (it cost its --timeout), the order is sent again
+    without it, and a Ctrl-C lands before that order's result comes back: the hang was in no
+    count and no finding. What the line holds is filed when the run is interrupted."""
+    from fuzzer.harnesses.parser.orders import FuzzOrder
+
+    resume = FuzzOrder.resume
+
+    def resume_then_ctrl_c(self: Any, lost: Any) -> bool:
+        again = resume(self, lost)
+        os.kill(os.getpid(), signal.SIGINT)
+        return again
+
+    monkeypatch.setattr(FuzzOrder, "resume", resume_then_ctrl_c)
+    target = "tests.integration.targets.buggy:hang_on_bracket_text"
+    settings = CampaignSettings(tools=["get_weather"], target=target, seed=1, max_examples=1500, budget_s=120.0)
+    with pool_for(target, timeout=0.2) as pool:
+        result = run_job(CampaignJob(REGISTRY, settings, pool)).result
+    assert result.stop_reason is StopReason.INTERRUPTED
+    hangs = [f for f in result.findings if f.verdict is Verdict.HANG]
+    assert hangs, [f.signature.id for f in result.findings]
+    in_classes = sum(s.failures for s in result.by_class.values())
+    in_findings = sum(f.count for f in result.findings if f.verdict not in (Verdict.NONDETERMINISM, Verdict.SLOW))
+    assert in_classes == in_findings

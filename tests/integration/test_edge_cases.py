@@ -132,6 +132,20 @@ def test_an_import_that_never_finishes_is_one_line_within_the_budget(cli, tmp_pa
         os.kill(pid, 0)
 
 
+@pytest.mark.parametrize("command", [
+    ["campaign", "--target", "fuzzer.targets.reference:parse"],
+    ["executor", "--executor", "fuzzer.targets.executor_robust:make_executor"],
+])
+def test_a_tools_module_whose_import_never_finishes_is_one_line_within_the_budget(cli, command):
+    # `--tools mypkg.tools:Models` is imported in the command's own process, with no deadline: a
+    # module waiting for something at import time made `--budget 1` a run that never ended
+    ref = "tests.integration.targets.import_hang:TOOLS"
+    result = cli(*command, "--tools", ref, "--budget", "1", timeout=90)
+    line = _one_line_error(result)
+    assert "importing 'tests.integration.targets.import_hang' did not finish within 5 s" in line, line
+    assert "stuck at import_hang.py line" in line and line.startswith("Error: "), line
+
+
 def test_boolean_schemas_are_fuzzed_and_listed(cli, tmp_path):
     # {"booltool": true} was a traceback ("'bool' object has no attribute 'get'") and exit 1
     (tmp_path / "tools.json").write_text(json.dumps({

@@ -1,5 +1,6 @@
 """The Ray back end on a real two-node Ray cluster started on this machine (ray.cluster_utils), no
-mock of Ray: a campaign finds what the local back end finds with the same seed, a node removed
+mock of Ray: a campaign, an executor run and an agent run each find what the local back end finds
+with the same seed, a node removed
 mid-campaign costs nothing but re-run orders, a target that kills its worker leaves the actor
 alone, Ctrl-C stops the Ray instance the run started, and a bad address is one line.
 
@@ -8,6 +9,7 @@ the campaigns are short (--max-examples) so the module stays well under a minute
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import signal
@@ -74,6 +76,33 @@ def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path
     assert "back end: ray" in remote.stdout
 
 
+@pytest.mark.parametrize("command, reference", [
+    ("executor", "fuzzer.targets.executor_naive:make_executor"),
+    ("agent", "fuzzer.targets.agent_naive:run"),
+], ids=["executor", "agent"])
+def test_the_executor_and_agent_harnesses_find_on_the_cluster_what_they_find_locally(cluster, tmp_path, command,
+                                                                                      reference):
+    """The same orders (a seed and a count each), run by actors on two nodes instead of two local
+    workers: the same findings, each first shown with the same input and counted as often."""
+    args = [command, f"--{command}", reference, "--seed", "3", "--max-examples", "300", "--workers", "2", "-q"]
+    local = run_cli(tmp_path, *args, "--report", "local.json")
+    remote = run_cli(tmp_path, *args, "--backend", "ray", "--ray-address", cluster.address, "--report", "ray.json")
+    assert local.code == 1, local
+    assert remote.code == 1, remote
+    mine, theirs = remote.report("ray.json"), local.report("local.json")
+    backend = mine["backend"]
+    assert (backend["name"], backend["workers"], backend["nodes"], backend["actors_lost"]) == ("ray", 2, 2, 0)
+    assert theirs["backend"] == {"name": "local", "workers": 2}
+    assert len(theirs["failures"]) >= 5
+
+    def found(report: dict) -> list:
+        return sorted((f["signature"], f["count"], json.dumps(f["input"], sort_keys=True)) for f in report["failures"])
+
+    assert found(mine) == found(theirs)
+    assert mine["by_class"] == theirs["by_class"] and mine["executions"] == theirs["executions"] == 300
+    assert "back end: ray" in remote.stdout, remote
+
+
 # -- faults stay where they were: a dying worker is the actor's pool's business -----------------------
 
 def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_callers_share_the_actors(connected):
@@ -84,21 +113,28 @@ def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_calle
     try:
         pool.start()
         before = sorted(actor["pid"] for actor in pool.actors())
-        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 4
+        texts = ['{"name": "a", "arguments": {}}', "BOOM", '{"name": "b", "arguments": {}}'] * 40  # (actors' work)
         outcomes = pool.run(texts)
-        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 4
+        assert [o.kind for o in outcomes] == ["returned", "died", "returned"] * 40
         assert outcomes[1].detail == "exit status 3"
-        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
         assert sorted(actor["pid"] for actor in pool.actors()) == before
         assert pool.describe()["actors_lost"] == 0
+        # a run the caller waits on, too small to be worth a call (a confirmation, a shrink step),
+        # and a fresh one, run on the driver's own worker: isolated there the same way
+        assert pool.near.restarts == 0
+        assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
+        assert [o.kind for o in pool.run(texts[:6])] == ["returned", "died", "returned"] * 2
+        assert pool.near.restarts == 3 and sorted(actor["pid"] for actor in pool.actors()) == before
         # two callers at once (two tools' rounds could be): each gets its own outcomes, in order
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as both:
-            runs = [both.submit(pool.run, [f'{{"name": "t{i}", "arguments": {{}}}}', "BOOM"] * 8) for i in (1, 2)]
+            runs = [both.submit(pool.run, [f'{{"name": "t{i}", "arguments": {{}}}}', "BOOM"] * 80,
+                                on_result=lambda results: None) for i in (1, 2)]
             for i, run in zip((1, 2), runs):
                 assert [(o.kind, o.calls) for o in run.result()] == \
-                    [("returned", [{"name": f"t{i}", "arguments": {}}]), ("died", None)] * 8
+                    [("returned", [{"name": f"t{i}", "arguments": {}}]), ("died", None)] * 80
+        assert pool.near.restarts == 3  # (those ran on the actors)
     finally:
         pool.close()
 
@@ -227,10 +263,7 @@ def test_ctrl_c_stops_the_run_and_the_ray_instance_it_started(tmp_path):
     assert proc.returncode == 1, stderr
     assert "Traceback (most recent call last)" not in stdout + stderr, stderr
     assert "[stopped: interrupted]" in stdout, stdout
-    report = (tmp_path / "r.json").read_text(encoding="utf-8")
-    import json
-
-    report = json.loads(report)
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     check_report(report, tool="get_weather", target=NAIVE)
     assert report["stop_reason"] == "interrupted" and report["backend"]["name"] == "ray" and report["failures"]
     assert not _wait_gone(children, 30.0), [_cmdline(pid) for pid in children]  # Ray's processes too
@@ -242,10 +275,14 @@ def _port_nobody_listens_on() -> int:
         return sock.getsockname()[1]
 
 
-def test_an_address_where_nothing_answers_is_one_line_and_exit_2(cli):
+@pytest.mark.parametrize("command", [
+    ["campaign", "--tool", "get_weather", "--target", NAIVE],
+    ["executor", "--executor", "fuzzer.targets.executor_naive:make_executor"],
+    ["agent", "--agent", "fuzzer.targets.agent_naive:run"],
+], ids=["campaign", "executor", "agent"])
+def test_an_address_where_nothing_answers_is_one_line_and_exit_2(cli, command):
     port = _port_nobody_listens_on()
-    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray", "--ray-address",
-                 f"127.0.0.1:{port}", timeout=60)
+    result = cli(*command, "--backend", "ray", "--ray-address", f"127.0.0.1:{port}", timeout=60)
     assert result.code == 2, result
     assert result.stdout == ""
     assert result.stderr.strip() == (f"Error: --ray-address 127.0.0.1:{port}: nothing answers at 127.0.0.1:{port} "

@@ -36,3 +36,27 @@ def test_a_target_found_in_the_run_s_directory_reproduces_from_anywhere(tmp_path
     for command in (inline_command(target, "{oops"), f"{sys.executable} -m fuzzer reproduce {project / 'r.json'}"):
         ran = subprocess.run(shlex.split(command), cwd=elsewhere, capture_output=True, text=True, timeout=60)
         assert ran.returncode == 1 and "KeyError" in ran.stderr + ran.stdout, (command, ran)
+
+
+def test_a_missed_anomaly_s_reproduce_command_fails_while_the_calls_as_written_are_returned(cli):
+    """At ``--level validate`` a parser that returns calls breaking the tool's schema misses the
+    anomaly. Its reproduce command printed only what the parser returned and exited 0 — a
+    reproducer that says "fixed" while the bug is there. It now exits 1 while the calls as written
+    come back, and 0 against a parser that validates (the same command, the target swapped)."""
+    result = cli("campaign", "--tool", "get_weather", "--target", "fuzzer.targets.reference:parse", "--level", "validate",
+                 "--format", "json", "--anomaly", "invalid_argument_type", "--max-examples", "600", "--seed", "1",
+                 "--report", "r.json", "-q")
+    assert result.code == 1, result
+    missed = [f for f in result.report()["failures"] if f["verdict"] == "missed_anomaly"]
+    assert missed, [f["verdict"] for f in result.report()["failures"]]
+    for finding in missed[:3]:
+        command = finding["reproduce"]
+        assert "forbidden=True" in command, command
+        ran = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=60, executable="/bin/bash")
+        assert ran.returncode == 1, (command, ran.stdout, ran.stderr)
+        assert "break the promise" in ran.stdout, ran.stdout
+        fixed = command.replace("from fuzzer.targets.reference import parse as t",
+                                "from fuzzer.targets.reference import parse_validated as t")
+        assert fixed != command
+        ran = subprocess.run(fixed, shell=True, capture_output=True, text=True, timeout=60, executable="/bin/bash")
+        assert ran.returncode == 0, (fixed, ran.stdout, ran.stderr)

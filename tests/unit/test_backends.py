@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from fuzzer.backends import BACKENDS, BackendError, check_backend, describe, make_pool
 from fuzzer.backends.dispatch import Dispatcher, MemberLost
-from fuzzer.backends.relay import (RecordingOrder, chunk_bounds, chunk_of, deadline_in, replay_resumes,
-                                   seconds_left)
+from fuzzer.backends.relay import (RecordingOrder, chunk_bounds, chunk_of, deadline_in, orders_per_call,
+                                   replay_resumes, seconds_left)
 from fuzzer.harnesses.parser.outcome import TargetSpec
 from fuzzer.isolation.pool import Lost
 from fuzzer.harnesses.parser.outcome import Outcome
@@ -239,6 +239,25 @@ def test_chunks_stand_alone_and_read_as_the_whole_list_does(texts, size):
     assert rebuilt == whole
 
 
+@given(count=st.integers(1, 2000), members=st.integers(1, 300), depth=st.integers(1, 3), most=st.integers(1, 16))
+def test_a_round_costs_one_call_per_member_when_it_is_short_and_keeps_every_member_fed_when_it_is_long(
+        count, members, depth, most):
+    size = orders_per_call(count, members, depth, most)
+    calls = len(chunk_bounds(count, size))
+    assert 1 <= size <= most
+    if count <= depth * members:  # (a large cluster's every round: two orders per worker)
+        assert calls <= members or size == most
+        # no member runs more orders than the fairest split gives one (the round lasts no longer)
+        assert size == -(-count // members) or size == most
+    else:  # every member has its next group while it runs one
+        assert calls >= depth * members
+
+
+def test_on_a_large_cluster_a_round_of_two_orders_per_actor_is_one_call_each():
+    assert orders_per_call(512, 256, 2, 8) == 2  # (it was 1: 512 calls a round, ~0.5 ms of CPU each)
+    assert orders_per_call(16, 2, 2, 8) == 4  # two actors: two groups in flight each, as before
+
+
 def test_a_deadline_travels_as_the_seconds_left():
     assert seconds_left(None) is None and deadline_in(None) is None
     assert seconds_left(105.0, now=100.0) == 5.0 and seconds_left(99.0, now=100.0) == 0.0
@@ -357,12 +376,123 @@ def test_workers_auto_is_one_per_cpu_of_wherever_the_back_end_runs():
 
 def test_the_gates_campaign_runs_on_the_back_end_it_was_given():
     from fuzzer.backends.ray import RayPool
-    from fuzzer.engine.harness import ReplayContext
-    from fuzzer.harnesses.parser.harness import _campaign_job
+    from fuzzer.engine.harness import ReplayContext, load_harnesses
     from strategies._internal.tools import builtin_registry
 
+    _campaign_job = load_harnesses()["parser"].campaign_job
     context = ReplayContext(registry=builtin_registry(), workers=2, max_examples=100,
                             extra={"tools": ["get_weather"], "backend": "ray", "ray_address": "10.0.0.1:6379"})
     job = _campaign_job("fuzzer.targets.naive:parse", context)
     assert isinstance(job.pool, RayPool) and job.pool.address == "10.0.0.1:6379" and job.pool.requested == 2
     assert not job.pool.started  # nothing joined before the job runs
+
+
+# --------------------------------------------------------------------------- every harness on the back end
+
+EXECUTOR, AGENT = "fuzzer.targets.executor_naive:make_executor", "fuzzer.targets.agent_naive:run"
+
+
+@pytest.mark.parametrize("command", [
+    ["executor", "--executor", EXECUTOR, "--backend", "ray"],
+    ["agent", "--agent", AGENT, "--backend", "ray"],
+], ids=["executor", "agent"])
+def test_executor_and_agent_without_ray_are_one_line_and_exit_2(runner, no_ray, command):
+    result = runner(*command)
+    assert result.code == 2, result
+    assert result.output.strip() == ("Error: --backend ray: Ray is not installed; install it with "
+                                     "pip install 'toolfuzz[ray]'"), result
+
+
+@pytest.mark.parametrize("command", [["executor", "--executor", EXECUTOR], ["agent", "--agent", AGENT]],
+                         ids=["executor", "agent"])
+def test_executor_and_agent_ray_address_without_ray_backend_is_one_line_and_exit_2(runner, command):
+    result = runner(*command, "--ray-address", "10.0.0.1:6379")
+    assert result.code == 2, result
+    assert result.output.strip() == ("Error: --ray-address 10.0.0.1:6379: only with --backend ray (the local back "
+                                     "end runs on this machine)"), result
+
+
+class _NotStarted(Exception):
+    pass
+
+
+@pytest.fixture
+def ray_pools_not_started(monkeypatch):
+    """Every RayPool started is recorded instead (no Ray joined, no process)."""
+    from fuzzer.backends.ray import RayPool
+
+    started: list = []
+
+    def start(self):
+        started.append(self)
+        raise _NotStarted
+
+    monkeypatch.setattr(RayPool, "start", start)
+    return started
+
+
+def test_the_gates_executor_and_agent_campaigns_run_on_the_back_end_it_was_given(ray_pools_not_started):
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.cli.options import Workers
+    from fuzzer.engine.harness import ReplayContext
+    from fuzzer.harnesses.agent.harness import campaign_job
+    from fuzzer.harnesses.executor.harness import gate_campaign
+    from fuzzer.isolation.spec import load_timeout
+    from strategies._internal.tools import builtin_registry
+
+    context = ReplayContext(registry=builtin_registry(), workers=Workers().convert("auto", None, None),
+                            max_examples=100, extra={"backend": "ray", "ray_address": "10.0.0.1:6379"})
+    executor = gate_campaign(EXECUTOR, context)
+    with pytest.raises(_NotStarted):
+        executor.subject.start(executor)  # where the executor's pool is opened (and its policy checked)
+    (pool,) = ray_pools_not_started
+    assert (pool.address, pool.requested) == ("10.0.0.1:6379", None)  # auto: one actor per CPU of the cluster
+    assert pool.spec.config.executor == EXECUTOR
+    # the executor's zygote imports it within the load timeout, then warms up within its own limit
+    assert pool.load_timeout == load_timeout(None)
+
+    agent = campaign_job(AGENT, context)
+    assert isinstance(agent.pool, RayPool) and not agent.pool.started
+    assert (agent.pool.address, agent.pool.requested) == ("10.0.0.1:6379", None)
+    assert agent.pool.spec.settings.agent == AGENT
+
+
+def test_without_a_back_end_the_gates_executor_and_agent_campaigns_stay_local(monkeypatch):
+    from fuzzer.engine.harness import ReplayContext
+    from fuzzer.harnesses.agent.harness import campaign_job
+    from fuzzer.harnesses.executor.harness import gate_campaign
+    from fuzzer.isolation import WorkerPool
+    from strategies._internal.tools import builtin_registry
+
+    opened: list = []
+
+    def start(self):
+        opened.append(self)
+        raise _NotStarted
+
+    monkeypatch.setattr(WorkerPool, "start", start)
+    context = ReplayContext(registry=builtin_registry(), workers=2, max_examples=100)
+    executor = gate_campaign(EXECUTOR, context)
+    with pytest.raises(_NotStarted):
+        executor.subject.start(executor)
+    assert [type(p) for p in opened] == [WorkerPool] and opened[0].workers == 2
+    agent = campaign_job(AGENT, context)
+    assert type(agent.pool) is WorkerPool and agent.pool.workers == 2
+
+
+def test_findings_are_confirmed_and_shrunk_in_a_local_pool_whatever_back_end_runs_the_rounds(monkeypatch):
+    """Under a time budget the engine settles findings in a pool of one worker beside the rounds.
+    It made that pool of the rounds' own class: a second Ray pool, whose actor waits for a CPU the
+    run's actors hold (a full cluster: the run failed at its start-up limit)."""
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.harnesses.agent.job import AgentCampaign, AgentSettings
+    from fuzzer.isolation import WorkerPool
+
+    started: list = []
+    monkeypatch.setattr(RayPool, "start", lambda self: started.append(self))
+    monkeypatch.setattr(WorkerPool, "start", lambda self: started.append(self))
+    job = AgentCampaign(AgentSettings(agent=AGENT, budget_s=30.0, workers=2, backend="ray"))
+    assert isinstance(job.pool, RayPool)
+    settle = job._settle_pool()
+    assert type(settle) is WorkerPool and started == [settle]
+    assert settle.spec is job.pool.spec and settle.workers == 1 and settle.load_timeout == job.pool.load_timeout

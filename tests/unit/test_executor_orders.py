@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pickle
 
-from fuzzer.harnesses.executor.orders import OrderLine, ScenarioOrder, ScenarioResult, order_seed
+from fuzzer.engine.orders import OrderLine, order_seed
+from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
 from fuzzer.harnesses.executor.policy import Policy
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.parser.outcome import Outcome
@@ -129,5 +130,43 @@ def test_an_order_whose_worker_died_between_scenarios_every_time_is_given_up_and
     nothing_pinned = Lost(Outcome("died", detail="the worker process died (signal 9)"), "", "", True, -1)
     line.arrived(a, nothing_pinned)
     line.arrived(b, ScenarioResult(scenarios=32))
-    assert [result.scenarios for _order, _lost, result in line.ready()] == [0, 32]
+    assert [None if result is None else result.scenarios for _order, _lost, result in line.ready()] == [None, 32]
     assert line.given_up == [(a, nothing_pinned)]
+
+
+class _FilingJob:
+    """What filing a result needs of the campaign: the tally, and a finding book that holds nothing."""
+
+    def __init__(self):
+        from fuzzer.engine.campaign import Tally
+
+        self.tally = Tally()
+        self.book = self
+        self.offered: list = []
+
+    def find(self, signature_id):
+        return None
+
+    def offer(self, failure):
+        self.offered.append(failure)
+
+
+def test_failing_scenarios_a_worker_counted_are_failures_in_by_class():
+    """A judging worker sends whole only the first few scenarios of each signature and counts the
+    rest; which ones it sends depends on the orders it ran before. by_class counted failures of the
+    whole ones only, so one seed's report differed with how the orders fell on the workers (59
+    against 57 failing scenarios, two local workers against two Ray actors)."""
+    from fuzzer.harnesses.executor.job import ExecutorSettings, ExecutorSubject
+
+    result = ScenarioResult()
+    quiet = {"calls": 1, "virtual_s": 0.0, "real_s": 0.0, "cpu_s": 0.0, "faults": {}}
+    result.add(quiet)
+    result.add({**quiet, "violations": [["retry_violation", "retry_violation-1"], ["leaked_secret", "leaked_secret-2"]]})
+    result.add({**quiet, "violations": [["retry_violation", "retry_violation-1"]]})
+    subject = ExecutorSubject(ExecutorSettings(executor="m:make"), registry=builtin_registry(), policy=Policy())
+    job = _FilingJob()
+    assert subject.file(orders(1)[0], result, job) == 3
+    stats = job.tally.by_class["scenarios"]
+    assert (stats.executions, stats.failures) == (3, 2)
+    assert subject.result.scenarios_by_verdict == {"retry_violation": 2, "leaked_secret": 1}
+    assert pickle.loads(pickle.dumps(result)).failing == 2  # (it travels from the worker)

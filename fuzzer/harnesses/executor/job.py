@@ -18,8 +18,6 @@ announcing and Ctrl-C are the engine's, the same as every harness's.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import os
 import pickle
@@ -42,7 +40,8 @@ from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
 from fuzzer.harnesses.executor.policy import PolicyError
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.executor.shrink import shrink_scenario
-from fuzzer.harnesses.executor.worker import ExecutorSpec, Trace, WorkerConfig, decode_policy, encode_policy, load_json, summary_of
+from fuzzer.harnesses.executor.worker import (YOUNG_OBJECTS, ExecutorSpec, Trace, WorkerConfig, decode_policy,
+                                              encode_policy, load_json, summary_of, young_collections_every)
 from strategies._internal.tools import registry_digest
 
 #: Scenarios per order (a few to tens of milliseconds of a worker's time).
@@ -72,6 +71,8 @@ class ExecutorSettings:
     cwd: str = field(default_factory=os.getcwd)
     max_failures: Optional[int] = None  # stop after this many distinct violations (-x: 1)
     ignore: frozenset = frozenset()  # signatures never reported
+    backend: str = "local"  # where the orders run (fuzzer.backends): local workers, or Ray actors
+    ray_address: Optional[str] = None  # the cluster a ray back end joins (None: a Ray instance of its own)
 
     def worker_config(self, policy: Any, registry: Any) -> WorkerConfig:
         return WorkerConfig(executor=self.executor, tools_file=_absolute(self.tools_file, self.cwd), cwd=self.cwd,
@@ -106,15 +107,22 @@ def judged_by(settings: ExecutorSettings, policy: Any) -> dict:
 
 
 def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
-    """The executor's workers, started (a load failure raises a one-line TargetError; a policy
-    naming an exception type the workers cannot import, a PolicyError)."""
-    from fuzzer.isolation import WorkerPool
+    """The executor's workers on the settings' back end (local worker processes, or Ray actors
+    each holding one), started (a load failure raises a one-line TargetError; a policy naming an
+    exception type the workers cannot import, a PolicyError)."""
+    from fuzzer.backends import make_pool, workers_of
     from fuzzer.isolation.spec import load_timeout
 
-    spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
+    spec = ExecutorSpec(config=settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb)
-    pool = WorkerPool(spec, workers=settings.workers, load_timeout=load_timeout(settings.budget_s))
-    pool.start()
+    # the load timeout bounds the import; the warm-up after it bounds itself
+    pool = make_pool(settings.backend, spec, workers_of(settings.workers), address=settings.ray_address,
+                     load_timeout=load_timeout(settings.budget_s))
+    try:
+        pool.start()
+    except BaseException:
+        pool.close()  # (a Ray instance started for the run is stopped too)
+        raise
     unresolved = (pool.info or {}).get("unresolved_raises") or []
     if unresolved:
         pool.close()
@@ -134,28 +142,6 @@ def workers_judge(pool: Any, policy: Any, registry: Any) -> bool:
 def run_scenarios(pool: Any, scenarios: list, *, deadline: Optional[float] = None, fresh: bool = False) -> list:
     """One :class:`Trace` per scenario, in order (None for one the deadline left no time to run)."""
     return pool.run([s.wire() for s in scenarios], deadline=deadline, fresh=fresh) if scenarios else []
-
-
-#: Net container allocations between two collections of the youngest generation, during a
-#: campaign (the interpreter's default is 700; see young_collections_every).
-YOUNG_OBJECTS = 10_000
-
-
-@contextlib.contextmanager
-def young_collections_every(objects: int) -> Iterator[None]:
-    """Run the cyclic garbage collector's youngest generation less often while a campaign runs.
-
-    A batch of scenarios and their traces is tens of thousands of small containers that all live
-    as long as the batch; at the default threshold the collector walks everything in flight over
-    and over (and promotes it, so older generations are walked too): a quarter of the engine's CPU
-    time. Almost none of it is cyclic garbage (reference counting frees it), so collecting less
-    often only lets the rare cycle wait a little longer. The previous thresholds come back after."""
-    saved = gc.get_threshold()
-    gc.set_threshold(max(saved[0], objects), *saved[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
 
 
 def available_flavors(policy: Any) -> tuple:
@@ -179,6 +165,11 @@ class ExecutorResult(CampaignResult):
     worker_cpu_s: float = 0.0  # ... of which CPU seconds (what a worker with a core of its own needs)
     faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
+
+    def summary_lines(self) -> list[str]:
+        from fuzzer.harnesses.executor.render import summary_lines
+
+        return summary_lines(self)
 
     def test_cases(self) -> list[TestCase]:
         from fuzzer.engine.results import finding_detail
@@ -279,7 +270,8 @@ class ExecutorSubject(Subject):
         # scenarios (judging costs about half of what running does: split between two processes,
         # neither waits); several workers judge what they run (this process alone could not keep
         # up with them), if they judge with exactly this campaign's policy and registry.
-        self._judge_there = s.workers > 1 and workers_judge(self.pool, self.policy, self.registry)
+        r.workers = self.pool.workers  # (--workers auto on a cluster: the actors it offered)
+        self._judge_there = r.workers > 1 and workers_judge(self.pool, self.policy, self.registry)
         self._setup = zlib.compress(pickle.dumps(self.generator, pickle.HIGHEST_PROTOCOL), 1)
         yield from ()
 
@@ -291,7 +283,9 @@ class ExecutorSubject(Subject):
     def file(self, order: ScenarioOrder, result: ScenarioResult, job: Any) -> int:
         """The counted scenarios at once, then each one that came back with its trace."""
         r = self.result
-        self._tally(result.summary(), result.scenarios, job)
+        # (the failing ones counted too: which scenarios a worker sends whole depends on the orders
+        # that worker ran before, so counting only those would make by_class depend on the workers)
+        self._tally(result.summary(), result.scenarios, job, failures=result.failing)
         for verdict, n in result.by_verdict.items():
             r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + n
         for signature_id, n in result.seen.items():
@@ -318,16 +312,16 @@ class ExecutorSubject(Subject):
         r = self.result
         violations = judge(scenario, trace, self.policy, self.registry)
         self._tally(trace.judged if trace.judged is not None else summary_of(trace.data), 1, job,
-                    failed=bool(violations))
+                    failures=int(bool(violations)))
         for verdict in {v.verdict for v in violations}:
             r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + 1
         for v in violations:
             earlier = self._seen.pop(v.signature.id, 0)
             job.offer(Failure(scenario, trace, v.verdict, v.signature, v.reason, count=1 + earlier, extra=v))
 
-    def _tally(self, summary: dict, scenarios: int, job: Any, failed: bool = False) -> None:
+    def _tally(self, summary: dict, scenarios: int, job: Any, failures: int = 0) -> None:
         r = self.result
-        job.tally.add(SCENARIOS, scenarios, int(failed))
+        job.tally.add(SCENARIOS, scenarios, failures)
         r.calls += summary["calls"]
         r.virtual_s += float(summary["virtual_s"])
         r.worker_s += float(summary["real_s"])
@@ -414,6 +408,11 @@ class ScenarioRun(JobResult):
     cold_trace: Any = None  # the first run, in a fresh worker
     violations: list = field(default_factory=list)
     policy: Any = None
+
+    def summary_lines(self) -> list[str]:
+        from fuzzer.harnesses.executor.render import replay_lines
+
+        return replay_lines(self)
 
     def to_report(self) -> dict[str, Any]:
         return {"job": self.job, "executor": self.label, "scenario": self.scenario.to_json() if self.scenario else None,

@@ -40,6 +40,7 @@ class ScenarioResult:
     runner itself failed)."""
 
     scenarios: int = 0
+    failing: int = 0  # of those, the scenarios that broke a promise (the report's by_class failures)
     calls: int = 0
     virtual_s: float = 0.0
     real_s: float = 0.0
@@ -64,6 +65,7 @@ class ScenarioResult:
         for kind, n in summary["faults"].items():
             faults[kind] = faults.get(kind, 0) + n
         violations = summary.get("violations", ())
+        self.failing += bool(violations)
         for verdict in {verdict for verdict, _id in violations}:
             self.by_verdict[verdict] = self.by_verdict.get(verdict, 0) + 1
         for _verdict, signature_id in violations:
@@ -172,77 +174,4 @@ def _generator_for(order: ScenarioOrder) -> Any:
     return generator
 
 
-class OrderLine:
-    """The engine's orders in the order their results are filed: by order number, whatever
-    finished first, so a seed's findings, the scenario each is shown with and the counts never
-    depend on timing or on the number of workers.
-
-    An order a worker was lost on comes back as a :class:`~fuzzer.isolation.pool.Lost`: the lost
-    scenario is filed as soon as every order before it is (so its finding is settled early), and
-    the order stays in line to run again without it; the orders after it wait for it. An order a
-    round did not get to send (it stopped early to settle a finding) stays in line too."""
-
-    def __init__(self) -> None:
-        self._line: list = []  # [order, result or None, lost scenarios filed], by order number
-        #: (order, Lost) of each order given up on: its worker died between its scenarios again
-        #: and again, with nothing to blame (the campaign notes it: its scenarios did not run)
-        self.given_up: list = []
-
-    def __len__(self) -> int:
-        return len(self._line)
-
-    def add(self, order: ScenarioOrder) -> None:
-        self._line.append([order, None, 0])
-
-    def waiting(self) -> list:
-        """The orders to run: never run, or lost a worker on a scenario since they last ran."""
-        return [entry[0] for entry in self._line if not isinstance(entry[1], ScenarioResult)]
-
-    def arrived(self, order: ScenarioOrder, result: Any) -> None:
-        for entry in self._line:
-            if entry[0] is order:
-                entry[1] = result
-                if not isinstance(result, ScenarioResult) and result is not None and result.index < 0:
-                    entry[1] = ScenarioResult()  # its worker died between scenarios, again and again:
-                    # nothing to blame and nothing more to run (what it lost is its ``lost``)
-                    self.given_up.append((order, result))
-                return
-
-    def ready(self) -> list:
-        """What can be filed now, in order, taken out of the line: (lost scenarios, result) of
-        each order at the front that is done — ``lost``, the :class:`Lost` s not filed yet; the
-        result None for an order that is to run again (its lost scenarios are filed, the orders
-        after it wait)."""
-        out = []
-        while self._line:
-            entry = self._line[0]
-            order, result, filed = entry
-            if result is None:
-                break
-            lost = order.lost[filed:]
-            entry[2] = len(order.lost)
-            if isinstance(result, ScenarioResult):
-                out.append((order, lost, result))
-                self._line.pop(0)
-                continue
-            out.append((order, lost, None))
-            entry[1] = None  # to run again
-            break
-        return out
-
-    def drain(self) -> list:
-        """Everything still in line, as :meth:`ready` gives it, results or not (the campaign is
-        ending: what came back is filed even behind an order that did not finish)."""
-        out = []
-        for order, result, filed in self._line:
-            out.append((order, order.lost[filed:], result if isinstance(result, ScenarioResult) else None))
-        self._line = []
-        return out
-
-
-def order_seed(campaign_seed: int, number: int) -> int:
-    """The seed of a campaign's ``number``-th order."""
-    return (campaign_seed * 1_000_003 + number) & 0xFFFFFFFF
-
-
-__all__ = ["OrderLine", "ScenarioOrder", "ScenarioResult", "TAG", "order_seed"]
+__all__ = ["ScenarioOrder", "ScenarioResult", "TAG"]

@@ -80,7 +80,8 @@ def inline_command(target: str, text: str, expected: Optional["Expected"] = None
         code = f"{load}print({call}({literal}))"
     else:
         options = "".join([", may_reject=True" if expected.may_reject else "",
-                           f", reject_on={list(reject_on)!r}" if reject_on else ""])
+                           f", reject_on={list(reject_on)!r}" if reject_on else "",
+                           ", forbidden=True" if expected.forbidden else ""])
         truth = repr(json.dumps(expected.calls, ensure_ascii=False))  # JSON text: readable in a shell
         code = f"from fuzzer.harnesses.parser.reproduce import expect; {load}expect({call}, {literal}, {truth}{options})"
     return f"{_env(target)}{python()} -c {shlex.quote(code)}"
@@ -93,16 +94,26 @@ class Expected:
     for those rows (DESIGN.md, "Oracles"), written once for the inline command, the reproducer
     file and ``fuzz reproduce`` of a corpus entry."""
 
-    __slots__ = ("calls", "may_reject")
+    __slots__ = ("calls", "may_reject", "forbidden")
 
-    def __init__(self, calls: Optional[list], may_reject: bool):
-        self.calls, self.may_reject = calls, bool(may_reject)
+    def __init__(self, calls: Optional[list], may_reject: bool, forbidden: bool = False):
+        self.calls, self.may_reject, self.forbidden = calls, bool(may_reject), bool(forbidden)
+
+    def describe(self) -> str:
+        shown = "no call" if self.calls is None else json.dumps(self.calls, ensure_ascii=False)
+        if self.forbidden:
+            return f"anything but {shown} (those calls break the tool's promise)"
+        return f"{shown}{' (or a clean rejection)' if self.may_reject else ''}"
 
     def still_fails(self, rejected: bool, calls: Optional[list] = None) -> Optional[str]:
         """Why the target's answer (a clean rejection, or ``calls`` returned) is still a failure;
         None when it is what the input denotes."""
         from strategies.json_values import json_equal
 
+        if self.forbidden:
+            if not rejected and calls and self.calls and json_equal(calls, self.calls):
+                return "the calls as written returned, though they break the promise"
+            return None
         if rejected:
             return None if self.may_reject else "a valid output rejected"
         if self.calls is None:
@@ -112,42 +123,51 @@ class Expected:
         return "no call returned from an output that writes some" if not calls else "other calls than written"
 
     def to_json(self) -> dict:
-        return {"calls": self.calls, "may_reject": self.may_reject}
+        return {"calls": self.calls, "may_reject": self.may_reject, **({"forbidden": True} if self.forbidden else {})}
 
     @classmethod
     def from_json(cls, data: Any) -> Optional["Expected"]:
         if not isinstance(data, dict) or "calls" not in data:
             return None
         calls = data["calls"]
-        return cls(calls if isinstance(calls, list) else None, bool(data.get("may_reject")))
+        return cls(calls if isinstance(calls, list) else None, bool(data.get("may_reject")),
+                   bool(data.get("forbidden")))
 
 
 #: Verdicts whose reproduce command checks the answer against the ground truth. (A missed anomaly
-#: is judged against the validate promise, which needs the registry: its command prints only.)
-TRUTH_CHECKED = ("corruption", "false_reject")
+#: checks that the calls as written, which break the validate promise, are not returned.)
+TRUTH_CHECKED = ("corruption", "false_reject", "missed_anomaly")
 
 
 def expected_of(verdict: Optional[str], sample: Any, level: str = "parse") -> Optional[Expected]:
     """The :class:`Expected` of a finding (``verdict``; None: whatever it is, as for a corpus
     entry run by ``fuzz reproduce``) shown by ``sample``; None when its command cannot check the
-    answer (no known truth, another verdict, or a semantic anomaly at ``--level validate``, where
-    the calls as written must be rejected, not returned)."""
+    answer (no known truth, another verdict, or a corruption of a semantic anomaly at ``--level
+    validate``, where which calls may be returned depends on the tool's promise). A missed anomaly
+    (the calls as written returned, though they break the promise) checks they are not returned."""
     from strategies._internal.sample import ANOMALY_CLASSES
 
     if (verdict is not None and verdict not in TRUTH_CHECKED) or not getattr(sample, "truth_known", False):
         return None
     anomaly = getattr(sample, "anomaly_class", None)
     cls = ANOMALY_CLASSES.get(anomaly) if anomaly else None
-    if level == "validate" and cls is not None and cls.semantic:
-        return None
+    semantic_at_validate = level == "validate" and cls is not None and cls.semantic
+    if verdict == "missed_anomaly" or (verdict is None and semantic_at_validate):
+        # the calls as written break the promise: any answer but returning them (a rejection, no
+        # call, the calls that keep it) is no longer this bug
+        return Expected(sample.calls, may_reject=True, forbidden=True)
+    if semantic_at_validate:
+        return None  # (a corruption there: which calls may be returned needs the tool's promise)
     return Expected(sample.calls, may_reject=anomaly is not None)
 
 
-def expect(target: Any, text: str, calls: Any, *, may_reject: bool = False, reject_on: Sequence[str] = ()) -> None:
+def expect(target: Any, text: str, calls: Any, *, may_reject: bool = False, reject_on: Sequence[str] = (),
+           forbidden: bool = False) -> None:
     """Run ``target(text)`` as the campaign judged it and exit: 0 when it returns ``calls`` (a
     list, or its JSON text; None/``"null"``: no call) or, ``may_reject``, rejects cleanly (a
-    ``reject_on`` type, default ValueError); 1 while it does anything else. Prints what it
-    returned or rejected with; a crash shows its traceback (and exits 1, as Python does)."""
+    ``reject_on`` type, default ValueError); 1 while it does anything else. ``forbidden``: the
+    other way round, 1 while it returns ``calls`` (a missed anomaly). Prints what it returned or
+    rejected with; a crash shows its traceback (and exits 1, as Python does)."""
     import json as _json
 
     from fuzzer.engine.calls import InvalidReturn, normalize_calls
@@ -155,7 +175,7 @@ def expect(target: Any, text: str, calls: Any, *, may_reject: bool = False, reje
 
     if isinstance(calls, str):
         calls = _json.loads(calls)
-    expected = Expected(calls, may_reject)
+    expected = Expected(calls, may_reject, forbidden)
     reject = load_reject_types(list(reject_on))
     try:
         value = target(text)
@@ -171,8 +191,7 @@ def expect(target: Any, text: str, calls: Any, *, may_reject: bool = False, reje
         print(f"returned: {_json.dumps(returned, ensure_ascii=False)}")
         why = expected.still_fails(False, returned)
     if why is not None:
-        shown = "no call" if calls is None else _json.dumps(calls, ensure_ascii=False)
-        print(f"expected: {shown}{' (or a clean rejection)' if may_reject else ''} (still fails: {why})")
+        print(f"expected: {expected.describe()} (still fails: {why})")
         raise SystemExit(1)
     raise SystemExit(0)
 

@@ -611,14 +611,11 @@ class ParserSubject(Subject):
                                f"they were not confirmed before {why}, so it is not known whether they are this bug")
 
     def wrap_up(self, job: Any) -> None:
-        from fuzzer.backends import describe as describe_backend, notes as backend_notes
-        from fuzzer.harnesses.parser.campaign import reject_on_hints
+        from fuzzer.harnesses.parser.hints import reject_on_hints
 
         r = self.result
         r.lines.update(getattr(job.pool, "lines", ()))  # also what confirming and shrinking reached
         r.lines.update(getattr(job._own_settle_pool, "lines", ()))
-        r.backend = describe_backend(job.pool)
-        r.notes += [note for note in backend_notes(job.pool) if note not in r.notes]  # (said once)
         r.hints = reject_on_hints(r.findings, self.settings.target, self.settings.reject_on)
 
 

@@ -370,9 +370,7 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
     if lay.end_token and fmt.end_tokens:
         pieces.append(Piece(fmt.end_tokens[source.integer(0, len(fmt.end_tokens) - 1)], "envelope"))
     if reasoning and not fmt.reasoning.by_renderer:
-        from strategies._internal.formats.reasoning import reasoning_pieces
-
-        pieces[0:0] = reasoning_pieces(fmt.reasoning, source, lay)
+        pieces[0:0] = fmt.reasoning.pieces(source, lay)
     if lay.trailing_newline:
         pieces.append(Piece(lay.newline, "envelope"))
     return Rendered(format=fmt.name, calls=calls, pieces=tuple(pieces), chatter=chatter, layout=lay)

@@ -53,6 +53,11 @@ class ReasoningStyle:
     can_be_open: bool = False
     by_renderer: bool = False
 
+    def pieces(self, source: Any, layout: Any) -> list:
+        """The pieces of a reasoning block in this style (:func:`reasoning_pieces`): what rendering
+        asks a format's style for, so the renderer needs no import of this module."""
+        return reasoning_pieces(self, source, layout)
+
 
 #: ``<think>`` as Qwen3's template writes it: ``<think>\\nTEXT\\n</think>\\n\\n``; its thinking models
 #: (and DeepSeek-R1) put ``<think>\\n`` in the generation prompt.

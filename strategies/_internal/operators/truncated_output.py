@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 
 from strategies._internal.formats import Unrepresentable, payload_spans
 from strategies._internal.jsontext import LITERALS
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.operators.textual import _Doc, _docs, _may_have_literals, _may_have_numbers, _pick
 
 
