@@ -148,6 +148,7 @@ def reproduce_dir(report_path: Optional[str]) -> str:
               help="Real model outputs (a text file, JSON lines, or a records database; repeatable): fuzz the "
                    "formats they are in, as `fuzz formats detect FILE` names them (added to any --format).")
 @options.formats_from
+@options.chat_template
 @options.anomalies
 @options.run_limits(None, "Seconds to run, shrinking included (a limit). Default: 60, or no time limit with "
                           "--max-examples.")
@@ -170,7 +171,7 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @options.quiet
 @translate_errors
 def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_on: tuple, level: str,
-             formats: tuple, format_from: tuple, formats_from: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
+             formats: tuple, format_from: tuple, formats_from: tuple, chat_templates: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
              workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, coverage: bool,
              seeds_from: Optional[str], weights_from: Optional[str], max_failures: Optional[int], exitfirst: bool,
              ignore: tuple, backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
@@ -198,6 +199,8 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         found = format_options_from(format_from)
         click.echo(f"formats found in {', '.join(format_from)}: {', '.join(found)}", err=True)
         formats = tuple(formats) + tuple(name for name in found if name not in formats)
+    formats = tuple(formats) + tuple(name for name in options.chat_template_formats(chat_templates)
+                                     if name not in formats)
     registry = load_registry(tools_file, budget_s)
     names = select_tools(registry, tool_names, anomalies)
     store = None

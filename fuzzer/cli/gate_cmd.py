@@ -18,6 +18,7 @@ from fuzzer.cli import options
               help="Tools for the short campaign (repeatable). Default: every tool.")
 @options.level
 @options.formats
+@options.chat_template
 @options.run_limits(30.0, "Seconds for the short campaign after the replay (a limit, shrinking included).")
 @options.ignore
 @options.backend_options
@@ -25,7 +26,8 @@ from fuzzer.cli import options
 @options.reports
 @translate_errors
 def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
-         tools_file: Optional[str], tool_names: tuple, level: str, formats: tuple, budget_s: float,
+         tools_file: Optional[str], tool_names: tuple, level: str, formats: tuple, chat_templates: tuple,
+         budget_s: float,
          max_examples: Optional[int], seed: int, workers: int, timeout: float, memory_limit_mb: int, ignore: tuple,
          backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
     """CI gate: replay the corpus, then run a short campaign.
@@ -44,6 +46,9 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     check_output_paths(reports)
     refs = options.references(target, executor, agent, extra)
     store = open_corpus(corpus_dir, must_exist=True)
+    declared = options.chat_template_formats(chat_templates)
+    formats = tuple(formats) + tuple(name for name in declared if name not in formats)
+    options.corpus_chat_templates(store)  # the templates its entries were made with: fuzzed again
     ignored = read_ignore(ignore)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers, seed=seed,
@@ -76,7 +81,10 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
         for name in tool_names:
             cmd += ["--tool", name]
         for name in formats:
-            cmd += ["--format", name]
+            if name not in declared:
+                cmd += ["--format", name]
+        for path in chat_templates:
+            cmd += ["--chat-template", path]
         for ref in reject_on:
             cmd += ["--reject-on", ref]
         for value in ignore:
@@ -92,7 +100,8 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             store_cmds.append(["fuzz", "campaign", "--target", target, *common, "--level", level] +
                               [a for ref in reject_on for a in ("--reject-on", ref)] +
                               [a for name in tool_names for a in ("--tool", name)] +
-                              [a for name in formats for a in ("--format", name)])
+                              [a for name in formats if name not in declared for a in ("--format", name)] +
+                              [a for path in chat_templates for a in ("--chat-template", path)])
         if executor:
             store_cmds.append(["fuzz", "executor", "--executor", executor, *common] +
                               (["--policy", extra["executor_policy"]] if extra.get("executor_policy") else []) +

@@ -181,6 +181,67 @@ formats_from = click.option("--formats-from", "formats_from", multiple=True, met
                             help="A module of your own formats (repeatable): importing it registers them with "
                                  "toolfuzz's public @output_format decorator, e.g. mypkg.formats.")
 
+
+def chat_template_formats(paths: tuple) -> list[str]:
+    """Register the chat templates of ``--chat-template`` as formats (``template:<stem>``); their
+    names. One line naming the file when one cannot be used (unreadable, no ``chat_template`` field,
+    not Jinja, raising on a plain conversation, writing no tool calls)."""
+    from fuzzer.cli.errors import ConfigError
+    from strategies._internal.formats.chat_template import register_template
+    from strategies.errors import ToolfuzzError
+
+    names = []
+    for path in paths:
+        try:
+            name = register_template(path)
+        except ToolfuzzError as exc:
+            raise ConfigError(f"--chat-template: {exc}") from None
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def corpus_chat_templates(store: Any) -> list[str]:
+    """Register the chat templates the corpus's entries were generated with (their recipes keep
+    the template's absolute path and hash) that no ``--chat-template`` registered: a gate on a
+    corpus written by a ``--chat-template`` campaign fuzzes that format again, and a replay's check
+    that the target reads some valid output tries it. One line naming the entry and the file when
+    the template is gone; a warning when it changed since."""
+    from fuzzer.cli.errors import ConfigError
+    from strategies._internal.formats import FORMATS
+    from strategies._internal.formats.chat_template import SOURCES, ensure, read_source
+    from strategies.errors import ToolfuzzError
+
+    names: list[str] = []
+    for path, entry in store.entries():
+        recipe = entry.recipe or {}
+        origin = recipe.get("format_origin")
+        name = recipe.get("format")
+        if not isinstance(origin, dict) or not isinstance(name, str) or name in FORMATS \
+                or any(source.sha256 == origin.get("sha256") for source in SOURCES.values()):
+            continue  # registered already, or given with --chat-template (perhaps moved and renamed)
+        where = origin.get("chat_template")
+        if not isinstance(where, str) or not os.path.isfile(where):
+            raise ConfigError(f"--corpus: {path}: its format {name} is the chat template {where}, which is gone; "
+                              "give the template with --chat-template FILE")
+        try:
+            source = read_source(where)
+            if source.sha256 != origin.get("sha256"):
+                click.echo(f"warning: the chat template {where} changed since {path} was written; "
+                           f"{source.name} is fuzzed as it is now", err=True)
+            names.append(ensure(source))
+        except ToolfuzzError as exc:
+            raise ConfigError(f"--corpus: {path}: {exc}") from None
+    return names
+
+
+chat_template = click.option(
+    "--chat-template", "chat_templates", multiple=True, metavar="FILE", is_eager=True,
+    callback=lambda ctx, param, value: (chat_template_formats(value), value)[1],
+    help="A model's chat template (its tokenizer_config.json, or a .jinja file; repeatable): valid outputs are "
+         "rendered by the template itself, as the format template:<file stem> (a tokenizer_config.json: "
+         "template:<its directory>), fuzzed beside any --format.")
+
 formats = click.option("--format", "formats", multiple=True, type=FormatSelector(),
                        help="Formats the target supports (repeatable): a format (hermes, mistral:v11), a family "
                             "(mistral: every version), optionally with the variants it does not support "

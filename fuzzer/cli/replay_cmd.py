@@ -38,6 +38,7 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
                     "--baseline and the filters are there).")
 @options.harness_options
 @options.entry_level
+@options.chat_template
 @options.worker_limits
 @click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
                                              "fail again as open); each change is printed. A hang entry passes "
@@ -45,8 +46,8 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 @options.reports
 @translate_errors
 def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
-           tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int, workers: int, update: bool,
-           **report_paths: Any) -> None:
+           tools_file: Optional[str], level: str, chat_templates: tuple, timeout: float, memory_limit_mb: int,
+           workers: int, update: bool, **report_paths: Any) -> None:
     """Re-run every corpus entry; print what each does now and a summary.
 
     Exit 1 when any entry still fails (or fails differently), when the corpus is empty, or when
@@ -70,6 +71,7 @@ def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optiona
             memory_limit_mb=memory_limit_mb, workers=workers, reports=reports))
     refs = options.references(target, executor, agent, extra)
     store = open_corpus(corpus_dir, must_exist=True)
+    options.corpus_chat_templates(store)  # a parser of a template's format reads its valid outputs
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers)
     context.extra.update(extra)
