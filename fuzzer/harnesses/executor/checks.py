@@ -86,6 +86,12 @@ def _sig(verdict: str, key: str, what: str) -> Signature:
     return verdict_signature(verdict, anomaly_class=None, operator=None, format=None, key=f"executor|{key}", what=what)
 
 
+def _at(view: "StepView", verdict: str, key: str, what: str, reason: str, *, waits: bool = True) -> Violation:
+    """A violation of ``verdict`` at ``view``'s call, signed from words alone (:func:`_sig`), with
+    the virtual waits between that call's attempts unless they tell nothing about it (``waits``)."""
+    return Violation(verdict, _sig(verdict, key, what), reason, view.index, view.waits() if waits else ())
+
+
 # ---------------------------------------------------------------------------------------------
 # What happened, read once
 
@@ -377,27 +383,26 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             if not done.raised:
                 retried_wrongly = True
                 if p.is_idempotent(view.step.name):  # a non-idempotent one: duplicate_side_effect
-                    yield Violation("retry_violation", _sig("retry_violation", "after_success",
-                                                            "called the tool again after it succeeded"),
-                                    f"call {view.index + 1}: {view.step.name} attempt {k + 1} succeeded "
-                                    f"({done.fault}), yet attempt {k + 2} followed", view.index, view.waits())
+                    yield _at(view, "retry_violation", "after_success", "called the tool again after it succeeded",
+                              f"call {view.index + 1}: {view.step.name} attempt {k + 1} succeeded "
+                              f"({done.fault}), yet attempt {k + 2} followed")
                 break
             if not j.transient(done):
                 retried_wrongly = True
                 what = f"retried a non-transient {_words(done.category)}"
-                yield Violation("retry_violation", _sig("retry_violation", f"non_transient|{done.category}", what),
-                                f"call {view.index + 1}: {view.step.name} failed with {done.fault}{_via(done)} (not in retry_on) "
-                                f"on attempt {k + 1} and was tried again", view.index, view.waits())
+                yield _at(view, "retry_violation", f"non_transient|{done.category}", what,
+                          f"call {view.index + 1}: {view.step.name} failed with {done.fault}{_via(done)} (not in "
+                          f"retry_on) on attempt {k + 1} and was tried again")
                 break
             if not j.may_retry_unsafely(view, done) and not done.committed:
                 # A committed attempt repeated is a duplicate_side_effect, reported there.
                 retried_wrongly = True
                 # one finding whatever the failure: the fix is the same (ask whether the tool is idempotent)
                 what = "retried a non-idempotent tool after a failure that may have reached the service"
-                yield Violation("retry_violation", _sig("retry_violation", "unsafe", what),
-                                f"call {view.index + 1}: {view.step.name} (not idempotent) failed with {done.fault} "
-                                f"on attempt {k + 1}, which may have reached the service (not in "
-                                f"retry_non_idempotent_on), and was tried again", view.index, view.waits())
+                yield _at(view, "retry_violation", "unsafe", what,
+                          f"call {view.index + 1}: {view.step.name} (not idempotent) failed with {done.fault} "
+                          f"on attempt {k + 1}, which may have reached the service (not in "
+                          f"retry_non_idempotent_on), and was tried again")
                 break
         if not a or retried_wrongly:
             continue  # one retry_violation per call: the first thing that went wrong
@@ -429,10 +434,9 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
         why = "" if p.is_idempotent(view.step.name) else (
             f" ({view.step.name} is not idempotent, but {last.fault} is in retry_non_idempotent_on: the request "
             f"never reached the service; leave it out of retry_non_idempotent_on if such a tool is never retried)")
-        yield Violation("retry_violation", _sig("retry_violation", key, what),
-                        f"call {view.index + 1}: {view.step.name} failed with {last.fault}{_via(last)} on attempt "
-                        f"{len(a)}{'' if p.max_attempts is None else f' of {p.max_attempts}'} and was not retried{why}",
-                        view.index, view.waits())
+        yield _at(view, "retry_violation", key, what,
+                  f"call {view.index + 1}: {view.step.name} failed with {last.fault}{_via(last)} on attempt "
+                  f"{len(a)}{'' if p.max_attempts is None else f' of {p.max_attempts}'} and was not retried{why}")
 
 
 @check
@@ -445,10 +449,8 @@ def attempts_exceeded(j: Judgement) -> Iterator[Violation]:
         n = len(view.attempts)
         if n > limit or view.record.get("abort") == "runaway":
             stopped = " (stopped by toolfuzz: it would not stop)" if view.record.get("abort") == "runaway" else ""
-            yield Violation("attempts_exceeded", _sig("attempts_exceeded", "max_attempts",
-                                                      "more attempts than max_attempts"),
-                            f"call {view.index + 1}: {view.step.name} invoked {n} times{stopped}; "
-                            f"max_attempts is {limit}", view.index, view.waits())
+            yield _at(view, "attempts_exceeded", "max_attempts", "more attempts than max_attempts",
+                      f"call {view.index + 1}: {view.step.name} invoked {n} times{stopped}; max_attempts is {limit}")
 
 
 def _bounds(p: Any, k: int, ra: Optional[float]) -> tuple[float, float]:
@@ -499,14 +501,11 @@ def backoff_violation(j: Judgement) -> Iterator[Violation]:
             key, what = (("below_retry_after", "waited less than Retry-After") if honoured
                          else ("below_minimum", "waited less than the backoff"))
             why = f"Retry-After said {ra:g} s" if honoured else f"the backoff requires at least {lower:g} s"
-            yield Violation("backoff_violation", _sig("backoff_violation", key, what),
-                            f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
-                            f"{why}", view.index, view.waits())
         else:
-            yield Violation("backoff_violation", _sig("backoff_violation", "above_cap",
-                                                      "waited longer than the backoff cap"),
-                            f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
-                            f"at most {upper:g} s allowed", view.index, view.waits())
+            key, what = "above_cap", "waited longer than the backoff cap"
+            why = f"at most {upper:g} s allowed"
+        yield _at(view, "backoff_violation", key, what,
+                  f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; {why}")
 
 
 @check
@@ -515,8 +514,7 @@ def breaker_violation(j: Judgement) -> Iterator[Violation]:
     for event in j.breaker.events:
         what = ("called a tool while its breaker was open" if event.kind == "called_while_open"
                 else "never tried a tool again after the breaker's reset window")
-        yield Violation("breaker_violation", _sig("breaker_violation", event.kind, what),
-                        f"call {event.view.index + 1}: {event.reason}", event.view.index, event.view.waits())
+        yield _at(event.view, "breaker_violation", event.kind, what, f"call {event.view.index + 1}: {event.reason}")
 
 
 @check
@@ -530,17 +528,16 @@ def unvalidated_execution(j: Judgement) -> Iterator[Violation]:
             continue
         if view.step.name not in j.registry:
             names = ", ".join(sorted({a.tool for a in view.invocations}))
-            yield Violation("unvalidated_execution", _sig("unvalidated_execution", "unknown_tool",
-                                                          "a call to an unknown tool reached a tool"),
-                            f"call {view.index + 1} named {view.step.name!r}, which is not a tool; the executor "
-                            f"invoked {names}", view.index)
+            yield _at(view, "unvalidated_execution", "unknown_tool", "a call to an unknown tool reached a tool",
+                      f"call {view.index + 1} named {view.step.name!r}, which is not a tool; the executor "
+                      f"invoked {names}", waits=False)
             continue
         for a in view.invocations:
             ok, why = j.arguments_valid(view, a)
             if not ok:
-                yield Violation("unvalidated_execution", _sig("unvalidated_execution", "invalid_arguments",
-                                                              "a tool ran with arguments its schema rejects"),
-                                f"call {view.index + 1}: {a.tool} ran with invalid arguments ({why})", view.index)
+                yield _at(view, "unvalidated_execution", "invalid_arguments",
+                          "a tool ran with arguments its schema rejects",
+                          f"call {view.index + 1}: {a.tool} ran with invalid arguments ({why})", waits=False)
                 break
 
 
@@ -558,10 +555,9 @@ def duplicate_side_effect(j: Judgement) -> Iterator[Violation]:
                 key = "after_commit_then_timeout" if hidden else "after_success"
                 what = ("repeated a side effect hidden behind a timeout" if hidden
                         else "repeated a side effect that had succeeded")
-                yield Violation("duplicate_side_effect", _sig("duplicate_side_effect", key, what),
-                                f"call {view.index + 1}: {view.step.name} (not idempotent) committed on attempt "
-                                f"{committed.number} ({committed.fault}) and ran again on attempt {a.number}",
-                                view.index, view.waits())
+                yield _at(view, "duplicate_side_effect", key, what,
+                          f"call {view.index + 1}: {view.step.name} (not idempotent) committed on attempt "
+                          f"{committed.number} ({committed.fault}) and ran again on attempt {a.number}")
                 break
             if a.committed:
                 committed = a
@@ -609,10 +605,9 @@ def fallback_violation(j: Judgement) -> Iterator[Violation]:
         shown = shown if len(shown) <= 120 else shown[:117] + "..."
         why = ("an invalid call" if not view.step.valid else "a call whose every attempt failed" if view.attempts
                else "a call that never reached its tool")
-        yield Violation("fallback_violation", _sig("fallback_violation", f"schema|{error.validator}",
-                                                   "returned a fallback that breaks the fallback schema"),
-                        f"call {view.index + 1}: for {why} the executor returned {shown} ({error.message[:120]})",
-                        view.index, view.waits())
+        yield _at(view, "fallback_violation", f"schema|{error.validator}",
+                  "returned a fallback that breaks the fallback schema",
+                  f"call {view.index + 1}: for {why} the executor returned {shown} ({error.message[:120]})")
 
 
 @check
@@ -628,18 +623,16 @@ def deadline_exceeded(j: Judgement) -> Iterator[Violation]:
         limit = start + deadline
         late = next((a for a in view.attempts[1:] if a.t0 > limit + EPS), None)
         if late is not None:
-            yield Violation("deadline_exceeded", _sig("deadline_exceeded", "attempt_after_deadline",
-                                                      "started an attempt after the deadline"),
-                            f"call {view.index + 1}: attempt {late.number} of {view.step.name} started at "
-                            f"{late.t0 - start:g} s, after the {deadline:g} s deadline", view.index, view.waits())
+            yield _at(view, "deadline_exceeded", "attempt_after_deadline", "started an attempt after the deadline",
+                      f"call {view.index + 1}: attempt {late.number} of {view.step.name} started at "
+                      f"{late.t0 - start:g} s, after the {deadline:g} s deadline")
             continue
         end = view.record["t1"]
         last_end = max((a.t1 for a in view.invocations), default=start)
         if end > max(limit, last_end) + EPS:
-            yield Violation("deadline_exceeded", _sig("deadline_exceeded", "returned_late",
-                                                      "kept waiting after the deadline"),
-                            f"call {view.index + 1}: returned at {end - start:g} s, waiting past the {deadline:g} s "
-                            f"deadline", view.index, view.waits())
+            yield _at(view, "deadline_exceeded", "returned_late", "kept waiting after the deadline",
+                      f"call {view.index + 1}: returned at {end - start:g} s, waiting past the {deadline:g} s "
+                      f"deadline")
 
 
 @check
@@ -652,9 +645,9 @@ def leaked_secret(j: Judgement) -> Iterator[Violation]:
         for leak in view.record.get("leaks", []):
             channel = leak["channel"]
             where = {"return": "returned", "raise": "raised", "log": "logged", "output": "printed"}.get(channel, channel)
-            yield Violation("leaked_secret", _sig("leaked_secret", channel, f"a tool's secret was {where}"),
-                            f"call {view.index + 1}: the secret in a {view.step.name} error was {where}: "
-                            f"…{leak['excerpt']}…", view.index)
+            yield _at(view, "leaked_secret", channel, f"a tool's secret was {where}",
+                      f"call {view.index + 1}: the secret in a {view.step.name} error was {where}: "
+                      f"…{leak['excerpt']}…", waits=False)
 
 
 @check
@@ -668,9 +661,9 @@ def hang(j: Judgement) -> Iterator[Violation]:
         return
     for view in j.views:
         if view.record.get("abort") == "virtual_time":
-            yield Violation("hang", _sig("hang", "virtual_time", "a call that never returns"),
-                            f"call {view.index + 1} ({view.step.name}) was still running after "
-                            f"{view.record['t1'] - view.record['t0']:g} s of virtual time", view.index, view.waits())
+            yield _at(view, "hang", "virtual_time", "a call that never returns",
+                      f"call {view.index + 1} ({view.step.name}) was still running after "
+                      f"{view.record['t1'] - view.record['t0']:g} s of virtual time")
 
 
 __all__ = ["CHECKS", "Judgement", "Violation", "check", "judge"]
