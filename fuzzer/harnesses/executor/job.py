@@ -36,7 +36,7 @@ from fuzzer.engine.subject import Failure, Subject
 from fuzzer.engine.warmup import WarmUp, warmup_limit
 from fuzzer.harnesses.executor.checks import CHECKS, judge
 from fuzzer.harnesses.executor.findings import ExecutorFinding, replay_command
-from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
+from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult, Usage
 from fuzzer.harnesses.executor.policy import PolicyError
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.executor.shrink import shrink_scenario
@@ -159,12 +159,31 @@ class ExecutorResult(CampaignResult):
     http: bool = False
     workers: int = 1
     tools: list = field(default_factory=list)
-    calls: int = 0
-    virtual_s: float = 0.0
-    worker_s: float = 0.0  # real seconds the workers spent inside scenarios
-    worker_cpu_s: float = 0.0  # ... of which CPU seconds (what a worker with a core of its own needs)
-    faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
+    usage: Usage = field(default_factory=Usage)  # what the scenarios cost and met, added up
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
+
+    @property
+    def calls(self) -> int:
+        return self.usage.calls
+
+    @property
+    def virtual_s(self) -> float:
+        return self.usage.virtual_s
+
+    @property
+    def worker_s(self) -> float:
+        """Real seconds the workers spent inside scenarios."""
+        return self.usage.real_s
+
+    @property
+    def worker_cpu_s(self) -> float:
+        """... of which CPU seconds (what a worker with a core of its own needs)."""
+        return self.usage.cpu_s
+
+    @property
+    def faults(self) -> dict:
+        """Fault kind -> attempts that met it."""
+        return self.usage.faults
 
     def summary_lines(self) -> list[str]:
         from fuzzer.harnesses.executor.render import summary_lines
@@ -285,7 +304,7 @@ class ExecutorSubject(Subject):
         r = self.result
         # (the failing ones counted too: which scenarios a worker sends whole depends on the orders
         # that worker ran before, so counting only those would make by_class depend on the workers)
-        self._tally(result.summary(), result.scenarios, job, failures=result.failing)
+        self._tally(result.usage.summary(), result.scenarios, job, failures=result.failing)
         for verdict, n in result.by_verdict.items():
             r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + n
         for signature_id, n in result.seen.items():
@@ -320,15 +339,8 @@ class ExecutorSubject(Subject):
             job.offer(Failure(scenario, trace, v.verdict, v.signature, v.reason, count=1 + earlier, extra=v))
 
     def _tally(self, summary: dict, scenarios: int, job: Any, failures: int = 0) -> None:
-        r = self.result
         job.tally.add(SCENARIOS, scenarios, failures)
-        r.calls += summary["calls"]
-        r.virtual_s += float(summary["virtual_s"])
-        r.worker_s += float(summary["real_s"])
-        r.worker_cpu_s += float(summary["cpu_s"])
-        faults = r.faults
-        for kind, n in summary["faults"].items():
-            faults[kind] = faults.get(kind, 0) + n
+        self.result.usage.add(summary)
 
     def _scenarios(self, order: ScenarioOrder, indices: list) -> list:
         """The scenarios at ``indices`` (ascending) of ``order``, drawn again here from its seed:
