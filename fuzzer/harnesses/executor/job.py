@@ -162,29 +162,6 @@ class ExecutorResult(CampaignResult):
     usage: Usage = field(default_factory=Usage)  # what the scenarios cost and met, added up
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
 
-    @property
-    def calls(self) -> int:
-        return self.usage.calls
-
-    @property
-    def virtual_s(self) -> float:
-        return self.usage.virtual_s
-
-    @property
-    def worker_s(self) -> float:
-        """Real seconds the workers spent inside scenarios."""
-        return self.usage.real_s
-
-    @property
-    def worker_cpu_s(self) -> float:
-        """... of which CPU seconds (what a worker with a core of its own needs)."""
-        return self.usage.cpu_s
-
-    @property
-    def faults(self) -> dict:
-        """Fault kind -> attempts that met it."""
-        return self.usage.faults
-
     def summary_lines(self) -> list[str]:
         from fuzzer.harnesses.executor.render import summary_lines
 
@@ -217,12 +194,12 @@ class ExecutorResult(CampaignResult):
             "policy": self.policy.to_json() if self.policy is not None else None,
             "policy_source": self.policy.source if self.policy is not None else None,
             "scenarios": self.executions,
-            "calls": self.calls,
-            "virtual_s": round(self.virtual_s, 3),
-            "worker_s": round(self.worker_s, 3),
-            "worker_cpu_s": round(self.worker_cpu_s, 3),
+            "calls": self.usage.calls,
+            "virtual_s": round(self.usage.virtual_s, 3),
+            "worker_s": round(self.usage.real_s, 3),  # real seconds the workers spent inside scenarios
+            "worker_cpu_s": round(self.usage.cpu_s, 3),  # ... of which CPU seconds
             "scenarios_by_verdict": dict(sorted(self.scenarios_by_verdict.items())),
-            "faults": dict(sorted(self.faults.items())),
+            "faults": dict(sorted(self.usage.faults.items())),
         }
 
 
