@@ -254,6 +254,19 @@ def _repeated(text: str, start: int, opener: str, one: Any) -> tuple:
         i = following
 
 
+def _section(text: str, start: int, begin: str, end: str, one: Any) -> tuple:
+    """A block of calls from ``begin`` to ``end``, whitespace between them: ``one(text, i) -> (call,
+    end of it)`` for each call in it."""
+    calls: list = []
+    i = start + len(begin)
+    while True:
+        i = _skip_ws(text, i)
+        if text.startswith(end, i):
+            return calls, i + len(end)
+        call, i = one(text, i)
+        calls.append(call)
+
+
 def _one_fence(text: str, i: int) -> tuple:
     nl = text.find("\n", i + 3)
     if nl < 0 or text[i + 3:nl].strip(" \t\r").lower() not in ("json", ""):
@@ -356,6 +369,15 @@ def _expect(text: str, i: int, token: str, what: str) -> int:
     return i + len(token)
 
 
+def _name_until(text: str, i: int, delimiter: str, where: str, missing: str) -> tuple:
+    """The tool name from ``i`` up to ``delimiter`` (checked by :func:`_tag_name`) and where the
+    delimiter starts; ``missing``: the error when it never comes."""
+    close = text.find(delimiter, i)
+    if close < 0:
+        raise ValueError(missing)
+    return _tag_name(text[i:close], where), close
+
+
 def _tag_name(name: str, where: str) -> str:
     if not name or any(c.isspace() or c in "<>|" for c in name):
         raise ValueError(f"{where}: invalid name {name!r:.60}")
@@ -383,10 +405,8 @@ def _qwen_value(raw: str) -> Any:
 def _function_tag(text: str, i: int, where: str) -> tuple:
     """``<function=NAME>`` at ``i``: the name and the offset after the tag."""
     i = _expect(text, i, "<function=", where)
-    close = text.find(">", i)
-    if close < 0:
-        raise ValueError("unclosed <function= tag")
-    return _tag_name(text[i:close], where), close + 1
+    name, close = _name_until(text, i, ">", where, "unclosed <function= tag")
+    return name, close + 1
 
 
 def _one_qwen3(text: str, i: int) -> tuple:
@@ -481,47 +501,41 @@ _DS = {"calls_begin": "<｜tool▁calls▁begin｜>", "call_begin": "<｜tool▁
 
 
 def _parse_deepseek(text: str, start: int) -> tuple:
-    calls: list = []
-    i = start + len(_DS["calls_begin"])
-    while True:
-        i = _skip_ws(text, i)
-        if text.startswith(_DS["calls_end"], i):
-            return calls, i + len(_DS["calls_end"])
-        i = _expect(text, i, _DS["call_begin"], "before a DeepSeek call")
-        v3 = False
-        if text.startswith("function" + _DS["sep"], i):  # V3 when a fence follows the name's line
-            nl = text.find("\n", i + len("function" + _DS["sep"]))  # (a tool named "{" is V3 too)
-            v3 = nl >= 0 and text.startswith("```", _skip_ws(text, nl))
-        if not v3:  # V3.1: NAME<｜tool▁sep｜>{arguments}
-            sep = text.find(_DS["sep"], i)
-            if sep < 0:
-                raise ValueError("a DeepSeek call without <｜tool▁sep｜>")
-            name = _tag_name(text[i:sep], "a DeepSeek V3.1 call")
-            j = sep + len(_DS["sep"])
-            if not text.startswith("{", j):
-                raise ValueError("DeepSeek V3.1 arguments must be a JSON object")
-            arguments, end = _decode_at(text, j)
-            i = _expect(text, end, _DS["call_end"], "after the arguments")
-            calls.append(_call(name, arguments, "deepseek call"))
-            continue
-        i += len("function" + _DS["sep"])
-        nl = text.find("\n", i)
-        if nl < 0:
-            raise ValueError("a DeepSeek tool name must end its line")
-        name = text[i:nl].rstrip("\r")
-        if not name or name != name.strip() or "｜" in name:
-            raise ValueError(f"invalid DeepSeek tool name {name!r:.60}")
-        j = _skip_ws(text, nl)
-        line = text.find("\n", j)
-        if not text.startswith("```", j) or line < 0 or text[j + 3:line].strip(" \t\r").lower() != "json":
-            raise ValueError("DeepSeek arguments must be in a ```json fence")
-        k = _skip_ws(text, line)
-        if not text.startswith("{", k):
-            raise ValueError("DeepSeek arguments must be a JSON object")
-        arguments, end = _decode_at(text, k)
-        end = _expect(text, _skip_ws(text, end), "```", "after the DeepSeek arguments")
-        i = _expect(text, end, _DS["call_end"], "after the fence")
-        calls.append(_call(name, arguments, "deepseek call"))
+    return _section(text, start, _DS["calls_begin"], _DS["calls_end"], _one_deepseek)
+
+
+def _one_deepseek(text: str, i: int) -> tuple:
+    i = _expect(text, i, _DS["call_begin"], "before a DeepSeek call")
+    v3 = False
+    if text.startswith("function" + _DS["sep"], i):  # V3 when a fence follows the name's line
+        nl = text.find("\n", i + len("function" + _DS["sep"]))  # (a tool named "{" is V3 too)
+        v3 = nl >= 0 and text.startswith("```", _skip_ws(text, nl))
+    if not v3:  # V3.1: NAME<｜tool▁sep｜>{arguments}
+        name, sep = _name_until(text, i, _DS["sep"], "a DeepSeek V3.1 call", "a DeepSeek call without <｜tool▁sep｜>")
+        j = sep + len(_DS["sep"])
+        if not text.startswith("{", j):
+            raise ValueError("DeepSeek V3.1 arguments must be a JSON object")
+        arguments, end = _decode_at(text, j)
+        i = _expect(text, end, _DS["call_end"], "after the arguments")
+        return _call(name, arguments, "deepseek call"), i
+    i += len("function" + _DS["sep"])
+    nl = text.find("\n", i)
+    if nl < 0:
+        raise ValueError("a DeepSeek tool name must end its line")
+    name = text[i:nl].rstrip("\r")
+    if not name or name != name.strip() or "｜" in name:
+        raise ValueError(f"invalid DeepSeek tool name {name!r:.60}")
+    j = _skip_ws(text, nl)
+    line = text.find("\n", j)
+    if not text.startswith("```", j) or line < 0 or text[j + 3:line].strip(" \t\r").lower() != "json":
+        raise ValueError("DeepSeek arguments must be in a ```json fence")
+    k = _skip_ws(text, line)
+    if not text.startswith("{", k):
+        raise ValueError("DeepSeek arguments must be a JSON object")
+    arguments, end = _decode_at(text, k)
+    end = _expect(text, _skip_ws(text, end), "```", "after the DeepSeek arguments")
+    i = _expect(text, end, _DS["call_end"], "after the fence")
+    return _call(name, arguments, "deepseek call"), i
 
 
 def _parse_mistral(text: str, start: int) -> tuple:
@@ -723,50 +737,45 @@ def _parse_dsml(text: str, start: int) -> tuple:
     """DeepSeek V3.2: ``<｜DSML｜function_calls>``, ``<｜DSML｜invoke name="N">`` blocks of
     ``<｜DSML｜parameter name="K" string="true|false">V</｜DSML｜parameter>`` lines: a string value
     raw, any other as JSON."""
-    i = start + len(f"<{_DSML}function_calls>")
-    calls: list = []
-    while True:
-        i = _skip_ws(text, i)
-        if text.startswith(f"</{_DSML}function_calls>", i):
-            return calls, i + len(f"</{_DSML}function_calls>")
-        i = _expect(text, i, f'<{_DSML}invoke name="', "in a DSML block")
-        close = text.find('">', i)
-        if close < 0:
-            raise ValueError("an unclosed DSML invoke tag")
-        name = _tag_name(text[i:close], "a DSML invoke")
-        if '"' in name:
-            raise ValueError(f"invalid DSML name {name!r:.60}")
-        i = _skip_ws(text, close + 2)
-        arguments: dict = {}
-        while text.startswith(f'<{_DSML}parameter name="', i):
-            i += len(f'<{_DSML}parameter name="')
-            key_end = text.find('" string="', i)
-            if key_end < 0:
-                raise ValueError("a DSML parameter without string=")
-            key = text[i:key_end]
-            if not key or '"' in key or "<" in key or ">" in key or "\n" in key:
-                raise ValueError(f"invalid DSML parameter name {key!r:.60}")
-            j = key_end + len('" string="')
-            if text.startswith('true">', j):
-                is_string, j = True, j + len('true">')
-            elif text.startswith('false">', j):
-                is_string, j = False, j + len('false">')
-            else:
-                raise ValueError('string= must be "true" or "false"')
-            value_end = text.find(f"</{_DSML}parameter>", j)
-            if value_end < 0:
-                raise ValueError("a DSML parameter is not closed")
-            raw = text[j:value_end]
-            if f"<{_DSML}" in raw:
-                raise ValueError("a DSML tag inside a parameter value")
-            if key in arguments:
-                raise ValueError(f"parameter {key!r:.60} given twice")
-            arguments[key] = raw if is_string else _loads(raw)
-            if not is_string and isinstance(arguments[key], str):
-                raise ValueError('a string value marked string="false"')
-            i = _skip_ws(text, value_end + len(f"</{_DSML}parameter>"))
-        i = _expect(text, i, f"</{_DSML}invoke>", "after the DSML parameters")
-        calls.append(_call(name, arguments, "dsml call"))
+    return _section(text, start, f"<{_DSML}function_calls>", f"</{_DSML}function_calls>", _one_dsml)
+
+
+def _one_dsml(text: str, i: int) -> tuple:
+    i = _expect(text, i, f'<{_DSML}invoke name="', "in a DSML block")
+    name, close = _name_until(text, i, '">', "a DSML invoke", "an unclosed DSML invoke tag")
+    if '"' in name:
+        raise ValueError(f"invalid DSML name {name!r:.60}")
+    i = _skip_ws(text, close + 2)
+    arguments: dict = {}
+    while text.startswith(f'<{_DSML}parameter name="', i):
+        i += len(f'<{_DSML}parameter name="')
+        key_end = text.find('" string="', i)
+        if key_end < 0:
+            raise ValueError("a DSML parameter without string=")
+        key = text[i:key_end]
+        if not key or '"' in key or "<" in key or ">" in key or "\n" in key:
+            raise ValueError(f"invalid DSML parameter name {key!r:.60}")
+        j = key_end + len('" string="')
+        if text.startswith('true">', j):
+            is_string, j = True, j + len('true">')
+        elif text.startswith('false">', j):
+            is_string, j = False, j + len('false">')
+        else:
+            raise ValueError('string= must be "true" or "false"')
+        value_end = text.find(f"</{_DSML}parameter>", j)
+        if value_end < 0:
+            raise ValueError("a DSML parameter is not closed")
+        raw = text[j:value_end]
+        if f"<{_DSML}" in raw:
+            raise ValueError("a DSML tag inside a parameter value")
+        if key in arguments:
+            raise ValueError(f"parameter {key!r:.60} given twice")
+        arguments[key] = raw if is_string else _loads(raw)
+        if not is_string and isinstance(arguments[key], str):
+            raise ValueError('a string value marked string="false"')
+        i = _skip_ws(text, value_end + len(f"</{_DSML}parameter>"))
+    i = _expect(text, i, f"</{_DSML}invoke>", "after the DSML parameters")
+    return _call(name, arguments, "dsml call"), i
 
 
 _KIMI = {"begin": "<|tool_calls_section_begin|>", "end": "<|tool_calls_section_end|>",
@@ -776,30 +785,28 @@ _KIMI = {"begin": "<|tool_calls_section_begin|>", "end": "<|tool_calls_section_e
 def _parse_kimi(text: str, start: int) -> tuple:
     """Kimi K2: ``<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{...}<|tool_call_end|>``
     calls in a section."""
-    i = start + len(_KIMI["begin"])
-    calls: list = []
-    while True:
-        i = _skip_ws(text, i)
-        if text.startswith(_KIMI["end"], i):
-            return calls, i + len(_KIMI["end"])
-        i = _skip_ws(text, _expect(text, i, _KIMI["call"], "in a Kimi tool-call section"))
-        args = text.find(_KIMI["args"], i)
-        if args < 0:
-            raise ValueError("a Kimi call without <|tool_call_argument_begin|>")
-        ident = text[i:args].rstrip(" ")
-        head, colon, index = ident.rpartition(":")
-        if not colon or not index.isdigit() or not index.isascii():
-            raise ValueError(f"invalid Kimi call id {ident!r:.60}")
-        name = head[len("functions."):] if head.startswith("functions.") else head
-        if "." in name or ":" in name:
-            raise ValueError(f"invalid Kimi tool name {name!r:.60}")
-        _tag_name(name, "a Kimi call")
-        j = _skip_ws(text, args + len(_KIMI["args"]))
-        if not text.startswith("{", j):
-            raise ValueError("Kimi arguments must be a JSON object")
-        arguments, end = _decode_at(text, j)
-        i = _expect(text, _skip_ws(text, end), _KIMI["call_end"], "after the Kimi arguments")
-        calls.append(_call(name, arguments, "kimi call"))
+    return _section(text, start, _KIMI["begin"], _KIMI["end"], _one_kimi)
+
+
+def _one_kimi(text: str, i: int) -> tuple:
+    i = _skip_ws(text, _expect(text, i, _KIMI["call"], "in a Kimi tool-call section"))
+    args = text.find(_KIMI["args"], i)
+    if args < 0:
+        raise ValueError("a Kimi call without <|tool_call_argument_begin|>")
+    ident = text[i:args].rstrip(" ")
+    head, colon, index = ident.rpartition(":")
+    if not colon or not index.isdigit() or not index.isascii():
+        raise ValueError(f"invalid Kimi call id {ident!r:.60}")
+    name = head[len("functions."):] if head.startswith("functions.") else head
+    if "." in name or ":" in name:
+        raise ValueError(f"invalid Kimi tool name {name!r:.60}")
+    _tag_name(name, "a Kimi call")
+    j = _skip_ws(text, args + len(_KIMI["args"]))
+    if not text.startswith("{", j):
+        raise ValueError("Kimi arguments must be a JSON object")
+    arguments, end = _decode_at(text, j)
+    i = _expect(text, _skip_ws(text, end), _KIMI["call_end"], "after the Kimi arguments")
+    return _call(name, arguments, "kimi call"), i
 
 
 _GQ = '<|"|>'
@@ -813,10 +820,7 @@ def _one_gemma(text: str, i: int) -> tuple:
     """Gemma 4: ``<|tool_call>call:NAME{key:value,...}<tool_call|>``; strings in ``<|"|>`` quotes,
     keys bare or quoted, numbers, true/false/null, ``{...}`` and ``[...]`` (one pass, no recursion)."""
     i = _expect(text, _expect(text, i, "<|tool_call>", "before a Gemma call"), "call:", "after <|tool_call>")
-    brace = text.find("{", i)
-    if brace < 0:
-        raise ValueError("a Gemma call without arguments")
-    name = _tag_name(text[i:brace], "a Gemma call")
+    name, brace = _name_until(text, i, "{", "a Gemma call", "a Gemma call without arguments")
     if ":" in name:
         raise ValueError(f"invalid Gemma tool name {name!r:.60}")
     value, j = _gemma_value(text, brace)
