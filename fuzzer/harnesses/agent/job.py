@@ -26,7 +26,8 @@ from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.agent.findings import AgentFinding
 from fuzzer.harnesses.agent.orders import ScriptOrder, ScriptResult
 from fuzzer.harnesses.agent.policy import AgentPolicy
-from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
+from fuzzer.harnesses.agent.generation import ScriptSetup, generate_script
+from fuzzer.harnesses.agent.script import Script
 from fuzzer.harnesses.agent.worker import EpisodeRunner, judged, violation_of
 from strategies._internal.source import RandomSource, ReplaySource
 
