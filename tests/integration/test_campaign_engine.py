@@ -445,7 +445,7 @@ class InterruptedBeside(Beside):
 def test_a_ctrl_c_while_waiting_for_the_rounds_beside_still_files_what_they_ran(monkeypatch):
     """What the rounds beside a settle ran is counted and its findings filed, even when a Ctrl-C
     lands while the campaign's thread waits for them (it used to leave that wait at once)."""
-    from fuzzer.engine.campaign import RoundsBeside
+    from fuzzer.engine.rounds_beside import RoundsBeside
 
     finish = RoundsBeside.finish
 

@@ -19,7 +19,8 @@ from typing import Any, Callable, Iterator, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
 from fuzzer.engine.budget import SHRINK_CAP_S
-from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.campaign import CampaignJob, CampaignSettings
+from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.events import NonFatalError
 from fuzzer.engine.orders import order_seed
 from fuzzer.engine.subject import Failure, Subject

@@ -26,7 +26,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
-from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.campaign import CampaignJob, CampaignSettings
+from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.decisions import campaign_exit_code
 from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.engine.orders import order_seed
