@@ -23,7 +23,8 @@ from fuzzer.harnesses.parser.outcome import TargetSpec
 from fuzzer.isolation import WorkerPool
 from fuzzer.engine.events import StopReason
 from fuzzer.engine.pipeline import run_job
-from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
+from fuzzer.harnesses.parser.damage import coarse_damage
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict
 from strategies._internal.build import build_family
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.source import RandomSource
