@@ -349,7 +349,7 @@ class EpisodeRunner(Started):
 def violation_of(v: Any) -> Any:
     """A violation as it travels (verdict, signature id, title, key, reason), as a Violation."""
     from corpus.signature import Signature
-    from fuzzer.harnesses.agent.checks import Violation
+    from fuzzer.engine.verdicts import Violation
 
     return Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4])
 

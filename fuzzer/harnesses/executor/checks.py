@@ -41,15 +41,15 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
 from fuzzer.harnesses.executor.faults import FAULTS
 from fuzzer.harnesses.executor.judgement import EPS, Attempt, Judgement, StepView, json_key
+from fuzzer.engine import verdicts
 from fuzzer.engine.verdicts import verdict
 from strategies.registry import Registry
 
 
 @dataclass(frozen=True)
-class Violation:
-    verdict: str
-    signature: Signature
-    reason: str
+class Violation(verdicts.Violation):
+    """A broken promise (:class:`fuzzer.engine.verdicts.Violation`) at one call of the scenario."""
+
     step: Optional[int] = None  # 0-based index of the step where it happened
     waits: tuple = ()  # virtual waits between that step's attempts, in seconds
 
