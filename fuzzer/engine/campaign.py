@@ -448,10 +448,6 @@ class CampaignJob(Job):
 
     def slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
         """When unit ``index``'s part of the budget ends: (deadline, cumulative executions)."""
-        return self._slice_end(index)
-
-    def _slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
-        """When unit ``index``'s part of the budget ends: (deadline, cumulative executions)."""
         seconds, examples = self._slices
         self.budget.start()
         deadline = self.budget.started + sum(seconds[:index + 1]) if seconds is not None else None
@@ -471,7 +467,7 @@ class CampaignJob(Job):
     def _fuzz_unit(self, index: int, unit: str) -> Iterator[Any]:
         """Prepare and fuzz one unit; returns None, or why nothing could be fuzzed."""
         subject, budget = self.subject, self.budget
-        deadline, examples = self._slice_end(index)
+        deadline, examples = self.slice_end(index)
         yield PhaseStarted(Phase.PROBING if len(self.units) > 1 or subject.probes else Phase.FUZZING, unit)
         problem = yield from subject.begin(unit, self)
         yield from self._settle()
