@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from corpus.signature import unsafe_signature
-from fuzzer.isolation.worker import read_trace
+from fuzzer.isolation.stacks import read_trace
 
 
 @given(depth=st.integers(0, 6), exec_frame=st.booleans())

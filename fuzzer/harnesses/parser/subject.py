@@ -34,7 +34,8 @@ from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.parser.across_formats import FormatRoutes
 from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
-from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
+from fuzzer.harnesses.parser.damage import coarse_damage
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict
 from fuzzer.harnesses.parser.orders import prepare_for_workers, text_of
 from fuzzer.harnesses.parser.shrink import FindingShrinker, size_key
 from fuzzer.harnesses.parser.slow_findings import SlowFindings, SlowShare
