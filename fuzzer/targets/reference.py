@@ -119,6 +119,9 @@ def _parse(text: str) -> list:
             raise ValueError("text looks like a call but is in no known format")
         return []
     before = text[:start]
+    if marker == "<|channel|>" and before.strip().startswith("to=functions.") and len(before.split()) == 1:
+        # the recipient before the channel, right after the generation prompt's <|start|>assistant
+        text, start, before = " " + before.strip() + text[start:], 0, ""
     check_prose(before, react=marker.startswith("Action"))
     calls, end = _PARSERS[marker](text, start)
     check_prose(text[end:], react=marker.startswith("Action"))

@@ -193,6 +193,17 @@ def _one_mistral_v11(text: str, i: int) -> tuple:
     return [call(name, arguments, "mistral call")], end
 
 
+def _llama3_call(obj: Any) -> dict:
+    """A call object after ``<|python_tag|>``: ``{"name", "parameters"}``, as Llama 3.1's template asks,
+    and what Llama models also write there (and vLLM's and SGLang's llama3 parsers read):
+    ``"arguments"`` for ``"parameters"``, and ``"type": "function"`` first."""
+    if isinstance(obj, dict) and obj.get("type") == "function" and set(obj) == {"type", "name", "parameters"}:
+        return _llama_json_call(obj)
+    if isinstance(obj, dict) and set(obj) == {"name", "arguments"}:
+        return _plain_call(obj)
+    return _plain_call(obj, "parameters")
+
+
 def parse_llama3(text: str, start: int) -> tuple:
     calls: list = []
     i = start + len("<|python_tag|>")
@@ -201,7 +212,7 @@ def parse_llama3(text: str, start: int) -> tuple:
         if not text.startswith("{", i):
             raise ValueError("<|python_tag|> must be followed by a JSON call object")
         value, end = decode_at(text, i)
-        calls.append(_plain_call(value, "parameters"))
+        calls.append(_llama3_call(value))
         following = skip_ws(text, end)
         if not text.startswith(";", following):
             return calls, end
