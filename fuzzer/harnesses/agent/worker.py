@@ -21,6 +21,7 @@ import inspect
 import json
 import os
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Callable, Optional
 
 from fuzzer.harnesses.agent.checks import Episode, judge
@@ -130,10 +131,8 @@ class AgentSpec(Limits):
     settings: Settings
 
     serve = "fuzzer.harnesses.agent.worker:EpisodeServer"
-
-    @property
-    def label(self) -> str:
-        return f"--agent {self.settings.agent!r}"
+    option = "--agent"
+    reference = property(attrgetter("settings.agent"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> WorkerOutcome:
         return WorkerOutcome(kind, elapsed, detail, tuple(frames))
