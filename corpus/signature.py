@@ -338,15 +338,14 @@ def path_parts(key: str) -> Optional[tuple]:
     return verdict, kind, tuple(functions.split(";")) if functions else ()
 
 
-def same_maker(key: str, other: str) -> bool:
-    """Whether two path keys of the same verdict and damage kind name one maker: one is keyed by a
-    single function (the maker its trace found) that the other input ran, its trace having found
-    no maker (the damaged value was empty, or stored rather than returned) — the same damage from
-    the same function, which the two traces could only key two ways."""
-    a, b = path_parts(key), path_parts(other)
-    if a is None or b is None or a[:2] != b[:2] or a[2] == b[2]:
-        return False
-    return (len(a[2]) == 1 and a[2][0] in b[2]) or (len(b[2]) == 1 and b[2][0] in a[2])
+def same_maker(made: str, ran: str) -> bool:
+    """Whether path key ``ran`` — keyed by every function its input ran, its trace having found no
+    maker (the damaged value came back empty, or was stored rather than returned) — is the damage
+    of path key ``made``, keyed by the maker another trace found: the same verdict and kind of
+    damage, and that maker among the functions ``ran`` ran. One bug the two traces could only key
+    two ways."""
+    a, b = path_parts(made), path_parts(ran)
+    return a is not None and b is not None and a[:2] == b[:2] and len(a[2]) == 1 and a[2] != b[2] and a[2][0] in b[2]
 
 
 def retitled_path(signature: Signature, words: str) -> Signature:

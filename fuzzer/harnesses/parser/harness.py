@@ -254,7 +254,7 @@ def _signature_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ent
 def _keyed_now(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable) -> tuple[Any, set]:
     """:func:`keyed_signature` of a failure, and the ids it had under the keys of before
     (:meth:`Oracle.legacy_signature`; a path signature with every function the input ran)."""
-    keyed, legacy_path = _keyed(oracle, sample, judgment, outcome, run)
+    keyed, legacy_path, _maker = _keyed(oracle, sample, judgment, outcome, run)
     legacy = {oracle.legacy_signature(sample, judgment, outcome).id}
     if legacy_path is not None:
         legacy.add(legacy_path.id)
@@ -270,26 +270,35 @@ def keyed_signature(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, ru
     return _keyed(oracle, sample, judgment, outcome, run, deadline)[0]
 
 
+def keyed_by_maker(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
+                   deadline: Optional[float] = None) -> tuple[Any, bool]:
+    """(:func:`keyed_signature`, whether it is a path signature keyed by the function that made
+    the damage rather than by every function the input ran)."""
+    keyed, _legacy, maker = _keyed(oracle, sample, judgment, outcome, run, deadline)
+    return keyed, maker is not None
+
+
 def _keyed(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callable,
-           deadline: Optional[float] = None) -> tuple[Any, Any]:
+           deadline: Optional[float] = None) -> tuple[Any, Any, Optional[str]]:
     """(:func:`keyed_signature`, the path signature the same trace had under the key of before
-    — every function the input ran — or None when it is no path signature)."""
+    — every function the input ran — or None when it is no path signature, the maker its trace
+    found or None)."""
     from corpus.signature import path_signature
     from fuzzer.harnesses.parser.damage import coarse_damage, damaged_string
     from fuzzer.harnesses.parser.oracle import Verdict
 
     signature = oracle.signature(sample, judgment, outcome)
     if judgment.verdict is not Verdict.CORRUPTION:
-        return signature, None
+        return signature, None, None
     needle = damaged_string(sample.calls, outcome.calls) if outcome.kind == "returned" and sample.truth_known else None
     traced = run([sample.text], fresh=True, options=("damage", needle) if needle else True, deadline=deadline)[0]
     functions = getattr(traced, "functions", ()) if traced is not None else ()
     if not functions:
-        return signature, None  # a pool that cannot trace: the oracle's signature
+        return signature, None, None  # a pool that cannot trace: the oracle's signature
     kind, words = coarse_damage(judgment.key, judgment.reason)
     maker = getattr(traced, "maker", None) or None
     return (path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, maker=maker),
-            path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, legacy=True))
+            path_signature(judgment.verdict.value, kind=kind, words=words, functions=functions, legacy=True), maker)
 
 
 def shown_path_signature(oracle: Oracle, finding: Any, run: Callable, deadline: Optional[float] = None) -> Any:

@@ -86,6 +86,8 @@ class ParserSubject(Subject):
         #: failures counted towards a path-keyed corruption by their oracle signature, to trace
         self._suspects: list[tuple] = []
         self._path_checks: dict[str, int] = {}
+        #: Path signatures keyed by the maker their trace found (the others: by the functions run).
+        self._by_maker: set[str] = set()
         self._path_kinds: set = set()  # (finding, format, anomaly class) traced once already
         #: where the rejections of each (format-less signature, format) go
         self._formats = FormatRoutes()
@@ -395,18 +397,18 @@ class ParserSubject(Subject):
     def _trace_suspects(self, job: Any) -> None:
         """File each suspect where its path says: the finding it was counted towards, another
         one, or a new finding (then confirmed and shrunk like any other)."""
-        from fuzzer.harnesses.parser.harness import keyed_signature
+        from fuzzer.harnesses.parser.harness import keyed_by_maker
 
         book = job.book
         while self._suspects and not job.budget.time_up():
             found, failure = self._suspects.pop(0)
             sample, outcome = failure.case, failure.outcome
             judgment, level, _ = failure.extra
-            keyed = keyed_signature(self.oracles[level], sample, judgment, outcome, job.settle_run,
-                                    deadline=job.budget.deadline)
+            keyed, by_maker = keyed_by_maker(self.oracles[level], sample, judgment, outcome, job.settle_run,
+                                             deadline=job.budget.deadline)
             other = book.find(keyed.id) if "|path|" in keyed.key else None
             if other is None and "|path|" in keyed.key:
-                other = self._same_maker(keyed, book)
+                other = self._same_maker(keyed, by_maker, book)
                 if other is not None:
                     book.alias(keyed.id, other)  # later failures keyed so are filed there too
             if "|path|" not in keyed.key or keyed.id == found.signature.id or other is found:
@@ -416,13 +418,21 @@ class ParserSubject(Subject):
                 found.count -= failure.count  # it belongs elsewhere
                 job.offer(replace(failure, signature=keyed, extra=(judgment, level, failure.signature.id)))
 
-    @staticmethod
-    def _same_maker(keyed: Any, book: Any, besides: Optional[Finding] = None) -> Optional[Finding]:
+    def _same_maker(self, keyed: Any, by_maker: bool, book: Any, besides: Optional[Finding] = None) -> Optional[Finding]:
         """The path finding a new path key is the same damage of, made by the same function
-        (:func:`corpus.signature.same_maker`), if the book holds one."""
+        (:func:`corpus.signature.same_maker`: one of the two keyed by the maker its trace found,
+        the other by the functions its input ran, the maker among them), if the book holds one."""
         from corpus.signature import same_maker
 
-        return next((f for f in book.values() if f is not besides and same_maker(keyed.key, f.signature.key)), None)
+        if by_maker:
+            self._by_maker.add(keyed.id)
+        for f in book.values():
+            if f is besides or "|path|" not in f.signature.key or (f.signature.id in self._by_maker) == by_maker:
+                continue
+            made, ran = (keyed.key, f.signature.key) if by_maker else (f.signature.key, keyed.key)
+            if same_maker(made, ran):
+                return f
+        return None
 
     def before_settling(self, job: Any) -> None:
         self._check_formats(job)
@@ -477,13 +487,14 @@ class ParserSubject(Subject):
             if finding.verdict in _TRUTH_VERDICTS:
                 self._rekey(finding, self._state_signature(finding, job), job)
         elif status != UNKNOWN and finding.verdict is Verdict.CORRUPTION:  # it fails alone: filed by where
-            from fuzzer.harnesses.parser.harness import keyed_signature
+            from fuzzer.harnesses.parser.harness import keyed_by_maker
 
             oracle = self.oracles[finding.level]
             judgment = oracle.judge(finding.sample, finding.outcome)
-            keyed = keyed_signature(oracle, finding.sample, judgment, finding.outcome, job.settle_run,
-                                    deadline=job.budget.deadline)
-            twin = self._same_maker(keyed, job.book, besides=finding) if job.book.find(keyed.id) is None else None
+            keyed, by_maker = keyed_by_maker(oracle, finding.sample, judgment, finding.outcome, job.settle_run,
+                                             deadline=job.budget.deadline)
+            twin = self._same_maker(keyed, by_maker, job.book, besides=finding) \
+                if "|path|" in keyed.key and job.book.find(keyed.id) is None else None
             self._rekey(finding, twin.signature if twin is not None else keyed, job)  # (merged there: one bug)
         return None
 
