@@ -255,7 +255,9 @@ class ParserSubject(Subject):
         routed across formats, offered to the finding book."""
         sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
         level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
-        signature = self.oracles[level].signature(sample, judgment, outcome)
+        signature = failure.signature  # (as the worker's oracle keyed it: the same oracle)
+        if signature is None:
+            signature = self.oracles[level].signature(sample, judgment, outcome)
         offered = Failure(sample, outcome, judgment.verdict, signature, judgment.reason, history=failure.history,
                           count=failure.count, extra=(judgment, level, None))
         if format_less(signature) and self._across_formats(offered):

@@ -12,7 +12,7 @@ import itertools
 import os
 import pickle
 import random
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -21,7 +21,9 @@ from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.orders import order_seed
 from fuzzer.isolation.pool import Lost
 from fuzzer.harnesses.parser.oracle import Judgment, Oracle, brief, declined, rerun_judgment
-from fuzzer.harnesses.parser.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
+from fuzzer.harnesses.parser.orders import (HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample, samples_of,
+                                            text_of)
+from fuzzer.harnesses.parser.recall import Recalled, recall_texts
 from fuzzer.harnesses.parser.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
@@ -37,6 +39,9 @@ PROBE_SAMPLES = 12
 PROBE_SHARE = 0.25
 #: Tells one tool visit from another in the workers' caches (a pool outlives a campaign).
 _VISITS = itertools.count()
+#: Orders of a visit kept to recall the inputs that ran before a failure (:mod:`~fuzzer.harnesses.parser.recall`):
+#: a worker's last HISTORY inputs span its last few orders, the pool's last rounds.
+KEPT_ORDERS = 4096
 
 
 def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
@@ -85,6 +90,8 @@ class Failure:
     history: Callable[[], tuple] = tuple
     #: Failures of this signature it stands for (a worker's order sends one per signature).
     count: int = 1
+    #: Its oracle's signature, when the worker that judged it computed it (None: not yet).
+    signature: Any = None
 
 
 @dataclass
@@ -141,6 +148,9 @@ class ToolCampaign:
         #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
         self.class_weights: Optional[dict] = None
         self._probes: Optional[tuple] = None  # built ahead (prepare_probes)
+        #: This visit's orders by number, the latest ones, to recall what ran before a failure.
+        self._orders: "OrderedDict[int, Any]" = OrderedDict()
+        self._visit_object: Any = None
 
     # -- probing ---------------------------------------------------------------------------------
     def probe(self, deadline: Optional[float], examples: Optional[int] = None) -> ProbeReport:
@@ -273,7 +283,23 @@ class ToolCampaign:
         judged by a worker (:mod:`fuzzer.harnesses.parser.orders`)."""
         key, visit = self._visit
         self.planned += 1
-        return FuzzOrder(key, visit, self.stream.plan(count), order_seed(self.seed, number), count, reruns, number)
+        return self._keep(FuzzOrder(key, visit, self.stream.plan(count), order_seed(self.seed, number), count, reruns,
+                                    number))
+
+    def _keep(self, order: FuzzOrder) -> FuzzOrder:
+        orders = self._orders
+        orders[order.number] = order
+        while len(orders) > KEPT_ORDERS:
+            orders.popitem(last=False)
+        return order
+
+    def recall(self, runs: tuple) -> tuple:
+        """The texts of the inputs ``runs`` name (what a worker ran before a failure, by reference:
+        :class:`~fuzzer.harnesses.parser.recall.Trail`), drawn again from the orders kept."""
+        if self._visit_object is None:
+            self._visit_object = pickle.loads(self._visit[1])
+        visit = self._visit_object
+        return recall_texts(runs, self._orders.get, lambda order: samples_of(order, visit), text_of)
 
     def feedback(self, orders: list, results: list) -> None:
         """Tell the scheduler what a round's orders could build (at a fixed point of the run: after
@@ -292,13 +318,17 @@ class ToolCampaign:
         with BALANCED:  # its failures are in their classes and in the finding book, or in neither
             for cls, (executions, failures) in result.by_class.items():
                 tally.add(cls, executions, failures)
-            for sample, outcome, judgment, count, smallest, history in result.failures:
-                earlier = history or ()
+            for sample, outcome, judgment, count, smallest, history, signature in result.failures:
+                earlier = Recalled(history, self.recall) if history else ()
                 if smallest is not None:  # the same bug in a smaller input: offered for shrinking
-                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier))
-                    self.on_failure(Failure(*smallest, count=count - 1))
+                    self.on_failure(Failure(sample, outcome, judgment, lambda earlier=earlier: earlier,
+                                            signature=signature))
+                    small, small_outcome, small_judgment, small_signature = smallest
+                    self.on_failure(Failure(small, small_outcome, small_judgment, count=count - 1,
+                                            signature=small_signature))
                 else:
-                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
+                    self.on_failure(Failure(sample, outcome, judgment, lambda earlier=earlier: earlier, count=count,
+                                            signature=signature))
         if result.seeds and self.explorer is not None:
             self.explorer.observe_seeds(result.seeds)
         return ran + result.executions
