@@ -2,7 +2,7 @@
 a failure carries its signature (fuzzer/harnesses/parser/orders.py), run in this process:
 
 * the inputs a failure names, drawn again by the engine from the orders it keeps, are exactly the
-  texts the target ran before it — across orders, with
+  texts the target ran before it — across orders, planned by the engine or by the worker, with
   inputs an order skips (they hung or killed a worker) left out, the oldest beyond HISTORY too;
 * a trail names the last HISTORY inputs run, whatever the orders' sizes and skips, and orders the
   engine no longer keeps are left out;
@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 from hypothesis import given, settings, strategies as st
 
+from fuzzer.harnesses.parser.drawn import DrawOrder
 from fuzzer.harnesses.parser.oracle import Oracle
 from fuzzer.harnesses.parser.orders import FuzzOrder, Visit, _state_for, samples_of, text_of
 from fuzzer.harnesses.parser.outcome import outcome_of
@@ -71,7 +72,10 @@ def test_the_inputs_before_a_failure_drawn_again_are_what_the_target_ran_and_its
     orders: dict = {}
     for number in range(22):  # more than HISTORY inputs in all: the oldest fall out of a history
         seed = 1000 + number
-        order = FuzzOrder(key, VISIT_BLOB, stream.plan(256), seed, 256, 0, number)
+        if number % 2 and not stream.scheduler.in_first_pass:  # planned by the worker
+            order = DrawOrder(key, VISIT_BLOB, pickle.dumps(stream.arms()), seed, 256, 0, number)
+        else:
+            order = FuzzOrder(key, VISIT_BLOB, stream.plan(256), seed, 256, 0, number)
         if number in (4, 9):
             order.skip = frozenset({0, 5, 77, 255})  # sent again after these hung: not run, not in a history
         orders[number] = order
@@ -91,6 +95,7 @@ def test_the_inputs_before_a_failure_drawn_again_are_what_the_target_ran_and_its
                 assert small_signature == oracle.signature(small, small_judgment, small_outcome)
                 assert small_signature.id == signature.id
     assert failures >= 20 and len(spy.taken) >= 5
+    assert sum(isinstance(order, DrawOrder) for order in orders.values()) >= 8
     assert max(n for _, n in spy.taken) > HISTORY  # some history lost its oldest inputs
     for runs, n in spy.taken:
         again = recall_texts(runs, orders.get, lambda order: samples_of(order, VISIT), text_of)

@@ -55,6 +55,9 @@ class CampaignSettings:
     seeds: list = field(default_factory=list)
     #: Anomaly class -> weight for the scheduler (``--weights-from``).
     class_weights: Optional[dict] = None
+    #: Have the workers plan the orders' families past the scheduler's first pass (the same
+    #: families the engine plans otherwise: fuzzer/harnesses/parser/drawn.py); None: on a large pool.
+    draw_in_workers: Optional[bool] = None
 
     def of(self, tool: str, key: str) -> Any:
         """The setting ``key`` for ``tool``: its override, else the job's."""

@@ -249,6 +249,8 @@ class _Drawing:
         self.visit = visit
         self.tool = visit.registry[visit.tool]
         self.sweep = TRUNCATION_SWEEP in visit.operators
+        #: the scheduler's snapshots orders planned in the worker brought (drawn.DrawOrder), decoded
+        self.kept: dict = {}
 
 
 class _VisitState(_Drawing):

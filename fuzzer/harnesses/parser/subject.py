@@ -32,6 +32,7 @@ from fuzzer.engine.events import FormatsProbed, Phase, StopReason
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.parser.across_formats import FormatRoutes
+from fuzzer.harnesses.parser.drawn import large, order_size
 from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
@@ -65,7 +66,6 @@ class ParserSubject(Subject):
                  tool_campaign: Callable[[], type] = lambda: ToolCampaign):
         self.registry, self.settings, self.pool, self.result = registry, settings, pool, result
         self.label = settings.target
-        self.order_size = settings.batch_size
         self.tool_campaign = tool_campaign
         self.oracles = {level: Oracle(registry, level)
                         for level in {settings.level} | {settings.of(t, "level") for t in settings.tools}}
@@ -91,6 +91,20 @@ class ParserSubject(Subject):
 
     def size(self, case: Any) -> Any:
         return size_key(case)
+
+    @property
+    def order_size(self) -> int:
+        """Samples per structured order: the batch size, more on a large pool
+        (:func:`~fuzzer.harnesses.parser.drawn.order_size`; the pool's workers are known once it started)."""
+        return order_size(self.settings.batch_size, getattr(self.pool, "workers", 1))
+
+    @property
+    def draws_in_workers(self) -> bool:
+        """Whether the workers plan the orders' families past the first pass (the same families the
+        engine would plan: :mod:`fuzzer.harnesses.parser.drawn`): on a large pool, unless the
+        settings say otherwise."""
+        chosen = self.settings.draw_in_workers
+        return large(getattr(self.pool, "workers", 1)) if chosen is None else chosen
 
     def settings_json(self) -> dict:
         s = self.settings
@@ -158,7 +172,7 @@ class ParserSubject(Subject):
         if tool is None:
             tool = self.new_tool_campaign(index, unit)
         explorer = self._explorer(unit, index) if s.explore else None
-        tool.explorer, tool.class_weights = explorer, s.class_weights
+        tool.explorer, tool.class_weights, tool.draws = explorer, s.class_weights, self.draws_in_workers
         self.tool, self.explorer, self._ahead_started = tool, explorer, examples is not None
         report = tool.probe(deadline, None if examples is None else max(0, examples - job.tally.executions))
         prefix = f"{unit}: " if len(s.tools) > 1 else ""

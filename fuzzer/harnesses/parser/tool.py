@@ -20,6 +20,7 @@ from fuzzer.engine.campaign import ClassStats, Tally
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.orders import order_seed
 from fuzzer.isolation.pool import Lost
+from fuzzer.harnesses.parser.drawn import DrawOrder, steady_plan
 from fuzzer.harnesses.parser.oracle import Judgment, Oracle, brief, declined, rerun_judgment
 from fuzzer.harnesses.parser.orders import (HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample, samples_of,
                                             text_of)
@@ -120,6 +121,10 @@ class ToolCampaign:
 
     #: Have the workers send back what they drew (tests of the schedule read it in :meth:`_take`).
     keep_drawn = False
+    #: Past the scheduler's first pass, have the workers plan their orders' families (a large
+    #: pool's: :mod:`fuzzer.harnesses.parser.drawn`; the same families as planned here); the
+    #: subject sets it.
+    draws = False
 
     def __init__(self, *, registry: Any, tool_name: str, level: str, formats: Optional[list[str]],
                  operators: list[str], include_valid: bool, seed: int, oracle: Oracle,
@@ -150,6 +155,9 @@ class ToolCampaign:
         self._probes: Optional[tuple] = None  # built ahead (prepare_probes)
         #: This visit's orders by number, the latest ones, to recall what ran before a failure.
         self._orders: "OrderedDict[int, Any]" = OrderedDict()
+        #: [the scheduler's snapshot past its first pass (schedule.Arms), it pickled for DrawOrders
+        #: or None]; None: taken again at the next order (a round's feedback may have changed it)
+        self._arms: Optional[list] = None
         self._visit_object: Any = None
 
     # -- probing ---------------------------------------------------------------------------------
@@ -279,12 +287,26 @@ class ToolCampaign:
 
     def order(self, count: int, number: int, reruns: int) -> FuzzOrder:
         """Order ``number`` of the campaign: ``count`` samples of this visit's structured arm (with
-        up to ``reruns`` re-runs for nondeterminism), planned here by the scheduler, built, run and
-        judged by a worker (:mod:`fuzzer.harnesses.parser.orders`)."""
+        up to ``reruns`` re-runs for nondeterminism), built, run and judged by a worker
+        (:mod:`fuzzer.harnesses.parser.orders`). Planned by the scheduler while its first pass
+        lasts; after it, from the scheduler's snapshot and the order's seed
+        (:func:`~fuzzer.harnesses.parser.drawn.steady_plan`) — here, or with :attr:`draws` in the
+        worker (:class:`~fuzzer.harnesses.parser.drawn.DrawOrder`): the same samples either way."""
         key, visit = self._visit
         self.planned += 1
-        return self._keep(FuzzOrder(key, visit, self.stream.plan(count), order_seed(self.seed, number), count, reruns,
-                                    number))
+        seed = order_seed(self.seed, number)
+        scheduler = self.stream.scheduler
+        if scheduler.in_first_pass:
+            return self._keep(FuzzOrder(key, visit, self.stream.plan(count), seed, count, reruns, number))
+        scheduler.close_first_pass()
+        if self._arms is None:
+            self._arms = [self.stream.arms(), None]
+        snapshot = self._arms
+        if self.draws:
+            if snapshot[1] is None:
+                snapshot[1] = pickle.dumps(snapshot[0], pickle.HIGHEST_PROTOCOL)
+            return self._keep(DrawOrder(key, visit, snapshot[1], seed, count, reruns, number))
+        return self._keep(FuzzOrder(key, visit, steady_plan(snapshot[0], seed, count), seed, count, reruns, number))
 
     def _keep(self, order: FuzzOrder) -> FuzzOrder:
         orders = self._orders
@@ -306,8 +328,15 @@ class ToolCampaign:
         the round, so a seed's run stays the same whatever finished first)."""
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):
-                for family, built in zip(order.plan, result.built):
-                    self.stream.feedback(family, built)
+                built = result.built
+                if built.__class__ is dict:  # planned in the worker: per arm (drawn.DrawOrder)
+                    if built:
+                        self.stream.tally(built)
+                        self._arms = None
+                    continue
+                for family, flags in zip(order.plan, built):
+                    self.stream.feedback(family, flags)
+                    self._arms = None
 
     def _take(self, result: Any, order: Any) -> int:
         """File one order's result; returns the executions it counts (the inputs it hung or killed
