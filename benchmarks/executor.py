@@ -29,7 +29,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from fuzzer.harnesses.executor.faults import failure_for, latency_of, ok_result  # noqa: E402
+from fuzzer.harnesses.executor.faults import latency_of, ok_result  # noqa: E402
+from fuzzer.harnesses.executor.http import failure_for  # noqa: E402
 from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings  # noqa: E402
 from fuzzer.harnesses.executor.policy import Policy  # noqa: E402
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator  # noqa: E402

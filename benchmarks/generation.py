@@ -9,7 +9,10 @@ Then valid samples per second (calls drawn and rendered, as the campaign builds 
 formats that existed before the families with versions, against the new ones (and against the old
 with reasoning): the new formats must stay within 20% of the old ones' speed (exit 1 otherwise).
 
-    python benchmarks/generation.py [--seconds 5]
+With ``--chat-template FILE`` (repeatable), also the valid samples per second a model's chat template
+renders (one Jinja rendering each, in the sandbox; informational: no threshold).
+
+    python benchmarks/generation.py [--seconds 5] [--chat-template FILE]
 """
 
 from __future__ import annotations
@@ -99,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="wall time per measurement")
     parser.add_argument("--tool", default="get_weather")
+    parser.add_argument("--chat-template", action="append", default=[], metavar="FILE",
+                        help="also measure this chat template's format (template:<stem>)")
     args = parser.parse_args(argv)
     tool = builtin_registry()[args.tool]
 
@@ -133,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"valid samples, the {len(OLD_FORMATS)} old formats:      {old_rate:,.0f}/s")
     print(f"valid samples, the {len(new_formats)} new formats:       {new_rate:,.0f}/s ({new_rate / old_rate:.2f}x)")
     print(f"valid samples, old formats with reasoning: {with_reasoning:,.0f}/s ({with_reasoning / old_rate:.2f}x)")
+    if args.chat_template:
+        from strategies._internal.formats.chat_template import register_template
+
+        for path in args.chat_template:
+            name = register_template(path)
+            rate = sample_rate(registry, tool, [name], args.seconds)
+            print(f"valid samples, {name}: {rate:,.0f}/s ({rate / old_rate:.2f}x the old formats)")
     if new_rate < (1 - MAX_SLOWDOWN) * old_rate:
         print(f"FAIL: the new formats are more than {MAX_SLOWDOWN:.0%} slower than the old ones", file=sys.stderr)
         return 1

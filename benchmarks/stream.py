@@ -1,18 +1,20 @@
 """Bug-finding and speed of the stream harness (a script, not a timed test).
 
-    python benchmarks/stream.py [--outputs 150] [--seed 1]
+    python benchmarks/stream.py [--outputs 60] [--seed 1] [--seconds 8]
 
 Targets: the bundled naive Hermes parser and five planted variants of the reference parser (one bug
 each). Each is streamed the same generated Hermes outputs two ways:
 
 * **engines**: the split-invariance method of vLLM's tests: one character per delta, the whole
   output, every two-way split, and 100 seeded random groupings of 1-4 characters;
-* **toolfuzz**: the whole output, one character per delta, and six drawn splits (marker-atomic,
-  inside a marker, structure/value boundaries, random groupings; :mod:`fuzzer.harnesses.stream.splits`).
+* **toolfuzz**: the whole output, one character per delta, the first marker cut after its first
+  character, and six drawn splits (marker-atomic, inside a marker, structure/value boundaries,
+  random groupings; :mod:`fuzzer.harnesses.stream.splits`), as ``fuzz stream`` streams each output.
 
 Both are judged by the same oracles. The table gives, per target and method, the distinct
-signatures found and the parser runs (streams) it took. Last, streams judged per second in one
-process on get_weather Hermes outputs (the reference parser): a worker's rate without the pool.
+signatures found and the parser runs (streams) it took. Last, streams judged per second by one
+worker process on get_weather Hermes outputs (the reference parser): the campaign's orders,
+drawn, streamed and judged in the worker, through the pool.
 """
 
 from __future__ import annotations
@@ -37,7 +39,16 @@ from strategies._internal.source import RandomSource  # noqa: E402
 
 
 class NoFlush(ref.ReferenceHermesParser):
-    """finish() releases nothing (SGLang #31915)."""
+    """Events go out one feed late and finish() releases nothing: what the last delta brought is
+    lost (the missing end-of-stream flush of SGLang #31915)."""
+
+    def __init__(self):
+        super().__init__()
+        self.late = []
+
+    def feed(self, delta):
+        out, self.late = self.late, super().feed(delta)
+        return out
 
     def finish(self):
         return []
@@ -112,8 +123,9 @@ def run(make, groups, method: str, seed: int) -> tuple:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--outputs", type=int, default=150)
+    parser.add_argument("--outputs", type=int, default=60)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=8.0, help="of the speed measurement")
     args = parser.parse_args()
     registry = tf.builtin_registry()
     source = RandomSource(args.seed)
@@ -126,22 +138,47 @@ def main() -> None:
     print(f"{'target':<16}{'engines bugs':>13}{'runs':>9}{'toolfuzz bugs':>15}{'runs':>9}  missed by toolfuzz")
     for name, factory in TARGETS.items():
         if isinstance(factory, str):
-            from fuzzer.harnesses.parser.target import load_target
+            from fuzzer.engine.references import load_target
 
             factory = load_target(factory)
         make = parser_maker(factory, name)
         theirs, their_runs = run(make, groups, "engines", args.seed)
         ours, our_runs = run(make, groups, "toolfuzz", args.seed)
         print(f"{name:<16}{len(theirs):>13}{their_runs:>9}{len(ours):>15}{our_runs:>9}  {len(theirs - ours)}")
-    weather = [g for g in groups if g[0].tool == "get_weather"] or groups
-    make = parser_maker(ref.make_parser, "ref")
-    started, streams = time.perf_counter(), 0
-    while time.perf_counter() - started < 5:
-        for base, drawn in weather:
-            for _f, cuts in drawn:
-                judge(replace(base, cuts=cuts), run_stream(make, [], base.text, cuts))
-                streams += 1
-    print(f"\n{streams / (time.perf_counter() - started):,.0f} streams judged per second (one process, reference parser)")
+    print(f"\n(engines: one character per delta, whole, every two-way split, 100 random groupings of 1-4 "
+          f"characters; toolfuzz: whole, one character per delta, the first marker cut after its first "
+          f"character, {gen.DRAWN_SPLITS} drawn splits; {args.outputs} Hermes outputs of every tool, the same "
+          f"for both)")
+    workers_judging(args.seconds)
+
+
+def workers_judging(seconds: float) -> None:
+    """Streams of get_weather Hermes outputs drawn, run and judged by one worker process (the
+    campaign's orders through the pool: what ``fuzz stream`` runs), per second of wall time."""
+    import os
+
+    from fuzzer.harnesses.stream.job import StreamSettings, open_pool
+    from fuzzer.harnesses.stream.orders import Plan, StreamOrder
+    from fuzzer.harnesses.stream.worker import Settings
+
+    settings = StreamSettings(target=Settings(parser="fuzzer.targets.stream_reference:make_parser", cwd=os.getcwd()),
+                              workers=1)
+    plan = Plan(mode="parser", tools=("get_weather",), formats=("hermes",))
+    pool = open_pool(settings)
+    pool.start()
+    try:
+        pool.run_orders([StreamOrder(0, 64, 0, plan)])  # warm
+        streams, number, started = 0, 1, time.perf_counter()
+        while time.perf_counter() - started < seconds:
+            orders = [StreamOrder(number + k, 64, number + k, plan) for k in range(8)]
+            number += len(orders)
+            for result in pool.run_orders(orders):
+                streams += result.streams
+        elapsed = time.perf_counter() - started
+    finally:
+        pool.close()
+    print(f"{streams / elapsed:,.0f} streams judged per second, one worker process judging "
+          f"(get_weather Hermes outputs, reference parser, {streams:,} streams in {elapsed:.1f} s)")
 
 
 if __name__ == "__main__":

@@ -88,7 +88,10 @@ RESOURCE_ERRORS = frozenset({"RecursionError", "MemoryError"})
 #: the input got wrong, so their message is left out of a crash's key.
 DECODER_ERRORS = frozenset({"JSONDecodeError", "SyntaxError", "IndentationError", "TabError", "TokenError",
                             "PatternError", "UnicodeDecodeError", "UnicodeEncodeError", "ParseError", "ExpatError",
-                            "TOMLDecodeError", "ScannerError", "ParserError", "DecodeError"})
+                            "TOMLDecodeError", "ScannerError", "ParserError", "DecodeError",
+                            # partial-json-parser's ("Unexpected character <the input's>"), the
+                            # streaming parsers' decoder of choice
+                            "MalformedJSON"})
 
 
 def _message_varies_with_input(exception: str) -> bool:

@@ -52,36 +52,45 @@ def raw_sample(text: str) -> Any:
     return Sample(text=text, format=RAW_FORMAT, anomaly_class=None, operator=None, calls=None, truth_known=False)
 
 
-def read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
-    """A SAMPLE argument: a corpus entry (JSON with ``format_version``), a reproducer file, or a
-    text file of raw model output. Returns (sample, entry or None).
+def read_entry_text(path: str, text: str) -> Optional[Any]:
+    """The corpus entry (of any kind) a file's ``text`` holds, or None when it is no entry.
 
     A ``.json`` file that reads like a corpus entry (it names ``format_version``) but is not valid
     JSON — cut short, a merge conflict left in it — is refused: shrinking or running the damaged
     file's text as if a model had written it answers a question nobody asked. A model output that
     merely mentions the word is passed as a text file (any other name than ``*.json``)."""
     from corpus.store import CorpusFormatError, Entry
+
+    if '"format_version"' not in text:
+        return None
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        if path.lower().endswith(".json"):
+            reason = "nested too deeply to read" if isinstance(exc, RecursionError) else f"not JSON ({exc})"
+            raise InputError(f"{path}: looks like a corpus entry but cannot be read as one: {reason}; "
+                             "to use its text as a raw model output, pass it as a .txt file") from None
+        return None
+    if not (isinstance(data, dict) and "format_version" in data):
+        return None
+    try:
+        return Entry.from_json(data)
+    except CorpusFormatError as exc:
+        raise InputError(f"{path}: not a valid corpus entry: {exc}") from None
+
+
+def read_sample_file(path: str) -> tuple[Any, Optional[Any]]:
+    """A SAMPLE argument: a corpus entry of the parser (JSON with ``format_version``), or a text
+    file of raw model output. Returns (sample, entry or None)."""
     from fuzzer.harnesses.parser.harness import sample_from_entry
 
     text = read_text_exactly(path)
-    if '"format_version"' in text:
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError) as exc:
-            if path.lower().endswith(".json"):
-                reason = "nested too deeply to read" if isinstance(exc, RecursionError) else f"not JSON ({exc})"
-                raise InputError(f"{path}: looks like a corpus entry but cannot be read as one: {reason}; "
-                                 "to use its text as a raw model output, pass it as a .txt file") from None
-            data = None
-        if isinstance(data, dict) and "format_version" in data:
-            try:
-                entry = Entry.from_json(data)
-            except CorpusFormatError as exc:
-                raise InputError(f"{path}: not a valid corpus entry: {exc}") from None
-            if entry.kind != "parser":
-                raise InputError(f"{path}: a {entry.kind} entry; only parser entries are model outputs")
-            return sample_from_entry(entry), entry
-    return raw_sample(text), None
+    entry = read_entry_text(path, text)
+    if entry is None:
+        return raw_sample(text), None
+    if entry.kind != "parser":
+        raise InputError(f"{path}: a {entry.kind} entry; only parser entries are model outputs")
+    return sample_from_entry(entry), entry
 
 
 def read_captured(path: str) -> list:
@@ -116,5 +125,5 @@ def read_captured(path: str) -> list:
     return samples
 
 
-__all__ = ["CAPTURED_FORMAT", "InputError", "loads", "raw_sample", "read_captured", "read_sample_file",
-           "read_text_exactly"]
+__all__ = ["CAPTURED_FORMAT", "InputError", "loads", "raw_sample", "read_captured", "read_entry_text",
+           "read_sample_file", "read_text_exactly"]

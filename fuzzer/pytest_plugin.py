@@ -323,8 +323,12 @@ def judge_entry(replayed: Any, *, known: dict, settings: Settings) -> tuple[str,
     decision = decide_gate([replayed], [], known, ignore=settings.ignore)
     if decision.unjudged:
         if reference is None:
-            flag = "--toolfuzz-target" if entry.kind == "parser" else f"--toolfuzz-{entry.kind}"
-            return "skip", f"not judged: a {entry.kind} entry; give {flag} M:A to run it"
+            if entry.kind in ("parser", "executor", "agent"):
+                flag = "--toolfuzz-target" if entry.kind == "parser" else f"--toolfuzz-{entry.kind}"
+                return "skip", f"not judged: a {entry.kind} entry; give {flag} M:A to run it"
+            # (a kind this plugin has no option for: the replay command runs it)
+            return "skip", (f"not judged: a {entry.kind} entry (this plugin has no option for it); run "
+                            f"fuzz replay --corpus {settings.corpus} with {option} M:A")
         return "skip", f"not judged: {replayed.unjudged}"
     if decision.ignored:
         return "skip", f"{entry.signature} is on the ignore list"

@@ -126,6 +126,16 @@ def settling_pool(pool: Any, workers: int = 1) -> Any:
                       load_timeout=getattr(pool, "load_timeout", None))
 
 
+def backend_line(backend: dict) -> str:
+    """Where a run's work ran, when not on this machine's worker processes (the report's ``backend``)."""
+    line = (f"back end: {backend['name']} ({backend.get('address')}), {backend.get('workers')} actor(s) on "
+            f"{backend.get('nodes')} node(s), start-up {backend.get('startup_s', 0):.1f} s")
+    if backend.get("actors_lost"):
+        line += (f"; {backend['actors_lost']} actor(s) lost, {backend.get('orders_rerun', 0)} order(s) re-run "
+                 "elsewhere")
+    return line
+
+
 def describe(pool: Any) -> dict:
     """What a report says about where the work ran: the back end's own account (a Ray pool's
     actors, nodes, lost actors and re-run orders), or the local pool's workers."""

@@ -3,49 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
-import time
 from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from strategies._internal.formats import FORMATS
 
 DEFAULT_BUDGET_S = 60.0
 SHAPES = ("openai", "anthropic", "text")
-
-
-def summary_lines(result: Any) -> list[str]:
-    lines: list[str] = []
-    for finding in result.findings:
-        lines += [finding.text(), ""]
-    lines.append(f"{result.executions:,} episodes in {result.elapsed_s:.1f} s "
-                 f"({result.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
-                 f"{result.model_requests:,} model requests, {result.tool_executions:,} tool executions, "
-                 f"{result.shrink_executions:,} more episodes played confirming and shrinking; "
-                 f"stopped: {result.stop_reason}")
-    backend = getattr(result, "backend", None) or {}
-    if backend.get("name", "local") != "local":
-        from fuzzer.cli.render import backend_line
-
-        lines.append(backend_line(backend))
-    counts = result.by_verdict()
-    if counts:
-        shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
-        unconfirmed = result.unconfirmed
-        why = "the run was interrupted" if str(result.stop_reason) == "interrupted" else "the budget ended"
-        lines.append(f"{len(result.findings)} distinct failure(s): {shown}"
-                     + (f" ({unconfirmed} not confirmed: {why} before their scripts were played again)"
-                        if unconfirmed else ""))
-    elif result.problem:
-        lines.append(f"nothing tested: {result.problem}")
-    elif str(result.stop_reason) == "interrupted":
-        lines.append(f"no failure in the {result.executions:,} episodes played before the interrupt")
-    else:
-        lines.append("no failure: the loop kept every promise of its policy")
-    return lines
 
 
 @main.command("agent")
@@ -139,12 +107,9 @@ def agent(agent: str, tools_file: Optional[str], shape: str, formats: tuple, pol
 
         writer = CorpusWriter(CorpusStore(corpus_dir), target=agent, version=target_version(agent))
         handlers.append(writer)
-    handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+    handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(writer))]
     run_command(job, handlers, reports=reports)
 
 
 def _corpus_footer(writer: Any) -> list[str]:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    return [f"corpus {writer.store.path}: {changes}"] + [f"  skipped: {p}" for p in writer.store.problems]
+    return writer.summary_lines() if writer is not None else []

@@ -8,7 +8,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, naming_the_file, options, translate_errors
+from fuzzer.cli.app import load_registry, main, naming_the_file, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 from fuzzer.config import SIGNATURE_RE
 
@@ -90,7 +91,7 @@ def select_tools(registry: Any, tool_names: tuple, anomalies: tuple) -> list[str
 def per_tool_settings(registry: Any, names: list) -> dict:
     """The config file's per-tool tables for the selected tools, as CampaignSettings.per_tool
     (command line > per-tool table > file > defaults); a table for an unknown tool is an error."""
-    from fuzzer.cli.config_cmd import current_config, tool_overrides
+    from fuzzer.cli.config_file import current_config, tool_overrides
 
     ctx = click.get_current_context()
     current_config(ctx).check_tools(registry.names())
@@ -147,6 +148,7 @@ def reproduce_dir(report_path: Optional[str]) -> str:
               help="Real model outputs (a text file, JSON lines, or a records database; repeatable): fuzz the "
                    "formats they are in, as `fuzz formats detect FILE` names them (added to any --format).")
 @options.formats_from
+@options.chat_template
 @options.anomalies
 @options.run_limits(None, "Seconds to run, shrinking included (a limit). Default: 60, or no time limit with "
                           "--max-examples.")
@@ -169,7 +171,7 @@ def reproduce_dir(report_path: Optional[str]) -> str:
 @options.quiet
 @translate_errors
 def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_on: tuple, level: str,
-             formats: tuple, format_from: tuple, formats_from: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
+             formats: tuple, format_from: tuple, formats_from: tuple, chat_templates: tuple, anomalies: tuple, budget_s: Optional[float], max_examples: Optional[int], seed: int,
              workers: int, timeout: float, memory_limit_mb: int, corpus_dir: Optional[str], shrink: bool, coverage: bool,
              seeds_from: Optional[str], weights_from: Optional[str], max_failures: Optional[int], exitfirst: bool,
              ignore: tuple, backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
@@ -184,7 +186,6 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     started_at = time.monotonic()
     from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.render import campaign_lines
     from fuzzer.engine.corpus_writer import CorpusWriter
     from fuzzer.harnesses.parser.harness import target_version
     from fuzzer.reports.reproducers import ReproducerWriter
@@ -198,6 +199,8 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
         found = format_options_from(format_from)
         click.echo(f"formats found in {', '.join(format_from)}: {', '.join(found)}", err=True)
         formats = tuple(formats) + tuple(name for name in found if name not in formats)
+    formats = tuple(formats) + tuple(name for name in options.chat_template_formats(chat_templates)
+                                     if name not in formats)
     registry = load_registry(tools_file, budget_s)
     names = select_tools(registry, tool_names, anomalies)
     store = None
@@ -227,7 +230,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
     if store is not None:
         writer = CorpusWriter(store, target=target, version=target_version(target))
         handlers.append(writer)
-    handlers += [progress(quiet=quiet), Summary(campaign_lines, footer=lambda r: _corpus_footer(r, writer, store))]
+    handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(r, writer, store))]
     with closing(pool):  # started by the job, so start-up counts in elapsed_s
         run_command(CampaignJob(registry, settings, pool, corpus=store, started_at=started_at), handlers,
                     reports=reports)
@@ -236,11 +239,7 @@ def campaign(tool_names: tuple, tools_file: Optional[str], target: str, reject_o
 def _corpus_footer(result: Any, writer: Any, store: Any) -> list[str]:
     if writer is None:
         return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
     replayed = result.replayed
-    lines = [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
-             f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {changes}"]
-    from fuzzer.cli.render import regression_line
-
-    lines += ["  " + regression_line(signature) for signature in writer.regressions]
-    return lines
+    return [f"corpus {store.path}: replayed {len(replayed)} entr{'y' if len(replayed) == 1 else 'ies'} "
+            f"({len(result.corpus_passing)} pass, {len(result.corpus_failing)} fail); {writer.changes_text()}",
+            *writer.regression_lines()]

@@ -25,11 +25,13 @@ def progress(*, quiet: bool = False) -> EventHandler:
 
 
 class Summary(EventHandler):
-    """Prints ``render(result)`` lines on stdout when the job finishes; a result that tested
-    nothing is one ``Error:`` line on stderr instead."""
+    """The one console summary: prints the result's own lines (``result.summary_lines()``: each
+    job and harness says what its result shows, :meth:`fuzzer.engine.results.JobResult.summary_lines`)
+    on stdout when the job finishes; a result that tested nothing is one ``Error:`` line on stderr
+    instead. ``render``: lines of a result that has none of its own yet (the parser campaign's)."""
 
-    def __init__(self, render: Callable[[Any], list], *, footer: Callable[[Any], list] = lambda r: [],
-                 problem_line: bool = True):
+    def __init__(self, render: Optional[Callable[[Any], list]] = None, *,
+                 footer: Callable[[Any], list] = lambda r: [], problem_line: bool = True):
         self.render, self.footer, self.problem_line = render, footer, problem_line
 
     def handle_event(self, event: Event) -> None:
@@ -39,7 +41,7 @@ class Summary(EventHandler):
         if getattr(result, "problem", None) and not result.findings and event.exit_code == 2:
             click.echo(f"Error: {result.problem}", err=True)
             return
-        for line in self.render(result):
+        for line in (self.render(result) if self.render is not None else result.summary_lines()):
             click.echo(line)
         if getattr(result, "problem", None) and self.problem_line:  # unless render said it already
             click.echo(f"Error: {result.problem}", err=True)
@@ -57,7 +59,7 @@ class ConfigNote(EventHandler):
     file and key itself when the bad value came from the file)."""
 
     def __init__(self) -> None:
-        from fuzzer.cli.config_cmd import config_note
+        from fuzzer.cli.config_file import config_note
 
         self.lines = config_note()
 

@@ -1,4 +1,5 @@
-"""`fuzz corpus list / show / add / cmin`: inspect and maintain a corpus directory."""
+"""`fuzz corpus list / show / set-status / reopen / add / import / cmin`: inspect and maintain a corpus
+directory (add, import and cmin are jobs: :mod:`fuzzer.engine.jobs.corpus`, :mod:`fuzzer.engine.jobs.corpus_import`)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.app import main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
+from fuzzer.cli.record_filters import build_filter, classified, filters
 from fuzzer.cli.replay_cmd import open_corpus
 
 
@@ -117,34 +120,65 @@ def corpus_add(files: tuple, corpus_dir: str, target: str, reject_on: tuple, too
     Exit 1 when an input shows the bug of an entry marked fixed: a regression (the entry stays
     fixed; only `fuzz replay --update` or `fuzz corpus set-status` change a status); else 0.
     """
-    from fuzzer.cli import load_registry
+    from fuzzer.cli.app import load_registry
     from fuzzer.cli.campaign import reproduce_dir, target_spec
     from fuzzer.cli.console import Summary, progress, run_command
-    from fuzzer.reports.reproducers import ReproducerWriter
-    from fuzzer.cli.render import regression_line
-    from fuzzer.engine.jobs.corpus import REGRESSION, CorpusAddJob
+    from fuzzer.engine.jobs.corpus import CorpusAddJob
+    from fuzzer.harnesses.parser.harness import target_version
     from fuzzer.inputs import read_captured
     from fuzzer.isolation import WorkerPool
-    from fuzzer.harnesses.parser.harness import target_version
+    from fuzzer.reports.reproducers import ReproducerWriter
 
     samples = [sample for path in files for sample in read_captured(path)]
     check_corpus_dir(corpus_dir)
     store = open_corpus(corpus_dir, must_exist=False)
     registry = load_registry(tools_file)
-
-    def lines(result: Any) -> list[str]:
-        out = [(regression_line(f.signature.id, f.title) if what == REGRESSION else
-                f"{what:<9} {f.signature.id} ({f.title})") + ("" if f.is_minimized else " (not minimized)")
-               for what, f in result.stored]
-        out.append(f"{result.inputs} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(result.outcome_counts().items())))
-        return out
-
     pool = WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb))
     with closing(pool):
         job = CorpusAddJob(store, samples, pool, registry, level=level, target=target,
                            version=target_version(target), shrink=shrink, reject_on=tuple(reject_on),
                            reproduce_dir=reproduce_dir(None))
-        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary(lines)])
+        run_command(job, [ReproducerWriter(), progress(quiet=True), Summary()])
+
+
+@corpus.command("import")
+@click.option("--records", "db", required=True, metavar="DB", help="The records database to import from.")
+@options.corpus_dir
+@options.target
+@options.reject_on
+@options.tools_file
+@options.entry_level
+@filters
+@options.shrink("Shrink crashes and hangs as text (other failures keep the recorded output).")
+@options.timeout
+@options.memory
+@translate_errors
+def corpus_import(db: str, corpus_dir: str, target: str, reject_on: tuple, tools_file: Optional[str], level: str,
+                  anomalies: tuple, sessions: tuple, statuses: tuple, since: Optional[str], parser_versions: tuple,
+                  shrink: bool, timeout: float, memory_limit_mb: int) -> None:
+    """Run recorded outputs on the target and store those that fail as corpus entries.
+
+    One entry per signature (the smallest input), each keeping the id of the record it came from
+    (in its scenario, with the other records showing the same failure). Where a record says its
+    parse was right, the recorded calls are the truth (false_reject and corruption are judged);
+    other records are judged for robustness only (crash, hang, non-call returns). Without
+    --tools, the tools recorded with the records are used when they all share one tool set.
+    Exit 1 when a record shows the bug of an entry marked fixed: a regression (the entry stays
+    fixed); else 0.
+    """
+    from fuzzer.cli.console import Summary, progress, run_command
+    from fuzzer.cli.replay_cmd import replay_context
+    from fuzzer.engine.jobs.corpus_import import CorpusImportJob
+    from fuzzer.harnesses.parser.harness import target_version
+
+    context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
+                             reject_on=reject_on)
+    check_corpus_dir(corpus_dir)
+    with classified(db) as records:
+        flt = build_filter(records, anomalies, sessions, statuses, since, parser_versions)
+    job = CorpusImportJob(open_corpus(corpus_dir, must_exist=False), db, target, context, filters=flt, shrink=shrink,
+                          version=target_version(target))
+    run_command(job, [progress(quiet=True), Summary(problem_line=False)])
 
 
 @corpus.command("cmin")
@@ -166,42 +200,15 @@ def corpus_cmin(corpus_dir: str, merge_dirs: tuple, target: Optional[str], rejec
     Entries that pass on --target are kept: they are the regression tests of fixed bugs. Entries
     that cannot be judged (their tool is missing from --tools) are kept and listed.
     """
-    from fuzzer.engine.jobs.corpus import cmin
+    from fuzzer.cli.console import Summary, progress, run_command
+    from fuzzer.cli.replay_cmd import replay_context
+    from fuzzer.engine.jobs.corpus import CminJob
 
     for other in merge_dirs:
         if not os.path.isdir(other):
             raise ConfigError(f"--merge: {other} is not a directory")
     store = open_corpus(corpus_dir, must_exist=not merge_dirs)
     merge = [(d, open_corpus(d, must_exist=True)) for d in merge_dirs]
-    replay: Any = None
-    if target:
-        from fuzzer.cli.campaign import target_spec
-        from fuzzer.cli.replay_cmd import replay_context
-        from fuzzer.isolation import WorkerPool
-        from fuzzer.harnesses.parser.harness import replay_entries
-
-        context = replay_context(tools_file=tools_file, level="parse", timeout=timeout,
-                                 memory_limit_mb=memory_limit_mb, reject_on=reject_on)
-
-        def replay_on_target(items: list) -> list:
-            parser_items = [(p, e) for p, e in items if e.kind == "parser"]
-            with WorkerPool(target_spec(target, reject_on, timeout, memory_limit_mb)) as pool:
-                return replay_entries(parser_items, run=pool.run, registry=context.registry, level="parse",
-                                      timeout=timeout)
-
-        replay = replay_on_target
-
-    report = cmin(store, merge, replay)
-    for directory, counts, problems in report.merged:
-        click.echo(f"merged {directory}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())))
-        for problem in problems:
-            click.echo(f"warning: skipped {problem}", err=True)
-    for signature, path, now, kept in report.dropped:
-        click.echo(f"dropped {signature} ({os.path.basename(path)}): now fails as {now}, like {kept}")
-    for signature, why in report.unjudged:
-        click.echo(f"kept {signature}: not judged ({why})")
-    for problem in report.problems:
-        click.echo(f"warning: skipped {problem}", err=True)
-    click.echo(f"{report.before} entries, {report.duplicates_removed} duplicates removed, "
-               f"{len(report.dropped)} dropped as duplicates on {target}, {report.after} left" if target else
-               f"{report.before} entries, {report.duplicates_removed} duplicates removed, {report.after} left")
+    context = replay_context(tools_file=tools_file, level="parse", timeout=timeout, memory_limit_mb=memory_limit_mb,
+                             reject_on=reject_on) if target else None
+    run_command(CminJob(store, merge, reference=target, context=context), [progress(quiet=True), Summary()])

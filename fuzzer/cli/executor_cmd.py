@@ -8,7 +8,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import load_registry, main, options, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError, check_corpus_dir
 
 DEFAULT_BUDGET_S = 60.0
@@ -88,7 +89,6 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     """
     from fuzzer.cli.campaign import read_ignore
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.executor_console import summary_lines
     from fuzzer.engine.corpus_writer import CorpusWriter
     from fuzzer.harnesses.executor.job import ExecutorCampaign, ExecutorSettings, ScenarioReplay, open_pool
     from fuzzer.harnesses.executor.policy import check_against_registry, explain as explain_policy, load_policy
@@ -127,10 +127,8 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
     pool = open_pool(settings, policy, registry)  # a bad --executor fails here, before any output
     try:
         if scenario is not None:
-            from fuzzer.cli.executor_console import ReplayConsole
-
             job: Any = ScenarioReplay(settings, scenario, registry=registry, policy=policy, pool=pool)
-            run_command(job, [ReplayConsole()], reports=reports)
+            run_command(job, [Summary(problem_line=False)], reports=reports)
         handlers: list = []
         writer = None
         if corpus_dir:
@@ -138,7 +136,7 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
             writer = CorpusWriter(CorpusStore(corpus_dir), target=executor)
             handlers.append(writer)
-        handlers += [progress(quiet=quiet), Summary(summary_lines, footer=lambda r: _corpus_footer(writer))]
+        handlers += [progress(quiet=quiet), Summary(footer=lambda r: _corpus_footer(writer))]
         run_command(ExecutorCampaign(settings, registry=registry, policy=policy, pool=pool), handlers,
                     reports=reports)
     finally:
@@ -146,9 +144,4 @@ def executor(executor: Optional[str], tools_file: Optional[str], policy_file: Op
 
 
 def _corpus_footer(writer: Any) -> list[str]:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    lines = [f"corpus {writer.store.path}: {changes}"]
-    lines += [f"  skipped: {problem}" for problem in writer.store.problems]
-    return lines
+    return writer.summary_lines() if writer is not None else []

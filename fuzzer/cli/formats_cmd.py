@@ -16,7 +16,8 @@ from typing import Iterator
 
 import click
 
-from fuzzer.cli import main, translate_errors
+from fuzzer.cli import options
+from fuzzer.cli.app import main, translate_errors
 from fuzzer.cli.errors import ConfigError
 
 #: Keys of a JSON-lines object that hold the model's output, in the order they are tried.
@@ -96,9 +97,11 @@ def format_options_from(paths: tuple) -> list[str]:
 
 
 @main.group(invoke_without_command=True)
+@options.chat_template
 @click.pass_context
-def formats(ctx: click.Context) -> None:
-    """Every format family, its versions and layouts, with one rendered example each.
+def formats(ctx: click.Context, chat_templates: tuple) -> None:
+    """Every format family, its versions and layouts, with one rendered example each (with
+    --chat-template, also what that template writes).
 
     `fuzz formats detect FILE...` names the family and version of real outputs instead.
     """
@@ -114,9 +117,12 @@ def formats(ctx: click.Context) -> None:
         for name in names:
             fmt = FORMATS[name]
             aliases = f" (also {', '.join(fmt.aliases)})" if fmt.aliases else ""
-            variants = ["prose", "several calls"] + (["reasoning"] if fmt.reasoning is not None else [])
+            variants = [label for variant, label in (("prose", "prose"), ("several", "several calls"),
+                                                       ("reasoning", "reasoning"))
+                        if (fmt.variants is None or variant in fmt.variants)
+                        and (variant != "reasoning" or fmt.reasoning is not None)]
             click.echo(f"  {fmt.full_name}{aliases}: {fmt.description}")
-            click.echo(f"    variants: {', '.join(variants)}; layouts: {', '.join(layouts_for(name))}")
+            click.echo(f"    variants: {', '.join(variants) or 'none'}; layouts: {', '.join(layouts_for(name))}")
             example = render(name, [call], ReplaySource(()), chatter=False).text
             click.echo("    example:  " + example.replace("\n", "\n              "))
 

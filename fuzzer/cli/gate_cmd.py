@@ -7,7 +7,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.app import main, translate_errors
+from fuzzer.cli import options
 
 
 @main.command()
@@ -17,6 +18,7 @@ from fuzzer.cli import main, options, translate_errors
               help="Tools for the short campaign (repeatable). Default: every tool.")
 @options.level
 @options.formats
+@options.chat_template
 @options.run_limits(30.0, "Seconds for the short campaign after the replay (a limit, shrinking included).")
 @options.ignore
 @options.backend_options
@@ -24,7 +26,8 @@ from fuzzer.cli import main, options, translate_errors
 @options.reports
 @translate_errors
 def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
-         tools_file: Optional[str], tool_names: tuple, level: str, formats: tuple, budget_s: float,
+         tools_file: Optional[str], tool_names: tuple, level: str, formats: tuple, chat_templates: tuple,
+         budget_s: float,
          max_examples: Optional[int], seed: int, workers: int, timeout: float, memory_limit_mb: int, ignore: tuple,
          backend: str, ray_address: Optional[str], quiet: bool, **report_paths: Any) -> None:
     """CI gate: replay the corpus, then run a short campaign.
@@ -35,15 +38,17 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     """
     from fuzzer.cli.campaign import read_ignore, reproduce_dir, select_tools
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.render import gate_lines
     from fuzzer.cli.replay_cmd import open_corpus, replay_context
     from fuzzer.engine.jobs.gate import GateJob
 
     extra = options.harness_extra(report_paths)
     reports = options.report_paths(report_paths)
     check_output_paths(reports)
-    refs = options.references(target, executor, agent)
+    refs = options.references(target, executor, agent, extra)
     store = open_corpus(corpus_dir, must_exist=True)
+    declared = options.chat_template_formats(chat_templates)
+    formats = tuple(formats) + tuple(name for name in declared if name not in formats)
+    options.corpus_chat_templates(store)  # the templates its entries were made with: fuzzed again
     ignored = read_ignore(ignore)
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers, seed=seed,
@@ -64,7 +69,9 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
               ["--seed", str(seed), "--max-examples", examples, "--timeout", f"{timeout:g}"]
         harness_flags = [("--executor-policy", executor and extra.get("executor_policy")),
                          ("--agent-policy", agent and extra.get("agent_policy")),
-                         ("--model-shape", agent and extra.get("model_shape"))]
+                         ("--model-shape", agent and extra.get("model_shape")),
+                         ("--stream-parser", extra.get("stream_parser")),
+                         ("--stream-consumer", extra.get("stream_consumer"))]
         for option, value in (("--target", target), ("--executor", executor), ("--agent", agent),
                               ("--tools", tools_file), *harness_flags):
             if value:
@@ -74,7 +81,10 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
         for name in tool_names:
             cmd += ["--tool", name]
         for name in formats:
-            cmd += ["--format", name]
+            if name not in declared:
+                cmd += ["--format", name]
+        for path in chat_templates:
+            cmd += ["--chat-template", path]
         for ref in reject_on:
             cmd += ["--reject-on", ref]
         for value in ignore:
@@ -90,7 +100,8 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             store_cmds.append(["fuzz", "campaign", "--target", target, *common, "--level", level] +
                               [a for ref in reject_on for a in ("--reject-on", ref)] +
                               [a for name in tool_names for a in ("--tool", name)] +
-                              [a for name in formats for a in ("--format", name)])
+                              [a for name in formats if name not in declared for a in ("--format", name)] +
+                              [a for path in chat_templates for a in ("--chat-template", path)])
         if executor:
             store_cmds.append(["fuzz", "executor", "--executor", executor, *common] +
                               (["--policy", extra["executor_policy"]] if extra.get("executor_policy") else []) +
@@ -99,6 +110,11 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             store_cmds.append(["fuzz", "agent", "--agent", agent, *common] +
                               (["--policy", extra["agent_policy"]] if extra.get("agent_policy") else []) +
                               (["--model-shape", extra["model_shape"]] if extra.get("model_shape") else []))
+        stream = extra.get("stream_parser") or extra.get("stream_consumer")
+        if stream:
+            store_cmds.append(["fuzz", "stream", "--parser" if extra.get("stream_parser") else "--consumer", stream,
+                               *common] + [a for name in tool_names for a in ("--tool", name)] +
+                              ([a for name in formats for a in ("--format", name)] if extra.get("stream_parser") else []))
         store = " ; ".join(" ".join(shlex.quote(c) for c in command) for command in store_cmds)
         lines = ["reproduce locally: " + " ".join(shlex.quote(c) for c in cmd)]
         decision = final.result.decision
@@ -108,5 +124,5 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
             lines.append("an entry marked fixed fails again: fix the target (the command above checks it)")
         return lines
 
-    run_command(GateJob(store, refs, context, ignore=ignored), [progress(quiet=quiet), Summary(gate_lines)],
+    run_command(GateJob(store, refs, context, ignore=ignored), [progress(quiet=quiet), Summary()],
                 reports=reports, after=advice)

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from fuzzer.cli import load_registry, main, translate_errors
+from fuzzer.cli.app import load_registry, main, translate_errors
 from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError
 from fuzzer.engine.text import json_line
@@ -113,10 +113,12 @@ def anomalies(tool: str | None, tools_file: str | None, seed: int) -> None:
 @options.tools_file
 @options.anomalies
 @options.formats
+@options.chat_template
 @click.option("-n", "count", type=click.IntRange(min=0), default=10, show_default=True, help="How many samples.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed: same seed, same lines.")
 @translate_errors
-def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple, count: int, seed: int) -> None:
+def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple, chat_templates: tuple, count: int,
+            seed: int) -> None:
     """Print generated samples as JSON lines: text, format, anomaly_class, operator, calls.
 
     `anomaly_class` is null for valid samples; `calls` is null when the text denotes no faithful call.
@@ -131,7 +133,8 @@ def samples(tool: str, tools_file: str | None, anomalies: tuple, formats: tuple,
     chosen = registry[tool]
     from strategies._internal.formats.versions import select
 
-    fmts = select(formats).formats
+    fmts = select(tuple(formats) + tuple(n for n in options.chat_template_formats(chat_templates)
+                                         if n not in formats)).formats
     arms: list = []
     if not anomalies or "valid" in anomalies:
         arms.append(None)

@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Any, Optional, TextIO
 
-from fuzzer.engine.events import (Event, FindingRecorded, FormatsProbed, Interrupted, JobFinished, JobStarted, NonFatalError, Phase,
-                           PhaseStarted, Progress)
+from fuzzer.engine.events import (Event, FindingRecorded, FormatsProbed, Interrupted, JobFinished, JobStarted, NonFatalError,
+                                  Notice, Phase, PhaseStarted, Progress)
 from fuzzer.engine.pipeline import EventHandler
 
 #: Seconds of job time between plain progress lines.
@@ -130,6 +130,8 @@ class LiveProgressHandler(EventHandler):
                 self._say(f"found {f.verdict_name} {f.signature.id} ({f.signature.title})")
         elif isinstance(event, NonFatalError):
             self._say(f"warning: {event.message}")
+        elif isinstance(event, Notice):
+            self._say(event.message)
         elif isinstance(event, FormatsProbed) and event.unsupported and event.supported and not self.quiet:
             self._say(f"{event.label}: not supported by the target (skipped): {', '.join(event.unsupported)}")
         elif isinstance(event, Interrupted):

@@ -7,7 +7,7 @@ a file through click's ``default_map``.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import click
 
@@ -181,6 +181,67 @@ formats_from = click.option("--formats-from", "formats_from", multiple=True, met
                             help="A module of your own formats (repeatable): importing it registers them with "
                                  "toolfuzz's public @output_format decorator, e.g. mypkg.formats.")
 
+
+def chat_template_formats(paths: tuple) -> list[str]:
+    """Register the chat templates of ``--chat-template`` as formats (``template:<stem>``); their
+    names. One line naming the file when one cannot be used (unreadable, no ``chat_template`` field,
+    not Jinja, raising on a plain conversation, writing no tool calls)."""
+    from fuzzer.cli.errors import ConfigError
+    from strategies._internal.formats.chat_template import register_template
+    from strategies.errors import ToolfuzzError
+
+    names = []
+    for path in paths:
+        try:
+            name = register_template(path)
+        except ToolfuzzError as exc:
+            raise ConfigError(f"--chat-template: {exc}") from None
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def corpus_chat_templates(store: Any) -> list[str]:
+    """Register the chat templates the corpus's entries were generated with (their recipes keep
+    the template's absolute path and hash) that no ``--chat-template`` registered: a gate on a
+    corpus written by a ``--chat-template`` campaign fuzzes that format again, and a replay's check
+    that the target reads some valid output tries it. One line naming the entry and the file when
+    the template is gone; a warning when it changed since."""
+    from fuzzer.cli.errors import ConfigError
+    from strategies._internal.formats import FORMATS
+    from strategies._internal.formats.chat_template import SOURCES, ensure, read_source
+    from strategies.errors import ToolfuzzError
+
+    names: list[str] = []
+    for path, entry in store.entries():
+        recipe = entry.recipe or {}
+        origin = recipe.get("format_origin")
+        name = recipe.get("format")
+        if not isinstance(origin, dict) or not isinstance(name, str) or name in FORMATS \
+                or any(source.sha256 == origin.get("sha256") for source in SOURCES.values()):
+            continue  # registered already, or given with --chat-template (perhaps moved and renamed)
+        where = origin.get("chat_template")
+        if not isinstance(where, str) or not os.path.isfile(where):
+            raise ConfigError(f"--corpus: {path}: its format {name} is the chat template {where}, which is gone; "
+                              "give the template with --chat-template FILE")
+        try:
+            source = read_source(where)
+            if source.sha256 != origin.get("sha256"):
+                click.echo(f"warning: the chat template {where} changed since {path} was written; "
+                           f"{source.name} is fuzzed as it is now", err=True)
+            names.append(ensure(source))
+        except ToolfuzzError as exc:
+            raise ConfigError(f"--corpus: {path}: {exc}") from None
+    return names
+
+
+chat_template = click.option(
+    "--chat-template", "chat_templates", multiple=True, metavar="FILE", is_eager=True,
+    callback=lambda ctx, param, value: (chat_template_formats(value), value)[1],
+    help="A model's chat template (its tokenizer_config.json, or a .jinja file; repeatable): valid outputs are "
+         "rendered by the template itself, as the format template:<file stem> (a tokenizer_config.json: "
+         "template:<its directory>), fuzzed beside any --format.")
+
 formats = click.option("--format", "formats", multiple=True, type=FormatSelector(),
                        help="Formats the target supports (repeatable): a format (hermes, mistral:v11), a family "
                             "(mistral: every version), optionally with the variants it does not support "
@@ -299,12 +360,15 @@ agent = click.option("--agent", "agent", metavar="M:A", type=TargetRef(), defaul
                      help="The agent loop under test (replays the corpus's agent entries).")
 
 
-def references(target: Any, executor_ref: Any, agent_ref: Any) -> dict:
-    """Entry kind -> reference; a usage error when none is given."""
-    refs = {"parser": target, "executor": executor_ref, "agent": agent_ref}
+def references(target: Any, executor_ref: Any, agent_ref: Any, extra: Optional[dict] = None) -> dict:
+    """Entry kind -> reference; a usage error when none is given. A stream entry's reference is
+    ``--stream-parser`` or ``--stream-consumer`` (which one an entry needs is the harness's to say)."""
+    extra = extra or {}
+    refs = {"parser": target, "executor": executor_ref, "agent": agent_ref,
+            "stream": extra.get("stream_parser") or extra.get("stream_consumer")}
     if not any(refs.values()):
-        raise click.UsageError("Missing option '--target' (the parser under test; or --executor / --agent for "
-                               "those corpus entries)")
+        raise click.UsageError("Missing option '--target' (the parser under test; or --executor / --agent / "
+                               "--stream-parser / --stream-consumer for those corpus entries)")
     return refs
 
 
@@ -328,14 +392,21 @@ model_shape = click.option("--model-shape", "model_shape", type=click.Choice(["o
                            help="Agent entries: the model client shape the loop is given.")
 
 
-#: What the executor and agent harnesses need to replay their entries (replay, gate).
-harness_options = group(executor_policy, agent_policy, http, model_shape)
+stream_parser = click.option("--stream-parser", "stream_parser", metavar="M:A", type=TargetRef(), default=None,
+                             help="Stream entries found with `fuzz stream --parser`: the incremental parser "
+                                  "(factory) to replay them on; the gate's short stream campaign runs on it too.")
+stream_consumer = click.option("--stream-consumer", "stream_consumer", metavar="M:A", type=TargetRef(), default=None,
+                               help="Stream entries found with `fuzz stream --consumer`: the chunk accumulator to "
+                                    "replay them on (the gate's stream campaign, when --stream-parser is not given).")
+
+#: What the executor, agent and stream harnesses need to replay their entries (replay, gate).
+harness_options = group(executor_policy, agent_policy, http, model_shape, stream_parser, stream_consumer)
 
 
 def harness_extra(kwargs: dict) -> dict:
     """The ``ReplayContext.extra`` those options make."""
-    return {key: kwargs.pop(key) for key in ("executor_policy", "agent_policy", "http", "model_shape")
-            if key in kwargs}
+    return {key: kwargs.pop(key) for key in ("executor_policy", "agent_policy", "http", "model_shape",
+                                             "stream_parser", "stream_consumer") if key in kwargs}
 
 
 #: The options of every command that re-runs corpus entries or captured inputs on a target.

@@ -8,7 +8,8 @@ from typing import Any, Optional
 
 import click
 
-from fuzzer.cli import main, options, translate_errors
+from fuzzer.cli.app import main, translate_errors
+from fuzzer.cli import options
 from fuzzer.cli.errors import ConfigError
 
 
@@ -22,7 +23,7 @@ def open_corpus(directory: str, *, must_exist: bool) -> Any:
 
 def replay_context(*, tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int,
                    reject_on: tuple, workers: int = 1, **more: Any) -> Any:
-    from fuzzer.cli import load_registry
+    from fuzzer.cli.app import load_registry
     from fuzzer.engine.harness import ReplayContext
 
     return ReplayContext(registry=load_registry(tools_file), tools_file=tools_file, level=level, timeout=timeout,
@@ -37,6 +38,7 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
                     "--baseline and the filters are there).")
 @options.harness_options
 @options.entry_level
+@options.chat_template
 @options.worker_limits
 @click.option("--update", is_flag=True, help="Mark open entries that now pass as fixed (and fixed ones that "
                                              "fail again as open); each change is printed. A hang entry passes "
@@ -44,15 +46,14 @@ def replay_context(*, tools_file: Optional[str], level: str, timeout: float, mem
 @options.reports
 @translate_errors
 def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optional[str], executor: Optional[str], agent: Optional[str], reject_on: tuple,
-           tools_file: Optional[str], level: str, timeout: float, memory_limit_mb: int, workers: int, update: bool,
-           **report_paths: Any) -> None:
+           tools_file: Optional[str], level: str, chat_templates: tuple, timeout: float, memory_limit_mb: int,
+           workers: int, update: bool, **report_paths: Any) -> None:
     """Re-run every corpus entry; print what each does now and a summary.
 
     Exit 1 when any entry still fails (or fails differently), when the corpus is empty, or when
     the target tests nothing (it rejects every valid output); 0 otherwise.
     """
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
-    from fuzzer.cli.render import replay_lines
     from fuzzer.engine.jobs.replay import ReplayJob
 
     extra = options.harness_extra(report_paths)
@@ -68,10 +69,11 @@ def replay(corpus_dir: Optional[str], records_db: Optional[str], target: Optiona
         click.get_current_context().exit(run_records_replay(
             db=records_db, target=target, executor=executor, reject_on=reject_on, timeout=timeout,
             memory_limit_mb=memory_limit_mb, workers=workers, reports=reports))
-    refs = options.references(target, executor, agent)
+    refs = options.references(target, executor, agent, extra)
     store = open_corpus(corpus_dir, must_exist=True)
+    options.corpus_chat_templates(store)  # a parser of a template's format reads its valid outputs
     context = replay_context(tools_file=tools_file, level=level, timeout=timeout, memory_limit_mb=memory_limit_mb,
                              reject_on=reject_on, workers=workers)
     context.extra.update(extra)
-    run_command(ReplayJob(store, refs, context, update=update), [progress(), Summary(replay_lines)],
+    run_command(ReplayJob(store, refs, context, update=update), [progress(), Summary()],
                 reports=reports)

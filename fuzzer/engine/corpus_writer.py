@@ -23,6 +23,20 @@ from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.pipeline import EventHandler
 
 
+#: What ``corpus add``, ``corpus import`` and a campaign's corpus writer call a finding that shows
+#: the bug of an entry marked fixed.
+REGRESSION = "regression"
+
+
+def regression_line(signature: str, title: str = "", where: str = "") -> str:
+    """How a command that writes the corpus (a campaign, ``corpus add``, ``corpus import``) says a
+    finding shows the bug of an entry marked fixed: the entry stays fixed, so the gate blocks.
+    ``where``: the input's origin (" from record ID")."""
+    about = f" ({title})" if title else ""
+    return (f"REGRESSION {signature}{about}{where}: an entry marked fixed fails again; it stays fixed, so the gate "
+            "blocks until the target is fixed (fuzz replay --update marks it open)")
+
+
 @dataclass(frozen=True)
 class Stored:
     """What writing one finding did: ``what`` is the store's answer (added / replaced / kept);
@@ -51,6 +65,9 @@ def store_finding(store: Any, finding: Any, *, target: str, version: Optional[st
 
 
 class CorpusWriter(EventHandler):
+    """Stores every finding a job announces in ``store`` (and, at the end, any the result holds that
+    was not announced), through :func:`store_finding`; counts what it did for the summary."""
+
     def __init__(self, store: Any, *, target: str, version: Optional[str] = None):
         self.store, self.target, self.version = store, target, version
         self.changes: dict[str, int] = {}  # added / replaced / kept -> count
@@ -86,4 +103,17 @@ class CorpusWriter(EventHandler):
             self.changes[stored.what] = self.changes.get(stored.what, 0) + 1
 
 
-__all__ = ["CorpusWriter", "Stored", "store_finding"]
+    def changes_text(self) -> str:
+        """``2 added, 1 kept`` (or ``nothing new``)."""
+        return ", ".join(f"{n} {what}" for what, n in sorted(self.changes.items())) or "nothing new"
+
+    def regression_lines(self) -> list[str]:
+        return ["  " + regression_line(signature) for signature in self.regressions]
+
+    def summary_lines(self) -> list[str]:
+        """What this run did to the corpus (the console's footer after a campaign's summary)."""
+        lines = [f"corpus {getattr(self.store, 'path', self.store)}: {self.changes_text()}", *self.regression_lines()]
+        return lines + [f"  skipped: {problem}" for problem in self.store.problems]
+
+
+__all__ = ["REGRESSION", "CorpusWriter", "Stored", "regression_line", "store_finding"]

@@ -1,7 +1,11 @@
-"""The decisions a CI reads, as pure functions: the gate's verdict and every exit status.
+"""The decisions a CI reads, as pure functions: the gate's verdict, how a replayed entry and a
+changed answer are classified, and every exit status.
 
 Nothing here runs a target or prints; the jobs call these on their results and the tests call
-them on hand-made inputs (tests/unit/test_decisions.py).
+them on hand-made inputs (tests/unit/test_decisions.py). What a harness knows (whether two
+outcomes are the same answer, whether an outcome is right) it works out itself and hands over;
+the rule that turns those facts into a word or a status is here, once, so ``fuzz diff``, the
+executor's diff and ``fuzz records replay`` never call the same change by different names.
 """
 
 from __future__ import annotations
@@ -69,6 +73,54 @@ class GateDecision:
         return ExitCode.FAILURES if self.blocked else ExitCode.OK
 
 
+# -- classifying: a replayed corpus entry, a changed answer -----------------------------------------
+
+#: What a corpus entry does when replayed (:attr:`fuzzer.engine.harness.Replayed.status`).
+PASS, FAIL, CHANGED, REGRESSION, UNJUDGED = "pass", "fail", "changed", "regression", "unjudged"
+#: How two versions' answers to one input compare (``fuzz diff``, the executor's diff, records replay).
+SAME, FIXED = "same", "fixed"
+
+
+def entry_status(*, entry_status: str, entry_signature: str, now: Optional[str], unjudged: bool = False) -> str:
+    """A replayed entry: ``unjudged`` (it could not be run: never a pass, never a failure), ``pass``
+    (no failure now), ``regression`` (an entry marked fixed fails again, under any signature),
+    ``fail`` (an open entry failing as filed) or ``changed`` (failing with another signature)."""
+    if unjudged:
+        return UNJUDGED
+    if now is None:
+        return PASS
+    if entry_status == "fixed":
+        return REGRESSION
+    return FAIL if now == entry_signature else CHANGED
+
+
+def entry_moved(*, status: str, entry_status: str, verdict: str, entry_verdict: str, rekeyed: bool,
+                movable: bool, same_what: bool) -> bool:
+    """An open entry failing with another signature is the same bug moved, not a new one, when it
+    fails exactly as filed under a key of before (``rekeyed``), or — for a failure whose kind can
+    move (:func:`corpus.signature.movable`) — the same way from another place (``same_what``). A
+    fixed entry that fails is a regression either way."""
+    if status != CHANGED or entry_status != "open" or verdict != entry_verdict:
+        return False
+    return rekeyed or (movable and same_what)
+
+
+def change_kind(*, same: bool, before_ok: Optional[bool], now_ok: Optional[bool]) -> str:
+    """How an answer changed from ``before`` to ``now``: ``same``; ``fixed`` (right now, and it was
+    not known to be); ``regression`` (wrong now where it was not known to be wrong); else
+    ``changed`` (both wrong differently, both right differently, or nobody can say which is right:
+    ``now_ok`` None). ``before_ok`` / ``now_ok``: right (True), wrong (False), or unknown (None) —
+    a diff's old and new verdicts, an executor's violations, a record's calls against those it
+    vouches for. A fix is never a regression, and a change nobody can judge is never a fix."""
+    if same:
+        return SAME
+    if now_ok is True:
+        return CHANGED if before_ok is True else FIXED
+    if now_ok is False:
+        return CHANGED if before_ok is False else REGRESSION
+    return CHANGED
+
+
 def decide_gate(replayed: Sequence[Any], findings: Sequence[Any], known: Mapping[str, Any], *,
                 ignore: Iterable[str] = (), nothing_tested: Optional[str] = None,
                 unreadable: Sequence[str] = ()) -> GateDecision:
@@ -134,11 +186,23 @@ def fixed_entry_shown(finding: Any, known: Mapping[str, Any]) -> Optional[str]:
     return sid if entry is not None and entry.status == "fixed" else None
 
 
-def corpus_write_exit_code(*, regressions: int, interrupted: bool = False) -> int:
+def corpus_write_exit_code(*, regressions: int, interrupted: bool = False, nothing_tested: Optional[str] = None) -> int:
     """``fuzz corpus add`` and ``fuzz corpus import``: storing failing inputs is what they are for
-    (0), but an input that shows a bug marked fixed is a regression (1), as the gate says."""
+    (0), but an input that shows a bug marked fixed is a regression (1), as the gate says; 2 when
+    there was nothing to run (no record with a raw output)."""
+    if nothing_tested:
+        return ExitCode.USAGE
     if regressions:
         return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def corpus_maintenance_exit_code(*, unsaved: Optional[str] = None, interrupted: bool = False) -> int:
+    """``fuzz corpus cmin``: 2 when the corpus could not be rewritten (``unsaved``: read-only,
+    full; said after what was done); 130 when interrupted; else 0 (tidying a corpus finds nothing
+    to fail on: the gate and replay judge its entries)."""
+    if unsaved:
+        return ExitCode.USAGE
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
@@ -172,6 +236,40 @@ def _known_as(finding: Any, known: Mapping[str, Any]) -> str:
         return sid
     frames = getattr(getattr(finding, "best_outcome", None), "frames", None)
     return next((signature for signature, entry in known.items() if entry.holds_hang(frames)), sid)
+
+
+def gate_exit_code(decision: GateDecision, *, interrupted: bool = False) -> int:
+    """``fuzz gate``: 1 when the decision blocks; 130 when interrupted before anything blocked
+    (never the all-clear 0: the gate did not finish looking); else 0."""
+    if decision.blocked:
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def minimize_exit_code(*, fails: bool, interrupted: bool = False) -> int:
+    """``fuzz minimize``: 1 when the input does not fail at all (nothing was minimized); 130 when
+    interrupted; else 0."""
+    if not fails:
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
+def record_blocks(*, kind: Optional[str], baseline: Optional[str], baseline_compared: bool) -> bool:
+    """Whether a replayed record fails ``fuzz records replay``: against a baseline, a regression
+    (``regressed``) against it; against production, a regression or a change nobody can vouch for.
+    A fix never blocks."""
+    if baseline_compared:
+        return baseline == "regressed"
+    return kind in ("regressed", CHANGED)
+
+
+def records_replay_exit_code(*, blocking: int, judged: int, interrupted: bool = False) -> int:
+    """``fuzz records replay``: 1 when a record blocks (:func:`record_blocks`), and when records
+    were selected but none could be judged (not an all-clear); 130 when interrupted with nothing
+    blocking; else 0."""
+    if blocking or (not judged and not interrupted):
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
 def replay_exit_code(replayed: Sequence[Any], *, nothing_tested: Optional[str] = None,
@@ -208,6 +306,17 @@ def campaign_exit_code(*, findings: int, corpus_failing: bool = False, nothing_t
     return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
 
 
+def reproduce_exit_code(*, failing: bool, problem: Optional[str] = None, interrupted: bool = False) -> int:
+    """``fuzz reproduce``: 2 when the input could not be run at all (no finding in the file, no
+    target, no harness for its kind: nothing was tested); 1 while it still fails; 130 when
+    interrupted; else 0 (it passes now)."""
+    if problem:
+        return ExitCode.USAGE
+    if failing:
+        return ExitCode.FAILURES
+    return ExitCode.INTERRUPTED if interrupted else ExitCode.OK
+
+
 @dataclass(frozen=True)
 class DiffDecision:
     """``fuzz diff``: 1 on a regression; else 2 when nothing was tested (no sample compared, or a
@@ -228,6 +337,8 @@ class DiffDecision:
         return ExitCode.INTERRUPTED if self.interrupted else ExitCode.OK
 
 
-__all__ = ["DiffDecision", "GateDecision", "campaign_exit_code", "corpus_list_exit_code", "corpus_write_exit_code",
-           "decide_gate",
-           "fixed_entry_shown", "replay_exit_code"]
+__all__ = ["CHANGED", "FAIL", "FIXED", "PASS", "REGRESSION", "SAME", "UNJUDGED", "DiffDecision", "GateDecision",
+           "campaign_exit_code", "change_kind", "corpus_list_exit_code", "corpus_maintenance_exit_code",
+           "corpus_write_exit_code", "decide_gate", "entry_moved", "entry_status", "fixed_entry_shown", "gate_exit_code",
+           "minimize_exit_code", "record_blocks", "records_replay_exit_code", "replay_exit_code",
+           "reproduce_exit_code"]

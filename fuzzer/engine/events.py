@@ -102,6 +102,14 @@ class NonFatalError(Event):
 
 
 @dataclass(frozen=True)
+class Notice(Event):
+    """Something the user should read as the job goes that is no problem (what a diff compares,
+    once both versions loaded): the live display prints it on stderr."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class Interrupted(Event):
     """Ctrl-C: the job stops, announces what it found and finishes its result."""
 

@@ -12,7 +12,16 @@ union (:mod:`fuzzer.engine.decisions`). A harness registers one :class:`Harness`
 :class:`Replayed` per entry, in order; ``campaign_job(reference, context)`` builds the short
 campaign the gate runs (a :class:`fuzzer.engine.pipeline.Job` whose result has ``findings`` and
 ``problem``), or None when the harness has none; ``check_alive`` says when the reference tests
-nothing at all (every entry would "pass" against a parser that rejects everything).
+nothing at all (every entry would "pass" against a parser that rejects everything);
+``reproduce(given, reference, context)`` runs one finding's input again for ``fuzz reproduce``
+and says what it does now (:class:`Reproduced`) — a harness without one is reproduced by replaying
+the entry (:mod:`fuzzer.engine.jobs.reproduce`), so every entry kind reproduces.
+
+A new harness is one package: its verdicts (:func:`fuzzer.engine.verdicts.verdict`), a
+:class:`~fuzzer.engine.subject.Subject` for the engine's campaign loop, findings that subclass
+:class:`~fuzzer.engine.results.ShrunkFinding`, and one :func:`register_harness` call. Its entries
+are read, replayed, gated and reproduced with no edit to the engine (tests/integration/
+test_toy_harness.py registers one from inside a test file).
 """
 
 from __future__ import annotations
@@ -51,24 +60,22 @@ class Replayed:
     def moved(self) -> bool:
         """An open entry that fails the same way from another place in the target (a refactor
         moved the code), or exactly as it was filed under a key of before (:attr:`rekeyed`):
-        the same bug, under another signature. A fixed entry that fails is a regression either way."""
+        the same bug, under another signature (:func:`fuzzer.engine.decisions.entry_moved`)."""
         from corpus.signature import movable
+        from fuzzer.engine.decisions import entry_moved
 
-        if self.status != "changed" or self.entry.status != "open" or self.verdict != self.entry.verdict:
-            return False
-        return self.rekeyed or (movable(self.entry.what) and self.what == self.entry.what)
+        return entry_moved(status=self.status, entry_status=self.entry.status, verdict=self.verdict,
+                           entry_verdict=self.entry.verdict, rekeyed=self.rekeyed, movable=movable(self.entry.what),
+                           same_what=self.what == self.entry.what)
 
     @property
     def status(self) -> str:
         """pass | fail (same signature) | changed (fails differently) | regression (a fixed entry
-        fails again) | unjudged."""
-        if self.unjudged is not None:
-            return "unjudged"
-        if self.signature is None:
-            return "pass"
-        if self.entry.status == "fixed":
-            return "regression"
-        return "fail" if self.signature == self.entry.signature else "changed"
+        fails again) | unjudged (:func:`fuzzer.engine.decisions.entry_status`)."""
+        from fuzzer.engine.decisions import entry_status
+
+        return entry_status(entry_status=self.entry.status, entry_signature=self.entry.signature, now=self.signature,
+                            unjudged=self.unjudged is not None)
 
 
 @dataclass
@@ -90,6 +97,44 @@ class ReplayContext:
 
 
 @dataclass(frozen=True)
+class Reproducible:
+    """What ``fuzz reproduce FILE`` was given: a corpus ``entry`` of any kind, a reproducer
+    ``document`` (the file a harness writes for a finding too long for one command line; its
+    ``kind`` key names the harness, the parser's when absent), or a raw input ``text`` (which only
+    the parser harness takes: a model output)."""
+
+    path: str
+    kind: str
+    entry: Any = None
+    document: Optional[dict] = None
+    text: Optional[str] = None
+
+    def entry_on(self, reference: Optional[str], what: str = "code") -> tuple:
+        """(the corpus entry to reproduce, the ``what`` to run it on: ``reference``, else the one
+        the entry was found on). A :class:`~strategies.errors.ToolfuzzError` naming the file when
+        it holds no entry of a structured input (a reproducer document, a raw text) or names no
+        ``what`` (``fuzz reproduce`` shows it as one line, exit 2)."""
+        from strategies.errors import ToolfuzzError
+
+        if self.entry is None or (self.kind != "parser" and self.entry.scenario is None):
+            raise ToolfuzzError(f"{self.path}: a {self.kind} finding is reproduced from its corpus entry")
+        reference = reference or self.entry.target
+        if not reference:
+            raise ToolfuzzError(f"{self.path}: names no {what} to run it on; give --target M:A")
+        return self.entry, reference
+
+
+@dataclass
+class Reproduced:
+    """What running a finding's input again showed: the lines to show (what ran, what it did)
+    and whether it still fails. ``problem``: why it could not be run at all (exit 2)."""
+
+    lines: list = field(default_factory=list)
+    failing: bool = False
+    problem: Optional[str] = None
+
+
+@dataclass(frozen=True)
 class Harness:
     kind: str  # Entry.kind
     option: str  # the CLI option naming its reference, e.g. "--executor"
@@ -99,12 +144,18 @@ class Harness:
     #: (items, reference, context) -> None, or why the reference tests nothing at all (a parser
     #: that rejects every valid output): replay must not call that a pass.
     check_alive: Optional[Callable[[list, str, ReplayContext], Optional[str]]] = None
+    #: (given, reference, context) -> Reproduced: run one finding again, in this process where the
+    #: harness can (a debugger, a print in the user's code work as usual). None: the entry is
+    #: replayed (:attr:`replay`) and its verdict now is the answer.
+    reproduce: Optional[Callable[[Reproducible, Optional[str], ReplayContext], Reproduced]] = None
 
 
 HARNESSES: Registry[Harness] = Registry("harness")
 
 
 def register_harness(harness: Harness) -> Harness:
+    """Add ``harness`` to :data:`HARNESSES` under its kind (a kind registered twice raises): its
+    entries are then replayed, gated and reproduced by the generic commands."""
     return HARNESSES.register(harness.kind, harness, module=getattr(harness.replay, "__module__", None))
 
 
@@ -112,7 +163,7 @@ def load_harnesses() -> Registry[Harness]:
     """Import every built-in harness (each registers itself) and return the registry."""
     import importlib
 
-    for module in ("fuzzer.harnesses.parser.harness", "fuzzer.harnesses.executor.harness", "fuzzer.harnesses.agent.harness",
+    for module in ("fuzzer.harnesses.parser.registration", "fuzzer.harnesses.executor.harness", "fuzzer.harnesses.agent.harness",
                    "fuzzer.harnesses.stream.harness"):
         try:
             importlib.import_module(module)
@@ -122,4 +173,5 @@ def load_harnesses() -> Registry[Harness]:
     return HARNESSES
 
 
-__all__ = ["HARNESSES", "Harness", "ReplayContext", "Replayed", "load_harnesses", "register_harness"]
+__all__ = ["HARNESSES", "Harness", "ReplayContext", "Replayed", "Reproduced", "Reproducible", "load_harnesses",
+           "register_harness"]

@@ -180,6 +180,27 @@ class JobResult:
             return TestCase(where, name, PASSED, f"{self.executions:,} {units}, no failures")
         return None
 
+    def summary_lines(self) -> list[str]:
+        """What the console prints when the job ends, read from this result alone (so the console
+        says what the JSON and JUnit files say). A job's or a harness's result overrides it with its
+        own lines; this default says what any job ran and found, so a new harness's campaign prints
+        a summary without writing one."""
+        from fuzzer.engine.text import preview
+
+        lines = [f"{self.executions:,} executions in {self.elapsed_s:.1f} s, {len(self.findings)} distinct "
+                 f"failure(s) [stopped: {self.stop_reason}]"]
+        for number, finding in enumerate(self.findings, 1):
+            report = finding.to_report()
+            lines += ["", f"[{number}] {finding.verdict_name}  {finding.signature.id}  ({finding.title}, "
+                          f"seen {finding.count}x)"]
+            if report.get("reason"):
+                lines.append(f"    why:       {report['reason']}")
+            lines.append(f"    {'minimized:' if finding.is_minimized else 'input:    '} {preview(shown_input(report))}")
+            if report.get("reproduce"):
+                lines.append(f"    reproduce: {report['reproduce']}")
+        lines += [f"note: {note}" for note in self.notes]
+        return lines
+
     def counts(self) -> dict[str, int]:
         """{passed, failed, skipped} over :meth:`test_cases`: the numbers every writer prints."""
         totals = {PASSED: 0, FAILED: 0, SKIPPED: 0}

@@ -61,6 +61,22 @@ class Fault:
 
 
 @dataclass(frozen=True)
+class Limits:
+    """What every spec says of where and how its workers run: their directory, the watchdog's
+    limit per payload, their address-space cap; and, unless a harness decodes its results, that
+    what a worker sends is what the caller receives. A harness's spec subclasses it with its own
+    fields keyword-only (``@dataclass(frozen=True, kw_only=True)``) and adds ``serve``, ``label``
+    and ``fault``."""
+
+    cwd: Optional[str] = None
+    timeout: float = 2.0
+    memory_limit_mb: Optional[int] = 4096
+
+    def decode(self, result: Any) -> Any:
+        return result
+
+
+@dataclass(frozen=True)
 class WorkerSpec:
     """A spec with nothing harness-specific: see the module docstring."""
 
@@ -99,4 +115,4 @@ class ImportTimeout(TargetError):
                          f"({where}does the module wait for something at import time?)")
 
 
-__all__ = ["BATCH_SIZE", "Fault", "ImportTimeout", "LOAD_TIMEOUT", "WorkerSpec", "load_timeout"]
+__all__ = ["BATCH_SIZE", "Fault", "ImportTimeout", "LOAD_TIMEOUT", "Limits", "WorkerSpec", "load_timeout"]

@@ -27,7 +27,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from fuzzer.records.store import Record, storable
+from fuzzer.records.record import Record
+from fuzzer.records.values import storable
 from strategies._internal.sample import json_equal
 
 SAME, FIXED, REGRESSED, CHANGED = "same", "fixed", "regressed", "changed"
@@ -138,17 +139,16 @@ def alike(before: Seen, now: Seen, target: Any) -> bool:
 
 
 def classify(before: Seen, now: Seen, vouched: Optional[list], target: Any) -> str:
-    """same / fixed / regressed / changed (see the module docstring)."""
-    if alike(before, now, target):
-        return SAME
-    then, nowj = judge(before, vouched), judge(now, vouched)
-    if nowj == RIGHT:
-        return SAME if then == RIGHT else FIXED
-    if nowj == WRONG and then != WRONG:
-        if before.kind == RECORDED_ERROR and now.kind == "raised" and vouched is None:
-            return CHANGED  # production raised too: a crash then or a rejection, nobody can tell
-        return REGRESSED
-    return CHANGED
+    """same / fixed / regressed / changed (see the module docstring; the rule is
+    :func:`fuzzer.engine.decisions.change_kind`, the same as ``fuzz diff``'s)."""
+    from fuzzer.engine.decisions import change_kind
+
+    if before.kind == RECORDED_ERROR and now.kind == "raised" and vouched is None and not alike(before, now, target):
+        return CHANGED  # production raised too: a crash then or a rejection, nobody can tell
+    ok = {RIGHT: True, WRONG: False, UNKNOWN: None}
+    kind = change_kind(same=alike(before, now, target), before_ok=ok[judge(before, vouched)],
+                       now_ok=ok[judge(now, vouched)])
+    return REGRESSED if kind == "regression" else kind
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from fuzzer.records.detect import Classifier, record_classes
-from fuzzer.records.store import Record, RecordFilter, RecordStore
+from fuzzer.records.record import Record, RecordFilter
+from fuzzer.records.store import RecordStore
 from strategies._internal.sample import ANOMALY_CLASSES, Sample
 
 #: Format of a seed whose truth is known but whose envelope is whatever the model wrote.

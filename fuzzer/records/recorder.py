@@ -33,7 +33,7 @@ Promises, each tested:
   attribute check; :meth:`Recorder.enable` / :meth:`Recorder.disable` switch at run time.
 * **Never changes behaviour.** Return values and exceptions pass through as the same objects; the
   recorder snapshots what it needs (normalized copies) and everything else happens in a
-  background writer thread (:class:`fuzzer.records.store.BackgroundWriter`).
+  background writer thread (:class:`fuzzer.records.writer.BackgroundWriter`).
 * **Never fails the application.** A failure of the recorder itself — disk full, read-only
   directory, a locked database, an unencodable value — is logged once on the
   ``toolfuzz.records`` logger and the records are dropped; the application never sees it.
@@ -51,21 +51,18 @@ from __future__ import annotations
 import atexit
 import contextvars
 import functools
-import hashlib
-import json
 import logging
 import os
-import sys
 import threading
-import time
-from collections import deque
-from collections.abc import Mapping
-from typing import Any, Callable, Iterable, Optional, Union
+from typing import Any, Callable, Optional, Union
 
+from fuzzer.records.capture import (_Capture, _executor_input, _is_coroutine_function, _Pending, _raw_text,
+                                    error_text, snapshot_calls, source_version, tools_hash)
+from fuzzer.records.playback import _PLAYBACK, Playback, UnrecordedToolCall, playback, rebuild_exception, tool_arguments
 from fuzzer.records.redact import Redactor
-from fuzzer.records.store import BackgroundWriter, EncodedJSON, _orjson, new_record_id, short_repr, storable
+from fuzzer.records.values import storable
+from fuzzer.records.writer import BackgroundWriter
 from fuzzer.engine.calls import InvalidReturn, normalize_calls
-from fuzzer.engine.references import exception_message, exception_name
 
 __all__ = ["Playback", "Recorder", "Turn", "UnrecordedToolCall", "default_recorder", "error_text", "executor",
            "handler", "parser", "playback", "rebuild_exception", "tool", "turn"]
@@ -75,271 +72,7 @@ log = logging.getLogger("toolfuzz.records")
 DEFAULT_DB = "toolfuzz-records.db"
 #: Set by the replay job for its workers (fuzzer.records.replay): recorders there stay off.
 REPLAYING_ENV = "TOOLFUZZ_REPLAYING"
-_ERROR_LIMIT = 500
-_CO_COROUTINE = 0x80  # inspect.CO_COROUTINE (0x100 is CO_ITERABLE_COROUTINE)
 _ON_WORDS = ("1", "true", "yes", "on")
-
-
-def error_text(exc: BaseException) -> str:
-    """``qualified.TypeName: message`` (message cut at 500 characters); never raises."""
-    name, message = exception_name(type(exc)), exception_message(exc, _ERROR_LIMIT)
-    return f"{name}: {message}" if message else name
-
-
-def source_version(fn: Callable) -> Optional[str]:
-    """``sha256:<12 hex>`` of the file defining ``fn`` — the same form as the version
-    ``fuzz replay`` computes for ``--target M:A``, so records and replays name versions alike."""
-    fn = getattr(fn, "__wrapped__", fn)
-    code = getattr(fn, "__code__", None) or getattr(getattr(fn, "__call__", None), "__code__", None)
-    path = getattr(code, "co_filename", None)
-    if not path or not os.path.isfile(path):
-        return None
-    try:
-        with open(path, "rb") as fh:
-            return "sha256:" + hashlib.sha256(fh.read()).hexdigest()[:12]
-    except OSError:
-        return None
-
-
-def tools_hash(tools: Any) -> str:
-    """``sha256:<12 hex>`` of the tool schemas as canonical JSON."""
-    text = json.dumps(storable(tools), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:12]
-
-
-def _is_coroutine_function(fn: Any) -> bool:
-    code = getattr(getattr(fn, "__wrapped__", fn), "__code__", None)
-    return bool(code is not None and code.co_flags & _CO_COROUTINE)
-
-
-# --------------------------------------------------------------------------------------------
-# A record under construction
-
-
-class _Pending:
-    """The record being built for one model output (the turn's, or an implicit one)."""
-
-    __slots__ = ("record_id", "session_id", "trace_id", "started", "raw", "parsed", "parse_status", "parse_error",
-                 "exec_status", "exec_error", "executions", "tool_io", "final_reply", "anomaly_type",
-                 "parser_version", "tools_hash", "parse_ms", "exec_ms", "metadata", "has_parse", "in_executor",
-                 "explicit")
-
-    def __init__(self, session_id: Optional[str], trace_id: Optional[str], tools_hash: Optional[str],
-                 explicit: bool, metadata: Optional[dict] = None):
-        self.record_id = new_record_id()
-        self.session_id, self.trace_id = session_id, trace_id
-        self.started = time.time()
-        self.raw = self.parsed = self.parse_status = self.parse_error = None
-        self.exec_status = self.exec_error = None
-        self.executions: list = []
-        self.tool_io: list = []
-        self.final_reply = self.anomaly_type = self.parser_version = None
-        self.tools_hash = tools_hash
-        self.parse_ms = self.exec_ms = None
-        self.metadata = dict(metadata) if metadata else None
-        self.has_parse = False
-        self.in_executor = 0
-        self.explicit = explicit
-
-    def empty(self) -> bool:
-        return not self.has_parse and not self.executions and not self.tool_io and self.final_reply is None
-
-    def snapshot(self) -> tuple:
-        """The record as it is now, in FIELDS order (lists copied: they keep growing)."""
-        return (self.record_id, self.session_id, self.trace_id, self.started, self.raw, self.parsed,
-                self.parse_status, self.parse_error, self.exec_status, self.exec_error,
-                list(self.executions) if self.executions else None, list(self.tool_io) if self.tool_io else None,
-                self.final_reply, self.anomaly_type, "recorder" if self.anomaly_type else None, self.parser_version,
-                self.tools_hash, self.parse_ms, self.exec_ms, dict(self.metadata) if self.metadata else None,
-                "recorder")
-
-
-class _Capture:
-    """One wrapped call being recorded, as a context manager around it: on entry it joins an
-    executor's record (``enter``, when given) and starts the clock; on exit it leaves that record
-    and hands the call's value or exception, and the time it took, to ``record``. It never
-    suppresses the exception. The record is built here, once, for sync and async wrappers alike."""
-
-    __slots__ = ("record", "enter", "args", "kwargs", "pending", "start", "value")
-
-    def __init__(self, record: Callable, enter: Optional[Callable[[], Optional[_Pending]]], args: tuple,
-                 kwargs: dict):
-        self.record, self.enter, self.args, self.kwargs = record, enter, args, kwargs
-        self.pending: Optional[_Pending] = None
-        self.value: Any = None
-
-    def __enter__(self) -> "_Capture":
-        self.pending = self.enter() if self.enter is not None else None
-        self.start = time.perf_counter()
-        return self
-
-    def __exit__(self, exc_type: Any, exc: Optional[BaseException], tb: Any) -> bool:
-        if self.pending is not None:
-            self.pending.in_executor -= 1
-        self.record(self.args, self.kwargs, None if exc is not None else self.value, exc,
-                    time.perf_counter() - self.start)
-        return False
-
-
-def _raw_text(args: tuple, kwargs: dict, text_arg: Union[int, str, None]) -> Any:
-    """The model output a parser was given: ``text_arg`` (an index or a keyword) when set, else
-    the first string argument (so methods work: ``self`` is skipped), else the first argument
-    as JSON text (a parser of message objects)."""
-    if text_arg is not None:
-        value = kwargs.get(text_arg) if isinstance(text_arg, str) else (
-            args[text_arg] if -len(args) <= text_arg < len(args) else None)
-    else:
-        value = None
-        for a in args:
-            if a.__class__ is str:
-                return a
-        for v in kwargs.values():
-            if v.__class__ is str:
-                return v
-        value = args[0] if args else next(iter(kwargs.values()), None)
-    if value is None or value.__class__ is str:
-        return value
-    if isinstance(value, str):
-        return str.__str__(value)
-    if isinstance(value, (bytes, bytearray)):
-        return bytes(value).decode("utf-8", "surrogateescape")
-    return json.dumps(storable(value), ensure_ascii=False, sort_keys=True)
-
-
-def snapshot_calls(value: Any) -> tuple[Any, bool]:
-    """(the parse result as stored, whether it holds a call). A list of plain ``{"name": str,
-    "arguments": dict}`` — what most parsers return — is snapshot by serializing it (orjson:
-    a fraction of a microsecond, and the writer stores the text as it is); anything else goes
-    through the target contract's :func:`~fuzzer.engine.calls.normalize_calls` (which may raise
-    InvalidReturn)."""
-    if value.__class__ is list and _orjson is not None:
-        for item in value:
-            if (item.__class__ is not dict or len(item) != 2 or item.get("name").__class__ is not str
-                    or item.get("arguments").__class__ is not dict):
-                break
-        else:
-            try:
-                out = _orjson.dumps(value)
-            except (TypeError, _orjson.JSONEncodeError):
-                pass
-            else:
-                if b"null" not in out:  # orjson writes NaN as null: those take the careful path
-                    return EncodedJSON(out, "utf-8"), bool(value)  # decoded straight into the marker type
-    calls = normalize_calls(value)
-    return calls, bool(calls)
-
-
-def _executor_input(args: tuple, kwargs: dict) -> tuple[Any, Optional[dict]]:
-    """(the call an executor was given, its other keyword arguments): the first argument that is
-    a mapping, a list or has a ``name`` (``self`` is skipped), stored as a JSON value."""
-    chosen = None
-    for a in args:
-        if isinstance(a, (Mapping, list, tuple)) or hasattr(a, "name") or hasattr(a, "function"):
-            chosen = a
-            break
-    else:
-        chosen = args[0] if args else None
-    rest = {k: v for k, v in kwargs.items()} or None
-    if chosen is None and kwargs:
-        key = next(iter(kwargs))
-        chosen, rest = kwargs[key], {k: v for k, v in kwargs.items() if k != key} or None
-    try:
-        value = normalize_calls(chosen)
-        call: Any = value[0] if not isinstance(chosen, (list, tuple)) and len(value) == 1 else value
-    except Exception:  # noqa: BLE001 - not a call (InvalidReturn or worse): keep it as it is
-        call = storable(chosen)
-    return call, (storable(rest) if rest else None)
-
-
-# --------------------------------------------------------------------------------------------
-# Playback
-
-
-class UnrecordedToolCall(LookupError):
-    """A tool was called during replay with arguments no record answers."""
-
-
-class RecordedToolError(Exception):
-    """Stands for a recorded tool exception whose type cannot be rebuilt in this process."""
-
-
-def rebuild_exception(error: str) -> BaseException:
-    """The exception a recorded ``"qualified.Type: message"`` describes: the real class when it is
-    a builtin or lives in an already imported module (nothing is imported), else a
-    :class:`RecordedToolError` subclass of the same name."""
-    name, _, message = error.partition(": ")
-    cls: Any = None
-    module_name, _, qualname = name.rpartition(".")
-    if not module_name:
-        import builtins
-
-        cls = getattr(builtins, name, None)
-    elif module_name in sys.modules:
-        cls = sys.modules[module_name]
-        for part in qualname.split("."):
-            cls = getattr(cls, part, None)
-    if isinstance(cls, type) and issubclass(cls, BaseException):
-        try:
-            return cls(message)
-        except Exception:  # noqa: BLE001 - a constructor with other arguments
-            exc = cls.__new__(cls)
-            exc.args = (message,)
-            return exc
-    stand_in = type(name.rpartition(".")[2] or "RecordedToolError", (RecordedToolError,), {})
-    return stand_in(message)
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(storable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-def tool_arguments(args: tuple, kwargs: dict) -> Any:
-    """How a tool's arguments are stored: the keyword arguments, plus ``$args`` for positional ones."""
-    if not args:
-        return storable(kwargs)
-    return dict(storable(kwargs), **{"$args": storable(list(args))})
-
-
-class Playback:
-    """Answers tool calls from recorded ``tool_io`` entries: the same tool with the same arguments
-    gets the recorded answers in recorded order; anything else raises UnrecordedToolCall."""
-
-    def __init__(self, tool_io: Iterable[Mapping]):
-        self._answers: dict[tuple[str, str], deque] = {}
-        self.used = 0
-        for entry in tool_io or ():
-            key = (str(entry.get("tool")), _canonical(entry.get("arguments")))
-            self._answers.setdefault(key, deque()).append(entry)
-
-    def answer(self, tool: str, args: tuple, kwargs: dict) -> Any:
-        arguments = tool_arguments(args, kwargs)
-        queue = self._answers.get((tool, _canonical(arguments)))
-        if not queue:
-            raise UnrecordedToolCall(f"no recorded answer for tool {tool!r} with arguments "
-                                     f"{short_repr(arguments)}")
-        entry = queue.popleft()
-        self.used += 1
-        if entry.get("status") == "error":
-            raise rebuild_exception(str(entry.get("error") or "RecordedToolError"))
-        return entry.get("result")
-
-
-_PLAYBACK: contextvars.ContextVar[Optional[Playback]] = contextvars.ContextVar("toolfuzz_playback", default=None)
-
-
-class playback:
-    """``with playback(record.tool_io): executor(call)`` — tools answer from the record."""
-
-    def __init__(self, tool_io: Iterable[Mapping]):
-        self.player = Playback(tool_io)
-        self._token: Any = None
-
-    def __enter__(self) -> Playback:
-        self._token = _PLAYBACK.set(self.player)
-        return self.player
-
-    def __exit__(self, *exc: object) -> None:
-        _PLAYBACK.reset(self._token)
 
 
 # --------------------------------------------------------------------------------------------
@@ -355,7 +88,7 @@ class Recorder:
     (any shape ``fuzz --tools`` reads), stored once and referenced by hash, so the detectors and
     replay can validate against them; ``session_id``: the default session; ``redactor``: what to
     scrub (default: the built-in rules plus ``TOOLFUZZ_REDACT_*``). The remaining arguments tune
-    the background writer (see :class:`~fuzzer.records.store.BackgroundWriter`).
+    the background writer (see :class:`~fuzzer.records.writer.BackgroundWriter`).
     """
 
     def __init__(self, db: Optional[Union[str, os.PathLike]] = None, *, enabled: Optional[bool] = None,

@@ -3,44 +3,18 @@
 Each writer is an :class:`fuzzer.engine.pipeline.EventHandler` that writes its file atomically when the
 job finishes (``JobFinished``), from the result's own interface (:mod:`fuzzer.engine.results`), so every
 format shows the same counts. Writers are registered in :data:`WRITERS` by option name
-(``--report``, ``--junit``, ...); a subclass of :class:`FileWriter` only says how to render.
+(``--report``, ``--junit``, ...; :mod:`fuzzer.reports.writers`); a subclass of :class:`FileWriter`
+only says how to render. Importing this package registers every built-in writer.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable
+# (in this order: the order of the CLI's report options)
+from fuzzer.reports import json_report as _json_report  # noqa: F401,I001  (registers "report")
+from fuzzer.reports import junit as _junit  # noqa: F401  (registers "junit")
+from fuzzer.reports import sarif as _sarif  # noqa: F401  (registers "sarif")
+from fuzzer.reports import html as _html  # noqa: F401  (registers "html")
+from fuzzer.reports import markdown as _markdown  # noqa: F401  (registers "markdown")
+from fuzzer.reports.writers import WRITERS, FileWriter, writer
 
-from fuzzer.engine.events import Event, JobFinished
-from fuzzer.engine.pipeline import EventHandler
-from strategies.registry import Registry
-
-#: option name (without dashes) -> handler factory ``(path) -> EventHandler``
-WRITERS: Registry[Callable[[str], Any]] = Registry("report writer")
-
-
-def writer(name: str) -> Callable:
-    """Register a report writer class under the CLI option ``--<name>``."""
-    return WRITERS.decorator(name)
-
-
-class FileWriter(EventHandler):
-    """Writes ``render(result)`` (text) to ``path`` atomically when the job finishes."""
-
-    def __init__(self, path: str):
-        self.path = path
-
-    def render(self, result: Any) -> str:
-        raise NotImplementedError
-
-    def handle_event(self, event: Event) -> None:
-        if isinstance(event, JobFinished):
-            from fuzzer.engine.text import write_text_atomic
-
-            write_text_atomic(self.path, self.render(event.result))
-
-
-from fuzzer.reports import json_report as _json_report  # noqa: E402,F401  (registers "report")
-from fuzzer.reports import junit as _junit  # noqa: E402,F401  (registers "junit")
-from fuzzer.reports import sarif as _sarif  # noqa: E402,F401  (registers "sarif")
-from fuzzer.reports import html as _html  # noqa: E402,F401  (registers "html")
-from fuzzer.reports import markdown as _markdown  # noqa: E402,F401  (registers "markdown")
+__all__ = ["FileWriter", "WRITERS", "writer"]

@@ -15,7 +15,7 @@ import html
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.writers import FileWriter, writer
 from fuzzer.reports.common import (Facts, Summary, bounded, calls_diff, describe_verdict, facts_of, failed_cases, pretty_json, printable, summary_of, toolfuzz_version)
 from fuzzer.reports.svg import line_chart, step_chart
 

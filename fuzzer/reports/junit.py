@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.writers import FileWriter, writer
 from fuzzer.engine.results import FAILED, SKIPPED
 
 
@@ -39,5 +39,7 @@ def junit_xml(result: Any, suite: str) -> str:
 
 @writer("junit")
 class JUnitHandler(FileWriter):
+    """``--junit FILE.xml``: one test case per finding or corpus entry (:meth:`JobResult.test_cases`)."""
+
     def render(self, result: Any) -> str:
         return junit_xml(result, f"toolfuzz {result.job}")

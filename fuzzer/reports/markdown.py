@@ -17,7 +17,7 @@ from typing import Any, Optional
 
 from fuzzer.engine.events import Event, JobFinished
 from fuzzer.engine.pipeline import EventHandler
-from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.writers import FileWriter, writer
 from fuzzer.reports.common import (Facts, Summary, bounded, calls_diff, facts_of, failed_cases, printable, summary_of)
 
 INPUT_LIMIT = 1_000

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Optional
 
-from fuzzer.reports import FileWriter, writer
+from fuzzer.reports.writers import FileWriter, writer
 from fuzzer.reports.common import (Facts, bounded, defined_names, describe_verdict, facts_of, failed_cases, summary_of, target_source, toolfuzz_version)
 
 SARIF_VERSION = "2.1.0"

@@ -533,8 +533,15 @@ def _parse_mistral(text: str, start: int) -> tuple:
         value, end = _decode_at(text, i)
         if not isinstance(value, list):
             raise ValueError("[TOOL_CALLS] must be followed by a JSON list of calls")
-        return [_plain_call(item) for item in value], end
+        return [_plain_call(_without_id(item)) for item in value], end
     return _repeated(text, start, "[TOOL_CALLS]", _one_mistral_v11)
+
+
+def _without_id(item: Any) -> Any:
+    """A v3 call object without the ``"id"`` (a string) Mistral's chat template writes last."""
+    if isinstance(item, dict) and isinstance(item.get("id"), str) and set(item) - {"id"}:
+        return {key: value for key, value in item.items() if key != "id"}
+    return item
 
 
 def _one_mistral_v11(text: str, i: int) -> tuple:

@@ -5,12 +5,14 @@
 shape is the one a correct streaming parser needs (the shape vLLM's declarative streaming parser
 engine moves to: a token scanner and an incremental lexer):
 
-* ``<think>...</think>`` (and ``<thinking>``) is reasoning (a call written there is not a call);
+* ``<think>...</think>`` (and ``<thinking>``, ``<reasoning>``) is reasoning (a call written there
+  is not a call);
 * outside a call, text goes out as content at once, except a tail that could still become
   ``<tool_call>`` (at most its length) and a run of whitespace, sent once prose follows it
   (whitespace alone between two calls is the envelope's layout, not content);
 * inside a call, a small JSON lexer tracks strings, escapes and depth, so ``</tool_call>`` inside
-  an argument is text; the call starts (index, id, name) once its name is complete, and the
+  an argument is text; the call starts (index, id, name) once its name is complete (the body's
+  first ``"name"``: what follows the object is not read as another), and the
   arguments are streamed as their raw text, so what was sent is always a prefix of what follows;
 * ``finish()`` releases the held-back text (whitespace that ends the output is layout); a call that never closed is left as it is (its
   arguments incomplete: no complete-looking call out of a cut stream).
@@ -27,7 +29,7 @@ from fuzzer.harnesses.stream.contract import ArgumentsDelta, CallEnd, CallStart,
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
 #: Reasoning openers and their closers.
-THINKING = {"<think>": "</think>", "<thinking>": "</thinking>"}
+THINKING = {"<think>": "</think>", "<thinking>": "</thinking>", "<reasoning>": "</reasoning>"}
 
 
 class ReferenceHermesParser:
@@ -126,7 +128,7 @@ class ReferenceHermesParser:
                     self.in_string = False
                     if self.depth == 1:
                         raw = body[self.string_start:i + 1]
-                        if self.expect_value and self.value_key == "name":
+                        if self.expect_value and self.value_key == "name" and self.name is None:
                             self.name = _decode(raw)
                             self.expect_value = False
                         else:
@@ -162,8 +164,8 @@ class ReferenceHermesParser:
         return False
 
     def _stream(self, out: list) -> None:
-        if self.name is None:
-            return
+        if not self.name:
+            return  # no call without a name (the first "name" of the body; an empty one names nothing)
         if not self.started:
             out.append(CallStart(index=self.index, name=self.name, id=f"call_{self.index}"))
             self.started = True

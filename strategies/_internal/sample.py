@@ -63,6 +63,12 @@ for _cls in (
     ANOMALY_CLASSES.register(_cls.name, _cls, module=__name__)
 
 
+#: Where a format that is not built in came from, by format name: a chat template's file and hash
+#: (filled when one is registered), stored with each recipe in that format so a corpus entry can
+#: find the template again.
+FORMAT_ORIGINS: dict = {}
+
+
 @dataclass(slots=True)
 class Recipe:
     """Everything needed to regenerate a sample: replay ``choices`` through :func:`build_sample`."""
@@ -87,6 +93,9 @@ class Recipe:
             data["reasoning"] = self.reasoning
         if self.calls is not None:
             data["calls"] = self.calls
+        origin = FORMAT_ORIGINS.get(self.format)
+        if origin is not None:  # a chat template's format: where to find the template again
+            data["format_origin"] = origin
         return data
 
     @classmethod

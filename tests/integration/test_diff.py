@@ -289,7 +289,7 @@ def test_a_refactor_that_moves_the_rejection_into_a_helper_changes_nothing(tmp_p
 def test_two_crashes_of_one_type_at_different_sites_print_differently():
     """A CHANGED entry whose sides crash with the same exception type must show what differs:
     the innermost frame of each side."""
-    from fuzzer.cli.diff_cmd import _side_line
+    from fuzzer.engine.jobs.diff import _side_line
     from fuzzer.engine.jobs.diff import Side, classify
 
     old = Side(Outcome(kind="raised", exception="RecursionError", frames=(("myp.py", "parse"), ("myp.py", "_load"))),

@@ -16,7 +16,9 @@ from pathlib import Path
 from fuzzer.harnesses.parser.outcome import TargetSpec
 from fuzzer.isolation import WorkerPool
 from fuzzer.records.inject import seed_samples
-from fuzzer.records.store import BackgroundWriter, RecordStore, new_record_id
+from fuzzer.records.record import new_record_id
+from fuzzer.records.store import RecordStore
+from fuzzer.records.writer import BackgroundWriter
 from tests.conftest import cli_env
 from tests.unit.test_records_inject import REGISTRY, db  # noqa: F401 - db is a fixture
 from tests.unit.test_records_store import _record

@@ -13,7 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Union
 
-from fuzzer.records.store import JSON_FIELDS, TEXT_FIELDS, RecordsError, _JSON_INDEX, _TEXT_INDEX, dumps_json
+from fuzzer.records.record import JSON_FIELDS, TEXT_FIELDS, RecordsError
+from fuzzer.records.store import _JSON_INDEX, _TEXT_INDEX
+from fuzzer.records.values import dumps_json
 
 MARKER = "[REDACTED]"
 #: What an e-mail address becomes: still an address (``.invalid`` is reserved, RFC 2606).

@@ -18,7 +18,7 @@ from fuzzer.targets import agent_naive, agent_state_machine
 from strategies._internal.tools import builtin_registry
 
 REGISTRY = builtin_registry()
-VERDICTS = ["nontermination", "duplicate_execution", "result_not_fed_back", "unvalidated_execution",
+VERDICTS = ["nontermination", "duplicate_execution", "result_not_fed_back", "unvalidated_execution", "premature_execution",
             "truncated_execution", "converged_loop", "lost_reply", "crash", "hang", "chain_break"]
 
 

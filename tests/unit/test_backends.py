@@ -376,10 +376,10 @@ def test_workers_auto_is_one_per_cpu_of_wherever_the_back_end_runs():
 
 def test_the_gates_campaign_runs_on_the_back_end_it_was_given():
     from fuzzer.backends.ray import RayPool
-    from fuzzer.engine.harness import ReplayContext
-    from fuzzer.harnesses.parser.harness import _campaign_job
+    from fuzzer.engine.harness import ReplayContext, load_harnesses
     from strategies._internal.tools import builtin_registry
 
+    _campaign_job = load_harnesses()["parser"].campaign_job
     context = ReplayContext(registry=builtin_registry(), workers=2, max_examples=100,
                             extra={"tools": ["get_weather"], "backend": "ray", "ray_address": "10.0.0.1:6379"})
     job = _campaign_job("fuzzer.targets.naive:parse", context)
@@ -390,12 +390,14 @@ def test_the_gates_campaign_runs_on_the_back_end_it_was_given():
 # --------------------------------------------------------------------------- every harness on the back end
 
 EXECUTOR, AGENT = "fuzzer.targets.executor_naive:make_executor", "fuzzer.targets.agent_naive:run"
+STREAM = "fuzzer.targets.stream_naive:make_parser"
 
 
 @pytest.mark.parametrize("command", [
     ["executor", "--executor", EXECUTOR, "--backend", "ray"],
     ["agent", "--agent", AGENT, "--backend", "ray"],
-], ids=["executor", "agent"])
+    ["stream", "--parser", STREAM, "--backend", "ray"],
+], ids=["executor", "agent", "stream"])
 def test_executor_and_agent_without_ray_are_one_line_and_exit_2(runner, no_ray, command):
     result = runner(*command)
     assert result.code == 2, result
@@ -403,8 +405,8 @@ def test_executor_and_agent_without_ray_are_one_line_and_exit_2(runner, no_ray, 
                                      "pip install 'toolfuzz[ray]'"), result
 
 
-@pytest.mark.parametrize("command", [["executor", "--executor", EXECUTOR], ["agent", "--agent", AGENT]],
-                         ids=["executor", "agent"])
+@pytest.mark.parametrize("command", [["executor", "--executor", EXECUTOR], ["agent", "--agent", AGENT],
+                                     ["stream", "--parser", STREAM]], ids=["executor", "agent", "stream"])
 def test_executor_and_agent_ray_address_without_ray_backend_is_one_line_and_exit_2(runner, command):
     result = runner(*command, "--ray-address", "10.0.0.1:6379")
     assert result.code == 2, result
@@ -496,3 +498,51 @@ def test_findings_are_confirmed_and_shrunk_in_a_local_pool_whatever_back_end_run
     settle = job._settle_pool()
     assert type(settle) is WorkerPool and started == [settle]
     assert settle.spec is job.pool.spec and settle.workers == 1 and settle.load_timeout == job.pool.load_timeout
+
+
+# --------------------------------------------------------------------------- the stream harness on the back end
+
+def test_a_stream_run_and_the_gates_stream_campaign_run_on_the_back_end_they_were_given(monkeypatch):
+    """`fuzz stream --backend ray` and `fuzz gate --stream-parser ... --backend ray`: the rounds on
+    Ray actors; findings confirmed and shrunk in a local pool of one worker of the same spec."""
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.cli.options import Workers
+    from fuzzer.engine.harness import ReplayContext
+    from fuzzer.harnesses.stream.harness import gate_campaign
+    from fuzzer.harnesses.stream.job import StreamCampaign, StreamSettings
+    from fuzzer.harnesses.stream.worker import Settings
+    from fuzzer.isolation import WorkerPool
+    from strategies._internal.tools import builtin_registry
+
+    started: list = []
+    monkeypatch.setattr(RayPool, "start", lambda self: started.append(self))
+    monkeypatch.setattr(WorkerPool, "start", lambda self: started.append(self))
+    settings = StreamSettings(target=Settings(parser=STREAM), budget_s=30.0, workers=2, backend="ray",
+                              ray_address="10.0.0.1:6379")
+    job = StreamCampaign(settings, registry=builtin_registry())
+    assert isinstance(job.pool, RayPool) and not job.pool.started
+    assert (job.pool.address, job.pool.requested) == ("10.0.0.1:6379", 2)
+    assert job.pool.spec.settings.parser == STREAM and job.pool.load_timeout == settings.spec().load_timeout
+    settle = job._settle_pool()
+    assert type(settle) is WorkerPool and started == [settle]
+    assert settle.spec is job.pool.spec and settle.workers == 1 and settle.load_timeout == job.pool.load_timeout
+
+    context = ReplayContext(registry=builtin_registry(), workers=Workers().convert("auto", None, None),
+                            max_examples=100, extra={"stream_parser": STREAM, "backend": "ray",
+                                                     "ray_address": "10.0.0.1:6379"})
+    gate = gate_campaign(None, context)
+    assert isinstance(gate.pool, RayPool) and not gate.pool.started
+    assert (gate.pool.address, gate.pool.requested) == ("10.0.0.1:6379", None)  # auto: the cluster's CPUs
+    assert gate.pool.spec.settings.parser == STREAM
+    local = gate_campaign(None, ReplayContext(registry=builtin_registry(), workers=2, max_examples=100,
+                                              extra={"stream_parser": STREAM}))
+    assert type(local.pool) is WorkerPool and local.pool.workers == 2
+
+
+def test_stream_diff_on_another_back_end_is_one_line_and_exit_2(runner):
+    result = runner("stream", "--parser", STREAM, "--diff", "fuzzer.targets.stream_reference:make_parser",
+                    "--backend", "ray")
+    assert result.code == 2, result
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: Invalid value for '--backend': ray is not used with --diff (the diff streams into "
+                           "both versions on this machine's workers); drop --backend"), result

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fuzzer.cli import FuzzGroup, main, options
-from fuzzer.cli.config_cmd import apply_config, config_note, tool_overrides
+from fuzzer.cli.config_file import apply_config, config_note, tool_overrides
 from fuzzer.config import SETTINGS, ConfigFileError, find_config, ignored_signatures, load_config
 
 

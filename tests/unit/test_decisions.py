@@ -9,7 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from corpus.store import Entry
-from fuzzer.engine.decisions import campaign_exit_code, decide_gate, replay_exit_code
+from fuzzer.engine.decisions import (GateDecision, campaign_exit_code, change_kind, corpus_maintenance_exit_code,
+                                     corpus_write_exit_code, decide_gate, entry_status, gate_exit_code,
+                                     minimize_exit_code, record_blocks, records_replay_exit_code, replay_exit_code,
+                                     reproduce_exit_code)
 from fuzzer.engine.harness import Replayed
 
 
@@ -224,3 +227,74 @@ def test_only_a_raised_exception_can_move_never_a_hang_a_death_or_a_kind_of_dama
     unrelated = SimpleNamespace(signature=think, verdict_name="corruption", match_id="corruption-0123456789ab")
     d = decide_gate([still], [unrelated], {split.id: open_entry})
     assert d.blocked and d.new == (unrelated,) and not d.moved
+
+
+# -- one rule for every "what changed" ------------------------------------------------------------
+
+judgments = st.sampled_from([True, False, None])
+
+
+@given(st.booleans(), judgments, judgments)
+def test_a_fix_is_never_a_regression_and_an_unjudgeable_change_never_a_fix(same, before_ok, now_ok):
+    kind = change_kind(same=same, before_ok=before_ok, now_ok=now_ok)
+    assert kind in ("same", "fixed", "regression", "changed")
+    assert (kind == "same") == same
+    if now_ok is True:
+        assert kind != "regression"
+    if now_ok is None:
+        assert kind in ("same", "changed")
+    if kind == "fixed":
+        assert now_ok is True and before_ok is not True
+    if kind == "regression":
+        assert now_ok is False and before_ok is not False
+
+
+@given(st.lists(st.sampled_from(["crash-a", "hang-b", "breaker_violation-c"]), max_size=3),
+       st.lists(st.sampled_from(["crash-a", "hang-b", "breaker_violation-c"]), max_size=3))
+def test_the_executor_diff_classifies_by_the_same_rule(old, new):
+    from fuzzer.harnesses.executor.harness import classify
+
+    expected = ("same" if set(old) == set(new) else "fixed" if not new else "regression" if not old
+                else "changed")
+    assert classify(old, new) == expected
+
+
+@pytest.mark.parametrize("status, signature, now, unjudged, expected", [
+    ("open", "crash-a", None, False, "pass"),
+    ("open", "crash-a", "crash-a", False, "fail"),
+    ("open", "crash-a", "crash-b", False, "changed"),
+    ("fixed", "crash-a", "crash-b", False, "regression"),
+    ("fixed", "crash-a", None, True, "unjudged"),
+])
+def test_a_replayed_entry_s_status(status, signature, now, unjudged, expected):
+    assert entry_status(entry_status=status, entry_signature=signature, now=now, unjudged=unjudged) == expected
+
+
+@pytest.mark.parametrize("code, expected", [
+    (lambda: reproduce_exit_code(failing=True), 1),
+    (lambda: reproduce_exit_code(failing=False), 0),
+    (lambda: reproduce_exit_code(failing=False, interrupted=True), 130),
+    (lambda: reproduce_exit_code(failing=True, problem="a binary file"), 2),
+    (lambda: corpus_maintenance_exit_code(), 0),
+    (lambda: corpus_maintenance_exit_code(unsaved="read-only"), 2),
+    (lambda: corpus_write_exit_code(regressions=0, nothing_tested="no records"), 2),
+    (lambda: corpus_write_exit_code(regressions=1), 1),
+    (lambda: gate_exit_code(GateDecision(), interrupted=True), 130),
+    (lambda: gate_exit_code(GateDecision(new=("x",)), interrupted=True), 1),
+    (lambda: gate_exit_code(GateDecision()), 0),
+    (lambda: minimize_exit_code(fails=False), 1),
+    (lambda: minimize_exit_code(fails=True), 0),
+    (lambda: records_replay_exit_code(blocking=0, judged=0), 1),
+    (lambda: records_replay_exit_code(blocking=0, judged=5, interrupted=True), 130),
+    (lambda: records_replay_exit_code(blocking=2, judged=5, interrupted=True), 1),
+], ids=lambda v: "" if callable(v) else str(v))
+def test_exit_statuses(code, expected):
+    assert code() == expected
+
+
+@pytest.mark.parametrize("kind, baseline, compared, blocks", [
+    ("fixed", None, False, False), ("regressed", None, False, True), ("changed", None, False, True),
+    ("regressed", "fixed", True, False), ("fixed", "regressed", True, True), ("changed", "changed", True, False),
+])
+def test_which_replayed_records_block(kind, baseline, compared, blocks):
+    assert record_blocks(kind=kind, baseline=baseline, baseline_compared=compared) is blocks

@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fuzzer.engine.harness import ReplayContext
 from fuzzer.engine.jobs.diff import DiffJob
 from fuzzer.engine.pipeline import run_job
 from fuzzer.engine.relative import TargetModule
@@ -94,8 +95,8 @@ class InProcessPool:
 
 def _diff(old: Callable, new: Callable, old_label: str, new_label: str, examples: int = 600,
           anomalies: Any = None) -> Any:
-    job = DiffJob(builtin_registry(), old_pool=InProcessPool(old), new_pool=InProcessPool(new),
-                  old_label=old_label, new_label=new_label, tools=["get_weather"], seed=1, budget_s=None,
+    job = DiffJob(builtin_registry(), old=old_label, new=new_label, context=ReplayContext(),
+                  pools=(InProcessPool(old), InProcessPool(new)), tools=["get_weather"], seed=1, budget_s=None,
                   max_samples=examples, anomalies=anomalies)
     final = run_job(job)
     return final.result, final.exit_code

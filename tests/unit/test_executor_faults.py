@@ -10,7 +10,7 @@ import requests
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fuzzer.harnesses.executor import faults
+from fuzzer.harnesses.executor import faults, http
 from fuzzer.harnesses.executor.faults import FAULTS, Fault, FaultError, make
 from fuzzer.harnesses.executor.schedule import PATTERNS, FaultMenu, Schedule, draw_schedule
 from strategies._internal.source import RandomSource
@@ -71,19 +71,19 @@ def test_retry_after_as_an_http_date_gives_the_exact_wait_from_that_instant():
     ("httpx", httpx.TimeoutException, httpx.HTTPStatusError),
 ])
 def test_failures_are_the_exceptions_each_library_raises(via, timeout_type, status_type):
-    assert isinstance(faults.failure_for(make("timeout", via=via, after=5), "get_weather", 0.0), timeout_type)
-    error = faults.failure_for(make("http_429", via=via, retry_after=7, form="seconds"), "get_weather", 0.0)
+    assert isinstance(http.failure_for(make("timeout", via=via, after=5), "get_weather", 0.0), timeout_type)
+    error = http.failure_for(make("http_429", via=via, retry_after=7, form="seconds"), "get_weather", 0.0)
     assert isinstance(error, status_type)
     assert error.response.status_code == 429
     assert error.response.headers["Retry-After"] == "7"
-    refused = faults.failure_for(make("connection_refused", via=via), "get_weather", 0.0)
+    refused = http.failure_for(make("connection_refused", via=via), "get_weather", 0.0)
     assert isinstance(refused, (ConnectionRefusedError, requests.exceptions.ConnectionError, httpx.ConnectError))
 
 
 def test_a_secret_error_carries_its_canary_in_the_message():
     canary = faults.canary_secret(3)
     for via in faults.FLAVORS:
-        error = faults.failure_for(make("secret_error", via=via, canary=canary), "send_email", 0.0)
+        error = http.failure_for(make("secret_error", via=via, canary=canary), "send_email", 0.0)
         assert canary in str(error)
         assert error.response.status_code == 401
 

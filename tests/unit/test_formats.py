@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from strategies._internal.formats import (CHATTER_AFTER, CHATTER_BEFORE, FORMATS, LAYOUTS, THOUGHTS, USUAL, Layout,
-                                          Style, Unrepresentable, layouts_for, render)
+                                          Style, Unrepresentable, layouts_for, payload_spans, render)
 from strategies._internal.formats.layouts import DIMENSIONS, draw_layout
 from strategies._internal.source import HypothesisSource, RandomSource, ReplaySource
 from strategies.errors import ToolfuzzError, UnknownName
@@ -203,6 +203,8 @@ def _denoted_by_piece(name: str, document):
     if name == "mcp":
         assert all(r["jsonrpc"] == "2.0" and r["method"] == "tools/call" for r in items)
         return [r["params"] for r in items]
+    if name == "mistral":  # Mistral's v3 chat template ends each call object with a 9-character id
+        assert all(re.fullmatch(r"[A-Za-z0-9]{9}", c.pop("id", "a" * 9)) for c in items)
     if name in ("llama3", "llama_json", "llama3:json"):
         assert name != "llama_json" or all(c.pop("type") == "function" for c in items)
         return [{"name": c["name"], "arguments": c["parameters"]} for c in items]
@@ -242,6 +244,8 @@ def test_json_pieces_are_documents_and_args_end_is_exact(name, calls, seed, chat
                 assert denoted == [calls[piece.call_index]] or (len(calls) == 1 and denoted == calls)
             seen += denoted
         tail = piece.text[piece.args_end:]
+        if name == "mistral":  # only the last call's id follows its arguments
+            tail = re.sub(r'^,\s*"id":\s*"[A-Za-z0-9]{9}"', "", tail)
         assert set(tail) <= set(" \r\n,}]")
         assert sum(tail.count(c) for c in "}]") == _closers(name, document, denoted)
         assert piece.text[:piece.args_end][-1:] in ('"', "}", "]", "e", "l") or piece.text[:piece.args_end][-1].isdigit()
@@ -325,7 +329,8 @@ def test_style_dump_replaces_the_payload_serializer(name):
     assert payloads and all(",}" in p.text for p in payloads)
     for piece in payloads:
         assert piece.text[:piece.args_end][-1] in '"}'
-        assert piece.text[piece.args_end:].strip(",}] \n") == ""
+        # after the last call's name and arguments: closers, and the call id Mistral's v3 template writes
+        assert re.sub(r'"id": "[A-Za-z0-9]{9}"', "", piece.text[piece.args_end:]).strip(",}] \n") == ""
     if name == "openai":  # the arguments strings keep the normal dumper: not double-mangled
         inner = payloads[0].text.split('"arguments": ')[1].split(',}')[0]
         assert json.loads(json.loads(inner)) == WEATHER["arguments"]
@@ -510,3 +515,18 @@ def test_equal_drawn_layouts_are_one_object():
     first = draw_layout(ReplaySource((1, 2, 1, 0, 0, 1)), frozenset({"json", "key_order"}))
     again = draw_layout(ReplaySource((1, 2, 1, 0, 0, 1)), frozenset({"json", "key_order"}))
     assert first is again and first != USUAL
+
+
+def test_mistral_v3_call_ids_as_its_chat_template_writes_them_keep_args_end_inside_the_arguments():
+    """Mistral's v3 chat template ends each call object with a 9-character id
+    (tests/unit/test_chat_templates.py renders the template itself): cutting before ``args_end``
+    still loses argument content, cutting after it only the id."""
+    calls = [{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"zone": "CET"}}]
+    rendered = render("mistral", calls, ReplaySource((1,)), chatter=False, layout=USUAL)
+    assert rendered.text == ('[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}, "id": "hmkDERz5G"}, '
+                             '{"name": "get_time", "arguments": {"zone": "CET"}, "id": "hmkDERz5G"}]')
+    (start, args_end), = payload_spans(rendered)
+    payload = rendered.text[start:]
+    assert payload[:args_end].endswith('{"zone": "CET"}') and payload[args_end:] == ', "id": "hmkDERz5G"}]'
+    assert render("mistral", calls, ReplaySource(()), chatter=False, layout=USUAL).text == \
+        '[TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Paris"}}, {"name": "get_time", "arguments": {"zone": "CET"}}]'

@@ -356,7 +356,8 @@ def test_missing_closing_brace_drops_only_closers_after_the_arguments():
         # re-adding the dropped closers restores a document denoting the same calls
         for suffix in ("}]", "]"):
             try:
-                assert json.loads(m.text[len("[TOOL_CALLS]"):] + suffix) == HAND_CALLS
+                read = json.loads(m.text[len("[TOOL_CALLS]"):] + suffix)  # (less the ids Mistral's template writes)
+                assert [{k: v for k, v in c.items() if k != "id"} for c in read] == HAND_CALLS
                 break
             except ValueError:
                 continue

@@ -225,3 +225,23 @@ def test_the_readme_example_runs_against_the_bundled_reference_parser():
     assert len(tests) >= 3
     for test in tests:
         settings(max_examples=25, deadline=None)(test)()
+
+
+def test_the_fuzzer_facade_exports_every_name_in_all_from_the_module_that_defines_it():
+    """``from fuzzer import GateJob, run_job, Harness, ...``: what a program uses without the CLI."""
+    import fuzzer
+
+    assert fuzzer.__all__ == sorted(fuzzer.__all__) and len(fuzzer.__all__) == len(set(fuzzer.__all__))
+    for name in fuzzer.__all__:
+        obj = getattr(fuzzer, name)
+        if name in fuzzer._MODULES:
+            assert inspect.ismodule(obj) and obj.__name__ == fuzzer._MODULES[name]
+            continue
+        assert obj is getattr(importlib.import_module(fuzzer._EXPORTS[name]), name), name
+        if inspect.isclass(obj) or inspect.isfunction(obj):
+            assert (obj.__doc__ or "").strip(), f"{name} has no docstring"
+    assert {"run_job", "CampaignJob", "GateJob", "ReplayJob", "ReproduceJob", "CorpusWriter", "Harness",
+            "register_harness", "Subject", "VERDICTS", "recorder"} <= set(fuzzer.__all__)
+    assert set(fuzzer.__all__) <= set(dir(fuzzer))
+    with pytest.raises(AttributeError):
+        fuzzer.no_such_name

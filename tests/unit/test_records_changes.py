@@ -9,13 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzer.cli.records_cmds import replay_summary_lines
+from fuzzer.records.replay_summary import replay_summary_lines
 from fuzzer.harnesses.parser.outcome import Outcome
 from fuzzer.records import changes
 from fuzzer.records.changes import CHANGED, FIXED, REGRESSED, SAME, Seen
-from fuzzer.records.replay import (RecordReplay, RecordsReplayResult, baseline_document, blocks, compare_parse,
-                                   compare_with_baseline, records_replay_exit_code)
-from fuzzer.records.store import Record
+from fuzzer.records.baseline import baseline_document, compare_with_baseline
+from fuzzer.records.replay_results import (RecordReplay, RecordsReplayResult, blocks, compare_parse,
+                                           records_replay_exit_code)
+from fuzzer.records.record import Record
 from fuzzer.engine.relative import TargetModule
 
 PARIS = {"name": "get_weather", "arguments": {"city": "Paris"}}

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzzer.records import detect
+from fuzzer.records import detect, detectors, scan
 from fuzzer.records.detect import DETECTORS, Classifier, classify, in_pool, pool, record_classes
-from fuzzer.records.store import Record, RecordStore, new_record_id
+from fuzzer.records.record import Record, new_record_id
+from fuzzer.records.store import RecordStore
 from strategies._internal.formats import FORMATS, render
 from strategies._internal.sample import ANOMALY_CLASSES
 from strategies._internal.source import RandomSource
@@ -112,14 +113,14 @@ def test_clean_outputs_of_every_format_show_no_anomaly(fmt, seed, multi, chatter
 def test_detectors_never_raise_on_any_text(text):
     for tags in (classify(_record(text), REGISTRY), classify(_record(text, "ok", [{"name": "x", "arguments": {}}]))):
         assert all(cls in ANOMALY_CLASSES for _, cls, _ in tags)
-    detect.repair(text)
+    scan.repair(text)
 
 
 def test_a_detector_name_cannot_be_registered_twice():
     with pytest.raises(DuplicateName):
-        detect.detector("trailing_comma", "malformed_json", "text")(lambda ev: None)
+        detectors.detector("trailing_comma", "malformed_json", "text")(lambda ev: None)
     with pytest.raises(ValueError, match="not an anomaly class"):
-        detect.detector("new_one", "made_up_class", "text")
+        detectors.detector("new_one", "made_up_class", "text")
 
 
 def test_failed_records_no_detector_explains_go_to_the_pool_and_labels_stay(tmp_path: Path,
@@ -139,7 +140,7 @@ def test_failed_records_no_detector_explains_go_to_the_pool_and_labels_stay(tmp_
         assert by_id[yaml_like.record_id].anomaly_type == "unknown"
 
         store.add_label(yaml_like.record_id, "envelope_error", note="YAML instead of JSON", reviewer="ann")
-        monkeypatch.setattr(detect, "DETECTORS_REVISION", detect.DETECTORS_REVISION + 1)
+        monkeypatch.setattr(detectors, "DETECTORS_REVISION", detectors.DETECTORS_REVISION + 1)
         assert Classifier(store).run() == 4  # a new detector version classifies everything again
         labeled = store.get(yaml_like.record_id)
         assert labeled.labels == [{"label": "envelope_error", "note": "YAML instead of JSON", "reviewer": "ann",

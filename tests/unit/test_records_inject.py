@@ -13,7 +13,8 @@ from fuzzer.harnesses.parser import schedule
 from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from fuzzer.records.inject import (RECORDED_FORMAT, class_weights, fuzz_seeds, mutated_seeds, seed_samples,
                                    text_mutations)
-from fuzzer.records.store import Record, RecordStore, new_record_id
+from fuzzer.records.record import Record, new_record_id
+from fuzzer.records.store import RecordStore
 from fuzzer.targets import records_app
 from fuzzer.targets.records_app import TOOLS
 from strategies._internal.mutations import OPERATORS

@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 
 from fuzzer.records.recorder import Recorder
 from fuzzer.records.redact import EMAIL_MARKER, Redactor, parse_path
-from fuzzer.records.store import JSON_FIELDS, RecordStore, RecordsError
+from fuzzer.records.record import JSON_FIELDS, RecordsError
+from fuzzer.records.store import RecordStore
 
 
 @pytest.mark.parametrize("text, secret, kind", [

@@ -16,7 +16,8 @@ import json
 from hypothesis import example, given, settings, strategies as st
 
 from fuzzer.records import redact
-from fuzzer.records.store import FIELDS, dumps_json
+from fuzzer.records.record import FIELDS
+from fuzzer.records.values import dumps_json
 from tests.unit import redact_reference as reference
 
 _ALNUM = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

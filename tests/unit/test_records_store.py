@@ -14,8 +14,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fuzzer.records import store as store_module
-from fuzzer.records.store import (BackgroundWriter, Record, RecordFilter, RecordStore, RecordsError, dumps_json,
-                                  new_record_id, parse_since, schema_version, storable, storage_row)
+from fuzzer.records.record import Record, RecordFilter, RecordsError, new_record_id
+from fuzzer.records.store import RecordStore, schema_version, storage_row
+from fuzzer.records.values import dumps_json, parse_since, storable
+from fuzzer.records.writer import BackgroundWriter
 
 
 def _record(**fields) -> Record:

@@ -192,7 +192,7 @@ def _finding(verdict: str):
 
 def test_a_slow_finding_shows_no_unrelated_exception():
     # the ValueError its short input was rejected with said nothing about what is slow
-    from fuzzer.cli.render import finding_lines
+    from fuzzer.harnesses.parser.render import finding_lines
 
     slow = _finding("slow")
     assert slow.exception is None and slow.to_report()["exception"] is None

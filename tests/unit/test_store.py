@@ -116,6 +116,8 @@ def _with(**changes) -> dict:
     (_with(exception=5), "exception"),
     (_with(truth_known=1), "truth_known"),
     (_with(truth_known=None), "truth_known"),
+    (_with(kind="Number Parser"), "kind"),
+    (_with(kind=""), "kind"),
 ], ids=lambda v: v if isinstance(v, str) else "")
 def test_from_json_names_the_missing_or_bad_field(data, field):
     with pytest.raises(CorpusFormatError, match=field):
@@ -129,6 +131,16 @@ def test_optional_fields_may_be_absent_or_null():
     entry = Entry.from_json(data)
     assert entry.tool is None and entry.recipe is None and entry.level == "validate"
     assert entry.truth_known is True
+
+
+def test_an_entry_of_a_harness_registered_by_a_plugin_is_read_and_kept(tmp_path):
+    """The corpus knows no harness: an entry's kind names one (a plugin's too), and an entry whose
+    harness this toolfuzz lacks is still read and listed (replay calls it unjudged), never skipped."""
+    store = CorpusStore(tmp_path)
+    entry = make_entry(kind="number", scenario={"truth": -5})
+    assert store.put(entry) == "added"
+    (path, read), = store.entries()
+    assert not store.problems and read.kind == "number" and read.scenario == {"truth": -5}
 
 
 # --- keep the smallest --------------------------------------------------------------------------

@@ -261,3 +261,46 @@ def test_the_naive_parser_shows_six_distinct_bugs_each_on_a_small_output_with_fe
         if len(case.text) <= 120 and len(cuts) <= 3:
             small[sig] = (case.text, cuts)
     assert len(small) >= 6, sorted(found)
+
+
+CONTENT_VERDICTS = {"corruption", "content_whitespace", "held_back"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(expected=st.text(alphabet=" \nab<", max_size=12), streamed=st.text(alphabet=" \nab<", max_size=12),
+       pieces=st.integers(1, 3))
+def test_a_content_difference_is_exactly_one_finding_and_the_same_content_none(expected, streamed, pieces):
+    """The content oracles (corruption, content_whitespace, held_back) share one reading of how
+    the streamed content differs from the truth's: a difference is one of them, never two or
+    none, and the same content is none of them (a stream without calls or markers)."""
+    from fuzzer.harnesses.stream.checks import Run, StreamCase
+
+    size = -(-len(streamed) // pieces) or 1
+    steps = [[("text", streamed[i:i + size])] for i in range(0, len(streamed), size)] or [[]]
+    case = StreamCase(text=expected, cuts=(), truth=[], content=expected)
+    verdicts = {v.verdict for v in judge(case, Run(steps=steps))} & CONTENT_VERDICTS
+    if streamed == expected:
+        assert verdicts == set()
+    elif "".join(streamed.split()) == "".join(expected.split()):
+        assert verdicts == {"content_whitespace"}
+    elif expected.startswith(streamed):
+        assert verdicts == {"held_back"}
+    else:
+        assert verdicts == {"corruption"}
+
+
+@pytest.mark.parametrize("anomaly, operator", [("truncated_output", "truncate_in_marker"),
+                                               ("unknown_function", "hallucinated_name"), (None, None)])
+def test_an_anomalous_output_s_calls_may_be_declined_a_valid_one_s_may_not(anomaly, operator):
+    """The parser's oracle: an anomaly whose truth is calls may be refused or answered with no call
+    (a buffering parser never saw the cut output's closing marker); a valid output may not, and
+    calls that differ from the truth are corruption either way."""
+    from fuzzer.harnesses.stream.checks import Run, StreamCase
+
+    truth = [{"name": "calculate", "arguments": {"expression": ""}}]
+    text = '<tool_call>{"name": "calculate", "arguments": {"expression": ""}}<'
+    case = StreamCase(text=text, cuts=(), truth=truth, anomaly_class=anomaly, operator=operator, format="hermes")
+    declined = {v.verdict for v in judge(case, Run(steps=[[]]))}
+    assert ("corruption" in declined) is (anomaly is None)
+    wrong = Run(steps=[[("start", 0, "c1", "calculate"), ("args", 0, '{"expression": "x"}'), ("end", 0)]])
+    assert "corruption" in {v.verdict for v in judge(case, wrong)}

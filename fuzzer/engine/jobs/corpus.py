@@ -1,21 +1,21 @@
 """The corpus maintenance jobs: ``fuzz corpus add``, ``fuzz minimize`` and ``fuzz corpus cmin``.
 
-Each is engine code (no printing, no exiting): ``add`` and ``minimize`` are jobs on the pipeline;
-``cmin`` is a function returning what it did, since it runs nothing long unless given a target.
+Each is engine code on the pipeline (no printing, no exiting): a job whose result says what it did
+(``summary_lines`` for the console, ``to_report`` for the JSON report).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
-from fuzzer.engine.corpus_writer import store_finding
-from fuzzer.engine.decisions import corpus_write_exit_code
-from fuzzer.engine.events import ExitCode, FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
+from fuzzer.engine.corpus_writer import REGRESSION, regression_line, store_finding
+from fuzzer.engine.decisions import corpus_maintenance_exit_code, corpus_write_exit_code, minimize_exit_code
+from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict
-from fuzzer.engine.pipeline import Job, interrupted_exit
+from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, PASSED, JobResult, TestCase
 from fuzzer.harnesses.parser.harness import shown_path_signature
 from fuzzer.harnesses.parser.shrink import FindingShrinker
@@ -53,10 +53,6 @@ def _file_as_campaign_does(finding: Finding, oracle: Oracle, run: Any) -> None:
 
 # -- corpus add ------------------------------------------------------------------------------------
 
-#: What ``corpus add`` and ``corpus import`` call an input that shows a fixed entry's bug.
-REGRESSION = "regression"
-
-
 @dataclass
 class AddResult(JobResult):
     job: str = "corpus add"
@@ -76,6 +72,13 @@ class AddResult(JobResult):
         for what, _ in self.stored:
             counts[what] = counts.get(what, 0) + 1
         return {k: n for k, n in counts.items() if n}
+
+    def summary_lines(self) -> list[str]:
+        out = [(regression_line(f.signature.id, f.title) if what == REGRESSION else
+                f"{what:<9} {f.signature.id} ({f.title})") + ("" if f.is_minimized else " (not minimized)")
+               for what, f in self.stored]
+        out.append(f"{self.inputs} inputs: " + ", ".join(f"{n} {k}" for k, n in sorted(self.outcome_counts().items())))
+        return out
 
     def test_cases(self) -> list[TestCase]:
         cases = [TestCase("toolfuzz.corpus_add", f.signature.id, FAILED,
@@ -158,6 +161,19 @@ class MinimizeResult(JobResult):
     sample: Any = None
     finding: Optional[Finding] = None
     outcome: Any = None  # when it does not fail
+    path: str = ""  # the file the input came from
+
+    def summary_lines(self) -> list[str]:
+        from fuzzer.engine.text import preview
+
+        f = self.finding
+        if f is None:
+            return [f"{self.path or 'the input'}: {self.problem}"]  # the one line (not an error: an answer)
+        note = f" ({f.shrink_note})" if f.shrink_note else ""
+        return [f"signature: {f.signature.id} ({f.title})",
+                f"size: {len(f.sample.text):,} -> {len(f.best.text):,} characters{note}",
+                f"{'minimized' if f.is_minimized else 'smallest found'}: {preview(f.best.text, 2000)}",
+                f"reproduce: {f.reproduce}"]
 
     def to_report(self) -> dict[str, Any]:
         return {"input": self.sample.text if self.sample is not None else None,
@@ -171,13 +187,13 @@ class MinimizeJob(Job):
     name = "minimize"
 
     def __init__(self, sample: Any, pool: Any, registry: Any, *, level: str, target: str, budget_s: float,
-                 reject_on: tuple = (), reproduce_dir: Optional[str] = None):
+                 reject_on: tuple = (), reproduce_dir: Optional[str] = None, path: str = ""):
         super().__init__()
         self.reproduce_dir = reproduce_dir
         self.sample, self.pool, self.registry, self.level, self.target = sample, pool, registry, level, target
         self.budget_s, self.reject_on = budget_s, reject_on
         self.oracle = Oracle(registry, level)
-        self.result_ = MinimizeResult(label=target, sample=sample)
+        self.result_ = MinimizeResult(label=target, sample=sample, path=path)
 
     def run(self) -> Iterator[Any]:
         yield JobStarted(job=self.name, label=self.target, budget_s=self.budget_s)
@@ -210,16 +226,16 @@ class MinimizeJob(Job):
         return self.result_
 
     def exit_code(self, result: MinimizeResult) -> int:
-        if result.problem:
-            return ExitCode.FAILURES  # "does not fail": nothing was minimized
-        return interrupted_exit(False, self.interrupted)
+        return minimize_exit_code(fails=not result.problem, interrupted=self.interrupted)
 
 
 # -- cmin ------------------------------------------------------------------------------------------
 
 
 @dataclass
-class CminReport:
+class CminResult(JobResult):
+    job: str = "corpus cmin"
+    corpus: str = ""
     before: int = 0
     merged: list = field(default_factory=list)  # (directory, {added, replaced, kept}, problems)
     duplicates_removed: int = 0
@@ -227,43 +243,109 @@ class CminReport:
     unjudged: list = field(default_factory=list)  # (signature, why): kept, never dropped
     problems: list = field(default_factory=list)
     after: int = 0
+    #: Why the corpus could not be rewritten (read-only, full): exit 2, after what was done is shown.
+    write_error: Optional[str] = None
+
+    def summary_lines(self) -> list[str]:
+        import os
+
+        lines = [f"merged {directory}: " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+                 for directory, counts, _problems in self.merged]
+        lines += [f"dropped {signature} ({os.path.basename(path)}): now fails as {now}, like {kept}"
+                  for signature, path, now, kept in self.dropped]
+        lines += [f"kept {signature}: not judged ({why})" for signature, why in self.unjudged]
+        on = f", {len(self.dropped)} dropped as duplicates on {self.label}" if self.label else ""
+        lines.append(f"{self.before} entries, {self.duplicates_removed} duplicates removed{on}, {self.after} left")
+        return lines
+
+    def to_report(self) -> dict[str, Any]:
+        return {"job": self.job, "corpus": self.corpus, "target": self.label or None, "before": self.before,
+                "after": self.after, "duplicates_removed": self.duplicates_removed,
+                "dropped": [{"signature": s, "file": f, "now": n, "kept": k} for s, f, n, k in self.dropped],
+                "unjudged": [{"signature": s, "why": w} for s, w in self.unjudged],
+                "skipped_files": list(self.problems), "write_error": self.write_error}
 
 
-def cmin(store: Any, merge: list = (), replay: Optional[Callable[[list], list]] = None) -> CminReport:
-    """Merge ``merge`` stores into ``store``, keep one entry per signature (the smallest), and — with
-    ``replay(items) -> [Replayed]`` — drop entries whose failure has become a duplicate of another's.
-    Entries that pass are kept (regression tests of fixed bugs); entries that cannot be judged are
-    kept and listed."""
-    report = CminReport()
-    for directory, other in merge:
-        counts = store.merge(other)
-        report.merged.append((directory, counts, list(other.problems)))
-    report.before = len(store.entries())
-    by_signature: dict[str, list] = {}
-    for path, entry in store.entries():
-        by_signature.setdefault(entry.signature, []).append((entry.key, path, entry))
-    for items in by_signature.values():
-        items.sort(key=lambda item: (item[0], item[1]))
-        if len(items) > 1:
-            store.put(items[0][2])  # keeps the smallest and drops the others
-            report.duplicates_removed += len(items) - 1
-    if replay is not None:
-        results = replay(store.entries())
+class CminJob(Job):
+    """``fuzz corpus cmin``: merge ``merge`` ([(directory, store)]) into ``store``, keep one entry per
+    signature (the smallest), and — given a parser ``reference`` — drop entries whose failure has
+    become a duplicate of another's. Entries that pass are kept (regression tests of fixed bugs);
+    entries that cannot be judged are kept and listed; entries of another harness are not replayed."""
+
+    name = "corpus cmin"
+
+    def __init__(self, store: Any, merge: list = (), *, reference: Optional[str] = None, context: Any = None):
+        super().__init__()
+        self.store, self.merge, self.reference, self.context = store, list(merge), reference, context
+        self.result_ = CminResult(corpus=str(getattr(store, "path", "")), label=reference or "")
+
+    def run(self) -> Iterator[Any]:
+        from corpus.store import CorpusWriteError
+
+        yield JobStarted(job=self.name, label=self.result_.corpus, settings={"merge": [d for d, _ in self.merge]})
+        try:
+            self._minimize()
+        except CorpusWriteError as exc:
+            self.result_.write_error = str(exc)
+        r = self.result_
+        for _directory, _counts, problems in r.merged:
+            for problem in problems:
+                yield NonFatalError(f"skipped {problem}")
+        r.problems = list(self.store.problems)
+        for problem in r.problems:
+            yield NonFatalError(f"skipped {problem}")
+
+    def _minimize(self) -> None:
+        r, store = self.result_, self.store
+        for directory, other in self.merge:
+            counts = store.merge(other)
+            r.merged.append((directory, counts, list(other.problems)))
+        r.before = len(store.entries())
+        by_signature: dict[str, list] = {}
+        for path, entry in store.entries():
+            by_signature.setdefault(entry.signature, []).append((entry.key, path, entry))
+        for items in by_signature.values():
+            items.sort(key=lambda item: (item[0], item[1]))
+            if len(items) > 1:
+                store.put(items[0][2])  # keeps the smallest and drops the others
+                r.duplicates_removed += len(items) - 1
+        if self.reference:
+            self._drop_duplicates(self._replay(store.entries()))
+        r.after = len(store.entries())
+
+    def _replay(self, items: list) -> list:
+        from fuzzer.harnesses.parser.harness import replay_entries, target_spec
+        from fuzzer.isolation import WorkerPool
+
+        parser_items = [(p, e) for p, e in items if e.kind == "parser"]
+        context = self.context
+        with WorkerPool(target_spec(self.reference, context)) as pool:
+            results = replay_entries(parser_items, run=pool.run, registry=context.registry, level="parse",
+                                     timeout=context.timeout)
+        self.result_.executions = len(parser_items)
+        return results
+
+    def _drop_duplicates(self, results: list) -> None:
         groups: dict[str, list] = {}
-        for r in results:
-            if r.status == "unjudged":
-                report.unjudged.append((r.entry.signature, r.unjudged))
-            elif r.signature is not None:
-                groups.setdefault(r.signature, []).append(r)
+        for replayed in results:
+            if replayed.status == "unjudged":
+                self.result_.unjudged.append((replayed.entry.signature, replayed.unjudged))
+            elif replayed.signature is not None:
+                groups.setdefault(replayed.signature, []).append(replayed)
         for signature, group in sorted(groups.items()):
             # Prefer the entry stored under the signature it shows now, then the smallest.
-            group.sort(key=lambda r: (r.entry.signature != signature, r.entry.key, r.path))
-            for r in group[1:]:
-                store.remove(r.entry.signature)
-                report.dropped.append((r.entry.signature, r.path, signature, group[0].entry.signature))
-    report.problems = list(store.problems)
-    report.after = len(store.entries())
-    return report
+            group.sort(key=lambda x: (x.entry.signature != signature, x.entry.key, x.path))
+            for replayed in group[1:]:
+                self.store.remove(replayed.entry.signature)
+                self.result_.dropped.append((replayed.entry.signature, replayed.path, signature,
+                                             group[0].entry.signature))
+
+    def result(self) -> CminResult:
+        self.result_.stop_reason = self.stop_reason
+        return self.result_
+
+    def exit_code(self, result: CminResult) -> int:
+        return corpus_maintenance_exit_code(unsaved=result.write_error, interrupted=self.interrupted)
 
 
-__all__ = ["REGRESSION", "AddResult", "CminReport", "CorpusAddJob", "MinimizeJob", "MinimizeResult", "cmin"]
+__all__ = ["REGRESSION", "AddResult", "CminJob", "CminResult", "CorpusAddJob", "MinimizeJob", "MinimizeResult"]

@@ -22,18 +22,22 @@ same difference persists, so the example is small and its truth still right.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
-from fuzzer.engine.decisions import DiffDecision
+from fuzzer.engine.decisions import DiffDecision, change_kind
 from fuzzer.harnesses.parser.tool import includes_valid, resolve_operators
-from fuzzer.engine.events import JobStarted, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.engine.events import JobStarted, Notice, Phase, PhaseStarted, Progress, StopReason
+from fuzzer.engine.harness import ReplayContext
 from fuzzer.harnesses.parser.oracle import Oracle, outcome_fingerprint
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.relative import TargetModule
 from fuzzer.engine.results import FAILED, SKIPPED, JobResult, TestCase
+from fuzzer.engine.text import compact, preview
 from fuzzer.harnesses.parser.schedule import SampleStream
 from fuzzer.harnesses.parser.shrink import shrink_structured, size_key
 from strategies._internal.formats import FORMATS
@@ -120,6 +124,22 @@ class DiffResult(JobResult):
             cases.append(TestCase("toolfuzz.diff", "diff", FAILED, f"nothing tested: {self.problem}"))
         return cases
 
+    def summary_lines(self) -> list[str]:
+        c = self.kinds
+        lines = [f"{self.samples:,} samples: {c['same']:,} same, {c['fixed']:,} fixed, {c['regression']:,} regression, "
+                 f"{c['changed']:,} changed [stopped: {self.stop_reason.value}]"]
+        for title, table in (("anomaly class", self.by_class), ("format", self.by_format)):
+            lines.append(f"{title:<24}{'same':>8}{'fixed':>8}{'regress':>9}{'changed':>9}")
+            for name, row in sorted(table.items(), key=lambda kv: (kv[0] != "valid", kv[0])):
+                lines.append(f"{name:<24}{row['same']:>8}{row['fixed']:>8}{row['regression']:>9}{row['changed']:>9}")
+        for i, d in enumerate(self.differences, 1):
+            best = d.minimized or d.sample
+            old, new = d.min_old or d.old, d.min_new or d.new
+            lines += ["", f"[{i}] {d.kind.upper()} on {d.sample.anomaly_class or 'valid'}"
+                          f"{'/' + d.sample.operator if d.sample.operator else ''} in {d.sample.format} (seen {d.count}x)",
+                      f"    input: {preview(best.text)}", f"    old:   {_side_line(old)}", f"    new:   {_side_line(new)}"]
+        return lines
+
     def to_report(self) -> dict[str, Any]:
         return {"old": self.old, "new": self.new, "samples": self.samples, "counts": self.kinds,
                 "by_class": self.by_class, "by_format": self.by_format,
@@ -128,22 +148,31 @@ class DiffResult(JobResult):
                 "problem": self.problem}
 
 
+def _side_line(side: Any) -> str:
+    o = side.outcome
+    if o.kind == "returned":
+        what = f"returned {compact(o.calls, 120)}"
+    elif o.kind in ("rejected", "raised"):
+        # where: two crashes of one type that differ only in their site (a helper renamed, a
+        # check moved) would otherwise print as the same line on both sides
+        frames = [frame for frame in (o.frames or ()) if len(frame) >= 2]
+        where = f" in {os.path.basename(str(frames[-1][0]))}:{frames[-1][1]}" if frames else ""
+        what = f"{o.kind} {o.exception}{where}"
+    else:
+        what = o.detail or o.kind
+    return f"{side.verdict:<14} {what}"
+
+
 def classify(old: Side, new: Side) -> str:
     """A rejection is compared by what a caller sees, its verdict and exception type: where in
     the target it was raised is in its signature (the campaign files rejections by site), and a
     refactor that renames or moves a helper made every one of them "changed". Both sides compare
     relative to their targets (:attr:`Side.compared`)."""
-    old_failed, new_failed = old.verdict != "pass", new.verdict != "pass"
-    if old_failed and not new_failed:
-        return "fixed"
-    if new_failed and not old_failed:
-        return "regression"
     (old_outcome, old_signature), (new_outcome, new_signature) = old.compared, new.compared
-    if outcome_fingerprint(old_outcome) != outcome_fingerprint(new_outcome) or old.verdict != new.verdict:
-        return "changed"
-    if old_signature != new_signature and old_outcome.kind != "rejected":
-        return "changed"  # the same answer, but another crash site, another kind of damage ...
-    return "same"
+    same = (outcome_fingerprint(old_outcome) == outcome_fingerprint(new_outcome) and old.verdict == new.verdict
+            # the same answer, but another crash site, another kind of damage ... is a change
+            and (old_signature == new_signature or old_outcome.kind == "rejected"))
+    return change_kind(same=same, before_ok=old.verdict == "pass", now_ok=new.verdict == "pass")
 
 
 @dataclass
@@ -217,19 +246,55 @@ def _did(outcome: Any) -> str:
     return "returned no call" if outcome.kind == "returned" else brief(outcome)
 
 
+@contextlib.contextmanager
+def target_pool(ref: str, context: ReplayContext) -> Iterator[Any]:
+    """A started worker pool for ``M:A``, or for ``git:REF:M:A`` loaded from a temporary worktree
+    of REF (removed when the pool closes: :mod:`fuzzer.gitref`). ``context``: the reject types,
+    timeout, memory limit, workers and directory; its ``budget_s`` bounds the import too."""
+    from fuzzer.gitref import checkout, split_git_target
+    from fuzzer.harnesses.parser.harness import target_spec
+    from fuzzer.isolation import WorkerPool
+    from strategies.errors import TargetError
+
+    git = split_git_target(ref)
+    with contextlib.ExitStack() as stack:
+        if git is None:
+            spec = target_spec(ref, context)
+        else:
+            git_ref, target = git
+            home = stack.enter_context(checkout(git_ref, repo=context.cwd))
+            spec = target_spec(target, replace(context, cwd=home))
+        pool = WorkerPool(spec, workers=context.workers)
+        stack.callback(pool.close)
+        try:
+            pool.start()
+        except TargetError as exc:
+            if git is None:
+                raise
+            raise TargetError(f"{ref}: {exc} (at git ref {git[0]!r})") from None
+        yield pool
+
+
 class DiffJob(Job):
-    """Both targets run the same samples, each in its own worker pool (``old_pool``, ``new_pool``,
-    started here). ``corpus_samples`` run first, then fresh samples of every format and class."""
+    """Both versions (``old``, ``new``: ``M:A`` or ``git:REF:M:A``) run the same samples, each in
+    its own worker pool, opened here (:func:`target_pool`) and closed however the job ends.
+    ``corpus_samples`` run first, then fresh samples of every format and class. ``context``: how
+    the targets are run (:class:`~fuzzer.engine.harness.ReplayContext`). ``pools``: (old, new)
+    pools to use instead, started here and closed by their owner (tests run both in-process)."""
 
     name = "diff"
 
-    def __init__(self, registry: Any, *, old_pool: Any, new_pool: Any, old_label: str, new_label: str,
+    def __init__(self, registry: Any, *, old: str, new: str, context: ReplayContext,
                  level: str = "parse", corpus_samples: Optional[list] = None, tools: Optional[list] = None,
                  anomalies: Optional[list] = None, seed: int = 0, budget_s: Optional[float] = 30.0,
-                 max_samples: Optional[int] = None, batch_size: int = 256):
+                 max_samples: Optional[int] = None, batch_size: int = 256, pools: Optional[tuple] = None):
         super().__init__()
-        self.registry = registry
-        self.old_pool, self.new_pool = old_pool, new_pool
+        old_label, new_label = old, new
+        self._given = pools
+        self.registry, self.context = registry, replace(context, budget_s=None if max_samples else budget_s)
+        self.old_pool: Any = None
+        self.new_pool: Any = None
+        self._pools = contextlib.ExitStack()
         self.oracle = Oracle(registry, level)
         self.corpus_samples = list(corpus_samples or [])
         self.tools = list(tools or registry.names())
@@ -290,11 +355,26 @@ class DiffJob(Job):
                 self._count(*item)
         return ran
 
+    def events(self) -> Iterator[Any]:
+        try:
+            yield from super().events()
+        finally:
+            self._pools.close()  # the workers, and a git worktree with them
+
     def run(self) -> Iterator[Any]:
-        yield JobStarted(job=self.name, label=self.result_.label, budget_s=self.budget.seconds,
+        r = self.result_
+        yield JobStarted(job=self.name, label=r.label, budget_s=self.budget.seconds,
                          settings={"tools": self.tools, "seed": self.seed, "anomalies": self.anomalies})
-        self.old_pool.start()
-        self.new_pool.start()
+        yield PhaseStarted(Phase.LOADING, r.label)
+        if self._given is not None:
+            self.old_pool, self.new_pool = self._given
+            self.old_pool.start()
+            self.new_pool.start()
+        else:
+            self.old_pool = self._pools.enter_context(target_pool(r.old, self.context))
+            self.new_pool = self._pools.enter_context(target_pool(r.new, self.context))
+        yield Notice(f"diff: {r.old} -> {r.new} ({len(self.corpus_samples)} corpus entries, then fresh samples "
+                     f"for {', '.join(self.tools)})")
         self.budget.start()
         yield PhaseStarted(Phase.COMPARING, self.result_.label)
         if self.corpus_samples:

@@ -6,16 +6,18 @@ every count the console, JSON and JUnit show comes from that one :class:`GateDec
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Optional
 
-from fuzzer.engine.decisions import GateDecision, decide_gate
+from fuzzer.engine.decisions import GateDecision, decide_gate, gate_exit_code
 from fuzzer.engine.events import JobStarted
 from fuzzer.engine.harness import ReplayContext, load_harnesses
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.jobs.replay import ReplayJob
-from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase, finding_detail
+from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase, finding_detail, shown_input
+from fuzzer.engine.text import preview
 
 
 @dataclass
@@ -70,6 +72,55 @@ class GateResult(JobResult):
             cases.append(TestCase("toolfuzz.gate.corpus", problem.split(": ", 1)[0], FAILED, f"unreadable: {problem}"))
         return cases
 
+    def summary_lines(self) -> list[str]:
+        result = self
+        d = result.decision
+        regressions = len(d.corpus_regressions)
+        moved_entries = [x for x in d.moved if hasattr(x, "entry")]
+        lines = [f"replayed {len(result.replay.replayed)} corpus entries: {len(d.passed)} pass, {len(d.known)} known "
+                 f"open failures, {regressions} regression{'' if regressions == 1 else 's'}, "
+                 f"{len(d.corpus_new)} now failing differently, "
+                 + (f"{len(moved_entries)} moved, " if moved_entries else "")
+                 + f"{len(d.unjudged)} unjudged, {len(d.corpus_ignored)} ignored"]
+        moved_findings = len(d.moved) - len(moved_entries)
+        lines.append(f"campaign: {result.executions:,} executions, {len(result.findings)} signatures, "
+                     f"{len(d.campaign_new)} new" + (f", {moved_findings} moved" if moved_findings else ""))
+        for x in moved_entries:
+            if x.rekeyed:
+                lines.append(f"MOVED {x.entry.signature} -> {x.signature} (corpus entry {os.path.basename(x.path)} fails "
+                             f"exactly as it was filed; only the signature's key changed: a known bug, not new)")
+                continue
+            lines.append(f"MOVED {x.entry.signature} -> {x.signature} (corpus entry {os.path.basename(x.path)} fails the "
+                         f"same way from another place in the target: a known bug, not new)")
+        # Campaign findings are any harness's (parser, executor, agent): read through their report.
+        for x in d.regressions:
+            if hasattr(x, "entry"):
+                lines.append(f"REGRESSION {x.entry.signature} ({x.entry.title}): {preview(x.entry.text)}")
+            else:
+                report = x.to_report()
+                lines.append(f"REGRESSION {x.signature.id} ({report['title']}): {preview(shown_input(report))}")
+        for x in d.new:
+            if hasattr(x, "entry"):
+                lines.append(f"NEW {x.signature} (corpus entry {os.path.basename(x.path)} now fails differently): "
+                             f"{preview(x.entry.text)}")
+            else:
+                report = x.to_report()
+                lines.append(f"NEW {x.signature.id} ({report['title']})")
+                lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(shown_input(report))}")
+                if report.get("reproduce"):
+                    lines.append(f"    reproduce: {report['reproduce']}")
+        for x in d.unjudged:
+            lines.append(f"UNJUDGED {x.entry.signature}: {x.unjudged}")
+        if d.nothing_tested:
+            lines.append(f"NOTHING TESTED: {d.nothing_tested}")
+        for problem in d.unreadable:
+            lines.append(f"UNREADABLE corpus file {problem} (its regression test would be lost; fix or remove it)")
+        counts = result.counts()
+        lines.append(f"{sum(counts.values())} test cases: {counts[PASSED]} passed, {counts[FAILED]} failed, "
+                     f"{counts[SKIPPED]} skipped")
+        lines.append("gate: BLOCKED" if d.blocked else "gate: passed")
+        return lines
+
     def to_report(self) -> dict[str, Any]:
         """The campaign report's keys (failures, executions, seed...) plus ``gate`` and the rest."""
         d = self.decision
@@ -100,6 +151,10 @@ def _ident(x: Any) -> dict:
 
 
 class GateJob(Job):
+    """``fuzz gate``: replay ``store`` with each harness's reference (``references``: entry kind ->
+    ``M:A``), then run each harness's short campaign; the result's :class:`GateDecision` blocks on a
+    regression, a new signature, a target that tests nothing or an unreadable corpus file."""
+
     name = "gate"
 
     def __init__(self, store: Any, references: Mapping[str, Optional[str]], context: ReplayContext, *,
@@ -152,9 +207,7 @@ class GateJob(Job):
         return r
 
     def exit_code(self, result: GateResult) -> int:
-        if not result.decision.blocked and self.interrupted:
-            return 130
-        return result.decision.exit_code
+        return gate_exit_code(result.decision, interrupted=self.interrupted)
 
 
 __all__ = ["GateJob", "GateResult"]

@@ -10,6 +10,7 @@ lists each change.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional
 
@@ -20,6 +21,24 @@ from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 
 STATUS_CASE = {"pass": PASSED, "unjudged": SKIPPED}
+
+
+def entry_lines(replayed: list, version: Optional[str] = None) -> list[str]:
+    """One line per corpus entry replayed (``fuzz replay``, a campaign given ``--corpus``); entries found with another version of the target say so, which tells a
+    behaviour change of the new parser from an old finding."""
+    marks = {"pass": "pass", "fail": "FAIL", "changed": "CHANGED", "regression": "REGRESSION", "unjudged": "UNJUDGED"}
+    lines = []
+    for r in replayed:
+        now = f" now {r.signature}" if r.status == "changed" or (r.status == "regression" and
+                                                                 r.signature != r.entry.signature) else ""
+        if now and r.rekeyed:
+            now += " (re-keyed: it fails exactly as filed)"
+        found = r.entry.target_version
+        older = f" (found with {found}; target is {version})" if found and version and found != version else ""
+        why = f": {r.unjudged}" if r.unjudged else f": {r.note}" if r.note else ""
+        lines.append(f"{marks[r.status]:<10} {r.entry.signature:<28} {r.entry.status:<6} "
+                     f"{os.path.basename(r.path)}{now}{older}{why}")
+    return lines
 
 
 @dataclass
@@ -38,6 +57,17 @@ class ReplayResult(JobResult):
         for r in self.replayed:
             counts[r.status] = counts.get(r.status, 0) + 1
         return counts
+
+    def summary_lines(self) -> list[str]:
+        lines = entry_lines(self.replayed, self.versions.get("parser"))
+        statuses = self.status_counts()
+        summary = ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) or "no entries"
+        lines.append(f"{len(self.replayed)} entries: {summary}")
+        for signature, old, new in self.updates:
+            lines.append(f"updated {signature}: {old} -> {new}")
+        for problem in self.notes:
+            lines.append(f"UNREADABLE corpus file {problem} (its regression test does not run; fix or remove it)")
+        return lines
 
     def test_cases(self) -> list[TestCase]:
         return [TestCase(f"toolfuzz.corpus.{r.entry.kind}", f"{r.entry.signature} ({r.entry.status})",
@@ -150,4 +180,4 @@ class ReplayJob(Job):
                                 unreadable=len(result.notes), empty=self._empty, unsaved=result.write_error)
 
 
-__all__ = ["ReplayJob", "ReplayResult"]
+__all__ = ["ReplayJob", "ReplayResult", "entry_lines"]

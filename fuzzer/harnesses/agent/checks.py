@@ -11,6 +11,7 @@ the CLI, the reports and the corpus:
 ``result_not_fed_back``       the next request lacks the result of an executed call, or carries it under the wrong call id
                               (a loop that sends calls back as text: the result anywhere in the next request)
 ``unvalidated_execution``     a call whose arguments break the tool's JSON Schema reached the tool (real jsonschema)
+``premature_execution``       a call was executed before the stream carrying it had delivered all its arguments
 ``truncated_execution``       a call from a response cut off at the length limit was executed
 ``converged_loop``            a tool executed after ``convergence`` identical results in a row
 ``lost_reply``                the model's final answer is not in what ``run()`` returned
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
-from fuzzer.harnesses.agent.models import call_id
+from fuzzer.harnesses.agent.responses import call_id
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import EXECUTABLE_STEPS, Script, ScriptCall, call_text, related
 from strategies._internal.sample import json_equal
@@ -277,6 +278,20 @@ def unvalidated_execution(ep: Episode) -> Optional[Violation]:
                           f"arguments breaking the schema ({error.validator}) reached the tool",
                           f"{_shown(e)} ran in turn {e['window'] + 1} although its arguments break the schema: "
                           f"{error.message[:200]} (at {at})")
+    return None
+
+
+@check("premature_execution")
+def premature_execution(ep: Episode) -> Optional[Violation]:
+    """a call was executed before the stream carrying it had delivered all of its arguments"""
+    for e in ep.executions:
+        streamed = e.get("streamed")
+        if streamed and streamed[0] < streamed[1]:
+            taken, needed = streamed
+            return _violation("premature_execution", "premature_execution|streamed",
+                              "a call executed while its arguments were still streaming",
+                              f"{_shown(e)} ran after {taken} of the {needed} chunks that carry its call had "
+                              f"arrived (turn {e['window'] + 1}): its arguments were still being streamed")
     return None
 
 

@@ -83,8 +83,24 @@ def campaign_job(reference: str, context: ReplayContext) -> Any:
     return AgentCampaign(settings, registry=context.registry)
 
 
+def reproduce(given: Any, reference: Optional[str], context: ReplayContext) -> Any:
+    """``fuzz reproduce`` of an agent entry: its script played against the loop in this process (no
+    worker: a debugger or a print in the loop works), listed with what the loop did and every
+    violation (:func:`fuzzer.harnesses.agent.reproduce.replay`)."""
+    from fuzzer.engine.harness import Reproduced
+    from fuzzer.harnesses.agent.reproduce import replay as play_here
+
+    entry, reference = given.entry_on(reference, "agent loop")
+    try:
+        played = play_here(reference, entry.scenario, tools=context.tools_file,
+                           policy=context.extra.get("agent_policy"), cwd=context.cwd)
+    except ScriptError as exc:
+        return Reproduced(problem=f"{given.path}: scenario: {exc}")
+    return Reproduced([f"agent: {reference}", *str(played).split("\n")], failing=bool(played.violations))
+
+
 HARNESS = register_harness(Harness(kind="agent", option="--agent",
                                    description="a tool-use loop run(model, tools, user_input) against a scripted model",
-                                   replay=replay, campaign_job=campaign_job))
+                                   replay=replay, campaign_job=campaign_job, reproduce=reproduce))
 
-__all__ = ["HARNESS", "campaign_job", "replay"]
+__all__ = ["HARNESS", "campaign_job", "replay", "reproduce"]

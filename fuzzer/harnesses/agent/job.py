@@ -27,7 +27,7 @@ from fuzzer.harnesses.agent.findings import AgentFinding
 from fuzzer.harnesses.agent.orders import ScriptOrder, ScriptResult
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
-from fuzzer.harnesses.agent.worker import AgentSpec, EpisodeRunner, judged, violation_of
+from fuzzer.harnesses.agent.worker import EpisodeRunner, judged, violation_of
 from strategies._internal.source import RandomSource, ReplaySource
 
 #: Scripts per order: an episode takes about a millisecond for a plain loop, tens for one built on
@@ -100,6 +100,37 @@ class AgentResult(CampaignResult):
         for f in self.findings:
             counts[f.verdict] = counts.get(f.verdict, 0) + 1
         return counts
+
+    def summary_lines(self) -> list[str]:
+        """The console's lines: each finding's listing, then what was played and found."""
+        lines: list[str] = []
+        for finding in self.findings:
+            lines += [finding.text(), ""]
+        lines.append(f"{self.executions:,} episodes in {self.elapsed_s:.1f} s "
+                     f"({self.episodes_per_worker_s:,.0f}/s per worker while fuzzing), "
+                     f"{self.model_requests:,} model requests, {self.tool_executions:,} tool executions, "
+                     f"{self.shrink_executions:,} more episodes played confirming and shrinking; "
+                     f"stopped: {self.stop_reason}")
+        backend = getattr(self, "backend", None) or {}
+        if backend.get("name", "local") != "local":
+            from fuzzer.backends import backend_line
+
+            lines.append(backend_line(backend))
+        counts = self.by_verdict()
+        if counts:
+            shown = ", ".join(f"{n} {v}" for v, n in sorted(counts.items()))
+            unconfirmed = self.unconfirmed
+            why = "the run was interrupted" if str(self.stop_reason) == "interrupted" else "the budget ended"
+            lines.append(f"{len(self.findings)} distinct failure(s): {shown}"
+                         + (f" ({unconfirmed} not confirmed: {why} before their scripts were played again)"
+                            if unconfirmed else ""))
+        elif self.problem:
+            lines.append(f"nothing tested: {self.problem}")
+        elif str(self.stop_reason) == "interrupted":
+            lines.append(f"no failure in the {self.executions:,} episodes played before the interrupt")
+        else:
+            lines.append("no failure: the loop kept every promise of its policy")
+        return lines
 
     def to_report(self) -> dict[str, Any]:
         return {**self.base_report(), "job": self.job, "agent": self.label, "shape": self.shape, "tools": self.tools,

@@ -55,6 +55,8 @@ class Recorder:
         self.aborted: Optional[str] = None
         self._used: dict[int, set] = {}
         self._unscripted = 0
+        #: The response being streamed: [window, chunks taken, chunks each call needs, chunks in all]
+        self._stream: Optional[list] = None
 
     @property
     def window(self) -> int:
@@ -70,6 +72,16 @@ class Recorder:
             raise EpisodeAborted(f"more than {self.caps.max_turns} model requests")
         return self.script.turn(len(self.requests) - 1)
 
+    def streaming(self, window: int, complete_at: list, total: int) -> None:
+        """Request ``window`` is answered as a stream of ``total`` chunks; call ``j`` of it is whole
+        once ``complete_at[j]`` of them have been taken."""
+        self._stream = [window, 0, list(complete_at), total]
+
+    def consumed(self, window: int) -> None:
+        """The loop took the next chunk of request ``window``'s stream."""
+        if self._stream is not None and self._stream[0] == window:
+            self._stream[1] += 1
+
     # -- the tools ---------------------------------------------------------------------------
     def execute(self, name: str, arguments: Any) -> Any:
         """A tool execution: record it, then return the scripted result (a copy) — or raise
@@ -79,6 +91,10 @@ class Recorder:
         index, match, result = self._attribute(w, name, arguments)
         self.executions.append({"window": w, "name": name, "arguments": arguments, "call": index,
                                 "match": match, "result": result, "error": None})
+        if self._stream is not None and self._stream[0] == w:
+            _w, taken, complete_at, total = self._stream
+            needed = complete_at[index] if index is not None and index < len(complete_at) else total
+            self.executions[-1]["streamed"] = [taken, needed]  # chunks taken when it ran, chunks its call needs
         if len(self.executions) > self.caps.max_tool_calls:
             self.aborted = "tools"
             raise EpisodeAborted(f"more than {self.caps.max_tool_calls} tool executions")

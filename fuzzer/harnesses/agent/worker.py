@@ -30,6 +30,7 @@ from fuzzer.harnesses.agent.script import Script
 from fuzzer.harnesses.agent.tools import ToolBehaviour, ToolBox
 from fuzzer.harnesses.agent.trace import Caps, EpisodeAborted, Recorder
 from fuzzer.isolation.pool import Started
+from fuzzer.isolation.spec import Limits
 from strategies.errors import TargetError
 
 
@@ -122,23 +123,17 @@ class WorkerOutcome:
     message: Optional[str] = None
 
 
-@dataclass(frozen=True)
-class AgentSpec:
+@dataclass(frozen=True, kw_only=True)
+class AgentSpec(Limits):
     """The :mod:`fuzzer.isolation.spec` of an agent loop's workers: they serve an :class:`EpisodeServer`."""
 
     settings: Settings
-    cwd: Optional[str] = None
-    timeout: float = 2.0
-    memory_limit_mb: Optional[int] = 4096
 
     serve = "fuzzer.harnesses.agent.worker:EpisodeServer"
 
     @property
     def label(self) -> str:
         return f"--agent {self.settings.agent!r}"
-
-    def decode(self, result: Any) -> Any:
-        return result
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> WorkerOutcome:
         return WorkerOutcome(kind, elapsed, detail, tuple(frames))
@@ -162,6 +157,8 @@ class EpisodeServer:
 
         settings = spec.settings
         self._agent = settings.agent
+        if settings.shape in ("openai", "anthropic"):
+            import fuzzer.harnesses.agent.streaming  # noqa: F401 - stream=True answered without an import per worker
         obj = load_target(settings.agent, cwd=settings.cwd, what="--agent")
         self.make_loop = loop_maker(obj, settings.agent)
         self.registry = load_registry(settings.tools)
@@ -274,7 +271,7 @@ class EpisodeRunner(Started):
         self.warmup_s = warmup_limit(timeout)
         self.settings = Settings(agent=agent, tools=_absolute(tools_file, cwd), cwd=cwd, policy=policy.to_json(),
                                  shape=shape, formats=tuple(formats), warmup_s=self.warmup_s)
-        self.spec = AgentSpec(self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
+        self.spec = AgentSpec(settings=self.settings, cwd=cwd, timeout=timeout, memory_limit_mb=memory_limit_mb)
         # The back end: local worker processes, or Ray actors each holding one (``workers`` auto:
         # one per CPU). The load timeout bounds the import; the warm-up after it bounds itself.
         self.pool = make_pool(backend, self.spec, workers_of(workers), address=ray_address,

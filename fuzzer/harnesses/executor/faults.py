@@ -382,24 +382,6 @@ def tool_url(tool: str) -> str:
     return f"https://{tool.replace('_', '-')}.tools.invalid/v1/{tool}"
 
 
-def failure_for(fault: Fault, tool: str, wall_now: float) -> BaseException:
-    """The exception a failing attempt raises, in the fault's ``via`` flavour (direct mode)."""
-    spec = fault.spec
-    via = fault.get("via", "builtin")
-    if via != "builtin":
-        from fuzzer.harnesses.executor import http
-
-        return http.library_error(via, fault, tool_url(tool), wall_now)
-    if spec.category == "timeout":
-        return TimeoutError(f"{tool}: timed out after {fault.get('after', 0):g} s")
-    if fault.kind == "connection_refused":
-        return ConnectionRefusedError(111, "Connection refused")
-    if fault.kind == "connection_reset":
-        return ConnectionResetError(104, "Connection reset by peer")
-    parts = http_parts(fault, tool, wall_now, None)
-    return ToolHTTPError(parts.message, status_code=parts.status, headers=parts.headers)
-
-
 __all__ = ["CATEGORIES", "FAULTS", "FLAVORS", "Fault", "FaultError", "FaultKind", "HTTPParts", "OK",
-           "ToolHTTPError", "bad_result", "canary_secret", "failure_for", "http_parts", "latency_of", "make", "ok_result",
+           "ToolHTTPError", "bad_result", "canary_secret", "http_parts", "latency_of", "make", "ok_result",
            "retry_after_header", "safe_kinds", "transient_kinds"]

@@ -102,6 +102,24 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
     return [r for r in out if r is not None]
 
 
+def reproduce(given: Any, reference: Optional[str], context: ReplayContext) -> Any:
+    """``fuzz reproduce`` of an executor entry: its scenario replayed (a cold run in a fresh worker,
+    then warm ones), printed attempt by attempt with its verdicts, as ``--replay-scenario`` does."""
+    from fuzzer.engine.harness import Reproduced
+    from fuzzer.harnesses.executor.job import ScenarioReplay
+    from fuzzer.harnesses.executor.scenario import scenario_from_json
+
+    entry, reference = given.entry_on(reference, "executor")
+    tools = context.tools_file or entry.scenario.get("tools")
+    registry = _registry(context, tools)
+    job = ScenarioReplay(_settings(reference, context, tools_file=tools), scenario_from_json(entry.scenario, registry),
+                         registry=registry, policy=_policy(context, entry))
+    for _event in job.events():
+        pass
+    result = job.result()
+    return Reproduced([f"executor: {reference}", *result.summary_lines()], failing=bool(result.findings))
+
+
 def _anomalous_names(scenario: Any) -> set:
     """Names a step calls on purpose although no tool has them (the unknown_function anomaly)."""
     return {s.name for s in scenario.steps if s.anomaly == "unknown_function"}
@@ -148,14 +166,11 @@ class ExecutorDiff:
 
 
 def classify(old: list, new: list) -> str:
-    """same | fixed | regression | changed, from the signature ids of each side."""
-    if set(old) == set(new):
-        return "same"
-    if not new:
-        return "fixed"
-    if not old:
-        return "regression"
-    return "changed"
+    """same | fixed | regression | changed, from the signature ids of each side's violations
+    (:func:`fuzzer.engine.decisions.change_kind`: no violation is right)."""
+    from fuzzer.engine.decisions import change_kind
+
+    return change_kind(same=set(old) == set(new), before_ok=not old, now_ok=not new)
 
 
 def compare_executors(old: str, new: str, *, context: ReplayContext, count: int = 500,
@@ -193,6 +208,6 @@ def compare_executors(old: str, new: str, *, context: ReplayContext, count: int 
 HARNESS = register_harness(Harness(
     kind="executor", option="--executor",
     description="a tool executor under injected faults: make_executor(tools) -> execute(name, arguments)",
-    replay=replay_entries, campaign_job=gate_campaign))
+    replay=replay_entries, campaign_job=gate_campaign, reproduce=reproduce))
 
-__all__ = ["ExecutorDiff", "HARNESS", "classify", "compare_executors", "gate_campaign", "replay_entries"]
+__all__ = ["ExecutorDiff", "HARNESS", "classify", "compare_executors", "gate_campaign", "replay_entries", "reproduce"]

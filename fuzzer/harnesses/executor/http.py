@@ -32,7 +32,8 @@ import contextvars
 import sys
 from typing import Any
 
-from fuzzer.harnesses.executor.faults import OK, Fault, http_parts, latency_of, memo, retry_after_header
+from fuzzer.harnesses.executor.faults import (OK, Fault, ToolHTTPError, http_parts, latency_of, memo,
+                                             retry_after_header, tool_url)
 
 #: The tool invocation running in this context (set by the worker's tool proxy).
 CURRENT: contextvars.ContextVar = contextvars.ContextVar("toolfuzz_invocation", default=None)
@@ -314,4 +315,21 @@ def block_network() -> NetworkGuard:
     return guard
 
 
-__all__ = ["CURRENT", "NetworkGuard", "Transports", "block_network", "install", "library_error"]
+
+def failure_for(fault: Fault, tool: str, wall_now: float) -> BaseException:
+    """The exception a failing attempt raises, in the fault's ``via`` flavour (direct mode)."""
+    spec = fault.spec
+    via = fault.get("via", "builtin")
+    if via != "builtin":
+        return library_error(via, fault, tool_url(tool), wall_now)
+    if spec.category == "timeout":
+        return TimeoutError(f"{tool}: timed out after {fault.get('after', 0):g} s")
+    if fault.kind == "connection_refused":
+        return ConnectionRefusedError(111, "Connection refused")
+    if fault.kind == "connection_reset":
+        return ConnectionResetError(104, "Connection reset by peer")
+    parts = http_parts(fault, tool, wall_now, None)
+    return ToolHTTPError(parts.message, status_code=parts.status, headers=parts.headers)
+
+
+__all__ = ["failure_for", "CURRENT", "NetworkGuard", "Transports", "block_network", "install", "library_error"]

@@ -18,8 +18,6 @@ announcing and Ctrl-C are the engine's, the same as every harness's.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import os
 import pickle
@@ -42,7 +40,8 @@ from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
 from fuzzer.harnesses.executor.policy import PolicyError
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.executor.shrink import shrink_scenario
-from fuzzer.harnesses.executor.worker import ExecutorSpec, Trace, WorkerConfig, decode_policy, encode_policy, load_json, summary_of
+from fuzzer.harnesses.executor.worker import (YOUNG_OBJECTS, ExecutorSpec, Trace, WorkerConfig, decode_policy,
+                                              encode_policy, load_json, summary_of, young_collections_every)
 from strategies._internal.tools import registry_digest
 
 #: Scenarios per order (a few to tens of milliseconds of a worker's time).
@@ -114,7 +113,7 @@ def open_pool(settings: ExecutorSettings, policy: Any, registry: Any) -> Any:
     from fuzzer.backends import make_pool, workers_of
     from fuzzer.isolation.spec import load_timeout
 
-    spec = ExecutorSpec(settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
+    spec = ExecutorSpec(config=settings.worker_config(policy, registry), cwd=settings.cwd, timeout=settings.timeout,
                         memory_limit_mb=settings.memory_limit_mb)
     # the load timeout bounds the import; the warm-up after it bounds itself
     pool = make_pool(settings.backend, spec, workers_of(settings.workers), address=settings.ray_address,
@@ -145,28 +144,6 @@ def run_scenarios(pool: Any, scenarios: list, *, deadline: Optional[float] = Non
     return pool.run([s.wire() for s in scenarios], deadline=deadline, fresh=fresh) if scenarios else []
 
 
-#: Net container allocations between two collections of the youngest generation, during a
-#: campaign (the interpreter's default is 700; see young_collections_every).
-YOUNG_OBJECTS = 10_000
-
-
-@contextlib.contextmanager
-def young_collections_every(objects: int) -> Iterator[None]:
-    """Run the cyclic garbage collector's youngest generation less often while a campaign runs.
-
-    A batch of scenarios and their traces is tens of thousands of small containers that all live
-    as long as the batch; at the default threshold the collector walks everything in flight over
-    and over (and promotes it, so older generations are walked too): a quarter of the engine's CPU
-    time. Almost none of it is cyclic garbage (reference counting frees it), so collecting less
-    often only lets the rare cycle wait a little longer. The previous thresholds come back after."""
-    saved = gc.get_threshold()
-    gc.set_threshold(max(saved[0], objects), *saved[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*saved)
-
-
 def available_flavors(policy: Any) -> tuple:
     """The ``error_types`` whose library is installed (``builtin`` always is)."""
     import importlib.util
@@ -188,6 +165,11 @@ class ExecutorResult(CampaignResult):
     worker_cpu_s: float = 0.0  # ... of which CPU seconds (what a worker with a core of its own needs)
     faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
+
+    def summary_lines(self) -> list[str]:
+        from fuzzer.harnesses.executor.render import summary_lines
+
+        return summary_lines(self)
 
     def test_cases(self) -> list[TestCase]:
         from fuzzer.engine.results import finding_detail
@@ -426,6 +408,11 @@ class ScenarioRun(JobResult):
     cold_trace: Any = None  # the first run, in a fresh worker
     violations: list = field(default_factory=list)
     policy: Any = None
+
+    def summary_lines(self) -> list[str]:
+        from fuzzer.harnesses.executor.render import replay_lines
+
+        return replay_lines(self)
 
     def to_report(self) -> dict[str, Any]:
         return {"job": self.job, "executor": self.label, "scenario": self.scenario.to_json() if self.scenario else None,

@@ -29,7 +29,8 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Iterator, Optional
 
-from fuzzer.harnesses.executor.faults import OK, Fault, bad_result, failure_for, ok_result, retry_after_header
+from fuzzer.harnesses.executor.faults import OK, Fault, bad_result, ok_result, retry_after_header
+from fuzzer.harnesses.executor.http import failure_for
 from fuzzer.harnesses.executor.http import CURRENT
 from fuzzer.engine.frames import named, without_library_tail
 from fuzzer.engine.references import exception_name as qualified

@@ -19,6 +19,7 @@ one-line :class:`~strategies.errors.TargetError` s naming ``--executor``, its re
 from __future__ import annotations
 
 import base64
+import contextlib
 import gc
 import inspect
 import json
@@ -27,9 +28,10 @@ import pickle
 import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.isolation.pool import Started
+from fuzzer.isolation.spec import Limits
 from strategies._internal.tools import registry_digest
 from strategies.errors import TargetError, ToolfuzzError
 
@@ -55,14 +57,11 @@ class WorkerConfig:
     warmup_s: float = 0.0
 
 
-@dataclass(frozen=True)
-class ExecutorSpec:
+@dataclass(frozen=True, kw_only=True)
+class ExecutorSpec(Limits):
     """The :mod:`fuzzer.isolation.spec` of an executor's workers: they serve a :class:`ScenarioRunner`."""
 
     config: WorkerConfig
-    cwd: Optional[str] = None
-    timeout: float = 2.0
-    memory_limit_mb: Optional[int] = 4096
 
     serve = "fuzzer.harnesses.executor.worker:ScenarioRunner"
 
@@ -106,8 +105,6 @@ class ScenarioRunner:
         gc.freeze()
         # ... and collect the youngest generation less often: a scenario creates thousands of
         # short-lived containers that reference counting frees (see young_collections_every).
-        from fuzzer.harnesses.executor.job import YOUNG_OBJECTS
-
         threshold = gc.get_threshold()
         gc.set_threshold(max(threshold[0], YOUNG_OBJECTS), *threshold[1:])
 
@@ -515,4 +512,27 @@ class Trace:
         return self.data.get("steps", [])
 
 
-__all__ = ["ExecutorSpec", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]
+
+#: Net container allocations between two collections of the youngest generation, during a
+#: campaign (the interpreter's default is 700; see young_collections_every).
+YOUNG_OBJECTS = 10_000
+
+
+@contextlib.contextmanager
+def young_collections_every(objects: int) -> Iterator[None]:
+    """Run the cyclic garbage collector's youngest generation less often while a campaign runs.
+
+    A batch of scenarios and their traces is tens of thousands of small containers that all live
+    as long as the batch; at the default threshold the collector walks everything in flight over
+    and over (and promotes it, so older generations are walked too): a quarter of the engine's CPU
+    time. Almost none of it is cyclic garbage (reference counting frees it), so collecting less
+    often only lets the rare cycle wait a little longer. The previous thresholds come back after."""
+    saved = gc.get_threshold()
+    gc.set_threshold(max(saved[0], objects), *saved[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*saved)
+
+
+__all__ = ["YOUNG_OBJECTS", "young_collections_every", "ExecutorSpec", "ScenarioRunner", "Trace", "WorkerConfig", "executor_entry"]

@@ -14,7 +14,7 @@ import os
 import sys
 from typing import Any, Callable, Optional
 
-from fuzzer.engine.harness import Harness, ReplayContext, Replayed, register_harness
+from fuzzer.engine.harness import ReplayContext, Replayed
 from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
 from strategies._internal.sample import Recipe, Sample
 
@@ -340,7 +340,7 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
     return Replayed(path, entry, "slow", signature, what=what)
 
 
-def _replay(items: list, reference: str, context: ReplayContext) -> list[Replayed]:
+def replay(items: list, reference: str, context: ReplayContext) -> list[Replayed]:
     from fuzzer.isolation import WorkerPool
 
     with WorkerPool(target_spec(reference, context), workers=context.workers) as pool:
@@ -366,7 +366,7 @@ def dead_reason(run: Callable[..., list], registry: Any, tools: list[str], level
     return reasons[0] if reasons else None
 
 
-def _check_alive(items: list, reference: str, context: ReplayContext) -> Optional[str]:
+def check_alive(items: list, reference: str, context: ReplayContext) -> Optional[str]:
     from fuzzer.isolation import WorkerPool
 
     registry = context.registry
@@ -375,27 +375,5 @@ def _check_alive(items: list, reference: str, context: ReplayContext) -> Optiona
         return dead_reason(pool.run, registry, tools, context.level)
 
 
-def _campaign_job(reference: str, context: ReplayContext) -> Any:
-    """The gate's short campaign against ``reference`` (settings from ``context`` and its extra)."""
-    from fuzzer.backends import make_pool
-    from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
-
-    extra = context.extra
-    settings = CampaignSettings(tools=list(extra.get("tools") or context.registry.names()), target=reference,
-                                level=context.level, formats=extra.get("formats"), anomalies=extra.get("anomalies"),
-                                seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
-                                reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
-                                ignore=frozenset(extra.get("ignore") or ()), explore=extra.get("coverage", True),
-                                slow=context.max_examples is None)
-    spec = target_spec(reference, context, sampling=extra.get("coverage", True))
-    # the back end the gate was given (--backend ray: its campaign on the cluster; the replay stays local)
-    auto = getattr(context.workers, "auto", False)
-    pool = make_pool(extra.get("backend", "local"), spec, None if auto else context.workers,
-                     address=extra.get("ray_address"))
-    return CampaignJob(context.registry, settings, pool, owns_pool=True)
-
-
-register_harness(Harness(kind="parser", option="--target", description="the parser / validator: entries are model outputs",
-                         replay=_replay, campaign_job=_campaign_job, check_alive=_check_alive))
-
-__all__ = ["history_of", "keyed_signature", "shown_path_signature", "module_file", "replay_entries", "sample_from_entry", "target_version"]
+__all__ = ["check_alive", "history_of", "keyed_signature", "module_file", "replay", "replay_entries", "sample_from_entry",
+           "shown_path_signature", "target_spec", "target_version"]

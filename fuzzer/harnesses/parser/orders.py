@@ -62,6 +62,10 @@ class Visit:
     keep_drawn: bool = False
     #: :func:`~strategies._internal.tools.registry_digest` of ``registry``: equal keys, equal registries.
     registry_key: str = ""
+    #: The chat template formats the visit's samples may be in (their
+    #: :class:`~strategies._internal.formats.chat_template.TemplateSource`): a worker forked after
+    #: they were registered has them; one that was not (spawned: Ray, macOS) registers them first.
+    formats: tuple = ()
 
 
 @dataclass
@@ -291,7 +295,13 @@ _REGISTRIES: "OrderedDict[str, Any]" = OrderedDict()
 def _state_for(order: FuzzOrder, runner: Any) -> _VisitState:
     state = _STATES.get(order.key)
     if state is None:
-        state = _STATES[order.key] = _VisitState(_kept_registry(pickle.loads(order.visit)))
+        visit = pickle.loads(order.visit)
+        if visit.formats:
+            from strategies._internal.formats.chat_template import ensure
+
+            for source in visit.formats:
+                ensure(source)
+        state = _STATES[order.key] = _VisitState(_kept_registry(visit))
         while len(_STATES) > VISITS:
             _STATES.popitem(last=False)
     else:

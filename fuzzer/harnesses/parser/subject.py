@@ -627,7 +627,7 @@ class ParserSubject(Subject):
                                f"they were not confirmed before {why}, so it is not known whether they are this bug")
 
     def wrap_up(self, job: Any) -> None:
-        from fuzzer.harnesses.parser.campaign import reject_on_hints
+        from fuzzer.harnesses.parser.hints import reject_on_hints
 
         r = self.result
         r.lines.update(getattr(job.pool, "lines", ()))  # also what confirming and shrinking reached

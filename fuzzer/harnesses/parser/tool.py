@@ -232,8 +232,14 @@ class ToolCampaign:
         """(prose, several calls, reasoning) the format ``name`` is generated with: each variant it
         has, unless the user declared it unsupported."""
         allows = self.selection.allows
-        return (allows(name, "prose"), allows(name, "several"),
-                FORMATS[name].reasoning is not None and allows(name, "reasoning"))
+        fmt = FORMATS[name]
+        can = fmt.variants  # None: every variant the format has the syntax for
+
+        def writes(variant: str) -> bool:
+            return can is None or variant in can
+
+        return (allows(name, "prose") and writes("prose"), allows(name, "several") and writes("several"),
+                fmt.reasoning is not None and writes("reasoning") and allows(name, "reasoning"))
 
     def build_probes(self, examples: Optional[int] = None) -> tuple:
         """The probe samples :meth:`probe` runs: (variations, samples, each sample's variation, the
@@ -279,8 +285,11 @@ class ToolCampaign:
     def visit(self, report: ProbeReport) -> None:
         """Plan this visit's structured arm here and have the workers build it (:meth:`order`)."""
         self.start_stream(report)
+        from strategies._internal.formats.chat_template import sources
+
         visit = Visit(registry=self.registry, tool=self.tool.name, operators=list(self.operators), level=self.level,
-                      keep_drawn=self.keep_drawn, registry_key=registry_digest(self.registry))
+                      keep_drawn=self.keep_drawn, registry_key=registry_digest(self.registry),
+                      formats=sources(report.support))
         self._visit = (f"{self.tool.name}#{self.seed}#{os.getpid()}#{next(_VISITS)}",
                        pickle.dumps(visit, pickle.HIGHEST_PROTOCOL))
         self.planned = 0

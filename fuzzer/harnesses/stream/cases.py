@@ -23,7 +23,7 @@ from dataclasses import replace
 from typing import Any, Optional
 
 from fuzzer.harnesses.stream.checks import StreamCase
-from fuzzer.harnesses.stream.splits import draw_split, markers_of, standard_splits
+from fuzzer.harnesses.stream.splits import draw_split, marker_heads, markers_of, standard_splits
 
 #: Operators drawn for parsers, with their weights (None: a valid output).
 PARSER_MIX = ((None, 40), ("truncated_output", 14), ("invalid_argument_type", 6), ("injection_payload", 8),
@@ -73,8 +73,9 @@ def case_of(sample: Any, registry: Any) -> StreamCase:
                       recipe=sample.recipe.to_json() if sample.recipe is not None else None)
     if not base.truth_known:
         return base
-    content = getattr(sample, "content", None)
-    if content is None and cls is None:
+    content = None
+    if cls is None:
+        # the prose exactly as streamed (the sample's own ``content`` is stripped and joined by spaces)
         rendered = sample.rendered or _uncut(sample, registry)
         content = "".join(p.text for p in rendered.pieces if p.role == "chatter") if rendered is not None else None
     if content is None and sample.calls == [] and sample.operator == "prose_without_call":
@@ -128,16 +129,22 @@ def draw_output(source: Any, registry: Any, tools: list, formats: list) -> Optio
     fmt = formats[source.integer(0, len(formats) - 1)]
     operator = draw_operator(source, tool, fmt)
     try:
-        sample = build_sample(source, registry=registry, tool=tool, format=fmt, operator=operator)
+        sample = build_sample(source, registry=registry, tool=tool, format=fmt, operator=operator,
+                              keep_rendered=operator is None)
     except Unbuildable:
         return None
     return sample if len(sample.text) <= MAX_OUTPUT else None
 
 
 def splits_for(source: Any, text: str, markers: tuple, interesting: list, count: int = DRAWN_SPLITS) -> list:
-    """(family, cuts) of every split one output is run under: whole and one character per delta,
-    then ``count`` drawn ones (the same split drawn twice is run once)."""
+    """(family, cuts) of every split one output is run under: whole, one character per delta and
+    the first marker cut after its first character (``<`` then ``think>...``: where a parser that
+    sends what cannot be a marker yet loses one), then ``count`` drawn ones (the same split drawn
+    twice is run once)."""
     out = list(standard_splits(text)) if len(text) <= CHAR_SPLIT_MAX else [("whole", ())]
+    heads = marker_heads(text, markers)
+    if heads:
+        out.append(("marker_heads", heads))
     seen = {cuts for _f, cuts in out}
     for _ in range(count):
         family, cuts = draw_split(source, text, markers, interesting=interesting)

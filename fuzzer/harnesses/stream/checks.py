@@ -36,6 +36,7 @@ from typing import Any, Callable, Optional, Sequence
 from corpus.signature import Signature, crash_signature, verdict_signature
 from fuzzer.harnesses.stream.fold import NOT_JSON, Folded, fold
 from strategies.json_values import json_equal
+from fuzzer.engine.verdicts import verdict
 from strategies.registry import Registry
 
 #: Characters that make a piece of a marker recognisable as one (prose never holds them).
@@ -105,17 +106,36 @@ class Check:
 
 
 CHECKS: Registry[Check] = Registry("stream check")
+#: The verdicts that depend on the output's truth: shrinking keeps it by shrinking the output's
+#: choices (the truth recomputed by construction), never its text.
+TRUTH_VERDICTS = frozenset({"corruption", "content_whitespace", "truncation", "held_back"})
 
 
 def check(name: str) -> Callable:
-    """Register a check under its verdict name; its docstring's first line describes it."""
+    """Register a check under its verdict name; its docstring's first line describes it, in the
+    engine's one verdict registry too (the words of every report)."""
 
     def register(function: Callable) -> Callable:
         doc = (function.__doc__ or name).strip().splitlines()[0]
         CHECKS.register(name, Check(name, doc, function), module=function.__module__)
+        verdict(name, f"Streaming: {doc[:1].lower()}{doc[1:]}", harness="stream", truth=name in TRUTH_VERDICTS,
+                module=function.__module__)
         return function
 
     return register
+
+
+# The verdicts judged over several runs, or from how a worker ended (see the module docstring).
+verdict("split_variance", "Streaming: two splits of one output gave different calls, content or reasoning "
+        "(shown with the split of fewest cuts).", harness="stream", module=__name__)
+verdict("nondeterminism", "Streaming: the same stream, run twice, gave different results.", harness="stream",
+        module=__name__)
+verdict("crash", "Streaming: feed(), finish() or the accumulator raised, or the worker process died.",
+        harness="stream", movable=True, module=__name__)
+verdict("hang", "Streaming: a stream did not finish within --timeout seconds.", harness="stream", timed=True,
+        module=__name__)
+verdict("slow", "Streaming: the time a stream takes grows faster than linearly with the output's length "
+        "(one character per delta).", harness="stream", timed=True, module=__name__)
 
 
 def violation(verdict: str, key: str, what: str, reason: str) -> Violation:
@@ -128,7 +148,7 @@ def judge(case: StreamCase, run: Run) -> list:
     if run.error is not None:
         exception, message, frames, step = run.error
         where = "finish()" if step >= len(deltas_of(case)) else f"feed() of delta {step}"
-        return [Violation("crash", crash_signature(exception=exception, frames=frames, message=message),
+        return [Violation("crash", crash_signature(exception=exception, frames=frames, message=message, text=case.text),
                           f"{exception}: {message} (in {where})")]
     judged = Judged(case, run, fold(run.steps, run.finish))
     found = []
@@ -170,9 +190,10 @@ def _corruption(j: Judged) -> Optional[Violation]:
 
     case, folded = j.case, j.folded
     calls = folded.calls
+    if case.anomaly_class is not None and case.truth and (rejected(j.run) or not calls):
+        return None  # the calls of an anomalous output may always be declined: refused, or none streamed,
+        # as the parser's oracle allows (an anomaly with calls carries no content truth)
     if case.anomaly_class == "truncated_output" and case.truth is not None:
-        if rejected(j.run):
-            return None  # a cut stream may be refused whole
         calls = calls[:len(case.truth)]  # a whole-looking cut call is truncation's finding
     if case.truth_known and case.truth is not None and not json_equal(calls, case.truth):
         if any(isinstance(c["arguments"], str) and c["arguments"].startswith(NOT_JSON) for c in calls):
@@ -181,9 +202,8 @@ def _corruption(j: Judged) -> Optional[Violation]:
             kind, words = coarse_damage(*corruption_key(case.truth, folded.calls))
         return violation("corruption", f"calls|{kind}", words,
                          f"{words}: expected {_compact(case.truth)}, streamed {_compact(calls)}")
-    if case.content is not None and folded.content != case.content and not _whitespace_only(folded.content, case.content) \
-            and not case.content.startswith(folded.content):
-        words = "content lost" if _squash(folded.content) in _squash(case.content) else "content altered"
+    words = content_change(folded.content, case.content)
+    if words in ("content lost", "content altered"):
         return violation("corruption", f"content|{words}", words,
                          f"{words}: expected {case.content!r:.200}, streamed {folded.content!r:.200}")
     return None
@@ -193,7 +213,7 @@ def _corruption(j: Judged) -> Optional[Violation]:
 def _content_whitespace(j: Judged) -> Optional[Violation]:
     """The content differs from the truth only in whitespace (a lesser finding)."""
     case, folded = j.case, j.folded
-    if case.content is None or folded.content == case.content or not _whitespace_only(folded.content, case.content):
+    if content_change(folded.content, case.content) != "whitespace":
         return None
     return violation("content_whitespace", "content-whitespace", "the content differs in whitespace only",
                      f"expected {case.content!r:.200}, streamed {folded.content!r:.200}")
@@ -202,7 +222,7 @@ def _content_whitespace(j: Judged) -> Optional[Violation]:
 @check("event_grammar")
 def _grammar(j: Judged) -> Optional[Violation]:
     """A call started twice, without a name or id, out of order, or arguments out of place."""
-    if not j.folded.grammar:
+    if not j.folded.grammar or j.case.format == "chunks":  # an accumulator returns calls, not events
         return None
     kind, step, words = j.folded.grammar[0]
     return violation("event_grammar", f"grammar|{kind}", _GRAMMAR_WORDS.get(kind, kind), f"{words} (step {step})")
@@ -238,10 +258,13 @@ def _leakage(j: Judged) -> Optional[Violation]:
     if case.content is not None:
         places.append(("content", folded.content, case.content))
     if truth_calls is not None:
+        calls = folded.calls
+        if case.anomaly_class == "truncated_output":
+            calls = calls[:len(truth_calls)]  # the cut call's text may hold a marker inside a string
         truth_names = " ".join(str(c.get("name")) for c in truth_calls)
         truth_args = json.dumps([c.get("arguments") for c in truth_calls], ensure_ascii=False)
-        places.append(("names", " ".join(c["name"] for c in folded.calls), truth_names))
-        places.append(("arguments", json.dumps([c["arguments"] for c in folded.calls], ensure_ascii=False), truth_args))
+        places.append(("names", " ".join(c["name"] for c in calls), truth_names))
+        places.append(("arguments", json.dumps([c["arguments"] for c in calls], ensure_ascii=False), truth_args))
     for where, got, allowed in places:
         for fragment in fragments(case.markers):
             if fragment in got and fragment not in allowed:
@@ -258,8 +281,7 @@ def _held_back(j: Judged) -> Optional[Violation]:
     case, folded = j.case, j.folded
     if case.content is None:
         return None
-    if folded.content != case.content and case.content.startswith(folded.content) \
-            and not _whitespace_only(folded.content, case.content):
+    if content_change(folded.content, case.content) == "held back":
         return violation("held_back", "finish", "finish() did not release held-back content",
                          f"{len(case.content) - len(folded.content)} character(s) of content never came: "
                          f"{case.content[len(folded.content):]!r:.120}")
@@ -313,6 +335,28 @@ def nondeterminism(first: Run, second: Run) -> Optional[Violation]:
                      f"first: {str(a)[:150]}; again: {str(b)[:150]}")
 
 
+def violations_of(case: StreamCase, run: Run, whole: Optional[Run] = None) -> list:
+    """Every violation of one stream: the checks' (:func:`judge`), and its variance from
+    ``whole`` (the same output streamed whole) where the truth cannot say which is right."""
+    found = judge(case, run)
+    if whole is not None and not case.truth_known and case.cuts:
+        extra = variance(case, run, whole)
+        if extra is not None:
+            found.append(extra)
+    return found
+
+
+def fault_violation(kind: str, frames: Sequence, detail: Optional[str]) -> Violation:
+    """The violation of a stream whose worker hung (``kind`` "hung": keyed by where it was stuck)
+    or died (a crash keyed by how, and where)."""
+    from corpus.signature import hang_signature
+
+    if kind == "hung":
+        return Violation("hang", hang_signature(frames=frames), detail or "the stream did not finish in time")
+    return Violation("crash", crash_signature(exception=None, frames=frames, detail=detail),
+                     f"the worker process died ({detail or 'it ended'})")
+
+
 def rejected(run: Run) -> bool:
     """An accumulator refused the stream (raised ValueError): no calls, on purpose."""
     return any(event[0] == "rejected" for events in run.steps for event in events)
@@ -334,12 +378,23 @@ def fragments(markers: Sequence[str]) -> list:
     return sorted(out, key=lambda f: (-len(f), f))
 
 
+def content_change(streamed: str, expected: Optional[str]) -> Optional[str]:
+    """How the streamed content differs from the truth's, one answer for the three checks that
+    read it (so a difference is one finding, never two, nor none): None (the same, or no truth
+    to compare with); ``"whitespace"`` (only whitespace differs: ``content_whitespace``);
+    ``"held back"`` (a prefix of it: ``held_back``); else ``"content lost"`` (what came is
+    there, in order, but not all of it) or ``"content altered"`` (``corruption``)."""
+    if expected is None or streamed == expected:
+        return None
+    if _squash(streamed) == _squash(expected):
+        return "whitespace"
+    if expected.startswith(streamed):
+        return "held back"
+    return "content lost" if _squash(streamed) in _squash(expected) else "content altered"
+
+
 def _squash(text: str) -> str:
     return "".join(text.split())
-
-
-def _whitespace_only(a: str, b: str) -> bool:
-    return a != b and _squash(a) == _squash(b)
 
 
 def _compact(value: Any) -> str:
@@ -347,5 +402,5 @@ def _compact(value: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
-__all__ = ["CHECKS", "Check", "Judged", "Run", "StreamCase", "Violation", "fragments", "judge", "nondeterminism",
-           "variance", "violation"]
+__all__ = ["CHECKS", "Check", "Judged", "Run", "StreamCase", "TRUTH_VERDICTS", "Violation", "content_change",
+           "fault_violation", "fragments", "judge", "nondeterminism", "variance", "violation", "violations_of"]

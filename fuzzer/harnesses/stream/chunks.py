@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from fuzzer.harnesses.stream.splits import deltas
 
@@ -70,30 +70,55 @@ def _pieces(text: str, cuts: tuple) -> list:
     return [p for p in deltas(text, [c for c in cuts if c < len(text)]) if p] or [""]
 
 
-def _openai_dicts(plan: ChunkPlan, arg_cuts: tuple) -> list:
-    """The chunks as the dicts the API sends."""
-    base = {"id": "chatcmpl-toolfuzz", "object": "chat.completion.chunk", "created": 0, "model": "toolfuzz"}
+def server_cuts(text: str, seed: int, lo: int = 1, hi: int = 6) -> tuple:
+    """Where a server cuts ``text`` into deltas: pieces of ``lo``-``hi`` characters (a token or a
+    few; the serving engines and the hosted APIs send arguments and content that way), drawn from
+    ``seed`` so the same response is always cut the same way."""
+    import random
 
-    def chunk(delta: dict, finish: Optional[str] = None) -> dict:
-        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    rnd, cuts, at = random.Random(seed), [], 0
+    while True:
+        at += rnd.randint(lo, hi)
+        if at >= len(text):
+            return tuple(cuts)
+        cuts.append(at)
+
+
+def _cuts_for(arg_cuts: Any, i: int, text: str) -> tuple:
+    return tuple(arg_cuts(i, text)) if callable(arg_cuts) else tuple(arg_cuts)
+
+
+def openai_chunk_dicts(calls: Sequence, *, content: str = "", anomaly: Optional[str] = None,
+                       finish: Optional[str] = None, arg_cuts: Any = (), content_cuts: tuple = (),
+                       ids: Optional[Sequence[str]] = None, model: str = "toolfuzz", chunk_id: str = "chatcmpl-toolfuzz",
+                       created: int = 0) -> list:
+    """The chunks of a Chat Completions stream as the dicts the API sends: a role chunk, the
+    content in pieces (``content_cuts``), each call's id and name with ``""`` arguments, then its
+    arguments in pieces (``arg_cuts``: cuts, or ``(call index, text) -> cuts``), a finish chunk
+    (``finish``, else tool_calls / stop, or length for a cut stream) and a usage chunk. ``calls``:
+    (name, arguments text) pairs; ``anomaly``: one of :data:`ANOMALIES` (see the module docstring)."""
+    base = {"id": chunk_id, "object": "chat.completion.chunk", "created": created, "model": model}
+
+    def chunk(delta: dict, finish_reason: Optional[str] = None) -> dict:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
     out = [chunk({"role": "assistant", "content": ""})]
-    if plan.content:
-        out.append(chunk({"content": plan.content}))
-    anomaly = plan.anomaly
-    last = len(plan.calls) - 1
-    for i, (name, arguments) in enumerate(plan.calls):
+    if content:
+        out += [chunk({"content": piece}) for piece in _pieces(content, content_cuts)]
+    last = len(calls) - 1
+    for i, (name, arguments) in enumerate(calls):
         index = 0 if anomaly == "all_index_0" else i
-        call_id = f"call_{i}"
+        call_id = ids[i] if ids is not None else f"call_{i}"
         if anomaly == "content_between" and i:
             out.append(chunk({"content": " and "}))
         if anomaly == "empty_args_first":
             out.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": ""}}]}))
         out.append(chunk({"tool_calls": [{"index": index, "id": call_id, "type": "function",
                                           "function": {"name": name, "arguments": ""}}]}))
-        pieces = _pieces(arguments, arg_cuts)
+        cuts = _cuts_for(arg_cuts, i, arguments)
+        pieces = _pieces(arguments, cuts)
         if anomaly in CUT and i == last:
-            pieces = _pieces(arguments[:max(1, len(arguments) // 2)], arg_cuts)
+            pieces = _pieces(arguments[:max(1, len(arguments) // 2)], cuts)
         for k, piece in enumerate(pieces):
             if anomaly == "cumulative_last" and k == len(pieces) - 1 and len(pieces) > 1:
                 piece = arguments
@@ -101,11 +126,17 @@ def _openai_dicts(plan: ChunkPlan, arg_cuts: tuple) -> list:
             if anomaly == "id_name_repeated":
                 call = {"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": piece}}
             out.append(chunk({"tool_calls": [call]}))
-    if plan.anomaly == "cut_no_finish":
+    if anomaly == "cut_no_finish":
         return out
-    out.append(chunk({}, "length" if plan.anomaly == "cut_length" else "tool_calls" if plan.calls else "stop"))
+    reason = finish or ("length" if anomaly == "cut_length" else "tool_calls" if calls else "stop")
+    out.append(chunk({}, reason))
     out.append({**base, "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30}})
     return out
+
+
+def _openai_dicts(plan: ChunkPlan, arg_cuts: tuple) -> list:
+    """A plan's chunks as the dicts the API sends."""
+    return openai_chunk_dicts(plan.calls, content=plan.content, anomaly=plan.anomaly, arg_cuts=arg_cuts)
 
 
 def openai_chunks(plan: ChunkPlan) -> list:
@@ -115,53 +146,74 @@ def openai_chunks(plan: ChunkPlan) -> list:
     return [ChatCompletionChunk.model_validate(d) for d in _openai_dicts(plan, plan.cuts)]
 
 
-def anthropic_events(plan: ChunkPlan) -> list:
-    """``anthropic`` SDK stream events (``message_start`` ... ``message_stop``)."""
-    import anthropic.types as t
-
-    events: list = [t.RawMessageStartEvent.model_validate({"type": "message_start", "message": {
-        "id": "msg_toolfuzz", "type": "message", "role": "assistant", "model": "toolfuzz", "content": [],
-        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}})]
+def anthropic_event_dicts(calls: Sequence, *, content: str = "", anomaly: Optional[str] = None,
+                          stop_reason: Optional[str] = None, arg_cuts: Any = (), content_cuts: tuple = (),
+                          ids: Optional[Sequence[str]] = None, model: str = "toolfuzz",
+                          message_id: str = "msg_toolfuzz") -> list:
+    """The events of a Messages stream as the dicts the API sends (``message_start`` ...
+    ``message_stop``): a text block with the content in pieces, then a ``tool_use`` block per call
+    with its ``input_json_delta`` pieces (``arg_cuts`` as for :func:`openai_chunk_dicts`)."""
+    events: list = [{"type": "message_start", "message": {
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}]
     block = 0
 
-    def text_block(text: str) -> None:
+    def text_block(text: str, cuts: tuple = ()) -> None:
         nonlocal block
-        events.append(t.RawContentBlockStartEvent.model_validate(
-            {"type": "content_block_start", "index": block, "content_block": {"type": "text", "text": ""}}))
-        events.append(t.RawContentBlockDeltaEvent.model_validate(
-            {"type": "content_block_delta", "index": block, "delta": {"type": "text_delta", "text": text}}))
-        events.append(t.RawContentBlockStopEvent.model_validate({"type": "content_block_stop", "index": block}))
+        events.append({"type": "content_block_start", "index": block, "content_block": {"type": "text", "text": ""}})
+        for piece in _pieces(text, cuts):
+            events.append({"type": "content_block_delta", "index": block, "delta": {"type": "text_delta", "text": piece}})
+        events.append({"type": "content_block_stop", "index": block})
         block += 1
 
-    if plan.content:
-        text_block(plan.content)
-    last = len(plan.calls) - 1
-    for i, (name, arguments) in enumerate(plan.calls):
-        if plan.anomaly == "content_between" and i:
+    if content:
+        text_block(content, content_cuts)
+    last = len(calls) - 1
+    for i, (name, arguments) in enumerate(calls):
+        if anomaly == "content_between" and i:
             text_block(" and ")
-        index = 0 if plan.anomaly == "all_index_0" else block
-        events.append(t.RawContentBlockStartEvent.model_validate({"type": "content_block_start", "index": index,
-                                                                   "content_block": {"type": "tool_use", "id": f"toolu_{i}",
-                                                                                     "name": name, "input": {}}}))
-        cut = plan.anomaly in CUT and i == last
-        pieces = _pieces(arguments[:max(1, len(arguments) // 2)] if cut else arguments, plan.cuts)
+        index = 0 if anomaly == "all_index_0" else block
+        call_id = ids[i] if ids is not None else f"toolu_{i}"
+        events.append({"type": "content_block_start", "index": index,
+                       "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}}})
+        cut = anomaly in CUT and i == last
+        cuts = _cuts_for(arg_cuts, i, arguments)
+        pieces = _pieces(arguments[:max(1, len(arguments) // 2)] if cut else arguments, cuts)
         for k, piece in enumerate(pieces):
-            if plan.anomaly == "cumulative_last" and k == len(pieces) - 1 and len(pieces) > 1:
+            if anomaly == "cumulative_last" and k == len(pieces) - 1 and len(pieces) > 1:
                 piece = arguments
-            events.append(t.RawContentBlockDeltaEvent.model_validate(
-                {"type": "content_block_delta", "index": index,
-                 "delta": {"type": "input_json_delta", "partial_json": piece}}))
+            events.append({"type": "content_block_delta", "index": index,
+                           "delta": {"type": "input_json_delta", "partial_json": piece}})
         if cut:
             break
-        events.append(t.RawContentBlockStopEvent.model_validate({"type": "content_block_stop", "index": index}))
+        events.append({"type": "content_block_stop", "index": index})
         block += 1
-    if plan.anomaly == "cut_no_finish":
+    if anomaly == "cut_no_finish":
         return events
-    stop = "max_tokens" if plan.anomaly == "cut_length" else "tool_use" if plan.calls else "end_turn"
-    events.append(t.RawMessageDeltaEvent.model_validate({"type": "message_delta", "delta": {
-        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}))
-    events.append(t.RawMessageStopEvent.model_validate({"type": "message_stop"}))
+    stop = stop_reason or ("max_tokens" if anomaly == "cut_length" else "tool_use" if calls else "end_turn")
+    events.append({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                   "usage": {"output_tokens": 20}})
+    events.append({"type": "message_stop"})
     return events
+
+
+#: The ``anthropic`` SDK's model of each stream event type.
+_ANTHROPIC_MODELS = {"message_start": "RawMessageStartEvent", "content_block_start": "RawContentBlockStartEvent",
+                     "content_block_delta": "RawContentBlockDeltaEvent", "content_block_stop": "RawContentBlockStopEvent",
+                     "message_delta": "RawMessageDeltaEvent", "message_stop": "RawMessageStopEvent"}
+
+
+def anthropic_model(event: dict) -> Any:
+    """One event dict as the ``anthropic`` SDK's own model (validated)."""
+    import anthropic.types as t
+
+    return getattr(t, _ANTHROPIC_MODELS[event["type"]]).model_validate(event)
+
+
+def anthropic_events(plan: ChunkPlan) -> list:
+    """``anthropic`` SDK stream events (``message_start`` ... ``message_stop``)."""
+    return [anthropic_model(e) for e in anthropic_event_dicts(plan.calls, content=plan.content, anomaly=plan.anomaly,
+                                                              arg_cuts=plan.cuts)]
 
 
 #: How the ``sse`` shape groups each call's arguments (its cuts split the bytes instead).
@@ -198,5 +250,5 @@ def build_chunks(plan: ChunkPlan, shape: str) -> list:
     return openai_chunks(plan)
 
 
-__all__ = ["ANOMALIES", "APPLIES", "CUT", "ChunkPlan", "anthropic_events", "build_chunks", "expected_calls",
-           "openai_chunks", "plan_text", "sse_bytes"]
+__all__ = ["ANOMALIES", "APPLIES", "CUT", "ChunkPlan", "anthropic_event_dicts", "anthropic_events", "anthropic_model",
+           "build_chunks", "expected_calls", "openai_chunk_dicts", "openai_chunks", "plan_text", "server_cuts", "sse_bytes"]

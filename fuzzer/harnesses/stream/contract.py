@@ -29,7 +29,7 @@ new_text, tools)``, whose end-of-stream call is the first of :data:`SGLANG_FLUSH
 
 **Chunk accumulator** (``fuzz stream --consumer M:A``): ``M:A(chunks)`` takes an iterable of
 chunks (:mod:`.chunks` builds them as the real SDK types) and returns the calls it assembled, in
-any shape the parser contract accepts (:func:`fuzzer.harnesses.parser.target.normalize_calls`).
+any shape the parser contract accepts (:func:`fuzzer.engine.calls.normalize_calls`).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from strategies.errors import TargetError, ToolfuzzError
+from strategies.errors import ToolfuzzError
 
 #: The parser APIs ``--parser-api`` names.
 PARSER_APIS = ("events", "vllm", "sglang")
@@ -115,12 +115,14 @@ def _has(obj: Any, key: str) -> bool:
 def _index(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise ContractError(f"{where}: index must be an int, not {type(value).__name__} {value!r:.60}")
-    return value
+    return int(value)  # a plain int: events travel to the engine, which never unpickles a user's class
 
 
 def _text(value: Any, where: str) -> Optional[str]:
-    if value is None or isinstance(value, str):
+    if value is None or type(value) is str:
         return value
+    if isinstance(value, str):
+        return str(value)  # a str subclass of the user's: plain text from here on
     raise ContractError(f"{where} must be a string or None, not {type(value).__name__}")
 
 
@@ -286,21 +288,15 @@ def parser_maker(factory: Any, ref: str, api: str = "events") -> Callable[[list]
 
 def load_parser_factory(ref: str, *, cwd: Optional[str] = None, api: str = "events") -> Callable[[list], Any]:
     """Import ``ref`` (in the worker) and return :func:`parser_maker`'s ``make``."""
-    from fuzzer.harnesses.parser.target import load_target
+    from fuzzer.engine.references import load_target
 
-    try:
-        factory = load_target(ref, cwd=cwd)
-    except TargetError as exc:
-        message = str(exc)
-        raise TargetError("--parser " + message[len("target "):] if message.startswith("target ") else message) \
-            from None
-    return parser_maker(factory, ref, api)
+    return parser_maker(load_target(ref, cwd=cwd, what="--parser"), ref, api)
 
 
 def consumer_calls(value: Any, ref: str) -> list:
     """What an accumulator returned, as normalized calls; a generator or iterator is a contract
     error (its calls would be assembled lazily, after toolfuzz stopped looking)."""
-    from fuzzer.harnesses.parser.target import normalize_calls
+    from fuzzer.engine.calls import normalize_calls
 
     if inspect.isgenerator(value) or inspect.isasyncgen(value) or inspect.iscoroutine(value) or (
             hasattr(value, "__next__") and not isinstance(value, (list, tuple, Mapping))):

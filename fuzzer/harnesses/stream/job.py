@@ -1,471 +1,415 @@
-"""``fuzz stream`` as a job, built only from the engine's pieces (to be replaced by the generic loop).
+"""The stream campaign: streams drawn, run and judged in the workers; the engine's one campaign
+loop (:class:`fuzzer.engine.campaign.CampaignJob`) over a :class:`StreamSubject`.
 
-Thin on purpose: generation is :mod:`.cases`, running and judging is :mod:`.worker` (orders in
-the :class:`~fuzzer.isolation.WorkerPool`), the oracles :mod:`.checks`, the finding
-:mod:`.findings`. The loop: draw outputs and their splits, send them as orders, file each
-signature once (the smallest stream that showed it), confirm it alone in a fresh worker
-(:class:`fuzzer.engine.confirm.Confirmer`), shrink it on both axes (the output's choices, so its
-truth is recomputed; then the split: fewest cuts, earliest) within the budget's shrink window, and
-announce it. A parser's cost is probed once (``slow``). A target that breaks the contract (not a
-factory, no ``feed``, events of no known shape, a consumer returning a generator) stops the job
-with a one-line problem: exit 2.
+::
+
+    job = StreamCampaign(settings, registry=registry)
+    final = run_job(job, [console, JsonReportHandler(path), CorpusWriter(...)])
+
+What is the stream harness's own: probing which formats a parser streams (a format it does not
+stream is skipped, not flooded with findings), the orders (:class:`~.orders.StreamOrder`: a seed,
+a count of streams and what to draw them from; drawn, run and judged in the worker), filing their
+results (counts by class, the smallest stream of each signature, the cut patterns that showed new
+behaviour, which later orders replay), showing a finding again (its stream in a fresh worker; a
+hang too: a stream that finishes in time when run again is no hang), shrinking it on both axes
+(:mod:`.shrink`: the output as structure, then the split) and the cost probe (``slow``: time over
+output length, one character per delta). Budget, confirmation, the shrink window, announcing,
+the corpus and Ctrl-C are the engine's, the same as every harness's.
+
+A target that breaks the contract (not a factory, no ``feed``, events of no known shape, a
+consumer returning a generator) is a usage error: one line naming ``--parser`` / ``--consumer``,
+exit 2 — found while loading, while probing, or in the first stream that shows it.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
-from fuzzer.engine.budget import Budget
-from fuzzer.engine.confirm import ALONE, Confirmer
-from fuzzer.engine.events import FindingRecorded, JobStarted, Phase, PhaseStarted, Progress, StopReason
-from fuzzer.engine.pipeline import Job, interrupted_exit
-from fuzzer.engine.results import JobResult
+from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.events import NonFatalError, Phase, PhaseStarted
+from fuzzer.engine.orders import order_seed
+from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.stream import cases as gen
-from fuzzer.harnesses.stream.checks import Run, StreamCase, judge, variance
+from fuzzer.harnesses.stream.checks import StreamCase, fault_violation
+from fuzzer.harnesses.stream.contract import ContractError
 from fuzzer.harnesses.stream.findings import StreamFinding
-from fuzzer.harnesses.stream.splits import clip, every_two_way, shrink_split
-from fuzzer.harnesses.stream.worker import (ENV, WORKER_TARGET, Settings, StreamOrder, StreamResult, case_text,
-                                            run_from_json)
-from fuzzer.isolation.pool import Lost, Started
+from fuzzer.harnesses.stream.orders import OrderResult, Plan, StreamOrder, class_of, draw_streams, stream_at
+from fuzzer.harnesses.stream.shrink import shrink_case, size
+from fuzzer.harnesses.stream.worker import Settings, StreamFault, StreamOutcome, StreamSpec
 from strategies._internal.source import RandomSource
-from strategies.errors import TargetError
 
-#: Outputs per order (each run under its splits: about 8 streams an output).
-OUTPUTS_PER_ORDER = 12
-#: Share of the budget shrinking may use (a finding without its minimal output and split says little).
-SHRINK_SHARE = 0.45
-#: Seconds one finding's shrinking may take.
-SHRINK_CAP_S = 4.0
+#: Streams per order (about 8 per output: whole, one character per delta, drawn splits).
+ORDER_STREAMS = 64
+#: Share of the budget shrinking may use, and seconds per finding: a stream finding without its
+#: minimal output and split says little, and the streams are cheap.
+SHRINK_SHARE, SHRINK_CAP_S = 0.45, 6.0
 #: Exponent of time over output length above which the cost probe reports ``slow``.
 SLOW_EXPONENT = 1.5
 #: The largest probe must take at least this long, or the timings say nothing.
 SLOW_MIN_S = 0.02
+#: Cut patterns kept for the ``interesting`` split family (they travel with every order).
+INTERESTING_KEPT = 16
+#: Valid outputs per format when probing which formats a parser streams.
+PROBE_OUTPUTS = 3
 
 
-@dataclass
-class StreamSettings:
+@dataclass(kw_only=True)
+class StreamSettings(CampaignSettings):
+    """The engine's campaign settings (seed, budget, ``--max-examples``, shrinking, ``--ignore``
+    ...), with the stream harness's shrink share, and the stream harness's own: what is streamed
+    into, what is drawn, how and where each stream runs."""
+
     target: Settings
-    tools: tuple = ()
-    formats: tuple = ()
-    seed: int = 0
-    budget_s: Optional[float] = 30.0
-    max_examples: Optional[int] = None
+    tools: tuple = ()  # tool names (default: every tool)
+    formats: tuple = ()  # parser formats (default: those the parser is probed to stream)
+    shrink_share: float = SHRINK_SHARE
+    shrink_cap_s: float = SHRINK_CAP_S
     timeout: float = 2.0
     workers: int = 1
     memory_limit_mb: Optional[int] = 4096
-    shrink: bool = True
+    backend: str = "local"  # where the orders run (fuzzer.backends): local workers, or Ray actors
+    ray_address: Optional[str] = None  # the cluster a ray back end joins (None: a Ray instance of its own)
+
+    def spec(self) -> StreamSpec:
+        from fuzzer.engine.warmup import warmup_limit
+        from fuzzer.isolation.spec import load_timeout
+
+        warmup = warmup_limit(self.timeout)
+        return StreamSpec(settings=self.target, cwd=self.target.cwd or os.getcwd(), timeout=self.timeout,
+                          memory_limit_mb=self.memory_limit_mb,
+                          load_timeout=load_timeout(self.budget_s) + warmup, warmup_s=warmup)
+
+
+def open_pool(settings: StreamSettings) -> Any:
+    """The stream target's workers on the settings' back end (not started): local worker
+    processes, or Ray actors each holding one (``workers`` auto: one per CPU of wherever they
+    run). Loading the target in their zygote reports a broken contract as one line
+    (:class:`~strategies.errors.TargetError`) when the pool starts. Confirming and shrinking run
+    on this machine whatever the back end (:func:`fuzzer.backends.settling_pool`)."""
+    from fuzzer.backends import make_pool, workers_of
+
+    spec = settings.spec()
+    return make_pool(settings.backend, spec, workers_of(settings.workers), address=settings.ray_address,
+                     load_timeout=spec.load_timeout)
 
 
 @dataclass
-class StreamCampaignResult(JobResult):
+class StreamCampaignResult(CampaignResult):
+    """What a stream campaign found; every count the writers print comes from here."""
+
     job: str = "stream"
+    units_word: str = "streams"
+    mode: str = "parser"
+    api: str = "events"
+    shape: str = "openai"
     outputs: int = 0
     formats: list = field(default_factory=list)
-    unsupported: dict = field(default_factory=dict)
-    setup_s: float = 0.0
+    unsupported: dict = field(default_factory=dict)  # format -> why it is not streamed
+    tools: list = field(default_factory=list)
 
     def to_report(self) -> dict:
-        return {"target": self.label, "executions": self.executions, "outputs": self.outputs,
-                "elapsed_s": round(self.elapsed_s, 3), "execs_per_s": round(self.execs_per_s, 1),
-                "formats": self.formats, "unsupported": self.unsupported, "stop_reason": self.stop_reason.value,
-                "problem": self.problem, "counts": self.counts(),
-                "failures": [f.to_report() for f in self.findings]}
+        return {**self.base_report(), "job": self.job, "target": self.label, "mode": self.mode,
+                "parser_api": self.api if self.mode == "parser" else None,
+                "consumer_shape": self.shape if self.mode == "consumer" else None, "streams": self.executions,
+                "outputs": self.outputs, "tools": self.tools,
+                "formats": {"supported": {f: "streamed" for f in self.formats}, "unsupported": dict(self.unsupported)}}
 
 
-class StreamPool(Started):
-    """The worker pool running streams of one target: a probe on start (a target that does not
-    load or keep the contract is a :class:`TargetError`), single cases (confirm, shrink), orders."""
+class StreamSubject(Subject):
+    """The stream harness's half of a campaign (see the module docstring)."""
 
-    def __init__(self, settings: StreamSettings):
-        from fuzzer.harnesses.parser.outcome import TargetSpec
-        from fuzzer.isolation import WorkerPool
+    kind = "stream"
+    order_size = ORDER_STREAMS
 
-        self.settings = settings
-        self.line = settings.target.line()
-        self.pool = WorkerPool(TargetSpec(target=WORKER_TARGET, cwd=settings.target.cwd, timeout=settings.timeout,
-                                          memory_limit_mb=settings.memory_limit_mb, audit=False),
-                               workers=settings.workers, environ={ENV: self.line})
+    def __init__(self, settings: StreamSettings, *, registry: Any, pool: Any = None):
+        from strategies._internal.schema import unsupported_tools
 
-    def start(self) -> None:
-        self.pool.start()
-        outcome = self.pool.run([case_text(self.line, None)])[0]
-        first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
-        if first is not None and first["name"] == "loaded":
-            return
-        self.close()
-        if first is not None and first["name"] == "error":
-            raise TargetError(first["arguments"]["message"])
-        raise TargetError(f"{self.settings.target.reference!r}: loading it failed "
-                          f"({outcome.detail or outcome.exception or outcome.kind})")
-
-    def close(self) -> None:
-        self.pool.close()
-
-    def runs(self, cases: list, *, deadline: Optional[float] = None, fresh: bool = False) -> list:
-        """A :class:`Run` per case (None past ``deadline``; the pool's Outcome when it hung or died)."""
-        outcomes = self.pool.run([case_text(self.line, c) for c in cases], deadline=deadline, fresh=fresh)
-        return [_run_of(o) for o in outcomes]
-
-
-def _run_of(outcome: Any) -> Any:
-    if outcome is None:
-        return None
-    first = outcome.calls[0] if outcome.kind == "returned" and outcome.calls else None
-    if first is not None and first["name"] == "run":
-        return run_from_json(json.loads(first["arguments"]["json"]))
-    if first is not None and first["name"] == "error":
-        return Run(contract=first["arguments"]["message"])
-    return outcome  # hung / died
-
-
-def signatures_of(case: StreamCase, run: Any, whole: Any = None) -> dict:
-    """Signature id -> Violation of one run (and its variance from the whole output's run)."""
-    from corpus.signature import crash_signature, hang_signature
-    from fuzzer.harnesses.stream.checks import Violation
-
-    if run is None:
-        return {}
-    if not isinstance(run, Run):
-        sig = hang_signature(frames=run.frames) if run.kind == "hung" else \
-            crash_signature(exception=None, frames=run.frames, detail=run.detail)
-        return {sig.id: Violation(run.kind == "hung" and "hang" or "crash", sig, run.detail or run.kind)}
-    found = {v.signature.id: v for v in judge(case, run)}
-    if whole is not None and isinstance(whole, Run) and not case.truth_known:
-        extra = variance(case, run, whole)
-        if extra is not None:
-            found[extra.signature.id] = extra
-    return found
-
-
-class StreamCampaign(Job):
-    name = "stream"
-
-    def __init__(self, settings: StreamSettings, registry: Any):
-        super().__init__()
         self.settings, self.registry = settings, registry
-        self.budget = Budget(seconds=settings.budget_s, max_examples=settings.max_examples,
-                             shrink_share=SHRINK_SHARE, shrink_cap_s=SHRINK_CAP_S)
-        self._result = StreamCampaignResult(label=settings.target.reference)
-        self.findings: dict = {}
+        target = settings.target
+        self.label = target.reference
+        self.pool = pool if pool is not None else open_pool(settings)
+        self.broken = unsupported_tools(registry)
+        self.tools = [n for n in (settings.tools or registry.names()) if n not in self.broken]
+        self.formats = list(settings.formats)
+        self.result = StreamCampaignResult(label=target.reference, mode=target.mode, api=target.api,
+                                           shape=target.shape, seed=settings.seed, tools=list(self.tools))
         self.interesting: list = []
-        self.pool: Optional[StreamPool] = None
-        self._started = 0.0
+        self._features: set = set()
+        self._costed = False
 
-    # -- the job -----------------------------------------------------------------------------------
-    def run(self) -> Iterator[Any]:
-        s, result = self.settings, self._result
-        yield JobStarted(job="stream", label=s.target.reference, budget_s=s.budget_s,
-                         settings={"parser_api": s.target.api, "shape": s.target.shape, "seed": s.seed})
-        self._started = time.monotonic()
-        self.pool = StreamPool(s)
-        self.pool.start()
-        try:
-            result.setup_s = time.monotonic() - self._started
-            self.budget.start()
-            tools = list(s.tools) or [t.name for t in self.registry]
-            if s.target.parser:
-                yield PhaseStarted(Phase.PROBING)
-                formats = list(s.formats) or self._probe_formats(tools)
-                result.formats = formats
-                if not formats:
-                    result.problem = (f"no format the parser streams: every format probed gave no call "
-                                      f"({', '.join(f'{k}: {v}' for k, v in list(result.unsupported.items())[:3])})")
-                    self.stop_reason = StopReason.NOTHING_TESTED
-                    return
-            else:
-                formats = []
-            yield PhaseStarted(Phase.FUZZING)
-            yield from self._fuzz(tools, formats)
-            if s.target.parser and not result.problem and not self.budget.time_up():
-                yield from self._cost(tools, formats)
-        finally:
-            result.elapsed_s = time.monotonic() - self._started
-            self.pool.close()
+    def settings_json(self) -> dict:
+        t = self.settings.target
+        return {"mode": t.mode, "reference": t.reference, "parser_api": t.api, "consumer_shape": t.shape,
+                "tools": list(self.tools), "formats": list(self.settings.formats)}
 
-    def _probe_formats(self, tools: list) -> list:
-        """Formats in which the parser gives the right calls for at least one of a few valid outputs,
-        whole or one character per delta (a format it does not stream is skipped, not flooded)."""
-        from strategies._internal.build import Unbuildable, build_sample
-        from strategies._internal.formats import FORMATS
+    def size(self, case: StreamCase) -> tuple:
+        return size(case)
 
-        supported, source = [], RandomSource(self.settings.seed ^ 0x5EED)
-        for fmt in FORMATS:
-            cases = []
-            for k in range(3):
-                try:
-                    sample = build_sample(source, registry=self.registry, tool=self.registry[tools[k % len(tools)]],
-                                          format=fmt, chatter=False, multi=False)
-                except Unbuildable:
-                    continue
-                base = gen.case_of(sample, self.registry)
-                cases += [replace(base, cuts=cuts, family=f) for f, cuts in gen.standard_splits(sample.text)]
-            runs = self.pool.runs(cases) if cases else []
-            contract = next((r.contract for r in runs if isinstance(r, Run) and r.contract), None)
-            if contract:
-                self._result.problem = contract
-                return []
-            from fuzzer.harnesses.stream.fold import fold
+    def _contract(self, message: str) -> ContractError:
+        """A broken contract, as the one line the user reads (naming the option)."""
+        t = self.settings.target
+        return ContractError(message if message.startswith("--") else f"{t.option} {t.reference!r}: {message}")
 
-            ok = False
-            for case, run in zip(cases, runs):
-                if isinstance(run, Run) and run.error is None:
-                    calls = fold(run.steps, run.finish).calls
-                    ok = ok or any(c["name"] == t["name"] for c in calls for t in case.truth or ())
-            if ok:
-                supported.append(fmt)
-            else:
-                self._result.unsupported[fmt] = "no call streamed"
-        return supported
+    # -- the campaign's shape ----------------------------------------------------------------------
+    def started(self, job: Any) -> Iterator[Any]:
+        from fuzzer.engine.warmup import WarmUp, warmup_limit
 
-    def _orders(self, tools: list, formats: list, number: int) -> list:
-        s = self.settings
-        orders = []
-        for k in range(max(1, s.workers) * 2):
-            seed = (s.seed * 1_000_003 + number * 97 + k) & 0xFFFFFFFF
-            source = RandomSource(seed)
-            groups = []
-            while len(groups) < OUTPUTS_PER_ORDER:
-                if s.target.parser:
-                    sample = gen.draw_output(source, self.registry, tools, formats)
-                    if sample is None:
-                        continue
-                    base = gen.case_of(sample, self.registry)
-                    groups.append((base, gen.splits_for(source, base.text, base.markers, self.interesting)))
-                else:
-                    base = gen.consumer_output(source, self.registry, tools)
-                    groups.append((base, gen.consumer_splits(source, base, s.target.shape)))
-            orders.append(StreamOrder(self.pool.line, groups, seed))
-        return orders
+        for name, why in self.broken.items():
+            yield NonFatalError(f"{name}: skipped, cannot generate its arguments: {why}")
+        if not self.tools:
+            self.result.problem = "no tool whose calls can be generated"
+            return
+        warmup = (self.pool.info or {}).get("warmup")
+        note = WarmUp(**warmup).note(f"{self.settings.target.option} {self.label!r}",
+                                     warmup_limit(self.settings.timeout)) if warmup else None
+        if note:
+            self.result.notes.append(note)
+            yield NonFatalError(note)
 
-    def _fuzz(self, tools: list, formats: list) -> Iterator[Any]:
-        result, number = self._result, 0
-        while True:
-            why = self.budget.stop_reason(result.executions)
-            if why is not None:
-                self.stop_reason = why
-                return
-            orders = self._orders(tools, formats, number)
-            number += 1
-            answers = self.pool.pool.run_orders(orders, deadline=self.budget.deadline)
-            new: list = []
-            for order, answer in zip(orders, answers):
-                for lost in order.lost:
-                    new += self._file_lost(order, lost)
-                if isinstance(answer, Lost):
-                    new += self._file_lost(order, answer)
-                    continue
-                if not isinstance(answer, StreamResult):
-                    continue
-                result.executions += answer.streams
-                result.outputs += answer.outputs
-                if answer.contract:
-                    result.problem = answer.contract
-                    self.stop_reason = StopReason.NOTHING_TESTED
-                    return
-                self.interesting = (self.interesting + answer.interesting)[-64:]
-                for failure in answer.failures:
-                    new += self._file(failure.verdict, failure.signature, failure.reason, failure.case, failure.run,
-                                      failure.count)
-            yield Progress(executions=result.executions, elapsed_s=time.monotonic() - self._started,
-                           failures=self._by_verdict(), budget_s=self.settings.budget_s)
-            for finding in new:
-                self._settle(finding)
-                yield FindingRecorded(finding)
+    def replay(self, items: list, job: Any) -> list:
+        """The ``--corpus`` entries of kind stream, streamed into this campaign's target first (an
+        entry found with the other mode is unjudged: say which option replays it)."""
+        from fuzzer.engine.harness import Replayed
+        from fuzzer.harnesses.stream.findings import case_of_entry
+        from fuzzer.harnesses.stream.replaying import OPTIONS, replay_with
+        from strategies.errors import ToolfuzzError
 
-    def _file_lost(self, order: StreamOrder, lost: Lost) -> list:
-        case = order.case_at(lost.index) if lost.index >= 0 else None
-        if case is None:
-            return []
-        found = signatures_of(case, lost.outcome)
-        return [f for sig, v in found.items() for f in self._file(v.verdict, v.signature, v.reason, case, None, 1)]
-
-    def _file(self, verdict: str, signature: Any, reason: str, case: StreamCase, run: Any, count: int) -> list:
-        known = self.findings.get(signature.id)
-        if known is not None:
-            known.count += count
-            if (len(case.text), len(case.cuts)) < (len(known.case.text), len(known.case.cuts)) and known.minimized is None:
-                known.case, known.reason = case, reason
-            return []
-        exception = None
-        frames: tuple = ()
-        if isinstance(run, Run) and run.error is not None:
-            exception = f"{run.error[0]}: {run.error[1]}"
-            frames = run.error[2]
-        finding = StreamFinding(signature, verdict, reason, case=case, settings=self.settings.target,
-                                exception=exception, frames=frames)
-        self.findings[signature.id] = finding
-        self._result.findings.append(finding)
-        return [finding]
-
-    def _by_verdict(self) -> dict:
-        out: dict = {}
-        for f in self._result.findings:
-            out[f.verdict_name] = out.get(f.verdict_name, 0) + 1
+        mode = self.settings.target.mode
+        out: list = [None] * len(items)
+        mine = []
+        for i, (path, entry) in enumerate(items):
+            found_with = (entry.scenario or {}).get("mode", "parser")
+            try:
+                case_of_entry(entry)
+            except ToolfuzzError as exc:
+                out[i] = Replayed(path, entry, verdict="unjudged", signature=None, unjudged=str(exc))
+                continue
+            if found_with != mode:
+                out[i] = Replayed(path, entry, verdict="unjudged", signature=None,
+                                  unjudged=f"found with --{found_with}: fuzz replay {OPTIONS.get(found_with, '')} "
+                                           f"M:A replays it")
+                continue
+            mine.append(i)
+        run = lambda cases: job.settle_run(cases, deadline=job.budget.deadline)  # noqa: E731
+        for i, r in zip(mine, replay_with(run, [items[i] for i in mine], self.settings.target)):
+            out[i] = r
         return out
 
-    # -- confirm and shrink ------------------------------------------------------------------------
-    def _same(self, case: StreamCase, signature_id: str, runs: Optional[list] = None) -> bool:
-        whole = None
-        if not case.truth_known and case.cuts:
-            whole_case = replace(case, cuts=(), family="whole")
-            runs_ = self.pool.runs([whole_case, case])
-            whole, run = runs_[0], runs_[1]
-        else:
-            run = self.pool.runs([case])[0]
-        return signature_id in signatures_of(case, run, whole)
+    def begin(self, unit: str, job: Any) -> Iterator[Any]:
+        if self.settings.target.mode == "parser" and not self.formats:
+            yield PhaseStarted(Phase.PROBING, unit)
+            self.formats = self._probe_formats(job)
+            if not self.formats:
+                why = ", ".join(f"{k}: {v}" for k, v in list(self.result.unsupported.items())[:3])
+                return f"no format the parser streams: every format probed gave no call ({why}, ...)"
+        self.result.formats = list(self.formats)
+        return None
 
-    def _settle(self, finding: StreamFinding) -> None:
-        if finding.verdict_name in ("slow",):
-            return
-        window = self.budget.shrink_window()
-        deadline = time.monotonic() + max(window, 1.0)
-        sig = finding.signature.id
-        if finding.verdict_name in ("hang", "crash") and finding.exception is None:
-            finding.confirmed = "not confirmed (the worker hung or died)"
-        else:
-            confirmer = Confirmer(lambda texts, deadline=None, fresh=False: self.pool.pool.run(
-                texts, deadline=deadline, fresh=fresh))
-            status, _history = confirmer.confirm(case_text(self.pool.line, finding.case), (),
-                                                 lambda outcome: sig in signatures_of(finding.case, _run_of(outcome)),
-                                                 deadline)
-            finding.confirmed = status
-            if status != ALONE and finding.case.truth_known:
-                finding.shrink_note = f"not reproduced alone in a fresh worker ({status})"
-        if not self.settings.shrink or window <= 0:
-            if window <= 0:
-                finding.shrink_note = finding.shrink_note or "not minimized: the budget ran out"
-            return
-        started = time.monotonic()
-        try:
-            best = self._shrink(finding, deadline)
-        finally:
-            self.budget.spent_shrinking(time.monotonic() - started)
-        if best is not None and (len(best.text), len(best.cuts)) <= (len(finding.case.text), len(finding.case.cuts)):
-            finding.minimized = best
-            finding.shrink_stopped = time.monotonic() >= deadline
+    def _probe_formats(self, job: Any) -> list:
+        run = lambda cases: job.settle_run(cases, deadline=job.budget.deadline)  # noqa: E731
+        supported, unsupported, contract = probe_formats(run, self.registry, self.tools, self.settings.seed)
+        if contract is not None:
+            raise self._contract(contract)
+        self.result.unsupported.update(unsupported)
+        return supported
 
-    def _shrink(self, finding: StreamFinding, deadline: float) -> Optional[StreamCase]:
-        sig = finding.signature.id
-        case = finding.case
-        if finding.verdict_name in ("hang",) or not isinstance(case, StreamCase):
-            return None
+    def plan(self, unit: str, count: int, number: int, room: Optional[int] = None) -> StreamOrder:
+        t = self.settings.target
+        plan = Plan(mode=t.mode, tools=tuple(self.tools), formats=tuple(self.formats), shape=t.shape,
+                    interesting=tuple(self.interesting))
+        return StreamOrder(order_seed(self.settings.seed, number), count, number, plan)
 
-        def split_test(candidates: list, base: StreamCase) -> list:
-            if time.monotonic() >= deadline:
-                return [False] * len(candidates)
-            variants = [replace(base, cuts=tuple(c)) for c in candidates]
-            whole = None
-            if not base.truth_known:
-                whole = self.pool.runs([replace(base, cuts=())])[0]
-            runs = self.pool.runs(variants, deadline=deadline)
-            return [sig in signatures_of(v, r, whole) for v, r in zip(variants, runs)]
+    # -- filing ----------------------------------------------------------------------------------
+    def file(self, order: StreamOrder, result: OrderResult, job: Any) -> int:
+        if result.contract is not None:
+            raise self._contract(result.contract)
+        for cls, (streams, failing) in result.by_class.items():
+            job.tally.add(cls, streams, failing)
+        self.result.outputs += result.outputs
+        for pattern, cuts in result.novel:
+            if not pattern <= self._features:
+                self._features |= pattern
+                self.interesting = (self.interesting + [cuts])[-INTERESTING_KEPT:]
+        for _index, case, v, outcome, count in result.failures:
+            job.offer(Failure(case, outcome, v.verdict, v.signature, v.reason, count=count))
+        return result.streams
 
-        case = replace(case, cuts=shrink_split(case.cuts, lambda c: split_test(c, case)), family=case.family)
-        if case.recipe is not None:
-            smaller = self._shrink_output(case, sig, deadline)
-            if smaller is not None:
-                case = replace(smaller, cuts=shrink_split(smaller.cuts, lambda c: split_test(c, smaller)))
-        return case
+    def file_lost(self, order: StreamOrder, lost: Any, job: Any) -> int:
+        """A stream its worker hung or died on: drawn again here from its order's seed, judged by
+        how its worker was lost."""
+        if lost.index < 0:
+            return 0
+        case = stream_at(draw_streams(RandomSource(order.seed), self.registry, order.plan, order.count), lost.index)
+        if case is None:
+            return 0
+        fault = lost.outcome
+        v = fault_violation(fault.kind, fault.frames, fault.detail)
+        job.tally.add(class_of(case), 1, 1)
+        job.offer(Failure(case, fault, v.verdict, v.signature, v.reason))
+        return 1
 
-    def _shrink_output(self, case: StreamCase, sig: str, deadline: float) -> Optional[StreamCase]:
-        """A smaller output whose stream fails the same way under some split: the output's recipe
-        choices are shrunk (so its truth is recomputed), each candidate tried under the split that
-        failed (clipped), the whole output, one character per delta and every two-way split."""
-        from corpus.minimize import NotInteresting, shrink_choices
-        from strategies._internal.build import replay_recipe
-        from strategies._internal.sample import Recipe
+    def after_round(self, unit: str, job: Any, ran: int) -> Optional[str]:
+        if not self._costed and ran and self.settings.target.mode == "parser" and not job.budget.time_up():
+            self._costed = True
+            self._cost(job)
+        return None
 
-        recipe = Recipe.from_json(case.recipe)
-        found: dict = {}
-
-        def candidate(choices: tuple) -> Optional[StreamCase]:
-            try:
-                sample = replay_recipe(replace(recipe, choices=tuple(choices)), self.registry)
-            except Exception:  # noqa: BLE001 - a replay that no longer builds is just not smaller
-                return None
-            return gen.case_of(sample, self.registry)
-
-        def test(candidates: list) -> list:
-            keys = []
-            for choices in candidates:
-                if time.monotonic() >= deadline:
-                    keys.append(None)
-                    continue
-                base = candidate(choices)
-                if base is None:
-                    keys.append(None)
-                    continue
-                splits = [clip(case.cuts, len(base.text)), ()] + (every_two_way(base.text) if len(base.text) <= 160 else [])
-                variants = [replace(base, cuts=c, family="shrunk") for c in dict.fromkeys(splits)]
-                runs = self.pool.runs(variants, deadline=deadline)
-                whole = runs[1] if len(runs) > 1 else None
-                hit = next((v for v, r in zip(variants, runs) if sig in signatures_of(v, r, whole)), None)
-                if hit is None:
-                    keys.append(None)
-                    continue
-                found[tuple(choices)] = hit
-                keys.append((len(hit.text), len(hit.cuts), hit.text))
-            return keys
-
-        try:
-            best = shrink_choices(recipe.choices, test, budget_s=max(0.0, deadline - time.monotonic()))
-        except NotInteresting:
-            return None
-        return found.get(tuple(best))
-
-    # -- cost ----------------------------------------------------------------------------------------
-    def _cost(self, tools: list, formats: list) -> Iterator[Any]:
+    def _cost(self, job: Any) -> None:
         """Stream outputs whose longest string argument is 1x, 2x, 4x, 8x as long, one character per
-        delta, and fit the time's exponent over the output's length."""
+        delta, and fit the time's exponent over the output's length (``slow``)."""
         from corpus.signature import slow_signature
-        from strategies._internal.build import build_sample
+        from strategies._internal.build import Unbuildable, build_sample
         from strategies._internal.formats import render
 
-        source = RandomSource(self.settings.seed ^ 0xC057)
-        sample = build_sample(source, registry=self.registry, tool=self.registry[tools[0]], format=formats[0],
-                              chatter=False, multi=False)
+        fmt = self.formats[0]
+        try:
+            sample = build_sample(RandomSource(self.settings.seed ^ 0xC057), registry=self.registry,
+                                  tool=self.registry[self.tools[0]], format=fmt, chatter=False, multi=False)
+        except Unbuildable:
+            return
         call = sample.calls[0]
         strings = [k for k, v in call["arguments"].items() if isinstance(v, str)]
         if not strings:
             return
-        key = strings[0]
         cases, sizes = [], []
         for factor in (1, 2, 4, 8):
-            arguments = dict(call["arguments"], **{key: ("streaming " * 12 * factor).strip()})
-            text = render(formats[0], [{"name": call["name"], "arguments": arguments}], RandomSource(0), chatter=False).text
-            cases.append(StreamCase(text=text, cuts=tuple(range(1, len(text))), family="char", format=formats[0],
-                                    truth=[{"name": call["name"], "arguments": arguments}], tool=call["name"]))
+            arguments = dict(call["arguments"], **{strings[0]: ("streaming " * 12 * factor).strip()})
+            calls = [{"name": call["name"], "arguments": arguments}]
+            text = render(fmt, calls, RandomSource(0), chatter=False).text
+            cases.append(StreamCase(text=text, cuts=tuple(range(1, len(text))), family="char", format=fmt,
+                                    truth=calls, tool=call["name"]))
             sizes.append(len(text))
-        runs = self.pool.runs(cases, deadline=self.budget.deadline)
-        times = [sum(r.times) if isinstance(r, Run) and r.error is None else None for r in runs]
+        answers = job.settle_run(cases, deadline=job.budget.deadline)
+        times = [a[1].seconds if isinstance(a, tuple) and a[0] == "run" and a[1].error is None else None
+                 for a in answers]
         if any(t is None for t in times) or times[-1] < SLOW_MIN_S or times[0] <= 0:
             return
         exponent = math.log(times[-1] / times[0]) / math.log(sizes[-1] / sizes[0])
         if exponent <= SLOW_EXPONENT:
             return
-        signature = slow_signature(frames=(), fragment_kind=f"stream of {formats[0]}")
+        signature = slow_signature(frames=(), fragment_kind=f"stream of {fmt}")
         words = ", ".join(f"{n} chars {t * 1000:.1f} ms" for n, t in zip(sizes, times))
         reason = f"time grows as n^{exponent:.1f} over one-character deltas ({words})"
-        for finding in self._file("slow", signature, reason, cases[0], None, 1):
-            finding.minimized = None
-            yield FindingRecorded(finding)
+        finding = StreamFinding(signature, "slow", reason, case=cases[0], outcome=answers[0][1],
+                                settings=self.settings.target)
+        finding.shrink_note = "not shrunk: what it shows is time over the output's length"
+        job.open_finding(finding)
 
-    # -- the result ----------------------------------------------------------------------------------
-    def result(self) -> StreamCampaignResult:
-        self._result.stop_reason = self.stop_reason
-        return self._result
+    def wrap_up(self, job: Any) -> None:
+        self.result.formats = list(self.formats)
 
-    def exit_code(self, result: StreamCampaignResult) -> int:
-        if result.problem and not result.findings:
-            return 2
-        if not result.findings and not result.executions and not self.interrupted:
-            return 2
-        return interrupted_exit(bool(result.findings), self.interrupted)
+    # -- findings ------------------------------------------------------------------------------
+    def new_finding(self, failure: Failure, job: Any) -> StreamFinding:
+        return StreamFinding(failure.signature, failure.verdict, failure.reason, case=failure.case,
+                             outcome=failure.outcome, settings=self.settings.target)
+
+    def confirmable(self, finding: Any) -> bool:
+        return finding.verdict_name != "slow"  # a hang too: what does not hang again is no hang
+
+    def same(self, finding: Any, case: Any) -> Callable[[Any], bool]:
+        return lambda outcome: shows(outcome, finding.signature.id, finding.verdict_name)
+
+    def confirmed(self, finding: Any, status: str, earlier: tuple, job: Any) -> Optional[str]:
+        return self.hang_that_did_not_hang(finding, status, self.settings.timeout, verb="streamed") or \
+            super().confirmed(finding, status, earlier, job)
+
+    def shrink(self, finding: Any, job: Any, window: float) -> bool:
+        return self._shrink_from(finding, finding.case, job, window)
+
+    def improve(self, finding: Any, candidate: tuple, job: Any, window: float) -> bool:
+        return self._shrink_from(finding, candidate[0], job, window)
+
+    def _shrink_from(self, finding: Any, case: StreamCase, job: Any, window: float) -> bool:
+        if finding.verdict_name in ("hang", "slow"):
+            return False  # each try costs a timeout, or a timing
+        deadline = time.monotonic() + window
+        wanted, verdict = finding.signature.id, finding.verdict_name
+
+        def test(cases: list) -> list:
+            if time.monotonic() >= deadline:
+                return [None] * len(cases)
+            answers = job.settle_run(cases, deadline=deadline)
+            return [_outcome(a) if shows(a, wanted, verdict) else None for a in answers]
+
+        (best, outcome), stopped = shrink_case(case, test, registry=self.registry, deadline=deadline)
+        if best is None or size(best) >= size(finding.best):
+            if stopped and finding.minimized is None:
+                finding.shrink_note = finding.shrink_note or "not minimized: the shrink window ran out"
+            return False
+        finding.minimized, finding.minimized_outcome = best, outcome
+        # the "why" a reader sees describes the stream shown (the minimized one), not the first
+        finding.reason = next((v.reason for v in getattr(outcome, "violations", ()) if v.signature.id == wanted),
+                              finding.reason)
+        finding.shrink_stopped = stopped
+        if stopped:
+            finding.shrink_note = "shrinking stopped by its budget"
+        return True
 
 
-__all__ = ["StreamCampaign", "StreamCampaignResult", "StreamPool", "StreamSettings", "signatures_of"]
+def probe_formats(run: Callable[[list], list], registry: Any, tools: list, seed: int) -> tuple:
+    """(formats the parser streams, {format: why not} for the others, a broken contract's message
+    or None): a format is streamed when the right call names come out of at least one of a few
+    valid outputs, whole, one character per delta, each marker a delta of its own, or each marker
+    whole and the text between in pieces (as a tokenizer streams). ``run(cases)``: a started pool's."""
+    from fuzzer.harnesses.stream.splits import clip, marker_atomic, marker_spans
+    from strategies._internal.build import Unbuildable, build_sample
+    from strategies._internal.formats import FORMATS
+
+    source = RandomSource(seed ^ 0x5EED)
+    cases: list = []
+    for fmt in FORMATS:
+        for k in range(PROBE_OUTPUTS):
+            try:
+                sample = build_sample(source, registry=registry, tool=registry[tools[k % len(tools)]], format=fmt,
+                                      chatter=False, multi=False, keep_rendered=True)
+            except Unbuildable:
+                continue
+            base = gen.case_of(sample, registry)
+            cases += [replace(base, cuts=cuts, family=f) for f, cuts in gen.standard_splits(sample.text)]
+            edges = clip((c for a, b in marker_spans(base.text, base.markers) for c in (a, b)), len(base.text))
+            cases.append(replace(base, cuts=edges, family="marker_edges"))
+            cases.append(replace(base, cuts=marker_atomic(source, base.text, base.markers), family="marker_atomic"))
+    supported: dict = {}
+    for case, answer in zip(cases, run(cases)):
+        if isinstance(answer, tuple) and answer[0] == "contract":
+            return [], {}, answer[1]
+        outcome = answer[1] if isinstance(answer, tuple) and answer[0] == "run" else None
+        calls = outcome.calls if outcome is not None and outcome.calls else []
+        hit = any(c["name"] == t["name"] for c in calls for t in case.truth or ())
+        supported[case.format] = supported.get(case.format, False) or hit
+    return ([f for f, ok in supported.items() if ok], {f: "no call streamed" for f, ok in supported.items() if not ok},
+            None)
+
+
+def _outcome(answer: Any) -> Any:
+    return answer[1] if isinstance(answer, tuple) and answer[0] == "run" else answer
+
+
+def shows(answer: Any, wanted: str, verdict: str) -> bool:
+    """Whether a worker's answer for a stream (``("run", StreamOutcome)``, a :class:`StreamFault`)
+    shows the signature ``wanted`` again (a hang: hanging again, wherever it is stuck this time)."""
+    if isinstance(answer, tuple) and answer and answer[0] == "run":
+        return wanted in answer[1].signatures()
+    if isinstance(answer, StreamFault):
+        if verdict == "hang":
+            return answer.kind == "hung"
+        return fault_violation(answer.kind, answer.frames, answer.detail).signature.id == wanted
+    return False
+
+
+class StreamCampaign(CampaignJob):
+    """``fuzz stream``: the engine's campaign over a :class:`StreamSubject`."""
+
+    def __init__(self, settings: StreamSettings, *, registry: Any, corpus: Any = None,
+                 started_at: Optional[float] = None):
+        subject = StreamSubject(settings, registry=registry)
+        super().__init__(subject, settings, corpus=corpus, started_at=started_at)
+        self.name = "stream"
+
+
+__all__ = ["StreamCampaign", "StreamCampaignResult", "StreamOutcome", "StreamSettings", "StreamSubject", "open_pool",
+           "probe_formats", "shows"]

@@ -44,13 +44,18 @@ _STRUCTURE = frozenset('{}[]":,\\')
 
 
 def markers_of(fmt: str) -> tuple:
-    """The special tokens of format ``fmt`` (from its declared envelope), longest first."""
+    """The special tokens of format ``fmt`` (from its declared envelope and its reasoning syntax:
+    a ``<think>`` cut in two is where a parser loses track of reasoning), longest first."""
     from strategies._internal.formats import FORMATS
 
+    spec = FORMATS[fmt]
+    texts = [v for v in getattr(spec, "envelope", {}).values() if isinstance(v, str)]
+    reasoning = getattr(spec, "reasoning", None)
+    if reasoning is not None:
+        texts += [reasoning.open, reasoning.close]
     found: set = set()
-    for value in getattr(FORMATS[fmt], "envelope", {}).values():
-        if isinstance(value, str):
-            found.update(_MARKER.findall(value))
+    for value in texts:
+        found.update(_MARKER.findall(value))
     return tuple(sorted(found, key=lambda m: (-len(m), m)))
 
 
@@ -125,9 +130,7 @@ def draw_split(source: Any, text: str, markers: Sequence[str] = (), *,
     if family == "random":
         return family, tuple(groupings(source, n))
     if family == "marker_atomic":
-        inside = {c for a, b in spans for c in range(a + 1, b)}
-        edges = [c for a, b in spans for c in (a, b)]
-        return family, clip([c for c in groupings(source, n) if c not in inside] + edges, n)
+        return family, marker_atomic(source, text, markers)
     if family == "inside_marker":
         a, b = spans[source.integer(0, len(spans) - 1)]
         count = source.integer(1, min(3, b - a - 1)) if b - a > 1 else 0
@@ -138,6 +141,22 @@ def draw_split(source: Any, text: str, markers: Sequence[str] = (), *,
     pattern = interesting[source.integer(0, len(interesting) - 1)]
     return family, clip(pattern, n) if max(pattern, default=0) < n else clip(
         (c * n // (max(pattern) + 1) for c in pattern), n)
+
+
+def marker_atomic(source: Any, text: str, markers: Sequence[str] = ()) -> tuple:
+    """Each special token whole in a delta of its own, the text between cut into 1-4 characters:
+    how a tokenizer streams."""
+    n = len(text)
+    spans = marker_spans(text, markers)
+    inside = {c for a, b in spans for c in range(a + 1, b)}
+    edges = [c for a, b in spans for c in (a, b)]
+    return clip([c for c in groupings(source, n) if c not in inside] + edges, n)
+
+
+def marker_heads(text: str, markers: Sequence[str] = ()) -> tuple:
+    """One cut, after the first character of the output's first marker (``<`` | ``think>...``)."""
+    spans = marker_spans(text, markers)
+    return clip((spans[0][0] + 1,), len(text)) if spans else ()
 
 
 def standard_splits(text: str) -> list:
@@ -154,15 +173,16 @@ def split_key(cuts: Sequence[int]) -> tuple:
     return (len(cuts), tuple(cuts))
 
 
-def shrink_split(cuts: Sequence[int], test: Callable[[list], Sequence[bool]], *, max_tests: int = 400,
+def shrink_split(cuts: Sequence[int], test: Callable[[list], Sequence[bool]], *, max_tests: int = 600,
                  length: Optional[int] = None) -> tuple:
     """The smallest split (:func:`split_key`) found that still passes ``test``.
 
     ``test(candidates) -> [bool]`` is batched (one worker message runs many streams). First the
-    fewest cuts: the empty split and each single cut alone, then each cut removed in turn, until
-    no removal passes; then each cut, left to right, moved to the earliest position after the
-    previous cut that still passes. Never returns a split that did not pass (the input is
-    returned when it is the best); ``max_tests`` bounds the streams run."""
+    fewest cuts: the empty split and each single cut alone; then blocks of cuts removed, halves
+    first, then quarters, down to single cuts (delta debugging: a failure that needs two cuts of
+    forty costs a few dozen streams, not hundreds); then each cut, left to right, moved to the
+    earliest position after the previous cut that still passes. Never returns a split that did
+    not pass (the input is returned when it is the best); ``max_tests`` bounds the streams run."""
     best = tuple(sorted(set(cuts)))
     spent = 0
 
@@ -181,11 +201,14 @@ def shrink_split(cuts: Sequence[int], test: Callable[[list], Sequence[bool]], *,
         found = first_passing([()] + [(c,) for c in best])
         if found is not None:
             best = found
-    while len(best) > 0:
-        found = first_passing([best[:i] + best[i + 1:] for i in range(len(best))])
+    block = len(best) // 2
+    while block >= 1 and spent < max_tests:
+        found = first_passing([best[:i] + best[i + block:] for i in range(0, len(best), block)])
         if found is None:
-            break
-        best = found
+            block //= 2
+        else:
+            best = found
+            block = min(block, len(best) // 2)
     for i in range(len(best)):
         lo = best[i - 1] + 1 if i else 1
         found = first_passing([best[:i] + (p,) + best[i + 1:] for p in range(lo, best[i])])
@@ -195,4 +218,4 @@ def shrink_split(cuts: Sequence[int], test: Callable[[list], Sequence[bool]], *,
 
 
 __all__ = ["FAMILIES", "boundary_positions", "clip", "cuts_of", "deltas", "draw_split", "every_two_way", "groupings",
-           "marker_spans", "markers_of", "shrink_split", "split_key", "standard_splits"]
+           "marker_atomic", "marker_heads", "marker_spans", "markers_of", "shrink_split", "split_key", "standard_splits"]

@@ -1,47 +1,43 @@
 """What runs in the isolated worker: streams fed to the user's parser (or chunks to the user's
-accumulator), their events collected as plain data, each step timed, and judged.
+accumulator), their events collected as plain data, each step timed, and judged there.
 
 Why in the worker: a stream is dozens of ``feed`` calls, each returning objects of the user's
 classes; folding and judging them where they are made sends back only counts and the few streams
 that failed (the engine never unpickles a user's class, and judging spreads over the workers).
 
-The pool (:class:`fuzzer.isolation.WorkerPool`) is started with :data:`WORKER_TARGET` as its
-target and the settings in :data:`ENV` (loaded once in the zygote, so a heavy parser import is not
-paid per worker). Two ways in:
+The stream harness runs on the same machinery as every harness (:mod:`fuzzer.isolation`): a
+:class:`StreamSpec` names its served object, a :class:`StreamServer`, which the zygote builds once
+before it forks any worker. Building it loads the factory (or the accumulator) and the tools,
+checks the contract once (a factory that is not callable, makes no ``feed``, fails whenever it is
+called; a consumer that returns a generator: one :class:`~strategies.errors.TargetError` line,
+exit 2), imports the SDK and validates its chunk models (seconds, the first time), and warms the
+target up (:mod:`fuzzer.engine.warmup`): none of that may count against the first stream's
+``--timeout``. Two ways in:
 
-* :func:`run_text` — the pool target: one case as text (``settings line \\n case JSON``), for
-  the probe, confirmation in a fresh worker and shrinking; returns the :class:`~.checks.Run` as JSON;
-* :class:`StreamOrder` — many outputs, each with its splits, run with the pool's
-  :class:`~fuzzer.isolation.worker.OrderRunner` pinning each stream before it runs (a hang or a
-  death is blamed on it, and the order resumes without it).
+* :meth:`StreamServer.run` — one :class:`~.checks.StreamCase` sent by the engine (probing the
+  formats, confirming in a fresh worker, shrinking, replaying a corpus entry, a diff), answered
+  with its :class:`StreamOutcome` (violations judged here, and what the stream folded into);
+* the campaign's orders (:mod:`.orders`), which draw their streams here from a seed and run them
+  with :meth:`StreamServer.execute`.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import random
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Optional
 
-from fuzzer.harnesses.stream.checks import Run, StreamCase, judge, nondeterminism, variance
+from fuzzer.harnesses.stream.checks import Run, StreamCase, violations_of
 from fuzzer.harnesses.stream.contract import ContractError, consumer_calls, load_parser_factory, normalize_events
 from fuzzer.harnesses.stream.splits import deltas
-
-#: The pool target (``fuzzer.isolation.TargetSpec.target``).
-WORKER_TARGET = "fuzzer.harnesses.stream.worker:run_text"
-#: The environment variable carrying the settings line to the zygote (loaded before forking).
-ENV = "TOOLFUZZ_STREAM_SETTINGS"
-#: What an order pins each stream with.
-TAG = "stream"
-#: Share of passing streams run a second time to catch nondeterminism.
-RERUN_FRACTION = 0.01
+from fuzzer.isolation.spec import Fault, Limits
+from strategies.errors import TargetError
 
 
 @dataclass(frozen=True)
 class Settings:
-    """The target and how to drive it (one JSON line, the same for a whole campaign)."""
+    """The target and how to drive it (the same for a whole campaign)."""
 
     parser: Optional[str] = None
     api: str = "events"
@@ -50,60 +46,203 @@ class Settings:
     tools: Optional[str] = None
     cwd: Optional[str] = None
 
-    def line(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"), sort_keys=True)
-
     @property
     def reference(self) -> str:
         return self.parser or self.consumer or ""
 
+    @property
+    def mode(self) -> str:
+        """``parser`` (an incremental parser fed deltas) or ``consumer`` (an accumulator fed chunks)."""
+        return "parser" if self.parser else "consumer"
 
-_LOADED: dict = {}
+    @property
+    def option(self) -> str:
+        return "--parser" if self.parser else "--consumer"
+
+    def to_json(self) -> dict:
+        return asdict(self)
 
 
-def environment(line: str) -> tuple:
-    """(settings, make or consumer, tools list) for a settings line, loaded once per process."""
-    hit = _LOADED.get(line)
-    if hit is None:
-        from fuzzer.harnesses.parser.target import load_target
+#: A stream whose worker hung (``kind`` "hung") or died ("died"): how long it ran, how the worker
+#: ended, and the Python stack it was in (innermost last) — the isolation's own record of a lost
+#: payload, which says all a stream's judging needs.
+StreamFault = Fault
+
+
+@dataclass(frozen=True)
+class StreamOutcome:
+    """What one stream gave, judged where it ran: its violations (:class:`~.checks.Violation`),
+    what the client folded out of it (calls, content, reasoning), what it raised (type, message,
+    frames, step) and the seconds its steps took."""
+
+    violations: tuple = ()
+    calls: Optional[list] = None
+    content: str = ""
+    reasoning: str = ""
+    error: Optional[tuple] = None
+    seconds: float = 0.0
+
+    @classmethod
+    def of(cls, run: Run, violations: list) -> "StreamOutcome":
+        from fuzzer.harnesses.stream.fold import fold
+
+        if run.error is not None:
+            return cls(tuple(violations), error=run.error, seconds=sum(run.times))
+        folded = fold(run.steps, run.finish)
+        return cls(tuple(violations), folded.calls, folded.content, folded.reasoning, None, sum(run.times))
+
+    @property
+    def exception(self) -> Optional[str]:
+        return f"{self.error[0]}: {self.error[1]}" if self.error else None
+
+    def result(self) -> tuple:
+        """What two versions compare (a diff): the calls, content and reasoning, or what was raised."""
+        if self.error is not None:
+            return ("raised", self.error[0])
+        return (json.dumps(self.calls, sort_keys=True, ensure_ascii=False, default=repr), self.content, self.reasoning)
+
+    def signatures(self) -> frozenset:
+        return frozenset(v.signature.id for v in self.violations)
+
+
+@dataclass(frozen=True, kw_only=True)
+class StreamSpec(Limits):
+    """The :mod:`fuzzer.isolation.spec` of a stream target's workers: they serve a :class:`StreamServer`."""
+
+    settings: Settings
+    load_timeout: Optional[float] = None
+    #: Seconds the warm-up may take in the zygote (:func:`fuzzer.engine.warmup.warmup_limit`); 0: none.
+    warmup_s: float = 0.0
+
+    serve = "fuzzer.harnesses.stream.worker:StreamServer"
+
+    @property
+    def label(self) -> str:
+        return f"{self.settings.option} {self.settings.reference!r}"
+
+    def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> StreamFault:
+        return StreamFault(kind, elapsed, detail, tuple(tuple(f) for f in frames))
+
+
+# ---------------------------------------------------------------------------------------------
+# Worker side
+
+
+class StreamServer:
+    """Built once in the zygote (see the module docstring): ``run(case)`` judges one stream the
+    engine sent; orders draw with :attr:`registry` and run with :meth:`execute`."""
+
+    def __init__(self, spec: StreamSpec):
         from strategies._internal.tools import load_registry
 
-        settings = Settings(**json.loads(line))
-        registry = load_registry(settings.tools)
-        tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                                   "parameters": t.schema}} for t in registry]
-        if settings.parser:
-            target = load_parser_factory(settings.parser, cwd=settings.cwd, api=settings.api)
-        else:
-            target = load_target(settings.consumer, cwd=settings.cwd)
-            if not callable(target):
-                raise ContractError(f"--consumer {settings.consumer!r} is not callable")
-            _warm_sdk(settings.shape)
-        hit = _LOADED[line] = (settings, target, tools)
-    return hit
-
-
-def _warm_sdk(shape: str) -> None:
-    """Import the SDK and build one chunk stream here, in the zygote: the first validation of the
-    SDK's pydantic models takes seconds, which must not count as the first stream's (a hang)."""
-    from fuzzer.harnesses.stream.chunks import ChunkPlan, build_chunks
-
-    build_chunks(ChunkPlan(calls=(("f", "{}"),), content="hi"), shape)
-
-
-def _preload() -> None:
-    line = os.environ.get(ENV)
-    if line:
+        settings = self.settings = spec.settings
+        self.registry = load_registry(settings.tools)
+        self.tools = [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                        "parameters": t.schema}} for t in self.registry]
+        self.make: Any = None
+        self.consumer: Any = None
         try:
-            environment(line)
-        except Exception:  # noqa: BLE001 - the probe loads again and reports the error
+            if settings.parser:
+                self.make = load_parser_factory(settings.parser, cwd=settings.cwd, api=settings.api)
+                self._check_factory()
+            else:
+                from fuzzer.engine.references import load_target
+
+                self.consumer = load_target(settings.consumer, cwd=settings.cwd, what="--consumer")
+                try:
+                    self._check_consumer()
+                except ImportError as exc:  # the shape's chunks are the SDK's own types
+                    sdk = "anthropic" if settings.shape == "anthropic" else "openai"
+                    raise TargetError(f"--consumer-shape {settings.shape}: its chunks are the {sdk} SDK's types, and "
+                                      f"{sdk} cannot be imported ({exc}): pip install '{sdk}' "
+                                      f"(or toolfuzz[stream])") from None
+        except ContractError as exc:  # a usage error: one line, exit 2
+            raise TargetError(str(exc)) from None
+        self.warmup = self._warm_up(spec.warmup_s) if spec.warmup_s else None
+
+    def _check_factory(self) -> None:
+        """Make one parser: a factory without ``feed``/``finish`` is a :class:`ContractError`, one
+        that raises whenever it is called tests nothing (it is called for every stream)."""
+        try:
+            self.make(self.tools)
+        except ContractError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line: nothing can be streamed
+            raise TargetError(f"--parser {self.settings.parser!r}: making a parser raised {type(exc).__name__}: "
+                              f"{' '.join(str(exc).split())[:200]} (the factory is called for every stream)") from None
+
+    def _check_consumer(self) -> None:
+        """Give the accumulator one valid chunk stream: this imports the SDK and validates its
+        models (seconds, the first time: not the first stream's), and an accumulator that returns a
+        generator, whose calls would be assembled after toolfuzz stopped looking, is a
+        :class:`ContractError`. What else it does with that stream is the campaign's to judge."""
+        from fuzzer.harnesses.stream.chunks import ChunkPlan, build_chunks
+
+        chunks = build_chunks(ChunkPlan(calls=(("get_weather", '{"city": "Paris"}'),), content="hi"), self.settings.shape)
+        try:
+            consumer_calls(self.consumer(iter(chunks)), self.settings.consumer)
+        except ContractError:
+            raise
+        except Exception:  # noqa: BLE001 - a bug the campaign will find (and shrink)
             pass
+
+    def _warm_up(self, limit_s: float) -> Any:
+        """Stream a few valid outputs once (whole and one character per delta), untimed by the
+        watchdog: a parser's lazy imports and caches are made here, and every worker starts warm."""
+        from fuzzer.engine.warmup import warm_up
+
+        def run() -> None:
+            if self.make is None:
+                return  # an accumulator was warmed by _check_consumer
+            from strategies._internal.formats import render
+            from strategies._internal.source import RandomSource
+
+            call = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+            for fmt in ("hermes", "json", "openai"):
+                try:
+                    text = render(fmt, call, RandomSource(0), chatter=False).text
+                except Exception:  # noqa: BLE001 - a format this build does not have
+                    continue
+                run_stream(self.make, self.tools, text, ())
+                run_stream(self.make, self.tools, text, tuple(range(1, len(text))))
+
+        return warm_up(run, limit_s)
+
+    @property
+    def info(self) -> dict:
+        return {"warmup": self.warmup.to_json() if self.warmup is not None else None}
+
+    def execute(self, case: StreamCase) -> Run:
+        """Run one stream (no judging)."""
+        if self.make is not None:
+            return run_stream(self.make, self.tools, case.text, case.cuts)
+        return run_consumer(self.consumer, self.settings.consumer, case, self.settings.shape)
+
+    def judged(self, case: StreamCase) -> tuple:
+        """``("run", StreamOutcome)`` of one stream, judged (with its variance from the whole
+        output where the truth is not known); ``("contract", message)`` when the target broke
+        the contract."""
+        run = self.execute(case)
+        if run.contract is not None:
+            return ("contract", run.contract)
+        whole = None
+        if not case.truth_known and case.cuts:
+            whole = self.execute(replace(case, cuts=(), family="whole"))
+            if whole.contract is not None:
+                return ("contract", whole.contract)
+        return ("run", StreamOutcome.of(run, violations_of(case, run, whole)))
+
+    def run(self, case: Optional[StreamCase], options: Any = None) -> tuple:
+        """A stream the engine sent, as :meth:`judged` answers; ``("loaded", None)`` for the probe."""
+        if case is None:
+            return ("loaded", None)
+        return self.judged(case)
 
 
 def _error(exc: BaseException, step: int) -> tuple:
-    from fuzzer.isolation.worker import _describe_exception
+    from fuzzer.engine.references import describe_exception
 
-    name, message, frames = _describe_exception(exc)
+    name, message, frames = describe_exception(exc)
     return (name, message, tuple(tuple(f) for f in frames), step)
 
 
@@ -164,26 +303,6 @@ def run_consumer(consumer: Any, ref: str, case: StreamCase, shape: str) -> Run:
     return run
 
 
-def execute(line: str, case: StreamCase) -> Run:
-    settings, target, tools = environment(line)
-    if settings.parser:
-        return run_stream(target, tools, case.text, case.cuts)
-    return run_consumer(target, settings.consumer, case, settings.shape)
-
-
-def run_to_json(run: Run) -> dict:
-    return {"steps": run.steps, "finish": run.finish, "error": run.error, "times": run.times, "contract": run.contract}
-
-
-def run_from_json(data: dict) -> Run:
-    tuples = lambda events: [tuple(e) for e in events]  # noqa: E731
-    error = data.get("error")
-    if error is not None:
-        error = (error[0], error[1], tuple(tuple(f) for f in error[2]), error[3])
-    return Run(steps=[tuples(s) for s in data["steps"]], finish=tuples(data["finish"]), error=error,
-               times=list(data["times"]), contract=data.get("contract"))
-
-
 def case_to_json(case: StreamCase) -> dict:
     data = asdict(case)
     data["cuts"], data["markers"] = list(case.cuts), list(case.markers)
@@ -191,186 +310,11 @@ def case_to_json(case: StreamCase) -> dict:
 
 
 def case_from_json(data: dict) -> StreamCase:
-    data = dict(data)
+    known = {f.name for f in fields(StreamCase)}
+    data = {k: v for k, v in data.items() if k in known}
     data["cuts"], data["markers"] = tuple(data.get("cuts", ())), tuple(data.get("markers", ()))
     return StreamCase(**data)
 
 
-def case_text(line: str, case: Optional[StreamCase]) -> str:
-    """The pool input of one case (a probe when ``case`` is None)."""
-    return line + "\n" + ("" if case is None else json.dumps(case_to_json(case), ensure_ascii=False))
-
-
-def run_text(text: str) -> list:
-    """The pool target: ``[{"name": "run", "arguments": {"json": ...}}]``, ``loaded`` for a probe,
-    or ``error`` with a one-line message when the target does not load or keep the contract."""
-    line, _, body = text.partition("\n")
-    try:
-        settings, target, tools = environment(line)
-        if not body:
-            if settings.parser:
-                target(tools)  # the factory makes a parser with feed/finish (a ContractError if not)
-            return [{"name": "loaded", "arguments": {}}]
-        run = execute(line, case_from_json(json.loads(body)))
-    except (ContractError, Exception) as exc:  # noqa: BLE001 - loading problems are the user's config
-        from strategies.errors import ToolfuzzError
-
-        message = str(exc) if isinstance(exc, ToolfuzzError) else f"{type(exc).__name__}: {exc}"
-        if message.startswith("target "):
-            message = ("--parser " if "parser" in line else "--consumer ") + message[len("target "):]
-        return [{"name": "error", "arguments": {"message": message}}]
-    return [{"name": "run", "arguments": {"json": json.dumps(run_to_json(run), ensure_ascii=False)}}]
-
-
-# -- orders ----------------------------------------------------------------------------------------
-
-
-@dataclass
-class Failure:
-    """The first stream of an order that showed one signature, and how many did."""
-
-    verdict: str
-    signature: Any
-    reason: str
-    case: StreamCase
-    run: Run
-    count: int = 1
-
-
-@dataclass
-class StreamResult:
-    """What a worker sends back for one order."""
-
-    streams: int = 0
-    outputs: int = 0
-    feeds: int = 0
-    failures: list = None  # [Failure], one per signature, in the order met
-    interesting: list = None  # cut patterns whose event pattern was new to the worker
-    contract: Optional[str] = None  # the target broke the contract: stop, exit 2
-    seconds: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.failures = [] if self.failures is None else self.failures
-        self.interesting = [] if self.interesting is None else self.interesting
-
-
-_FEATURES: set = set()
-
-
-def _novel(run: Run) -> bool:
-    """Whether ``run`` shows an event pattern (which kinds of event end one step and begin the
-    next, how many events a step gives) this worker has not seen: a cheap stand-in for line
-    coverage that needs no tracer in the hot loop."""
-    new, previous = False, "^"
-    for events in run.steps + [run.finish]:
-        head = events[0][0] if events else "-"
-        feature = (previous, head, min(len(events), 3))
-        if feature not in _FEATURES:
-            _FEATURES.add(feature)
-            new = True
-        previous = events[-1][0] if events else previous
-    return new
-
-
-class StreamOrder:
-    """"Run these outputs, each under its splits": ``groups`` = [(StreamCase without cuts,
-    [(family, cuts), ...])]; the first split of each group is the whole output. ``line``: the
-    settings line. When its worker hangs or dies on a stream, the order is sent again without it
-    (:meth:`resume`) and ``lost`` keeps the pool's :class:`~fuzzer.isolation.pool.Lost`."""
-
-    __slots__ = ("line", "groups", "seed", "skip", "lost")
-
-    RESUMES = 16
-
-    def __init__(self, line: str, groups: list, seed: int):
-        """A hang or death pins the stream's index; :meth:`case_at` gives the case back."""
-        self.line, self.groups, self.seed = line, groups, seed
-        self.skip: frozenset = frozenset()
-        self.lost: list = []
-
-    def __getstate__(self) -> tuple:
-        return self.line, self.groups, self.seed, self.skip
-
-    def __setstate__(self, state: tuple) -> None:
-        self.line, self.groups, self.seed, self.skip = state
-        self.lost = []
-
-    @property
-    def size(self) -> int:
-        return sum(len(splits) for _case, splits in self.groups) * 2
-
-    def case_at(self, index: int) -> Optional[StreamCase]:
-        """The stream the order ran as its ``index``-th (how a pinned hang is read back)."""
-        from dataclasses import replace
-
-        for base, splits in self.groups:
-            if index < len(splits):
-                family, cuts = splits[index]
-                return replace(base, cuts=tuple(cuts), family=family)
-            index -= len(splits)
-        return None
-
-    def resume(self, lost: Any) -> bool:
-        self.lost.append(lost)
-        if len(self.lost) >= self.RESUMES:
-            return False
-        self.skip = self.skip | {lost.index}
-        return True
-
-    def run(self, runner: Any) -> StreamResult:
-        from dataclasses import replace
-
-        started = time.perf_counter()
-        result = StreamResult()
-        found: dict = {}
-        rnd = random.Random(self.seed)
-        index = -1
-        line = self.line
-        for base, splits in self.groups:
-            result.outputs += 1
-            whole: Optional[Run] = None
-            for family, cuts in splits:
-                index += 1
-                case = replace(base, cuts=tuple(cuts), family=family)
-                if index in self.skip:
-                    continue
-                runner.enter(TAG, index, case.text)
-                run = execute(line, case)
-                result.streams += 1
-                result.feeds += len(run.steps)
-                if run.contract is not None:
-                    result.contract = run.contract
-                    result.seconds = time.perf_counter() - started
-                    return result
-                violations = judge(case, run)
-                if whole is None:
-                    whole = run
-                elif not case.truth_known:
-                    extra = variance(case, run, whole)
-                    if extra is not None:
-                        violations.append(extra)
-                if not violations and rnd.random() < RERUN_FRACTION:
-                    again = execute(line, case)
-                    extra = nondeterminism(run, again)
-                    if extra is not None:
-                        violations.append(extra)
-                for v in violations:
-                    known = found.get(v.signature.id)
-                    if known is None:
-                        found[v.signature.id] = Failure(v.verdict, v.signature, v.reason, case, run)
-                    else:
-                        known.count += 1
-                        if (len(case.text), len(case.cuts)) < (len(known.case.text), len(known.case.cuts)):
-                            known.case, known.run, known.reason = case, run, v.reason
-                if family != "whole" and _novel(run):
-                    result.interesting.append(tuple(cuts))
-        result.failures = list(found.values())
-        result.seconds = time.perf_counter() - started
-        return result
-
-
-_preload()
-
-__all__ = ["ENV", "Failure", "Settings", "StreamOrder", "StreamResult", "TAG", "WORKER_TARGET", "case_from_json",
-           "case_text", "case_to_json", "environment", "execute", "run_consumer", "run_from_json", "run_stream",
-           "run_text", "run_to_json"]
+__all__ = ["Settings", "StreamFault", "StreamOutcome", "StreamServer", "StreamSpec", "case_from_json", "case_to_json",
+           "run_consumer", "run_stream"]

@@ -22,7 +22,8 @@ API CONTRACT (shared with the mutation operators, the build step and the engine;
   flag is set is exactly one JSON document. ``args_end`` is an offset in a payload piece such that
   cutting the piece before it leaves a call of the piece incomplete (part of its arguments or its
   name is lost): such a cut denotes no faithful call. Only whitespace, commas and closing brackets
-  follow it in the piece.
+  follow it in the piece, and members a call object writes after its name and arguments (Mistral's
+  v3 call ``"id"``).
 
 Calls a format cannot write faithfully (a pythonic name that is no Python identifier) raise
 :class:`Unrepresentable`; :func:`supports_name` answers that ahead of time for names.
@@ -167,6 +168,11 @@ class Context:
     chatter: bool = False
     shape: Optional[CallObject] = None
     rewrite: Optional[Callable[[dict], dict]] = None  # Style.call
+    #: The output starts with reasoning (for a format whose renderer writes it: ``ReasoningStyle.by_renderer``).
+    reasoning: bool = False
+    #: ``Style.dump`` when one was given: a renderer that does not serialize its payload itself (a
+    #: chat template) splices the documents it makes into the text.
+    style_dump: Optional[Callable[[Any], str]] = None
 
     @property
     def nl(self) -> str:
@@ -243,6 +249,11 @@ class Format:
     markers: tuple = ()
     #: Operators that need only the text apply; the rest need the structure (a template format).
     text_only: bool = False
+    #: The variants beside a bare single call this format can write (names of
+    #: ``versions.VARIANTS``: prose, several, reasoning); None: every one it has the syntax for.
+    #: A chat template that raises on several calls, or drops an assistant message's content
+    #: beside its calls, cannot.
+    variants: Optional[frozenset] = None
     #: The whitespace a model writes between prose and the envelope (None: a line end, or for
     #: formats with prose after the call also a space or a blank line).
     chatter_gaps: Optional[tuple] = None
@@ -340,7 +351,10 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
     dump = style.dump if style is not None and style.dump is not None else (
         json_dumper(lay) if fmt.json_payload else None)
     ctx = Context(calls=calls, source=source, tokens=tokens, dump=dump, normal_dump=normal, layout=lay,
-                  chatter=chatter, shape=fmt.call_object, rewrite=style.call if style is not None else None)
+                  chatter=chatter, shape=fmt.call_object, rewrite=style.call if style is not None else None,
+                  reasoning=reasoning, style_dump=style.dump if style is not None else None)
+    if reasoning and fmt.reasoning is None:
+        raise Unrepresentable(f"format {fmt.name!r} has no reasoning syntax")
     pieces = fmt.renderer(ctx)
     if chatter and not fmt.prose_inside:
         nl = lay.newline
@@ -355,12 +369,8 @@ def render(format: Any, calls: list, source: Source, *, chatter: bool, style: Op
             pieces.append(Piece(source.choice((nl, nl + nl, " ")) + sentences(source, CHATTER_AFTER), "chatter"))
     if lay.end_token and fmt.end_tokens:
         pieces.append(Piece(fmt.end_tokens[source.integer(0, len(fmt.end_tokens) - 1)], "envelope"))
-    if reasoning:
-        from strategies._internal.formats.reasoning import reasoning_pieces
-
-        if fmt.reasoning is None:
-            raise Unrepresentable(f"format {fmt.name!r} has no reasoning syntax")
-        pieces[0:0] = reasoning_pieces(fmt.reasoning, source, lay)
+    if reasoning and not fmt.reasoning.by_renderer:
+        pieces[0:0] = fmt.reasoning.pieces(source, lay)
     if lay.trailing_newline:
         pieces.append(Piece(lay.newline, "envelope"))
     return Rendered(format=fmt.name, calls=calls, pieces=tuple(pieces), chatter=chatter, layout=lay)
@@ -378,12 +388,17 @@ def layouts_for(format: Any) -> list[str]:
     fmt = get_format(format)
     hit = _LAYOUTS_OF.get(fmt.name)
     if hit is None or hit[0] is not fmt:
-        usual = render(fmt, _PROBE_CALLS, ReplaySource(()), chatter=False, layout=USUAL).text
+        calls = _PROBE_CALLS
+        try:
+            usual = render(fmt, calls, ReplaySource(()), chatter=False, layout=USUAL).text
+        except Unrepresentable:  # a format that writes one call only (a chat template may)
+            calls = _PROBE_CALLS[:1]
+            usual = render(fmt, calls, ReplaySource(()), chatter=False, layout=USUAL).text
         names = ["usual"]
         for name, named in LAYOUTS.items():
             if name == "usual" or (named.dimension is not None and named.dimension not in fmt.layouts):
                 continue
-            if render(fmt, _PROBE_CALLS, ReplaySource(()), chatter=False, layout=named.layout).text != usual:
+            if render(fmt, calls, ReplaySource(()), chatter=False, layout=named.layout).text != usual:
                 names.append(name)
         hit = _LAYOUTS_OF[fmt.name] = (fmt, names)
     return list(hit[1])

@@ -8,8 +8,11 @@ per call, with envelope pieces around and between them.
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
 from strategies._internal.formats.core import (
-    CallObject, Context, Piece, json_payload, output_format, single,
+    CallObject, Context, Piece, call_id, json_payload, output_format, single,
 )
 from strategies._internal.formats.reasoning import THINK_NEWLINES
 
@@ -83,8 +86,30 @@ def _render_hermes(ctx: Context) -> list:
                empty_forms=("[TOOL_CALLS]", "[TOOL_CALLS][]", "[TOOL_CALLS] []"), layouts=JSON_LAYOUTS | {"gap"},
                version="v3", aliases=("mistral:v3",), end_tokens=("</s>",), markers=("[TOOL_CALLS][", "[TOOL_CALLS] ["))
 def _render_mistral(ctx: Context) -> list:
-    return [Piece(ctx.tokens["open"] + ctx.gap(""), "envelope"),
-            json_payload(ctx, [ctx.call_object(call) for call in ctx.calls], 2, single(ctx))]
+    """Sometimes each call object ends with its ``"id"`` (9 letters and digits), as Mistral's v3 chat
+    template writes an assistant's calls (``[TOOL_CALLS] [{"name": ..., "arguments": ..., "id": ...}]``)."""
+    with_ids = ctx.source.boolean(0.25)
+    objects = []
+    for call in ctx.calls:
+        obj = ctx.call_object(call)
+        if with_ids:
+            obj = {**obj, "id": call_id(ctx.source.integer(0, 2**48 - 1), 9)}
+        objects.append(obj)
+    payload = json_payload(ctx, objects, 2, single(ctx))
+    if with_ids and objects:
+        payload = Piece(payload.text, "payload", json=True, args_end=_before_id(payload.text, objects[-1]["id"]),
+                        call_index=payload.call_index)
+    return [Piece(ctx.tokens["open"] + ctx.gap(""), "envelope"), payload]
+
+
+def _before_id(text: str, ident: str) -> Optional[int]:
+    """``args_end`` of a call list whose last member is the last call's ``"id"``: the end of the
+    member before it (cutting after it loses only the id). None when a custom dumper hid it."""
+    at = text.rfind(ident)
+    comma = text.rfind(",", 0, at) if at > 0 else -1
+    if comma < 0 or not re.fullmatch(r'\s*"id"\s*:\s*"', text[comma + 1:at]):
+        return None
+    return len(text[:comma].rstrip())
 
 
 @output_format("llama3", description="<|python_tag|> then {\"name\", \"parameters\"} objects joined by '; '",

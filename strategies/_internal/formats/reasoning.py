@@ -40,6 +40,9 @@ class ReasoningStyle:
 
     The block is ``open + after_open + TEXT + before_close + close + after_close``; when the
     generation prompt already holds ``open`` (``can_be_open``) the output may start at ``TEXT``.
+    ``by_renderer``: the format's renderer writes the block itself (a chat template renders the
+    reasoning of the message it is given), so :func:`~strategies._internal.formats.core.render`
+    does not prepend one; the delimiters still tell operators how the block looks.
     """
 
     open: str
@@ -48,6 +51,12 @@ class ReasoningStyle:
     before_close: str = ""
     after_close: str = ""
     can_be_open: bool = False
+    by_renderer: bool = False
+
+    def pieces(self, source: Any, layout: Any) -> list:
+        """The pieces of a reasoning block in this style (:func:`reasoning_pieces`): what rendering
+        asks a format's style for, so the renderer needs no import of this module."""
+        return reasoning_pieces(self, source, layout)
 
 
 #: ``<think>`` as Qwen3's template writes it: ``<think>\\nTEXT\\n</think>\\n\\n``; its thinking models

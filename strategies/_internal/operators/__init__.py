@@ -1,6 +1,6 @@
 """The built-in mutation operators, one module per anomaly class (the module is named like the class).
 
-Importing this package registers every operator in :data:`strategies._internal.mutations.OPERATORS`.
+Importing this package registers every operator in :data:`strategies._internal.mutator.OPERATORS`.
 
 Every operator states its ground truth by construction (DESIGN.md, "Sample"):
 

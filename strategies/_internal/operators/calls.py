@@ -9,7 +9,7 @@ import math
 from typing import Any, Callable, Iterable, Optional
 
 from strategies._internal.formats import Unrepresentable
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import (
     FieldInfo, format_path, get_at, json_equal, locate, schema_info, set_at,
 )
@@ -93,7 +93,7 @@ def _value_operator(name: str, *, anomaly_class: str, wanted: Callable[[FieldInf
     decorated ``candidates(field, value, ctx)`` (whose docstring is the operator's description).
 
     The operator applies to a tool with a field that ``applies`` accepts (by default ``wanted``).
-    Returns the candidates function, as :func:`~strategies._internal.mutations.restyler` returns its.
+    Returns the candidates function, as :func:`~strategies._internal.mutator.restyler` returns its.
     """
     def register(candidates: Candidates) -> Candidates:
         def operator(source: Any, ctx: MutationContext) -> Mutation:

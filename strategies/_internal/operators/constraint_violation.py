@@ -7,7 +7,7 @@ import math
 import re
 from typing import Any, Callable
 
-from strategies._internal.mutations import MutationContext
+from strategies._internal.mutator import MutationContext
 from strategies._internal.schemainfo import (
     FieldInfo, checkable_format, format_conforms, json_equal, search, violates_type,
 )

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from strategies._internal.formats import CHATTER_AFTER, CHATTER_BEFORE, Format, Style, render, sentences
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.operators.envelope_error import think_block, with_reasoning
 
 #: Blank outputs, the empty one first.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import json_equal, schema_info
 from strategies.json_values import copy_json
 from strategies._internal.operators.calls import _emit

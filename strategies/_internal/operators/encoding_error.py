@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from strategies._internal.jsontext import splice
-from strategies._internal.mutations import (
+from strategies._internal.mutator import (
     Mutation, MutationContext, NotApplicable, escaped_strings, json_payload, mutator,
 )
 from strategies._internal.operators.textual import (

@@ -16,7 +16,7 @@ import json
 from typing import Any, Callable
 
 from strategies._internal.formats import THOUGHTS, Format, Style, call_id
-from strategies._internal.mutations import (
+from strategies._internal.mutator import (
     Mutation, MutationContext, NotApplicable, call_objects, family, mutator, named, restyler,
 )
 from strategies._internal.operators.textual import _faithful, _join

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from strategies._internal.formats import FORMATS
-from strategies._internal.mutations import Mutation, MutationContext, mutator
+from strategies._internal.mutator import Mutation, MutationContext, mutator
 from strategies._internal.schemainfo import (
     FieldInfo, format_path, get_at, schema_info, search, set_at,
 )

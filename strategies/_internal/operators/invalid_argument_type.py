@@ -7,7 +7,7 @@ import functools
 import json
 from typing import Any, Callable, Optional
 
-from strategies._internal.mutations import MutationContext
+from strategies._internal.mutator import MutationContext
 from strategies._internal.schemainfo import FieldInfo, violates_type
 from strategies._internal.operators.calls import _is_number, Candidates, _value_operator
 from strategies._internal.operators.words import number_words

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from strategies._internal.jsontext import IDENTIFIER, LITERALS, decode_string, single_quoted, splice
-from strategies._internal.mutations import (
+from strategies._internal.mutator import (
     Mutation, MutationContext, NotApplicable, closers_after_arguments, json_payload, mutator,
 )
 from strategies._internal.operators.textual import (

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from strategies._internal.formats import FORMATS
-from strategies._internal.mutations import Mutation, MutationContext, escaped_strings, json_payload, mutator
+from strategies._internal.mutator import Mutation, MutationContext, escaped_strings, json_payload, mutator
 from strategies._internal.operators.textual import (
     _any, _faithful, _inject_in_string, _may_have_arguments, _may_have_strings, _path, _replace_value,
 )

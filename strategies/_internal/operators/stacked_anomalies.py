@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional
 
 from strategies._internal.formats import Format, Style, payload_spans
-from strategies._internal.mutations import OPERATORS, Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import OPERATORS, Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.sample import ANOMALY_CLASSES
 
 #: The classes whose operators edit a rendering (and so can stand on a noisy one).

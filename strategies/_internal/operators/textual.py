@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 from strategies._internal.jsontext import Analysis, analyze, decode_string, string_encoder
-from strategies._internal.mutations import MutationContext, NotApplicable
+from strategies._internal.mutator import MutationContext, NotApplicable
 from strategies.json_values import copy_json, json_equal
 
 

@@ -9,7 +9,7 @@ from typing import Any, Callable, Optional
 
 from strategies._internal.formats import Unrepresentable, payload_spans
 from strategies._internal.jsontext import LITERALS
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.operators.textual import _Doc, _docs, _may_have_literals, _may_have_numbers, _pick
 
 
@@ -171,8 +171,11 @@ def truncate_last_call(source: Any, ctx: MutationContext) -> Mutation:
 
 
 def _special_tokens(fmt: Any) -> bool:
-    """Formats whose envelope holds special tokens or tags (``<|...|>``, ``<｜...｜>``, ``[TOOL_CALLS]``)."""
-    return any(any(t in token for t in ("<|", "<｜", "[", "<")) and len(token) > 2 for token in fmt.envelope.values())
+    """Formats whose envelope holds special tokens or tags (``<|...|>``, ``<｜...｜>``, ``[TOOL_CALLS]``);
+    for a chat template (``text_only``), the markers found in what it writes, when its arguments
+    are a payload the cut can come before."""
+    tokens = list(fmt.envelope.values()) + (list(fmt.fragments) if fmt.text_only and fmt.json_payload else [])
+    return any(any(t in token for t in ("<|", "<｜", "[", "<")) and len(token) > 2 for token in tokens)
 
 
 @mutator("truncate_in_marker", anomaly_class="truncated_output", formats=_special_tokens)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import format_path, get_at, locate, schema_info
 from strategies.json_values import copy_json
 from strategies._internal.operators.calls import _emit, _short, _tool_call_indices

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from strategies._internal.mutations import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies.json_values import copy_json
 from strategies._internal.operators.calls import _emit, _representable, _tool_call_indices
 from strategies._internal.operators.words import case_changed_names, hallucinated_names, typo_names

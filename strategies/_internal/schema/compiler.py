@@ -33,7 +33,7 @@ from typing import Any, Callable, Iterable
 from strategies._internal.regex import UnsupportedPattern, compile_pattern
 from strategies._internal.schema.banks import _EXTRA_KEYS, _FREE_KEYS, FORMAT_GENERATORS
 from strategies._internal.schema.fallback import PoolNode, simplest_first
-from strategies._internal.schema.merge import CombinatorsMixin
+from strategies._internal.schema.merge import CHECK_SEEDS, CombinatorsMixin
 from strategies._internal.schema.nodes import (
     AnyNode, ArrayNode, BoolNode, CheckedNode, ConstNode, EnumNode, IntegerNode, LikelyNode, Node, NullNode,
     NumberNode, ObjectNode, RefNode, StringNode, UnionNode,
@@ -68,8 +68,6 @@ CHECKED_KEYWORDS = frozenset({
 })
 #: Share of random draws of the native part that must satisfy the whole subschema at compile time.
 CHECKED_MIN_VALID = 12
-#: Seeds a verified native generator is tried on at compile time (see ``Compiler.checked``).
-CHECK_SEEDS = 24
 
 
 class _Compiler(RefsMixin, CombinatorsMixin):

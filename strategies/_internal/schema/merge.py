@@ -16,6 +16,10 @@ from strategies.json_schemas import ANNOTATIONS, merge_schemas
 from strategies.json_values import canonical
 
 
+#: Seeds a verified native generator is tried on at compile time (``Compiler.checked``), and a
+#: union's branches are told apart on (:meth:`CombinatorsMixin._reaches_one`).
+CHECK_SEEDS = 24
+
 class CombinatorsMixin:
     """The ``allOf`` / ``anyOf`` / ``oneOf`` part of the compiler."""
 
@@ -92,7 +96,6 @@ class CombinatorsMixin:
     def _reaches_one(node: Any) -> bool:
         """Whether natively drawn values of ``node``'s branches match exactly one branch, for some
         of a few seeds (what its fallback pool is there for otherwise)."""
-        from strategies._internal.schema.compiler import CHECK_SEEDS
         from strategies._internal.source import RandomSource
 
         for seed in range(CHECK_SEEDS):

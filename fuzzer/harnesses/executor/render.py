@@ -1,18 +1,17 @@
-"""The summary ``fuzz executor`` prints (progress is the shared live display).
+"""How the executor harness's results read on the console (the one console handler prints
+``result.summary_lines()``; these are the executor's).
 
 Every number printed comes from the job's result or the finding (never counted here). A finding
 prints as: verdict and signature, what rule broke, the minimal schedule, the virtual waits the
-executor made, how often it was seen, and the reproduce command (runs as printed).
+executor made, how often it was seen, and the reproduce command (runs as printed). A scenario
+replayed (``--replay-scenario``, ``fuzz reproduce`` of an executor entry) prints its whole trace,
+attempt by attempt, then the verdicts.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-import click
-
-from fuzzer.engine.events import Event, JobFinished
-from fuzzer.engine.pipeline import EventHandler
 from fuzzer.reports.common import printable
 
 
@@ -43,7 +42,7 @@ def summary_lines(result: Any) -> list[str]:
         lines.append(f"  policy: {result.policy.source} (see `fuzz executor --explain`)")
     backend = getattr(result, "backend", None) or {}
     if backend.get("name", "local") != "local":
-        from fuzzer.cli.render import backend_line
+        from fuzzer.backends import backend_line
 
         lines.append(f"  {backend_line(backend)}")
     lines.append(f"  stopped: {result.stop_reason}")
@@ -81,27 +80,21 @@ def finding_lines(i: int, f: Any) -> list[str]:
     return lines
 
 
-class ReplayConsole(EventHandler):
-    """``--replay-scenario``: the whole trace, attempt by attempt, then the verdicts."""
-
-    def handle_event(self, event: Event) -> None:
-        if not isinstance(event, JobFinished):
-            return
-        result = event.result
-        for line in trace_lines(result.scenario, result.trace):
-            click.echo(line)
-        cold = result.cold_trace
-        if cold is not None and cold.kind == "ran":
-            click.echo(f"(first run, in a fresh worker: {cold.data.get('real_s', 0) * 1000:.3f} ms)")
-        for note in result.notes:
-            click.echo(f"note: {note}")
-        if not result.findings:
-            click.echo("no violation")
-            return
-        click.echo(f"{len(result.findings)} violation{'s' if len(result.findings) != 1 else ''}:")
-        for f in result.findings:
-            click.echo(f"  {f.verdict}  {f.signature.id}  {_one_line(f.signature.title)}")
-            click.echo(f"     {_one_line(f.violation.reason)}")
+def replay_lines(result: Any) -> list[str]:
+    """One scenario replayed (:class:`fuzzer.harnesses.executor.job.ScenarioRun`): the whole
+    trace, attempt by attempt, then the verdicts."""
+    lines = trace_lines(result.scenario, result.trace)
+    cold = result.cold_trace
+    if cold is not None and cold.kind == "ran":
+        lines.append(f"(first run, in a fresh worker: {cold.data.get('real_s', 0) * 1000:.3f} ms)")
+    lines += [f"note: {note}" for note in result.notes]
+    if not result.findings:
+        return lines + ["no violation"]
+    lines.append(f"{len(result.findings)} violation{'s' if len(result.findings) != 1 else ''}:")
+    for f in result.findings:
+        lines += [f"  {f.verdict}  {f.signature.id}  {_one_line(f.signature.title)}",
+                  f"     {_one_line(f.violation.reason)}"]
+    return lines
 
 
 def trace_lines(scenario: Any, trace: Any) -> list[str]:
@@ -144,4 +137,4 @@ def trace_lines(scenario: Any, trace: Any) -> list[str]:
     return lines
 
 
-__all__ = ["ReplayConsole", "finding_lines", "summary_lines", "trace_lines"]
+__all__ = ["finding_lines", "replay_lines", "summary_lines", "trace_lines"]
