@@ -163,13 +163,14 @@ def test_a_campaign_against_a_parser_that_hangs_often_keeps_searching():
     assert verdicts[Verdict.CRASH] >= 1, verdicts  # the planted crash behind the hangs was found
 
 
-def campaign(target: str, workers: int, seed: int, examples: int, job: type = CampaignJob, **more: Any) -> Any:
+def campaign(target: str, workers: int, seed: int, examples: int, job: type = CampaignJob, timeout: float = 2.0,
+             **more: Any) -> Any:
     """A seeded campaign. The oracle that reads the clock (slow) is off and shrinking has time
     enough, so that nothing the run finds depends on how loaded the machine is (a CI run under
     load once cut one shrink short at a 2 s cap). ``more``: other settings."""
     settings = CampaignSettings(tools=["get_weather"], target=target, seed=seed, max_examples=examples,
                                 budget_s=120.0, shrink_cap_s=30.0, slow=False, **more)
-    with pool_for(target, workers=workers) as pool:
+    with pool_for(target, workers=workers, timeout=timeout) as pool:
         return run_job(job(REGISTRY, settings, pool)).result
 
 
@@ -205,10 +206,12 @@ def test_a_seed_gives_the_same_run_whether_the_engine_or_the_workers_plan_the_or
     snapshot and the order's seed (fuzzer/harnesses/parser/drawn.py): planned by the engine or by
     the worker, the same samples run, with the same ground truth, and the run finds the same."""
     CountingTool.planned_by.clear()
-    engine = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, draw_in_workers=False)
+    engine = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, timeout=20.0,
+                      draw_in_workers=False)  # (a timeout no load reaches: no load-made hang on either side)
     assert CountingTool.planned_by["DrawOrder"] == 0 and CountingTool.planned_by["FuzzOrder"] >= 10
     CountingTool.planned_by.clear()
-    workers = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, draw_in_workers=True)
+    workers = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, timeout=20.0,
+                       draw_in_workers=True)
     assert CountingTool.planned_by["DrawOrder"] >= 10, CountingTool.planned_by  # most orders were planned there
     assert len(engine.findings) >= 3
     assert summary(engine) == summary(workers)

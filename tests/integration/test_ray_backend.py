@@ -96,7 +96,7 @@ def test_orders_the_actors_plan_find_what_orders_the_engine_plans_find_locally(c
         with pool:
             return run_job(CountingJob(builtin_registry(), settings, pool)).result
 
-    spec = TargetSpec(target=NAIVE, cwd=str(ROOT), timeout=2.0)
+    spec = TargetSpec(target=NAIVE, cwd=str(ROOT), timeout=20.0)  # (no load-made hang on either side)
     CountingTool.planned_by.clear()
     local = campaign(WorkerPool(spec, workers=2), draw_in_workers=False)
     assert CountingTool.planned_by["DrawOrder"] == 0
