@@ -414,7 +414,7 @@ def main() -> int:
             local.append(campaign(local_pool, args.target, args.seconds, args.coverage, workers=local_cpu))
             remote.append(campaign(ray_pool, args.target, args.seconds, args.coverage))
             scale.append(campaign(ray_pool, args.target, args.seconds, args.coverage, workers=actors_cpu,
-                                  as_workers=AT_SCALE, draw_in_workers=True))
+                                  as_workers=AT_SCALE, planning="workers"))
         moving_at_scale = dispatch_cpu(ray_pool, 800, 2)  # a large cluster's rounds: two orders per actor
         waiting = wait_cpu(AT_SCALE)
         idle = idle_cpu(ray_pool)

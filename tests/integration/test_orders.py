@@ -202,16 +202,16 @@ class CountingJob(CampaignJob):
 
 
 def test_a_seed_gives_the_same_run_whether_the_engine_or_the_workers_plan_the_orders():
-    """Past the scheduler's first pass, an order's families are a function of the scheduler's
-    snapshot and the order's seed (fuzzer/harnesses/parser/drawn.py): planned by the engine or by
-    the worker, the same samples run, with the same ground truth, and the run finds the same."""
+    """Past the scheduler's first pass, a large pool's orders are planned from the scheduler's
+    snapshot and each order's seed (fuzzer/harnesses/parser/drawn.py): by the engine or by the
+    worker, the same samples run, with the same ground truth, and the run finds the same."""
     CountingTool.planned_by.clear()
     engine = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, timeout=20.0,
-                      draw_in_workers=False)  # (a timeout no load reaches: no load-made hang on either side)
+                      planning="snapshots")  # (a timeout no load reaches: no load-made hang on either side)
     assert CountingTool.planned_by["DrawOrder"] == 0 and CountingTool.planned_by["FuzzOrder"] >= 10
     CountingTool.planned_by.clear()
     workers = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, timeout=20.0,
-                       draw_in_workers=True)
+                       planning="workers")
     assert CountingTool.planned_by["DrawOrder"] >= 10, CountingTool.planned_by  # most orders were planned there
     assert len(engine.findings) >= 3
     assert summary(engine) == summary(workers)

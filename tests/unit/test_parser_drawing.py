@@ -3,7 +3,9 @@
 * an order a worker plans from the scheduler's snapshot and its seed (DrawOrder) builds exactly
   the samples — texts and ground truth — of the order the engine plans from them (FuzzOrder with
   steady_plan), whatever the snapshot (arms retired or not) and the seed;
-* what a worker tells the scheduler per arm leaves it as the attempts told one by one do.
+* what a worker tells the scheduler per arm leaves it as the attempts told one by one do;
+* a pool of 32 workers or more plans in the workers and runs bigger orders, a smaller one plans
+  with the engine's scheduler as before.
 
 (That a campaign finds the same either way: tests/integration/test_orders.py.)
 """
@@ -13,11 +15,14 @@ from __future__ import annotations
 import pickle
 from types import SimpleNamespace
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from fuzzer.harnesses.parser.campaign import CampaignSettings
 from fuzzer.harnesses.parser.drawn import DrawOrder, steady_plan
 from fuzzer.harnesses.parser.orders import FuzzOrder, OrderResult, Visit, samples_of, text_of
 from fuzzer.harnesses.parser.schedule import RETIRE_AFTER, SampleStream, Variation
+from fuzzer.harnesses.parser.subject import ParserSubject
 from fuzzer.harnesses.parser.tool import resolve_operators
 from strategies._internal.tools import builtin_registry, registry_digest
 
@@ -105,3 +110,24 @@ def test_what_a_worker_tells_per_arm_leaves_the_scheduler_as_each_attempt_would(
             if result.built:
                 per_arm.tally(result.built)
         assert per_arm.arms() == one_by_one.arms()
+
+
+def subject_on(workers: int, **settings: object) -> ParserSubject:
+    return ParserSubject(REGISTRY, CampaignSettings(tools=[TOOL], target="x:y", **settings),
+                         SimpleNamespace(workers=workers), SimpleNamespace())
+
+
+@pytest.mark.parametrize("workers, planning, size", [
+    (1, "engine", 256), (2, "engine", 256), (31, "engine", 256), (32, "workers", 1024), (64, "workers", 2048),
+    (256, "workers", 8192), (4096, "workers", 8192)])
+def test_a_large_pool_plans_in_the_workers_and_bigger_orders_and_a_small_one_as_before(workers, planning, size):
+    """The mode depends on the number of workers alone (the local and the Ray back end share it)."""
+    subject = subject_on(workers)
+    assert (subject.planning, subject.order_size) == (planning, size)
+    assert subject_on(workers, planning="snapshots").planning == "snapshots"
+    assert subject_on(workers, batch_size=100).order_size == size * 100 // 256
+
+
+def test_a_planning_that_does_not_exist_is_refused():
+    with pytest.raises(ValueError, match="planning must be one of engine, snapshots, workers"):
+        subject_on(2, planning="driver").planning

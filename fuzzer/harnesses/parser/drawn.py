@@ -6,18 +6,19 @@ Why: on a cluster the driver is one core for every worker. Measured on the naive
 cost moving it through Ray and filing its result: the driver saturated at ~20 workers. So:
 
 * **Planned from a snapshot and the order's seed, wherever that happens.** Once the scheduler's
-  first pass is over (every operator tried once, planned by the engine's scheduler as before),
+  first pass is over (every operator tried once, planned by the engine's scheduler as always),
   an order's families are a function of the scheduler's state when the order is planned — the
   arms still in play, the classes' weights, the arms known to build
   (:class:`~fuzzer.harnesses.parser.schedule.Arms`) — and of the order's seed alone:
-  :func:`steady_plan`. On a small pool the engine evaluates it and sends the families
-  (a :class:`~fuzzer.harnesses.parser.orders.FuzzOrder`); on a large one the order carries the
-  snapshot (pickled once per change and shared by every order planned from it) and the worker
-  evaluates it (:class:`DrawOrder`). Either way the samples, their ground truth and what a seed's
-  run finds are the same: only where the planning runs differs. What building found reaches the
-  engine's scheduler after the round, as before (a DrawOrder sends it per arm, :meth:`DrawOrder.built`,
-  which tells the scheduler what the attempts one by one would), so the next snapshot is a fixed
-  point of the run.
+  :func:`steady_plan`. The order carries the snapshot (pickled once per change and shared by
+  every order planned from it) and the worker evaluates it (:class:`DrawOrder`: WORKERS); the
+  engine can evaluate it too and send the families (SNAPSHOTS). Either way the samples, their
+  ground truth and what a seed's run finds are the same: only where the planning runs differs.
+  What building found reaches the engine's scheduler after the round, as before (a DrawOrder
+  sends it per arm, :meth:`DrawOrder.built`, which tells the scheduler what the attempts one by
+  one would), so the next snapshot is a fixed point of the run. A small pool keeps the engine's
+  scheduler drawing every family from its one stream (ENGINE), so what a seed finds there is
+  what it found before large pools planned this way.
 * **Bigger orders** (:func:`order_size`): what moving and filing an order costs the driver is
   spread over more executions — 256 per eighth of the pool's workers, up to 8,192 (on 256
   workers; an order of the naive parser is then ~0.3 s of a worker's CPU).
@@ -38,6 +39,11 @@ from typing import Any
 from fuzzer.harnesses.parser.orders import FuzzOrder, OrderResult
 from fuzzer.harnesses.parser.schedule import Arms, SampleStream
 
+#: How orders are planned past the scheduler's first pass: by the engine's scheduler (one stream
+#: of draws: a small pool's), or from the scheduler's snapshot and each order's seed, by the
+#: engine or by the workers (a large pool's; the same samples either way).
+ENGINE, SNAPSHOTS, WORKERS = "engine", "snapshots", "workers"
+PLANNING = (ENGINE, SNAPSHOTS, WORKERS)
 #: Workers from which a pool is large (orders planned in the workers, bigger orders).
 LARGE_POOL = 32
 #: Workers per multiple of the base order size (a pool of 64 runs orders of 8 x 256).
@@ -125,4 +131,5 @@ class DrawOrder(FuzzOrder):
                 counts[0] += 1
 
 
-__all__ = ["DrawOrder", "LARGE_POOL", "large", "order_size", "steady_plan"]
+__all__ = ["DrawOrder", "ENGINE", "LARGE_POOL", "PLANNING", "SNAPSHOTS", "WORKERS", "large", "order_size",
+           "steady_plan"]

@@ -32,7 +32,7 @@ from fuzzer.engine.events import FormatsProbed, Phase, StopReason
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.parser.across_formats import FormatRoutes
-from fuzzer.harnesses.parser.drawn import large, order_size
+from fuzzer.harnesses.parser.drawn import ENGINE, PLANNING, WORKERS, large, order_size
 from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
@@ -99,12 +99,16 @@ class ParserSubject(Subject):
         return order_size(self.settings.batch_size, getattr(self.pool, "workers", 1))
 
     @property
-    def draws_in_workers(self) -> bool:
-        """Whether the workers plan the orders' families past the first pass (the same families the
-        engine would plan: :mod:`fuzzer.harnesses.parser.drawn`): on a large pool, unless the
+    def planning(self) -> str:
+        """How orders are planned past the scheduler's first pass (:mod:`fuzzer.harnesses.parser.drawn`):
+        by the workers on a large pool, by the engine's scheduler on a small one, unless the
         settings say otherwise."""
-        chosen = self.settings.draw_in_workers
-        return large(getattr(self.pool, "workers", 1)) if chosen is None else chosen
+        chosen = self.settings.planning
+        if chosen is not None:
+            if chosen not in PLANNING:
+                raise ValueError(f"planning must be one of {', '.join(PLANNING)}, not {chosen!r}")
+            return chosen
+        return WORKERS if large(getattr(self.pool, "workers", 1)) else ENGINE
 
     def settings_json(self) -> dict:
         s = self.settings
@@ -172,7 +176,7 @@ class ParserSubject(Subject):
         if tool is None:
             tool = self.new_tool_campaign(index, unit)
         explorer = self._explorer(unit, index) if s.explore else None
-        tool.explorer, tool.class_weights, tool.draws = explorer, s.class_weights, self.draws_in_workers
+        tool.explorer, tool.class_weights, tool.planning = explorer, s.class_weights, self.planning
         self.tool, self.explorer, self._ahead_started = tool, explorer, examples is not None
         report = tool.probe(deadline, None if examples is None else max(0, examples - job.tally.executions))
         prefix = f"{unit}: " if len(s.tools) > 1 else ""

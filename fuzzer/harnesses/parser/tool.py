@@ -20,7 +20,7 @@ from fuzzer.engine.campaign import ClassStats, Tally
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.orders import order_seed
 from fuzzer.isolation.pool import Lost
-from fuzzer.harnesses.parser.drawn import DrawOrder, steady_plan
+from fuzzer.harnesses.parser.drawn import ENGINE, WORKERS, DrawOrder, steady_plan
 from fuzzer.harnesses.parser.oracle import Judgment, Oracle, brief, declined, rerun_judgment
 from fuzzer.harnesses.parser.orders import (HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample, samples_of,
                                             text_of)
@@ -121,10 +121,9 @@ class ToolCampaign:
 
     #: Have the workers send back what they drew (tests of the schedule read it in :meth:`_take`).
     keep_drawn = False
-    #: Past the scheduler's first pass, have the workers plan their orders' families (a large
-    #: pool's: :mod:`fuzzer.harnesses.parser.drawn`; the same families as planned here); the
-    #: subject sets it.
-    draws = False
+    #: How orders are planned past the scheduler's first pass (:mod:`fuzzer.harnesses.parser.drawn`:
+    #: ENGINE, SNAPSHOTS or WORKERS); the subject sets it.
+    planning = ENGINE
 
     def __init__(self, *, registry: Any, tool_name: str, level: str, formats: Optional[list[str]],
                  operators: list[str], include_valid: bool, seed: int, oracle: Oracle,
@@ -297,21 +296,22 @@ class ToolCampaign:
     def order(self, count: int, number: int, reruns: int) -> FuzzOrder:
         """Order ``number`` of the campaign: ``count`` samples of this visit's structured arm (with
         up to ``reruns`` re-runs for nondeterminism), built, run and judged by a worker
-        (:mod:`fuzzer.harnesses.parser.orders`). Planned by the scheduler while its first pass
-        lasts; after it, from the scheduler's snapshot and the order's seed
-        (:func:`~fuzzer.harnesses.parser.drawn.steady_plan`) — here, or with :attr:`draws` in the
-        worker (:class:`~fuzzer.harnesses.parser.drawn.DrawOrder`): the same samples either way."""
+        (:mod:`fuzzer.harnesses.parser.orders`). Planned here by the scheduler while its first pass
+        lasts, and after it as :attr:`planning` says: by the scheduler still (ENGINE), or from its
+        snapshot and the order's seed (:func:`~fuzzer.harnesses.parser.drawn.steady_plan`) — here
+        (SNAPSHOTS) or in the worker (WORKERS, :class:`~fuzzer.harnesses.parser.drawn.DrawOrder`):
+        the same samples either way."""
         key, visit = self._visit
         self.planned += 1
         seed = order_seed(self.seed, number)
         scheduler = self.stream.scheduler
-        if scheduler.in_first_pass:
+        if scheduler.in_first_pass or self.planning == ENGINE:
             return self._keep(FuzzOrder(key, visit, self.stream.plan(count), seed, count, reruns, number))
         scheduler.close_first_pass()
         if self._arms is None:
             self._arms = [self.stream.arms(), None]
         snapshot = self._arms
-        if self.draws:
+        if self.planning == WORKERS:
             if snapshot[1] is None:
                 snapshot[1] = pickle.dumps(snapshot[0], pickle.HIGHEST_PROTOCOL)
             return self._keep(DrawOrder(key, visit, snapshot[1], seed, count, reruns, number))
