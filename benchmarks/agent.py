@@ -28,7 +28,8 @@ sys.path.insert(0, ROOT)
 from fuzzer.harnesses.agent.checks import Episode, judge  # noqa: E402
 from fuzzer.harnesses.agent.job import AgentCampaign, AgentSettings  # noqa: E402
 from fuzzer.harnesses.agent.policy import AgentPolicy  # noqa: E402
-from fuzzer.harnesses.agent.script import FINAL_ANSWERS, Script, ScriptCall, Turn, link_results  # noqa: E402
+from fuzzer.harnesses.agent.generation import FINAL_ANSWERS  # noqa: E402
+from fuzzer.harnesses.agent.script import Script, ScriptCall, Turn, link_results  # noqa: E402
 from fuzzer.harnesses.agent.worker import loop_maker, play  # noqa: E402
 from fuzzer.engine.pipeline import run_job  # noqa: E402
 from fuzzer.engine.references import load_target  # noqa: E402

@@ -114,13 +114,13 @@ def measure(ref, factory, *, seconds, seed, baseline_s):
     engine_cpu = time.process_time() - cpu
     r = final.result
     campaign_rate = r.executions / r.elapsed_s
-    worker_rate = r.executions / r.worker_s if r.worker_s else float("inf")
-    worker_cpu_rate = r.executions / r.worker_cpu_s if r.worker_cpu_s else float("inf")
+    worker_rate = r.executions / r.usage.real_s if r.usage.real_s else float("inf")
+    worker_cpu_rate = r.executions / r.usage.cpu_s if r.usage.cpu_s else float("inf")
     generator = ScenarioGenerator(registry, Policy(), seed=seed)
     same = [generator.generate() for _ in range(200)]
     done, took = real_sleeping_loop(factory, same, registry, baseline_s)
     real_rate = done / took
-    virtual_per_scenario = r.virtual_s / r.executions
+    virtual_per_scenario = r.usage.virtual_s / r.executions
     bound = 1.0 / virtual_per_scenario if virtual_per_scenario else float("inf")
     return {"executor": ref, "scenarios": r.executions, "campaign": campaign_rate, "worker": worker_rate,
             "worker_cpu": worker_cpu_rate,

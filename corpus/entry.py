@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Optional
 
-from corpus.minimize import shortlex
+from corpus.predicate import shortlex
 from strategies.errors import ToolfuzzError
 
 

@@ -329,6 +329,26 @@ def path_signature(verdict: str, *, kind: str, words: str, functions: Sequence[s
                  ";".join(keyed))
 
 
+def path_parts(key: str) -> Optional[tuple]:
+    """(verdict, kind of damage, functions) of a :func:`path_signature` key; None for another key."""
+    verdict, sep, rest = key.partition("|path|")
+    if not sep or "|" not in rest:
+        return None
+    kind, _, functions = rest.rpartition("|")
+    return verdict, kind, tuple(functions.split(";")) if functions else ()
+
+
+def same_maker(key: str, other: str) -> bool:
+    """Whether two path keys of the same verdict and damage kind name one maker: one is keyed by a
+    single function (the maker its trace found) that the other input ran, its trace having found
+    no maker (the damaged value was empty, or stored rather than returned) — the same damage from
+    the same function, which the two traces could only key two ways."""
+    a, b = path_parts(key), path_parts(other)
+    if a is None or b is None or a[:2] != b[:2] or a[2] == b[2]:
+        return False
+    return (len(a[2]) == 1 and a[2][0] in b[2]) or (len(b[2]) == 1 and b[2][0] in a[2])
+
+
 def retitled_path(signature: Signature, words: str) -> Signature:
     """The same path signature (id and key) with a title that speaks of another input's damage:
     the title of a finding describes the input it shows, which shrinking may have changed."""

@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
-from corpus.minimize import shortlex
+from corpus.predicate import shortlex
 from strategies.errors import ToolfuzzError
 
 from corpus.entry import FORMAT_VERSION, CorpusFormatError, Entry, _formats, _parse_time, utc_now

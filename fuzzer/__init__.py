@@ -38,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "StopReason": "fuzzer.engine.events",
     # jobs
     "CampaignJob": "fuzzer.engine.campaign",
-    "CampaignResult": "fuzzer.engine.campaign",
+    "CampaignResult": "fuzzer.engine.campaign_result",
     "CampaignSettings": "fuzzer.engine.campaign",
     "ReplayJob": "fuzzer.engine.jobs.replay",
     "GateJob": "fuzzer.engine.jobs.gate",

@@ -11,7 +11,7 @@ searched; a finding the budget leaves unshrunk is reported as not minimized.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from fuzzer.engine.events import StopReason
 
@@ -85,4 +85,34 @@ class Budget:
         self.shrink_spent += max(0.0, seconds)
 
 
-__all__ = ["Budget", "SHRINK_CAP_S", "SHRINK_SHARE"]
+def units_total(total: Any, units: list, subject: Any, key: str) -> Any:
+    """A campaign's limit (``budget_s`` / ``max_examples``) over its units (the parser's tools):
+    the sum of the units' parts when some unit has its own (:meth:`Subject.limits`)."""
+    parts = unit_parts(total, units, subject, key)
+    return None if parts is None else sum(parts)
+
+
+def unit_parts(total: Any, units: list, subject: Any, key: str) -> Optional[list]:
+    """Each unit's part of ``budget_s`` / ``max_examples``: its own limit (:meth:`Subject.limits`),
+    or an equal share of what the job's limit leaves."""
+    overrides = {u: subject.limits(u)[key] for u in units if key in subject.limits(u)}
+    if total is None and not overrides:
+        return None
+    rest = [u for u in units if u not in overrides]
+    if total is None and rest:
+        return None  # some units unlimited: no part is a limit
+    left = max(0, (total or 0) - sum(overrides.values())) if total is not None else 0
+    share = left / len(rest) if rest else 0
+    parts = [overrides.get(u, share) for u in units]
+    if key == "max_examples":
+        parts = [int(p) for p in parts]
+        if rest and total is not None:  # integer shares that add up exactly
+            remainder = max(0, total - sum(overrides.values())) - sum(int(share) for _ in rest)
+            for i, u in enumerate(units):
+                if u in rest and remainder > 0:
+                    parts[i] += 1
+                    remainder -= 1
+    return parts
+
+
+__all__ = ["Budget", "SHRINK_CAP_S", "SHRINK_SHARE", "unit_parts", "units_total"]

@@ -12,33 +12,35 @@ campaigns are all a :class:`CampaignJob` over a harness's :class:`~fuzzer.engine
    workers; a subject may take turns with another arm (the parser's coverage-guided exploration);
 3. every failure goes to the one :class:`~fuzzer.engine.book.FindingBook` (one finding per
    signature); between rounds — or, under a time budget, *beside* them, in a worker of their own
-   while the rounds go on (:class:`RoundsBeside`) — new findings are confirmed in a fresh worker
-   (:class:`~fuzzer.engine.confirm.Confirmer`: a failure that does not happen again is reported as
-   such), shrunk within the budget's shrink window (:class:`~fuzzer.engine.budget.Budget`), and
-   announced (:class:`~fuzzer.engine.events.FindingRecorded`);
+   while the rounds go on (:class:`~fuzzer.engine.rounds_beside.RoundsBeside`) — new findings are
+   confirmed in a fresh worker (:class:`~fuzzer.engine.confirm.Confirmer`: a failure that does not
+   happen again is reported as such), shrunk within the budget's shrink window
+   (:class:`~fuzzer.engine.budget.Budget`), and announced (:class:`~fuzzer.engine.events.FindingRecorded`);
 4. whatever the budget or Ctrl-C leaves pending is announced unshrunk, marked not minimized —
    never dropped.
 
-``--budget`` is a limit for all of it, shrinking included; ``--max-examples`` counts every
-execution; ``--max-failures`` stops after that many distinct findings.
+``--budget`` is a limit for all of it, shrinking included (each unit gets its part:
+:func:`~fuzzer.engine.budget.unit_parts`); ``--max-examples`` counts every execution;
+``--max-failures`` stops after that many distinct findings. What a campaign reports is
+:mod:`fuzzer.engine.campaign_result`.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.engine.book import FindingBook
-from fuzzer.engine.budget import SHRINK_CAP_S, SHRINK_SHARE, Budget
+from fuzzer.engine.budget import SHRINK_CAP_S, SHRINK_SHARE, Budget, unit_parts, units_total
 from fuzzer.engine.confirm import FLAKY, UNKNOWN, Confirmer
 from fuzzer.engine.decisions import campaign_exit_code
 from fuzzer.engine.events import JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.orders import OrderLine
+from fuzzer.engine.campaign_result import CampaignResult, Tally
 from fuzzer.engine.pipeline import Job
-from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase, finding_detail
+from fuzzer.engine.rounds_beside import RoundsBeside
 from fuzzer.engine.subject import Failure
 
 #: Seconds between Progress events.
@@ -67,153 +69,9 @@ class CampaignSettings:
     max_failures: Optional[int] = None
     ignore: frozenset = frozenset()
     #: Under a time budget, confirm and shrink findings in a worker of their own while the
-    #: workers go on fuzzing (:class:`RoundsBeside`); False: between rounds, the workers waiting.
+    #: workers go on fuzzing (:class:`~fuzzer.engine.rounds_beside.RoundsBeside`); False: between
+    #: rounds, the workers waiting.
     beside: bool = True
-
-
-@dataclass
-class ClassStats:
-    executions: int = 0
-    failures: int = 0
-
-
-@dataclass
-class Tally:
-    """Executions by class (the parser's anomaly classes, the executor's scenario kinds, ...): the
-    one source of every count a report prints. ``executions`` is always the sum over classes."""
-
-    by_class: dict = field(default_factory=dict)
-
-    @property
-    def executions(self) -> int:
-        return sum(s.executions for s in self.by_class.values())
-
-    def count(self, cls: Optional[str], failed: bool) -> None:
-        self.add(cls, 1, int(failed))
-
-    def add(self, cls: Optional[str], executions: int, failures: int) -> None:
-        stats = self.by_class.get(cls or "valid")
-        if stats is None:
-            stats = self.by_class[cls or "valid"] = ClassStats()
-        stats.executions += executions
-        stats.failures += failures
-
-
-@dataclass
-class CampaignResult(JobResult):
-    """What every campaign reports; a harness's result adds its own fields and report keys."""
-
-    job: str = "campaign"
-    seed: int = 0
-    tally: Tally = field(default_factory=Tally)
-    replayed: list = field(default_factory=list)  # fuzzer.engine.harness.Replayed of the corpus entries
-    known: dict = field(default_factory=dict)  # signature -> corpus Entry (what the corpus held)
-    ignored: int = 0  # failing executions whose signature is on the ignore list
-    setup_s: float = 0.0  # worker start-up (loading the code under test): in elapsed_s, not charged to the budget
-    timeline: list = field(default_factory=list)  # (elapsed_s, executions), for plots
-    #: Findings the budget or Ctrl-C left unconfirmed (announced, marked so; not one of them dropped).
-    unconfirmed: int = 0
-    #: What ``executions`` counts, in the words reports use ("executions", "scenarios", "episodes").
-    units_word: str = "executions"
-    #: Where the work ran (:func:`fuzzer.backends.describe`): the back end, its workers or actors,
-    #: and on a cluster the actors lost and the orders run again because of it.
-    backend: dict = field(default_factory=dict)
-
-    @property
-    def by_class(self) -> dict:
-        return self.tally.by_class
-
-    @property
-    def corpus_failing(self) -> list:
-        return [r for r in self.replayed if r.status not in ("pass", "unjudged")]
-
-    @property
-    def case_label(self) -> str:
-        """The name of the test case JUnit reports the run as (what was fuzzed)."""
-        return self.label or self.job
-
-    def test_cases(self) -> list[TestCase]:
-        cases = []
-        found = {f.signature.id for f in self.findings}
-        for r in self.replayed:
-            status = {"pass": PASSED, "unjudged": SKIPPED}.get(r.status, FAILED)
-            if status == FAILED and (r.signature or r.entry.signature) in found:
-                continue  # failing again and re-found by this campaign: one bug, one test case (the finding's)
-            cases.append(TestCase("toolfuzz.corpus", f"{r.entry.signature} ({r.entry.status})", status,
-                                  r.unjudged or (f"{r.status}: {r.entry.title}" if status == FAILED else ""),
-                                  r.entry.text if status == FAILED else ""))
-        for f in self.findings:
-            cases.append(TestCase(f"toolfuzz.{self.job}", f.signature.id, FAILED, f.title, finding_detail(f)))
-        run = self.run_case(self.case_label, self.units_word)
-        return cases + ([run] if run is not None else [])
-
-    def base_report(self) -> dict[str, Any]:
-        """The keys every campaign's JSON report has (DESIGN.md "Report")."""
-        return {
-            "seed": self.seed,
-            "executions": self.executions,
-            "elapsed_s": round(self.elapsed_s, 3),
-            "setup_s": round(self.setup_s, 3),
-            "execs_per_s": round(self.execs_per_s, 1),
-            "failures": [f.to_report() for f in self.findings],
-            "by_class": {name: {"executions": s.executions, "failures": s.failures}
-                         for name, s in sorted(self.by_class.items())},
-            "ignored": self.ignored,
-            "unconfirmed": self.unconfirmed,
-            "stop_reason": str(self.stop_reason),
-            "problem": self.problem,
-            "counts": self.counts(),
-            "notes": list(self.notes),
-            "corpus": [{"signature": r.entry.signature, "status": r.status, "entry_status": r.entry.status,
-                        "now": r.signature, "file": r.path, "unjudged": r.unjudged} for r in self.replayed],
-            "timeline": [[round(t, 3), n] for t, n in self.timeline],
-            "backend": self.backend,
-        }
-
-    def to_report(self) -> dict[str, Any]:
-        return {"job": self.job, "target": self.label, **self.base_report()}
-
-
-class RoundsBeside(threading.Thread):
-    """Rounds of a unit, run in a thread while the campaign's thread confirms and shrinks findings
-    in the settle pool. Nothing is filed here (the finding book is the campaign thread's): each
-    round's orders and results wait, in order, for :meth:`finish`. The thread owns the campaign's
-    pool until then."""
-
-    def __init__(self, job: "CampaignJob", unit: str, counts: list, stop_sending: Optional[float],
-                 on_sent: Optional[Callable[[], None]] = None):
-        super().__init__(name="toolfuzz-rounds", daemon=True)
-        self.job, self.unit, self.counts = job, unit, counts
-        self.stop_sending, self.on_sent = stop_sending, on_sent
-        self.rounds: list = []
-        self.error: Optional[BaseException] = None
-        self._halt = threading.Event()  # no new round
-        self._cut = threading.Event()  # and no more orders of the round running
-
-    def run(self) -> None:
-        try:
-            while not self._halt.is_set():
-                now = time.monotonic()
-                if any(end is not None and now >= end for end in (self.job.budget.deadline, self.stop_sending)):
-                    return
-                on_sent, self.on_sent = self.on_sent, None
-                self.rounds.append(self.job.run_round(self.unit, self.counts, self.stop_sending, on_sent=on_sent,
-                                                      file=False, stop_when=self._cut.is_set))
-        except BaseException as exc:  # noqa: BLE001 - raised again in the campaign's thread
-            self.error = exc
-
-    def cut(self) -> None:
-        """A Ctrl-C or an error in the campaign's thread: the orders running finish (what they ran
-        is filed), the rest of the round is not sent."""
-        self._cut.set()
-        self._halt.set()
-
-    def finish(self) -> tuple[list, Optional[BaseException]]:
-        """Stop after the round running; every round's (orders, results), and what the thread
-        raised, if anything (to raise once those rounds are filed)."""
-        self._halt.set()
-        self.join()
-        return self.rounds, self.error
 
 
 class CampaignJob(Job):
@@ -232,11 +90,11 @@ class CampaignJob(Job):
         self.pool = subject.pool
         units = subject.units()
         self.units = units
-        self.budget = Budget(seconds=_total(settings.budget_s, units, subject, "budget_s"),
-                             max_examples=_total(settings.max_examples, units, subject, "max_examples"),
+        self.budget = Budget(seconds=units_total(settings.budget_s, units, subject, "budget_s"),
+                             max_examples=units_total(settings.max_examples, units, subject, "max_examples"),
                              shrink_share=settings.shrink_share, shrink_cap_s=settings.shrink_cap_s)
-        self._slices = (_parts(settings.budget_s, units, subject, "budget_s"),
-                        _parts(settings.max_examples, units, subject, "max_examples"))
+        self._slices = (unit_parts(settings.budget_s, units, subject, "budget_s"),
+                        unit_parts(settings.max_examples, units, subject, "max_examples"))
         self.book = FindingBook(ignore=settings.ignore, max_failures=settings.max_failures, size=subject.size)
         self.result_ = subject.result
         self.result_.seed = settings.seed
@@ -590,10 +448,6 @@ class CampaignJob(Job):
 
     def slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
         """When unit ``index``'s part of the budget ends: (deadline, cumulative executions)."""
-        return self._slice_end(index)
-
-    def _slice_end(self, index: int) -> tuple[Optional[float], Optional[int]]:
-        """When unit ``index``'s part of the budget ends: (deadline, cumulative executions)."""
         seconds, examples = self._slices
         self.budget.start()
         deadline = self.budget.started + sum(seconds[:index + 1]) if seconds is not None else None
@@ -613,7 +467,7 @@ class CampaignJob(Job):
     def _fuzz_unit(self, index: int, unit: str) -> Iterator[Any]:
         """Prepare and fuzz one unit; returns None, or why nothing could be fuzzed."""
         subject, budget = self.subject, self.budget
-        deadline, examples = self._slice_end(index)
+        deadline, examples = self.slice_end(index)
         yield PhaseStarted(Phase.PROBING if len(self.units) > 1 or subject.probes else Phase.FUZZING, unit)
         problem = yield from subject.begin(unit, self)
         yield from self._settle()
@@ -715,33 +569,4 @@ class CampaignJob(Job):
                                   nothing_tested=result.problem, interrupted=self.interrupted)
 
 
-def _total(total: Any, units: list, subject: Any, key: str) -> Any:
-    """The job's limit: the sum of the units' parts when some unit has its own."""
-    parts = _parts(total, units, subject, key)
-    return None if parts is None else sum(parts)
-
-
-def _parts(total: Any, units: list, subject: Any, key: str) -> Optional[list]:
-    """Each unit's part of ``budget_s`` / ``max_examples``: its own limit (:meth:`Subject.limits`),
-    or an equal share of what the job's limit leaves."""
-    overrides = {u: subject.limits(u)[key] for u in units if key in subject.limits(u)}
-    if total is None and not overrides:
-        return None
-    rest = [u for u in units if u not in overrides]
-    if total is None and rest:
-        return None  # some units unlimited: no part is a limit
-    left = max(0, (total or 0) - sum(overrides.values())) if total is not None else 0
-    share = left / len(rest) if rest else 0
-    parts = [overrides.get(u, share) for u in units]
-    if key == "max_examples":
-        parts = [int(p) for p in parts]
-        if rest and total is not None:  # integer shares that add up exactly
-            remainder = max(0, total - sum(overrides.values())) - sum(int(share) for _ in rest)
-            for i, u in enumerate(units):
-                if u in rest and remainder > 0:
-                    parts[i] += 1
-                    remainder -= 1
-    return parts
-
-
-__all__ = ["CampaignJob", "CampaignResult", "CampaignSettings", "ClassStats", "RoundsBeside", "Tally"]
+__all__ = ["CampaignJob", "CampaignSettings"]

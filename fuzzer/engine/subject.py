@@ -44,8 +44,8 @@ class Subject:
 
     Attributes the engine reads: ``kind`` (the harness, = corpus entry kind), ``label`` (the
     reference under test), ``pool`` (the worker pool or back end: ``start``, ``close``, ``run``,
-    ``run_orders``, ``workers``), ``result`` (the harness's :class:`~fuzzer.engine.campaign.CampaignResult`),
-    ``order_size`` (cases per order)."""
+    ``run_orders``, ``workers``), ``result`` (the harness's
+    :class:`~fuzzer.engine.campaign_result.CampaignResult`), ``order_size`` (cases per order)."""
 
     kind = "subject"
     label = ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
+from corpus.signature import Signature
 from strategies.registry import Registry
 
 
@@ -42,6 +43,17 @@ class VerdictInfo:
     @property
     def key(self) -> str:
         return f"{self.harness}:{self.name}"
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken promise, as a harness's check finds it: the verdict it earns, the signature that
+    says which bug it is (:mod:`corpus.signature`), and what happened, in words. A harness may
+    add where it happened (the executor: the call and the waits between its attempts)."""
+
+    verdict: str
+    signature: Signature
+    reason: str
 
 
 #: Every verdict, keyed by ``harness:name``.

@@ -234,25 +234,15 @@ class Instruments:
                 return None
             remaining = self._remaining[code] = {line for _, line in dis.findlinestarts(code) if line} or {-1}
         self._functions.add(self._names.get(code) or self._name(code))
-        if self._needle is not None:
-            return self._watch_returns(remaining, os.path.basename(code.co_filename))
-        if not remaining:
+        watch = self._needle is not None
+        if not remaining and not watch:
             return None  # every line of this function has been reached: stop paying for it
-        lines, name = self._lines, os.path.basename(code.co_filename)
+        return self._local_tracer(remaining, os.path.basename(code.co_filename), watch)
 
-        def local(frame: Any, event: str, arg: Any) -> Any:
-            if event == "line":
-                line = frame.f_lineno
-                if line in remaining:
-                    remaining.discard(line)
-                    lines.append((name, line))
-            return local
-
-        return local
-
-    def _watch_returns(self, remaining: Any, name: str) -> Any:
-        """The local tracer of a run that looks for the maker of a damage: lines as usual, and
-        each return value of the target's functions, until one holds the damaged string."""
+    def _local_tracer(self, remaining: Any, name: str, watch: bool) -> Any:
+        """The tracer of one function's frames: each line not reached yet, once; and, in a run that
+        looks for the maker of a damage (``watch``), each return value of the target's functions,
+        until one holds the damaged string."""
         lines = self._lines
 
         def local(frame: Any, event: str, arg: Any) -> Any:
@@ -261,7 +251,7 @@ class Instruments:
                 if line in remaining:
                     remaining.discard(line)
                     lines.append((name, line))
-            elif event == "return" and self._maker is None and arg is not None and \
+            elif watch and event == "return" and self._maker is None and arg is not None and \
                     _holds(arg, self._needle, 0, [MAKER_NODES]):
                 self._maker = self._named_frame(frame)
             return local

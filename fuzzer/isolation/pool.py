@@ -19,8 +19,9 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, TypeVar
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.isolation.spec import (BATCH_SIZE, BLAMELESS_RETRIES, DEPTH, LOAD_TIMEOUT, PIN_BYTES, PIPELINED_MIN,
                                    PIPELINED_PARTS, POLL, PROTOCOL, STRIDE, ImportTimeout)
+from fuzzer.isolation.stacks import DUMP_SIGNAL, LOAD_SLOT, lost_stack, read_trace, stuck_importing, trace_path
 from fuzzer.isolation.wire import batches, collect, message, queue_limit, size_of
-from fuzzer.isolation.worker import DUMP_SIGNAL, LOAD_SLOT, _zygote_main, read_pin, read_trace, stuck_at, trace_path
+from fuzzer.isolation.worker import _zygote_main, read_pin
 from strategies.errors import TargetError
 
 
@@ -54,39 +55,11 @@ def _close_all() -> None:
         pool.close()
 
 
-#: Stacks dumped from a hung worker; the frames all of them share key the hang.
-HANG_DUMPS = 4
 #: Seconds beyond a served object's own warm-up limit the engine waits for its warm-up (it stops
 #: Python code itself; native code it cannot stop is stopped here).
 WARM_UP_MARGIN_S = 5.0
 
 _S = TypeVar("_S", bound="Started")
-
-
-def _dump_stack(pid: int, path: str) -> tuple:
-    """Ask process ``pid`` (a worker, or the zygote while it imports) to dump its Python stack to
-    ``path`` (armed by :func:`~fuzzer.isolation.worker._arm_traceback_dump`) and read it once written."""
-    if DUMP_SIGNAL is None:
-        return ()
-    try:
-        before = os.path.getsize(path)
-    except OSError:
-        before = 0
-    try:
-        os.kill(pid, DUMP_SIGNAL)
-    except OSError:
-        return ()
-    deadline, size = time.monotonic() + 0.5, -1
-    while time.monotonic() < deadline:  # until the dump stops growing
-        time.sleep(0.02)
-        try:
-            now = os.path.getsize(path)
-        except OSError:
-            now = 0
-        if now > before and now == size:
-            break
-        size = now
-    return read_trace(path)
 
 
 def _end(process: Any, grace: float) -> None:
@@ -254,14 +227,14 @@ class WorkerPool(Started):
         _LIVE_POOLS.add(self)
         try:
             if not ctl.poll(self.load_timeout):
-                stuck = self._stuck_importing(zygote.pid)
+                stuck = stuck_importing(zygote.pid)
                 zygote.kill()  # stuck importing, it would never read the EOF that tells it to exit
                 raise ImportTimeout(self.spec.label, self.load_timeout, stuck)
             message = self._loading_message(ctl, zygote)
             if message[0] == "loaded":  # imported; now its warm-up run, bounded by itself
                 limit = message[1] + WARM_UP_MARGIN_S
                 if not ctl.poll(limit):
-                    stuck = self._stuck_importing(zygote.pid)
+                    stuck = stuck_importing(zygote.pid)
                     zygote.kill()
                     where = f" (stuck at {stuck})" if stuck else ""
                     raise TargetError(f"{self.spec.label}: its warm-up run did not finish within {limit:g} s{where}")
@@ -313,13 +286,6 @@ class WorkerPool(Started):
             except OSError:
                 pass
         self._slots = []
-
-    def _stuck_importing(self, pid: int) -> str | None:
-        """Where the zygote's import of the target is (:func:`~fuzzer.isolation.worker.stuck_at`),
-        asked with the signal that makes it dump its stack; None if unknown."""
-        path = trace_path(pid, LOAD_SLOT)
-        _dump_stack(pid, path)
-        return stuck_at(path)
 
     def _spawn(self, slot: _Slot) -> str | None:
         """(Re)start ``slot``'s worker; returns how the previous one ended, if there was one."""
@@ -561,27 +527,8 @@ class WorkerPool(Started):
         return True
 
     def _stack_of(self, slot: _Slot, kind: str) -> tuple:
-        """The lost worker's Python stack: ask a hung one to dump it (:data:`HANG_DUMPS` times,
-        keeping the frames every dump shares, so one stuck loop gets one stack whichever helper it
-        was in at the moment — with two dumps, a loop that spends most of its time in a helper was
-        caught there twice often enough to be two findings); a dead one already dumped it."""
-        path = trace_path(self._zygote.pid, slot.index)
-        if kind != "hung" or DUMP_SIGNAL is None or not slot.pid:
-            return read_trace(path)
-        first = self._dump(slot, path)
-        if not first:
-            return ()
-        shared = list(first)
-        for _ in range(HANG_DUMPS - 1):  # a loop that calls a helper is caught in either, at random
-            later = self._dump(slot, path)
-            common = 0
-            while common < min(len(shared), len(later)) and shared[common] == later[common]:  # outermost first
-                common += 1
-            shared = shared[:common] if common else shared
-        return tuple(shared)
-
-    def _dump(self, slot: _Slot, path: str) -> tuple:
-        return _dump_stack(slot.pid, path)
+        """The lost worker's Python stack (:func:`~fuzzer.isolation.stacks.lost_stack`)."""
+        return lost_stack(slot.pid, trace_path(self._zygote.pid, slot.index), hung=kind == "hung")
 
     def _lost(self, slot: _Slot, kind: str, pending: deque, results: list[Any], detail: str | None) -> None:
         """The worker hung or died: pin the input it was running, restart, requeue the rest."""

@@ -25,7 +25,7 @@ from __future__ import annotations
 import pickle
 import struct
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, ClassVar, Optional
 
 from strategies.errors import TargetError
 
@@ -63,14 +63,27 @@ class Fault:
 @dataclass(frozen=True)
 class Limits:
     """What every spec says of where and how its workers run: their directory, the watchdog's
-    limit per payload, their address-space cap; and, unless a harness decodes its results, that
-    what a worker sends is what the caller receives. A harness's spec subclasses it with its own
-    fields keyword-only (``@dataclass(frozen=True, kw_only=True)``) and adds ``serve``, ``label``
-    and ``fault``."""
+    limit per payload, their address-space cap; how messages name what they load (:attr:`label`);
+    and, unless a harness decodes its results, that what a worker sends is what the caller
+    receives. A harness's spec subclasses it with its own fields keyword-only
+    (``@dataclass(frozen=True, kw_only=True)``) and adds ``serve``, ``option``, ``reference`` and
+    ``fault``."""
 
     cwd: Optional[str] = None
     timeout: float = 2.0
     memory_limit_mb: Optional[int] = 4096
+
+    #: The option the user named the loaded code with (``--executor``), and the reference given to
+    #: it (``m:make``): a spec sets both, as class attributes or as properties of its own fields.
+    option: ClassVar[str]
+    reference: ClassVar[str]
+
+    @property
+    def label(self) -> str:
+        """How every message names what the workers load: the option, then the reference as the
+        user wrote it (``--executor 'm:make'``), so a load failure, a contract error and a
+        summary name it alike."""
+        return f"{self.option} {self.reference!r}"
 
     def decode(self, result: Any) -> Any:
         return result

@@ -3,21 +3,17 @@ loop that runs payloads (or orders) and sends plain-data results back (see :mod:
 
 from __future__ import annotations
 
-import faulthandler
 import importlib
 import os
 import pickle
-import re
 import signal
 import sys
-import tempfile
 from multiprocessing import connection as mpc
 from multiprocessing import reduction
 from typing import Any
 
-from fuzzer.engine.frames import in_stdlib, named, without_library_tail
 from fuzzer.isolation.spec import PIN_BYTES, PIN_HEADER, PIN_STRUCT, PROTOCOL, STRIDE
-from fuzzer.engine.references import INSTRUMENT, LOADER
+from fuzzer.isolation.stacks import LOAD_SLOT, arm_traceback_dump, disarm_traceback_dump, trace_path
 from strategies.errors import TargetError
 
 #: Characters of a loading error kept in its one line.
@@ -81,7 +77,7 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
         os.closerange(3, keep)
         os.closerange(keep + 1, _max_fd())
     _quiet_process(spec.memory_limit_mb)
-    dump = _arm_traceback_dump(trace_path(os.getpid(), LOAD_SLOT))  # where an import that never ends is stuck
+    dump = arm_traceback_dump(trace_path(os.getpid(), LOAD_SLOT))  # where an import that never ends is stuck
     try:
         if spec.cwd:
             os.chdir(spec.cwd)
@@ -104,7 +100,7 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
             text = " ".join(str(exc).split())[:MESSAGE_LIMIT]
             ctl.send(("error", f"{spec.label}: its warm-up raised {type(exc).__name__}: {text}"))
             return
-    _disarm_traceback_dump(dump)
+    disarm_traceback_dump(dump)
     try:
         info = getattr(served, "info", None)  # what the caller may ask of the loaded code
         ctl.send(("ok", os.getpid(), info))
@@ -134,7 +130,7 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
                         die_with_parent()
                     if os.getppid() != zygote_pid:  # the zygote died before prctl took effect
                         os._exit(code)
-                    _arm_traceback_dump(trace_path(zygote_pid, slot))
+                    arm_traceback_dump(trace_path(zygote_pid, slot))
                     pin = memoryview(pins).cast("B")[slot * PIN_BYTES:(slot + 1) * PIN_BYTES] if pins is not None \
                         else None
                     _serve(mpc.Connection(fd), seqs, slot * STRIDE, served, spec, pin, slot)
@@ -148,120 +144,6 @@ def _zygote_main(ctl: Any, spec: Any, seqs: Any, forked: bool, pins: Any = None)
     finally:
         for pid in children:
             _kill_and_reap(pid)
-
-
-#: Signal the supervisor sends a hung worker so it writes its Python stack before being killed.
-DUMP_SIGNAL = getattr(signal, "SIGUSR1", None)
-_TRACE_LINE = re.compile(r'^\s*File "(.*)", line \d+ in (.*)$')
-
-
-#: The "slot" of the zygote's own stack file, written while it imports the target.
-LOAD_SLOT = -1
-
-
-def trace_path(zygote_pid: int, slot: int) -> str:
-    """Where worker ``slot`` of a pool (:data:`LOAD_SLOT`: its zygote, importing the target)
-    writes its stack on a fatal signal or a hang."""
-    return os.path.join(tempfile.gettempdir(), f"toolfuzz-{zygote_pid}-{slot}.trace")
-
-
-def _arm_traceback_dump(path: str) -> Any:
-    """Make the worker write its Python stack to ``path`` when it crashes on a fatal signal
-    (segfault, abort) or when the supervisor signals a hang. faulthandler writes from the signal
-    handler itself, so this works even while the target holds the GIL inside C code (a
-    backtracking regex). The stack gives deaths and hangs the same kind of signature as crashes.
-    Returns the open file (None when it could not be armed)."""
-    try:
-        fh = open(path, "w")  # noqa: SIM115 - must stay open for the life of the worker
-        faulthandler.enable(file=fh, all_threads=False)
-        if DUMP_SIGNAL is not None:
-            faulthandler.register(DUMP_SIGNAL, file=fh, all_threads=False, chain=False)
-        return fh
-    except (OSError, RuntimeError, ValueError):
-        return None
-
-
-def _disarm_traceback_dump(fh: Any) -> None:
-    """Undo :func:`_arm_traceback_dump` in the zygote once the target is imported: its workers
-    arm their own files, and none of them may write into the zygote's."""
-    if fh is None:
-        return
-    faulthandler.disable()
-    if DUMP_SIGNAL is not None:
-        faulthandler.unregister(DUMP_SIGNAL)
-    fh.close()
-
-
-#: Frames kept from a dumped stack: the whole stack of a parser, so two dumps of one hang can be
-#: compared from the outermost frame.
-TRACE_FRAMES = 64
-
-
-def read_trace(path: str, *, target_only: bool = False) -> tuple[tuple[str, str], ...]:
-    """The (file name, function) frames of a faulthandler dump, innermost last, without the
-    worker's own frames; () when there is none — or, with ``target_only``, when every frame is
-    the standard library's (a sample that caught the worker importing, not the target running)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(200_000)
-    except OSError:
-        return ()
-    frames: list[tuple[str, str]] = []
-    for line in text.splitlines():  # most recent call first, one block per dump: keep the last
-        if line.startswith(("Fatal Python error", "Current thread", "Thread ")):
-            frames = []
-            continue
-        match = _TRACE_LINE.match(line)
-        if match:
-            frames.append((match.group(1), match.group(2).strip()))
-    inner: list[tuple[str, str]] = []
-    for path, func in frames:  # innermost first; stop at the worker loop
-        if os.path.basename(path) == os.path.basename(__file__):
-            break
-        inner.append((path, func))
-    while inner and os.path.basename(inner[0][0]) == os.path.basename(INSTRUMENT):
-        inner.pop(0)  # the coverage tracer's own frame, caught mid-call: toolfuzz's, not the target's
-    if target_only and all(in_stdlib(path) for path, _ in inner):
-        return ()  # only the standard library's frames: the worker was importing, not running the target
-    return tuple(named(without_library_tail(inner[::-1]), TRACE_FRAMES))  # see fuzzer/engine/frames.py
-
-
-#: toolfuzz's own packages: their frames in a stack are the harness's, never where the user's code is.
-_OWN = tuple(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), package) + os.sep
-             for package in ("fuzzer", "strategies", "corpus"))
-_LOADER = LOADER
-_TRACE_LINE_NUMBER = re.compile(r'^\s*File "(.*)", line (\d+) in (.*)$')
-
-
-def stuck_at(path: str) -> str | None:
-    """``file.py line N in function``: where the user's code was in a faulthandler dump of a
-    process stopped while importing it (a loop at module level, a wait on a lock or the network).
-    Read from the frame inside :mod:`fuzzer.engine.references`' loader (the one place user code is
-    imported) inwards: the innermost frame that is neither the standard library's nor toolfuzz's,
-    up to where that code calls back into toolfuzz (an executor's tools run on toolfuzz's virtual
-    clock: what that calls is no more the user's code). None when the dump holds no such frame."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            text = fh.read(200_000)
-    except OSError:
-        return None
-    frames: list = []
-    for line in text.splitlines():  # most recent call first, one block per dump: keep the last
-        if line.startswith(("Fatal Python error", "Current thread", "Thread ", "Stack ")):
-            frames = []
-            continue
-        match = _TRACE_LINE_NUMBER.match(line)
-        if match:
-            frames.append(match.groups())
-    loader = [i for i, (file, _, _) in enumerate(frames) if os.path.abspath(file) == _LOADER]
-    found = None
-    for file, number, function in reversed(frames[:loader[0]] if loader else frames):  # outermost first
-        if os.path.abspath(file).startswith(_OWN):
-            if found is not None:
-                break
-        elif not in_stdlib(file):
-            found = f"{os.path.basename(file)} line {number} in {function.strip()}"
-    return found
 
 
 def _max_fd() -> int:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Optional
 
 from fuzzer.isolation.spec import Limits
@@ -19,10 +20,8 @@ class RecordedExecutionSpec(Limits):
     executor: str
 
     serve = "fuzzer.records.replay_worker:RecordedExecutor"
-
-    @property
-    def label(self) -> str:
-        return f"--executor {self.executor!r}"
+    option = "--executor"
+    reference = property(attrgetter("executor"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> tuple:
         return (kind, detail or kind)

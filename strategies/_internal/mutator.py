@@ -94,6 +94,11 @@ def closers_after_arguments(fmt: Format) -> bool:
     return fmt.json_payload and not fmt.bare_arguments
 
 
+def tagged_reasoning(fmt: Format) -> bool:
+    """Families whose reasoning is a tagged block (``<think>``, ``[THINK]``)."""
+    return fmt.reasoning is not None and fmt.reasoning.open in ("<think>", "[THINK]")
+
+
 def family(*families: str) -> FormatRequirement:
     """Every version of the families ``families`` (operators about a family's own markers)."""
     wanted = frozenset(families)
@@ -232,4 +237,4 @@ def operators_of(anomaly_class: str) -> list[Operator]:
     return [op for op in OPERATORS.values() if op.anomaly_class == anomaly_class]
 
 
-__all__ = ["Mutation", "MutationContext", "NotApplicable", "OPERATORS", "Operator", "TRUTHS", "any_format", "call_objects", "closers_after_arguments", "escaped_strings", "family", "get_operator", "json_payload", "mutator", "named", "operators_of", "restyler"]
+__all__ = ["Mutation", "MutationContext", "NotApplicable", "OPERATORS", "Operator", "TRUTHS", "any_format", "call_objects", "closers_after_arguments", "escaped_strings", "family", "get_operator", "json_payload", "mutator", "named", "operators_of", "restyler", "tagged_reasoning"]

@@ -23,7 +23,8 @@ from fuzzer.harnesses.parser.outcome import TargetSpec
 from fuzzer.isolation import WorkerPool
 from fuzzer.engine.events import StopReason
 from fuzzer.engine.pipeline import run_job
-from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
+from fuzzer.harnesses.parser.damage import coarse_damage
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict
 from strategies._internal.build import build_family
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.source import RandomSource
@@ -446,7 +447,7 @@ class InterruptedBeside(Beside):
 def test_a_ctrl_c_while_waiting_for_the_rounds_beside_still_files_what_they_ran(monkeypatch):
     """What the rounds beside a settle ran is counted and its findings filed, even when a Ctrl-C
     lands while the campaign's thread waits for them (it used to leave that wait at once)."""
-    from fuzzer.engine.campaign import RoundsBeside
+    from fuzzer.engine.rounds_beside import RoundsBeside
 
     finish = RoundsBeside.finish
 

@@ -333,7 +333,7 @@ def test_8_titles_reasons_and_exceptions_describe_the_minimized_input(cli):
             if f["oracle_signature"]:  # filed by the functions it ran: the oracle's id is kept
                 assert expected.id == f["oracle_signature"], f
                 if " (via " in f["title"]:  # and the words of the title are this input's damage
-                    from fuzzer.harnesses.parser.oracle import coarse_damage
+                    from fuzzer.harnesses.parser.damage import coarse_damage
 
                     words = coarse_damage(judgment.key, judgment.reason)[1]
                     assert f["title"].startswith(f"{f['verdict']}: {words} (via "), f

@@ -57,14 +57,14 @@ def test_the_naive_executor_breaks_at_least_five_promises_each_with_a_minimal_re
     for verdict, scenarios in result.scenarios_by_verdict.items():
         counts = [f.count for f in result.findings if f.verdict == verdict]
         assert max(counts) <= scenarios <= sum(counts), (verdict, scenarios, counts)
-    assert result.virtual_s > 100 * result.worker_s  # waits are virtual
+    assert result.usage.virtual_s > 100 * result.usage.real_s  # waits are virtual
 
 
 def test_the_robust_executor_keeps_every_promise():
     final = campaign("fuzzer.targets.executor_robust:make_executor", examples=200, seed=4)
     assert final.exit_code == 0, [f.to_report()["reason"] for f in final.result.findings]
     assert not final.result.findings and final.result.executions == 200
-    faults = final.result.faults
+    faults = final.result.usage.faults
     assert {"timeout", "http_429", "http_503", "http_404", "commit_then_timeout", "secret_error"} <= set(faults)
     # the JUnit view: one passing case per check
     assert final.result.counts() == {"passed": 11, "failed": 0, "skipped": 0}
@@ -88,7 +88,7 @@ def test_an_async_executor_runs_on_virtual_time_too():
     final = campaign(TARGETS + "async_executor:make_executor", examples=150, seed=2)
     verdicts = {f.verdict for f in final.result.findings}
     assert "breaker_violation" in verdicts and "crash" not in verdicts, verdicts
-    assert final.result.virtual_s > 60
+    assert final.result.usage.virtual_s > 60
 
 
 @pytest.mark.parametrize("factory, verdict, title", [
@@ -154,10 +154,11 @@ def test_a_seed_reports_the_same_with_one_worker_or_two_and_wherever_the_scenari
     for other in (two, two_not_judging):
         assert [(f.signature.id, f.scenario.wire(), f.count) for f in other.findings] == \
             [(f.signature.id, f.scenario.wire(), f.count) for f in one.findings]
-        for field in ("executions", "calls", "faults", "scenarios_by_verdict"):
+        for field in ("executions", "scenarios_by_verdict"):
             assert getattr(other, field) == getattr(one, field), field
-        assert other.virtual_s == pytest.approx(one.virtual_s, rel=1e-9)  # added up in another order
-    assert one.executions == 700 and two.worker_cpu_s > 0
+        assert (other.usage.calls, other.usage.faults) == (one.usage.calls, one.usage.faults)
+        assert other.usage.virtual_s == pytest.approx(one.usage.virtual_s, rel=1e-9)  # added up in another order
+    assert one.executions == 700 and two.usage.cpu_s > 0
 
 
 def test_a_violation_that_does_not_happen_again_is_still_reported_and_fails_the_run():

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 
-from corpus.minimize import _json_documents
+from corpus.text_shrinker import _json_documents
 from fuzzer.harnesses.parser.oracle import Oracle
 from fuzzer.harnesses.parser.shrink_values import call_edits
 from strategies._internal.build import replay_recipe

@@ -32,3 +32,17 @@ def test_the_function_that_made_the_damage_keys_the_bug_whatever_was_refactored_
     assert before.key.endswith("|refactor.py:_repair"), before.key
     assert before.id == after.id
     assert before.title.endswith("(via _repair)")
+
+
+def test_a_damage_whose_trace_found_no_maker_joins_the_finding_of_the_maker_its_input_ran(tmp_path):
+    """Removing invisible characters: an input whose string was only such a character comes back
+    empty, so its trace finds no function that returned the damage and keys it by every function
+    the input ran — among them the maker another input's trace found. One bug, one finding."""
+    from tests.conftest import run_cli
+
+    result = run_cli(tmp_path, "campaign", "--target", "benchmarks.parsers.hermes_invisible:parse", "--format", "hermes",
+                     "--seed", "0", "--max-examples", "30000", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    altered = [f for f in result.report("r.json")["failures"] if "string argument was altered" in f["title"]]
+    assert len(altered) == 1, [f["title"] for f in altered]
+    assert altered[0]["title"].endswith("(via decode_at)")

@@ -15,7 +15,8 @@ from typing import Any, Optional
 
 from corpus.signature import crash_signature, hang_signature, verdict_signature
 from corpus.store import CorpusStore, Entry
-from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.campaign import CampaignJob, CampaignSettings
+from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.corpus_writer import CorpusWriter
 from fuzzer.engine.harness import Harness, ReplayContext, Replayed, register_harness
 from fuzzer.engine.jobs.gate import GateJob

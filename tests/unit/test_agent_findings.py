@@ -9,7 +9,8 @@ from fuzzer.harnesses.agent.findings import AgentFinding
 from fuzzer.harnesses.agent.harness import HARNESS
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.reproduce import replay
-from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
+from fuzzer.harnesses.agent.generation import ScriptSetup, generate_script
+from fuzzer.harnesses.agent.script import Script
 from fuzzer.harnesses.agent.worker import loop_maker, play
 from fuzzer.engine.harness import HARNESSES, load_harnesses
 from fuzzer.engine.results import Reportable

@@ -11,7 +11,7 @@ from openai.types.chat import ChatCompletion
 
 from fuzzer.harnesses.agent.models import (AnthropicClient, OpenAIClient, TextModel, anthropic_feedback, anthropic_response,
                                  call_id, openai_feedback, openai_response, text_feedback)
-from fuzzer.harnesses.agent.script import ScriptSetup, generate_script
+from fuzzer.harnesses.agent.generation import ScriptSetup, generate_script
 from fuzzer.harnesses.agent.trace import Caps, EpisodeAborted, Recorder
 from strategies._internal.source import RandomSource
 from strategies._internal.tools import builtin_registry

@@ -8,8 +8,8 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fuzzer.harnesses.agent.script import (EXECUTABLE_STEPS, SHAPES, STEPS, Script, ScriptError, ScriptSetup,
-                                 generate_script, listing, related)
+from fuzzer.harnesses.agent.generation import STEPS, ScriptSetup, generate_script
+from fuzzer.harnesses.agent.script import EXECUTABLE_STEPS, SHAPES, Script, ScriptError, listing, related
 from strategies._internal.sample import json_equal
 from strategies._internal.source import RandomSource, ReplaySource
 from strategies._internal.tools import builtin_registry

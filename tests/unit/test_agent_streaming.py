@@ -14,7 +14,8 @@ from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from fuzzer.harnesses.agent.checks import Episode, judge
 from fuzzer.harnesses.agent.models import anthropic_response, openai_response
 from fuzzer.harnesses.agent.policy import AgentPolicy
-from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
+from fuzzer.harnesses.agent.generation import ScriptSetup, generate_script
+from fuzzer.harnesses.agent.script import Script
 from fuzzer.harnesses.agent.streaming import anthropic_events, openai_chunks, stream_of
 from fuzzer.harnesses.agent.trace import Caps, Recorder
 from fuzzer.harnesses.agent.worker import loop_maker, play

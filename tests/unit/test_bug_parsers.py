@@ -19,7 +19,9 @@ import pytest
 from benchmarks import parsers
 from benchmarks.bugfinding import DEFAULT_MODE, EXPLORATION_OFF, EXPLORATION_ON, Run, parse_seeds, table
 from corpus.signature import history_signature
-from fuzzer.harnesses.parser.oracle import Promise, calls_equal, corruption_key
+from fuzzer.harnesses.parser.damage import corruption_key
+from fuzzer.harnesses.parser.oracle import calls_equal
+from fuzzer.harnesses.parser.promise import Promise
 from strategies import FORMATS, builtin_registry
 
 NAMES = parsers.names()

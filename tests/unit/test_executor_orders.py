@@ -138,7 +138,7 @@ class _FilingJob:
     """What filing a result needs of the campaign: the tally, and a finding book that holds nothing."""
 
     def __init__(self):
-        from fuzzer.engine.campaign import Tally
+        from fuzzer.engine.campaign_result import Tally
 
         self.tally = Tally()
         self.book = self

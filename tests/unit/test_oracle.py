@@ -9,7 +9,9 @@ from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from fuzzer.harnesses.parser.outcome import Outcome
-from fuzzer.harnesses.parser.oracle import Oracle, Verdict, corruption_key, json_equal
+from fuzzer.harnesses.parser.damage import corruption_key
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict
+from strategies._internal.sample import json_equal
 from strategies import Sample, builtin_registry
 
 REGISTRY = builtin_registry()
@@ -218,7 +220,7 @@ def test_not_a_call_corruptions_are_keyed_by_the_part_that_is_wrong():
 def test_a_string_damaged_the_same_way_has_one_key_whatever_its_length(text, data):
     """Removing every occurrence of some characters is one kind of damage: a long string (too long
     to diff) gets the key a short one does, so one bug is one finding whatever it spoils."""
-    from fuzzer.harnesses.parser.oracle import _string_edit
+    from fuzzer.harnesses.parser.damage import _string_edit
 
     removed = data.draw(st.sets(st.sampled_from(sorted(set(text))), min_size=1))
     damage = lambda s: "".join(c for c in s if c not in removed)  # noqa: E731
@@ -228,7 +230,7 @@ def test_a_string_damaged_the_same_way_has_one_key_whatever_its_length(text, dat
 
 
 def test_a_whitespace_edit_names_the_whitespace_but_keeps_one_key():
-    from fuzzer.harnesses.parser.oracle import _string_edit
+    from fuzzer.harnesses.parser.damage import _string_edit
 
     vertical, tab = _string_edit("a\x0bb", "a\nb"), _string_edit("a\tb", "a\nb")
     assert vertical[0] == tab[0]  # one bug that rewrites whitespace: one finding
@@ -251,7 +253,7 @@ _JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sample
 def test_a_cached_promise_judges_every_call_as_an_uncached_one(calls):
     """The engine's promise caches verdicts per call by the arguments' repr; ``1``, ``1.0`` and
     ``True`` must stay apart (a draft-4 integer is not 1.0), whatever was judged before."""
-    from fuzzer.harnesses.parser.oracle import Promise
+    from fuzzer.harnesses.parser.promise import Promise
     from strategies._internal.tools import Registry, Tool
 
     registry = Registry({"get_weather": REGISTRY["get_weather"], "count": Tool(name="count", schema=_DRAFT4)})

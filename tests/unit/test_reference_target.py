@@ -196,7 +196,7 @@ REJECTED = {
     "pythonic f-string": '[f(x=f"{y}")]',
     "pythonic subscript call": "[f[0](x=1)]",
     "mistral not a list": f"[TOOL_CALLS]{CALL}",
-    "llama3 arguments key": '<|python_tag|>{"name": "f", "arguments": {}}',
+    "llama3 args key": '<|python_tag|>{"name": "f", "args": {}}',  # ("arguments" is read: Llama writes it, vLLM reads it)
     "llama3 bad separator": '<|python_tag|>{"name": "f", "parameters": {}}, {"name": "g", "parameters": {}}',
     "react plain input": "Action: search\nAction Input: weather in Paris",
     "react missing input": "Thought: hm.\nAction: search\n",
@@ -414,3 +414,36 @@ def test_naive_accepts_nan_and_crashes_on_odd_json():
 def test_naive_agrees_with_the_reference_on_plain_json(name, arguments):
     call = {"name": name, "arguments": arguments}
     assert naive.parse(json.dumps(call)) == reference.parse(json.dumps(call))
+
+
+WEATHER = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+
+
+@pytest.mark.parametrize("text", [
+    # what SGLang's router reads in its Llama test (tests/tool_parser_llama.rs), prose first
+    'Here are some results: <|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}',
+    # what vLLM's llama3_json parser reads after the tag: "arguments" for "parameters", "type" first
+    '<|python_tag|>{"name": "get_weather", "arguments": {"city": "Paris"}}<|eom_id|>',
+    '<|python_tag|>{"type": "function", "name": "get_weather", "parameters": {"city": "Paris"}}',
+])
+def test_a_llama3_call_after_the_python_tag_is_read_in_each_spelling_llama_models_write(text):
+    assert reference.parse(text) == WEATHER
+
+
+@pytest.mark.parametrize("text", [
+    # the recipient in the role header, right after the generation prompt's <|start|>assistant
+    # (harmony's format docs: the recipient may be in the role or in the channel header)
+    ' to=functions.get_weather<|channel|>commentary <|constrain|>json<|message|>{"city": "Paris"}<|call|>',
+    'to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}',
+])
+def test_a_harmony_call_whose_recipient_opens_the_output_is_read(text):
+    assert reference.parse(text) == WEATHER
+
+
+@pytest.mark.parametrize("text", [
+    'Hello to=functions.get_weather<|channel|>commentary json<|message|>{"city": "Paris"}',  # prose, then a header
+    '<|python_tag|>{"type": "tool", "name": "get_weather", "parameters": {"city": "Paris"}}',
+])
+def test_lookalikes_of_those_spellings_stay_rejected(text):
+    with pytest.raises(ValueError):
+        reference.parse(text)

@@ -8,7 +8,7 @@ import time
 
 from hypothesis import assume, given, settings, strategies as st
 
-from fuzzer.harnesses.parser.oracle import Promise
+from fuzzer.harnesses.parser.promise import Promise
 from fuzzer.harnesses.parser.shrink_values import call_edits, shrink_values, value_size
 from strategies._internal.build import Unbuildable, build_sample, replay_recipe
 from strategies._internal.source import RandomSource

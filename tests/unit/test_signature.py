@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from corpus.signature import unsafe_signature
-from fuzzer.isolation.worker import read_trace
+from fuzzer.isolation.stacks import read_trace
 
 
 @given(depth=st.integers(0, 6), exec_frame=st.booleans())
@@ -218,3 +218,21 @@ def test_the_legacy_key_of_a_failure_is_the_one_stored_before():
     judgment = oracle.judge(sample, outcome)
     assert oracle.legacy_signature(sample, judgment, outcome).id == "false_reject-1f57590daa2b"
     assert oracle.signature(sample, judgment, outcome).id != "false_reject-1f57590daa2b"
+
+
+def test_a_path_key_without_a_maker_is_the_same_bug_as_the_maker_it_ran():
+    """A trace that found no maker (the damaged value was empty, or stored) keys a corruption by
+    every function its input ran; when one of those is the maker another input's trace found for
+    the same verdict and damage, the two keys name one bug."""
+    from corpus.signature import path_parts, path_signature, same_maker
+
+    made = path_signature("corruption", kind="string:altered", words="w", functions=["a.py:f", "a.py:decode"],
+                          maker="a.py:decode").key
+    ran = path_signature("corruption", kind="string:altered", words="w",
+                         functions=["a.py:parse", "a.py:decode", "a.py:skip_ws"]).key
+    assert path_parts(made) == ("corruption", "string:altered", ("a.py:decode",))
+    assert same_maker(made, ran) and same_maker(ran, made)
+    elsewhere = path_signature("corruption", kind="string:altered", words="w", functions=["a.py:parse", "a.py:other"]).key
+    other_kind = path_signature("corruption", kind="calls:fewer", words="w", functions=["a.py:parse", "a.py:decode"]).key
+    assert not same_maker(made, elsewhere) and not same_maker(made, other_kind) and not same_maker(made, made)
+    assert path_parts("corruption|calls:fewer") is None and not same_maker(made, "crash|x")

@@ -373,7 +373,7 @@ def test_a_stream_campaigns_result_is_written_by_every_report_writer():
                       truth=[{"name": "get_weather", "arguments": {"city": "Paris"}}], tool="get_weather")
     _kind, outcome = server.run(case)
     v = outcome.violations[0]
-    result = StreamCampaignResult(label=NAIVE, formats=["hermes"], unsupported={"json": "no call streamed"})
+    result = StreamCampaignResult(label=NAIVE, supported={"hermes": "streamed"}, unsupported={"json": "no call streamed"})
     result.findings = [StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome,
                                      settings=server.settings)]
     result.tally.add("valid", 10, 1)

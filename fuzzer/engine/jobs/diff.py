@@ -30,20 +30,18 @@ from typing import Any, Iterator, Optional
 
 from fuzzer.engine.budget import Budget
 from fuzzer.engine.decisions import DiffDecision, change_kind
+from fuzzer.engine.diff_result import VersionDiffResult
 from fuzzer.harnesses.parser.tool import includes_valid, resolve_operators
 from fuzzer.engine.events import JobStarted, Notice, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.engine.harness import ReplayContext
 from fuzzer.harnesses.parser.oracle import Oracle, outcome_fingerprint
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.relative import TargetModule
-from fuzzer.engine.results import FAILED, SKIPPED, JobResult, TestCase
+from fuzzer.engine.results import FAILED, SKIPPED, TestCase
 from fuzzer.engine.text import compact, preview
 from fuzzer.harnesses.parser.schedule import SampleStream
 from fuzzer.harnesses.parser.shrink import shrink_structured, size_key
 from strategies._internal.formats import FORMATS
-
-KINDS = ("same", "fixed", "regression", "changed")
-
 
 @dataclass
 class Side:
@@ -105,38 +103,27 @@ class Difference:
 
 
 @dataclass
-class DiffResult(JobResult):
+class DiffResult(VersionDiffResult):
+    """A parser diff's result: the samples compared, counted by anomaly class and by format."""
+
     job: str = "diff"
-    old: str = ""
-    new: str = ""
     samples: int = 0
-    kinds: dict = field(default_factory=lambda: {k: 0 for k in KINDS})
-    by_class: dict = field(default_factory=dict)
     by_format: dict = field(default_factory=dict)
-    differences: list = field(default_factory=list)
 
     def test_cases(self) -> list[TestCase]:
         cases = [TestCase("toolfuzz.diff", f"{d.kind} {d.sample.anomaly_class or 'valid'}/{d.sample.operator or ''} "
                           f"in {d.sample.format}", FAILED if d.kind == "regression" else SKIPPED,
                           f"{d.kind}: old {d.old.verdict}, new {d.new.verdict}", (d.minimized or d.sample).text)
                  for d in self.differences]
-        if self.problem:  # a diff that tested nothing is no all-clear in CI either
-            cases.append(TestCase("toolfuzz.diff", "diff", FAILED, f"nothing tested: {self.problem}"))
-        return cases
+        return cases + self.nothing_tested_cases()
 
     def summary_lines(self) -> list[str]:
-        c = self.kinds
-        lines = [f"{self.samples:,} samples: {c['same']:,} same, {c['fixed']:,} fixed, {c['regression']:,} regression, "
-                 f"{c['changed']:,} changed [stopped: {self.stop_reason.value}]"]
-        for title, table in (("anomaly class", self.by_class), ("format", self.by_format)):
-            lines.append(f"{title:<24}{'same':>8}{'fixed':>8}{'regress':>9}{'changed':>9}")
-            for name, row in sorted(table.items(), key=lambda kv: (kv[0] != "valid", kv[0])):
-                lines.append(f"{name:<24}{row['same']:>8}{row['fixed']:>8}{row['regression']:>9}{row['changed']:>9}")
+        lines = [f"{self.samples:,} samples: {self.kinds_line()}"]
+        lines += self.table_lines("anomaly class", self.by_class) + self.table_lines("format", self.by_format)
         for i, d in enumerate(self.differences, 1):
             best = d.minimized or d.sample
             old, new = d.min_old or d.old, d.min_new or d.new
-            lines += ["", f"[{i}] {d.kind.upper()} on {d.sample.anomaly_class or 'valid'}"
-                          f"{'/' + d.sample.operator if d.sample.operator else ''} in {d.sample.format} (seen {d.count}x)",
+            lines += ["", self.difference_heading(i, d, d.sample),
                       f"    input: {preview(best.text)}", f"    old:   {_side_line(old)}", f"    new:   {_side_line(new)}"]
         return lines
 
@@ -334,11 +321,8 @@ class DiffJob(Job):
     def _count(self, kind: str, sample: Any, old: Side, new: Side) -> None:
         r = self.result_
         r.samples += 1
-        r.kinds[kind] += 1
+        r.count(kind, (r.by_class, sample.anomaly_class or "valid"), (r.by_format, sample.format))
         self._tested.count(sample, old.outcome, new.outcome)
-        for table, name in ((r.by_class, sample.anomaly_class or "valid"), (r.by_format, sample.format)):
-            row = table.setdefault(name, {k: 0 for k in KINDS})
-            row[kind] += 1
         if kind in ("regression", "changed"):
             diff = Difference(kind, sample, old, new)
             found = self._differences.get(diff.key)

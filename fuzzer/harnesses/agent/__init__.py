@@ -9,7 +9,8 @@ doubles, records what the loop did, and judges the record against the loop's dec
 
 Modules, one concept each:
 
-* :mod:`~fuzzer.harnesses.agent.script` — the script of an episode, generated from a choice sequence;
+* :mod:`~fuzzer.harnesses.agent.script` — the script of an episode: its turns, tool results and listing;
+* :mod:`~fuzzer.harnesses.agent.generation` — the kinds of step, and a script drawn from a choice sequence;
 * :mod:`~fuzzer.harnesses.agent.trace` — what the loop did in one episode (requests, executions, reply);
 * :mod:`~fuzzer.harnesses.agent.models` — the scripted model in its three shapes;
 * :mod:`~fuzzer.harnesses.agent.tools` — the tool doubles and the interface fault-injecting tools plug into;

@@ -31,23 +31,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
+from corpus.signature import crash_signature, hang_signature, verdict_signature
 from fuzzer.harnesses.agent.responses import call_id
 from fuzzer.harnesses.agent.policy import AgentPolicy
 from fuzzer.harnesses.agent.script import EXECUTABLE_STEPS, Script, ScriptCall, call_text, related
 from strategies._internal.sample import json_equal
 from strategies._internal.schema import tool_validator
-from fuzzer.engine.verdicts import verdict
+from fuzzer.engine.verdicts import Violation, verdict
 from strategies.registry import Registry
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One broken promise in one episode."""
-
-    verdict: str
-    signature: Signature
-    reason: str
 
 
 @dataclass
@@ -390,4 +381,4 @@ def chain_break(ep: Episode) -> Optional[Violation]:
     return None
 
 
-__all__ = ["CHECKS", "Check", "Episode", "Violation", "check", "judge"]
+__all__ = ["CHECKS", "Check", "Episode", "check", "judge"]

@@ -19,14 +19,16 @@ from typing import Any, Callable, Iterator, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
 from fuzzer.engine.budget import SHRINK_CAP_S
-from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.campaign import CampaignJob, CampaignSettings
+from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.events import NonFatalError
 from fuzzer.engine.orders import order_seed
 from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.agent.findings import AgentFinding
 from fuzzer.harnesses.agent.orders import ScriptOrder, ScriptResult
 from fuzzer.harnesses.agent.policy import AgentPolicy
-from fuzzer.harnesses.agent.script import Script, ScriptSetup, generate_script
+from fuzzer.harnesses.agent.generation import ScriptSetup, generate_script
+from fuzzer.harnesses.agent.script import Script
 from fuzzer.harnesses.agent.worker import EpisodeRunner, judged, violation_of
 from strategies._internal.source import RandomSource, ReplaySource
 

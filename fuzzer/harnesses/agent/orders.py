@@ -1,7 +1,7 @@
 """Scripts drawn, played and judged in the workers: the agent campaign's orders.
 
 A :class:`ScriptOrder` is a seed and a count. The worker draws the scripts from it with the
-:class:`~fuzzer.harnesses.agent.script.ScriptSetup` its :class:`~fuzzer.harnesses.agent.worker.EpisodeServer`
+:class:`~fuzzer.harnesses.agent.generation.ScriptSetup` its :class:`~fuzzer.harnesses.agent.worker.EpisodeServer`
 built in the zygote (the same registry, shape, formats and turn limit as the engine's), plays each
 against the loop (pinned first, so a hang or a death is blamed on exactly that script), judges it,
 and sends back a :class:`ScriptResult`: counts, and in full the first episode of each violation's

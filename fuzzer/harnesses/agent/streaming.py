@@ -212,13 +212,18 @@ class _Response:
 
 def stream_of(shape: str, turn: Any, recorder: Any, *, model: str) -> ChunkStream:
     """The records of ``turn`` streamed in ``shape`` (openai | anthropic)."""
+    return _counted_stream(shape, turn, recorder, model,
+                           ChatCompletionChunk.of if shape == "openai" else event_record)
+
+
+def _counted_stream(shape: str, turn: Any, recorder: Any, model: str, item: Callable[[dict], Any]) -> ChunkStream:
+    """The turn's chunk dicts in ``shape``, each made an ``item`` (our records, or the SDK's
+    models), in a stream that counts what the loop takes; the recorder learns which chunks each
+    call's arguments need (``premature_execution``)."""
     window = recorder.window
-    if shape == "openai":
-        dicts, complete_at = openai_chunks(turn, window, model=model)
-        items = [ChatCompletionChunk.of(d) for d in dicts]
-    else:
-        dicts, complete_at = anthropic_events(turn, window, model=model)
-        items = [event_record(d) for d in dicts]
+    chunks = openai_chunks if shape == "openai" else anthropic_events
+    dicts, complete_at = chunks(turn, window, model=model)
+    items = [item(d) for d in dicts]
     recorder.streaming(window, complete_at, len(items))
     return ChunkStream(items, recorder, window)
 
@@ -255,19 +260,13 @@ class StreamManager:
 
 def _models_stream(shape: str, turn: Any, recorder: Any, model: str) -> ChunkStream:
     """The turn's chunks as the SDK's own validated models, counted as the helper takes them."""
-    from fuzzer.harnesses.stream.chunks import anthropic_model
-
-    window = recorder.window
     if shape == "openai":
         from openai.types.chat import ChatCompletionChunk as SdkChunk
 
-        dicts, complete_at = openai_chunks(turn, window, model=model)
-        items = [SdkChunk.model_validate(d) for d in dicts]
-    else:
-        dicts, complete_at = anthropic_events(turn, window, model=model)
-        items = [anthropic_model(d) for d in dicts]
-    recorder.streaming(window, complete_at, len(items))
-    return ChunkStream(items, recorder, window)
+        return _counted_stream(shape, turn, recorder, model, SdkChunk.model_validate)
+    from fuzzer.harnesses.stream.chunks import anthropic_model
+
+    return _counted_stream(shape, turn, recorder, model, anthropic_model)
 
 
 def _not_given(module: Any) -> Any:

@@ -21,6 +21,7 @@ import inspect
 import json
 import os
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Callable, Optional
 
 from fuzzer.harnesses.agent.checks import Episode, judge
@@ -130,10 +131,8 @@ class AgentSpec(Limits):
     settings: Settings
 
     serve = "fuzzer.harnesses.agent.worker:EpisodeServer"
-
-    @property
-    def label(self) -> str:
-        return f"--agent {self.settings.agent!r}"
+    option = "--agent"
+    reference = property(attrgetter("settings.agent"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> WorkerOutcome:
         return WorkerOutcome(kind, elapsed, detail, tuple(frames))
@@ -150,7 +149,7 @@ class EpisodeServer:
 
     def __init__(self, spec: AgentSpec):
         from fuzzer.engine.references import load_target
-        from fuzzer.harnesses.agent.script import ScriptSetup
+        from fuzzer.harnesses.agent.generation import ScriptSetup
         from strategies._internal.tools import load_registry
 
         from fuzzer.engine.exception_names import resolve
@@ -183,7 +182,7 @@ class EpisodeServer:
     def _warm_up(self, limit_s: float) -> Any:
         """Play the warm-up script once (one valid call, a final answer), bounded by ``limit_s``."""
         from fuzzer.engine.warmup import WarmUp, warm_up
-        from fuzzer.harnesses.agent.script import warmup_script
+        from fuzzer.harnesses.agent.generation import warmup_script
 
         try:
             script = warmup_script(self.setup)
@@ -198,7 +197,7 @@ class EpisodeServer:
                 "warmup": self.warmup.to_json() if self.warmup is not None else None}
 
     def draw(self, source: Any) -> Script:
-        from fuzzer.harnesses.agent.script import generate_script
+        from fuzzer.harnesses.agent.generation import generate_script
 
         return generate_script(source, self.setup)
 
@@ -349,7 +348,7 @@ class EpisodeRunner(Started):
 def violation_of(v: Any) -> Any:
     """A violation as it travels (verdict, signature id, title, key, reason), as a Violation."""
     from corpus.signature import Signature
-    from fuzzer.harnesses.agent.checks import Violation
+    from fuzzer.engine.verdicts import Violation
 
     return Violation(v[0], Signature(id=v[1], title=v[2], key=v[3]), v[4])
 

@@ -1,8 +1,9 @@
 """The oracles of the executor harness: does what the executor did keep the policy's promises?
 
 Each check is registered in :data:`CHECKS` under the verdict it gives (the words of the CLI,
-the reports and the corpus) and reads one :class:`Judgement` — a scenario, the trace the worker
-recorded for it, the policy and the registry — yielding :class:`Violation` records. Every
+the reports and the corpus) and reads one :class:`~fuzzer.harnesses.executor.judgement.Judgement`
+— a scenario, the trace the worker recorded for it read once, the policy and the registry —
+yielding :class:`Violation` records. Every
 violation has a signature built with :mod:`corpus.signature` from *what* went wrong (the rule
 broken, the fault category, the channel a secret leaked through, the exception type and the
 executor's own frames for a crash), never from line numbers or from values that vary between
@@ -34,23 +35,21 @@ from __future__ import annotations
 
 import functools
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Optional
 
 from corpus.signature import Signature, crash_signature, hang_signature, verdict_signature
 from fuzzer.harnesses.executor.faults import FAULTS
+from fuzzer.harnesses.executor.judgement import EPS, Attempt, Judgement, StepView, json_key
+from fuzzer.engine import verdicts
 from fuzzer.engine.verdicts import verdict
 from strategies.registry import Registry
 
-#: Tolerance of time comparisons (virtual seconds; a datetime has microseconds).
-EPS = 1e-3
-
 
 @dataclass(frozen=True)
-class Violation:
-    verdict: str
-    signature: Signature
-    reason: str
+class Violation(verdicts.Violation):
+    """A broken promise (:class:`fuzzer.engine.verdicts.Violation`) at one call of the scenario."""
+
     step: Optional[int] = None  # 0-based index of the step where it happened
     waits: tuple = ()  # virtual waits between that step's attempts, in seconds
 
@@ -86,236 +85,21 @@ def _sig(verdict: str, key: str, what: str) -> Signature:
     return verdict_signature(verdict, anomaly_class=None, operator=None, format=None, key=f"executor|{key}", what=what)
 
 
-# ---------------------------------------------------------------------------------------------
-# What happened, read once
-
-
-@dataclass
-class Attempt:
-    """One invocation, as the oracles see it."""
-
-    tool: str
-    number: int
-    fault: str
-    t0: float
-    t1: float
-    raised: bool
-    committed: bool
-    retry_after: Optional[float]
-    args: Any  # None: the call's arguments unchanged
-    via: str = "builtin"  # the library whose exception a failure was (a retry rule may name it)
-    open_after: bool = False  # the strict model breaker of its tool is open once this attempt ended
-    maybe_open_after: bool = False  # ... the eager one (see BreakerModel)
-
-    @property
-    def category(self) -> str:
-        kind = FAULTS[self.fault]
-        if self.raised and kind.returns:  # the tool's own error on a healthy or garbage answer
-            return "tool_error" if kind.category == "success" else kind.category
-        return kind.category
-
-
-@dataclass
-class StepView:
-    index: int
-    step: Any  # scenario.Step
-    record: dict
-    invocations: list
-    attempts: list  # invocations of the step's own tool
-
-    @property
-    def outcome(self) -> str:
-        return self.record.get("outcome", "aborted")
-
-    def waits(self) -> tuple:
-        a = self.attempts
-        return tuple(round(a[k + 1].t0 - a[k].t1, 6) for k in range(len(a) - 1))
-
-
-class Judgement:
-    """One scenario, its trace, the policy and the registry: what every check reads."""
-
-    def __init__(self, scenario: Any, trace: Any, policy: Any, registry: Any):
-        self.scenario, self.trace, self.policy, self.registry = scenario, trace, policy, registry
-        self.views: list[StepView] = []
-        for index, record in enumerate(trace.steps if trace.kind == "ran" else []):
-            if index >= len(scenario.steps):
-                break
-            step = scenario.steps[index]
-            invocations = [_attempt(i) for i in record.get("invocations", [])]
-            self.views.append(StepView(index, step, record, invocations,
-                                       [a for a in invocations if a.tool == step.name]))
-        self.breaker = BreakerModel(policy, self.views)
-
-    def transient(self, a: Attempt) -> bool:
-        return a.raised and self.policy.transient(a.fault, a.via) and not FAULTS[a.fault].returns
-
-    def may_retry_unsafely(self, view: StepView, a: Attempt) -> bool:
-        """Retrying after ``a`` is required of a correct executor (not merely allowed)."""
-        return self.policy.is_idempotent(view.step.name) or a.fault in self.policy.retry_non_idempotent_on
-
-    def arguments_valid(self, view: StepView, a: Attempt) -> tuple[bool, str]:
-        """Whether the arguments ``a`` received satisfy its tool's schema (and why not)."""
-        if a.args is None and a.tool == view.step.name:
-            if view.step.valid:
-                return True, ""
-            arguments = view.step.arguments
-        else:
-            arguments = view.step.arguments if a.args is None else a.args
-        if a.tool not in self.registry:
-            return False, f"{a.tool!r} is not in the registry"
-        return _schema_verdict(self.registry[a.tool], arguments)
-
-    def violations(self) -> list[Violation]:
-        """Every check's violations, one per signature (the first), in registry order."""
-        found: dict[str, Violation] = {}
-        for _name, function in CHECKS.items():
-            for v in function(self):
-                found.setdefault(v.signature.id, v)
-        return list(found.values())
-
-
-_VERDICTS: dict = {}
-
-
-def _json_key(value: Any) -> Any:
-    """A canonical text of a JSON value, for caches (orjson: a few microseconds)."""
-    try:
-        import orjson
-
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
-    except (ImportError, TypeError):
-        return json.dumps(value, sort_keys=True, default=repr)
-
-
-def _schema_verdict(tool: Any, arguments: Any) -> tuple[bool, str]:
-    """(valid, why not) by the tool's real jsonschema validator; cached by the arguments' JSON,
-    since the same anomalous calls reach tools again and again."""
-    key = (id(tool), _json_key(arguments))
-    hit = _VERDICTS.get(key)
-    if hit is not None and hit[0] is tool:
-        return hit[1]
-    from strategies._internal.schema import tool_validator
-
-    error = next(iter(tool_validator(tool).iter_errors(arguments)), None)
-    if error is None:
-        answer = (True, "")
-    else:
-        where = "/".join(str(p) for p in error.absolute_path) or "arguments"
-        answer = (False, f"{where}: {error.message[:160]} ({error.validator})")
-    if len(_VERDICTS) > 8192:
-        _VERDICTS.clear()
-    _VERDICTS[key] = (tool, answer)
-    return answer
-
-
-def _attempt(data: dict) -> Attempt:
-    return Attempt(tool=data["tool"], number=data["attempt"], fault=data["fault"], t0=data["t0"], t1=data["t1"],
-                   raised=bool(data.get("raised")), committed=bool(data.get("committed")),
-                   retry_after=data.get("retry_after"), args=data.get("args"), via=data.get("via", "builtin"))
+def _at(view: "StepView", verdict: str, key: str, what: str, reason: str, *, waits: bool = True) -> Violation:
+    """A violation of ``verdict`` at ``view``'s call, signed from words alone (:func:`_sig`), with
+    the virtual waits between that call's attempts unless they tell nothing about it (``waits``)."""
+    return Violation(verdict, _sig(verdict, key, what), reason, view.index, view.waits() if waits else ())
 
 
 def judge(scenario: Any, trace: Any, policy: Any, registry: Any) -> list[Violation]:
-    """The violations of one scenario's trace (empty: every promise kept)."""
-    return Judgement(scenario, trace, policy, registry).violations()
-
-
-# ---------------------------------------------------------------------------------------------
-# The breaker model (pybreaker's state machine, per tool)
-
-
-@dataclass
-class _ToolBreaker:
-    state: str = "closed"
-    consecutive: int = 0
-    opened_at: float = 0.0
-    ever_opened: bool = False
-    trial_successes: int = 0
-
-
-@dataclass
-class BreakerEvent:
-    kind: str  # "called_while_open" | "never_retried"
-    view: StepView
-    reason: str
-
-
-@dataclass
-class BreakerModel:
-    """Replays every invocation through model breakers per tool (pybreaker's state machine) and
-    notes where the executor broke the declared breaker.
-
-    Two models bracket what a reasonable breaker does. The *strict* one counts only the fault
-    kinds the policy's breaker counts and resets on anything else (pybreaker counts excluded
-    exceptions as successes): the latest a breaker could open, so a call while it is open really
-    is a call into an open breaker. The *eager* one counts every failure: the earliest a breaker
-    could open, so an executor that stops calling while it may be open is not blamed for giving
-    up. Violations: a call while the strict model is open (before ``reset_timeout`` has passed
-    since the failure that opened it), and a valid call refused once both models' windows passed.
-    """
-
-    policy: Any
-    views: list
-    events: list = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        if not self.policy.breaker.enabled:
-            return
-        b = self.policy.breaker
-        strict: dict[str, _ToolBreaker] = {}
-        eager: dict[str, _ToolBreaker] = {}
-        counts = self.policy.counts_for_breaker
-        for view in self.views:
-            step = view.step
-            if step.valid and not view.attempts and view.outcome != "aborted":
-                start = view.record.get("t0", 0.0)
-                model, maybe = strict.get(step.name), eager.get(step.name)
-                if (model and model.state == "open" and start >= model.opened_at + b.reset_timeout + EPS
-                        and not (maybe and maybe.state == "open" and start < maybe.opened_at + b.reset_timeout)):
-                    self.events.append(BreakerEvent("never_retried", view, (
-                        f"{step.name} was not called at {start:g} s although its breaker opened at "
-                        f"{model.opened_at:g} s and the {b.reset_timeout:g} s reset window had passed")))
-            for a in view.invocations:
-                # (get, then create: setdefault would build a model per invocation and drop it)
-                model = strict.get(a.tool)
-                if model is None:
-                    model = strict[a.tool] = _ToolBreaker()
-                if self._feed(model, a, a.raised and counts(a.fault, a.via)):
-                    self.events.append(BreakerEvent("called_while_open", view, (
-                        f"{a.tool} called at {a.t0:g} s, {a.t0 - model.opened_at:g} s after its breaker opened "
-                        f"({b.fail_max} consecutive failures); it should stay open {b.reset_timeout:g} s")))
-                a.open_after = model.state == "open"
-                maybe = eager.get(a.tool)
-                if maybe is None:
-                    maybe = eager[a.tool] = _ToolBreaker()
-                self._feed(maybe, a, a.raised)
-                a.maybe_open_after = maybe.state == "open"
-
-    def _feed(self, model: _ToolBreaker, a: Attempt, failed: bool) -> bool:
-        """Update ``model`` with attempt ``a``; True if ``a`` was made while it was open."""
-        b = self.policy.breaker
-        if model.state == "open":
-            if a.t0 < model.opened_at + b.reset_timeout - EPS:
-                return True
-            model.state, model.trial_successes = "half_open", 0
-        if model.state == "half_open":
-            if failed:
-                self._open(model, a.t1)
-            else:
-                model.trial_successes += 1
-                if model.trial_successes >= b.half_open_trials:
-                    model.state, model.consecutive = "closed", 0
-        elif failed:
-            model.consecutive += 1
-            if model.consecutive >= b.fail_max:
-                self._open(model, a.t1)
-        else:
-            model.consecutive = 0
-        return False
-
-    @staticmethod
-    def _open(model: _ToolBreaker, at: float) -> None:
-        model.state, model.opened_at, model.ever_opened, model.consecutive = "open", at, True, 0
+    """The violations of one scenario's trace (empty: every promise kept): every check's, one per
+    signature (the first), in registry order."""
+    j = Judgement(scenario, trace, policy, registry)
+    found: dict[str, Violation] = {}
+    for _name, function in CHECKS.items():
+        for v in function(j):
+            found.setdefault(v.signature.id, v)
+    return list(found.values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -377,27 +161,26 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
             if not done.raised:
                 retried_wrongly = True
                 if p.is_idempotent(view.step.name):  # a non-idempotent one: duplicate_side_effect
-                    yield Violation("retry_violation", _sig("retry_violation", "after_success",
-                                                            "called the tool again after it succeeded"),
-                                    f"call {view.index + 1}: {view.step.name} attempt {k + 1} succeeded "
-                                    f"({done.fault}), yet attempt {k + 2} followed", view.index, view.waits())
+                    yield _at(view, "retry_violation", "after_success", "called the tool again after it succeeded",
+                              f"call {view.index + 1}: {view.step.name} attempt {k + 1} succeeded "
+                              f"({done.fault}), yet attempt {k + 2} followed")
                 break
             if not j.transient(done):
                 retried_wrongly = True
                 what = f"retried a non-transient {_words(done.category)}"
-                yield Violation("retry_violation", _sig("retry_violation", f"non_transient|{done.category}", what),
-                                f"call {view.index + 1}: {view.step.name} failed with {done.fault}{_via(done)} (not in retry_on) "
-                                f"on attempt {k + 1} and was tried again", view.index, view.waits())
+                yield _at(view, "retry_violation", f"non_transient|{done.category}", what,
+                          f"call {view.index + 1}: {view.step.name} failed with {done.fault}{_via(done)} (not in "
+                          f"retry_on) on attempt {k + 1} and was tried again")
                 break
             if not j.may_retry_unsafely(view, done) and not done.committed:
                 # A committed attempt repeated is a duplicate_side_effect, reported there.
                 retried_wrongly = True
                 # one finding whatever the failure: the fix is the same (ask whether the tool is idempotent)
                 what = "retried a non-idempotent tool after a failure that may have reached the service"
-                yield Violation("retry_violation", _sig("retry_violation", "unsafe", what),
-                                f"call {view.index + 1}: {view.step.name} (not idempotent) failed with {done.fault} "
-                                f"on attempt {k + 1}, which may have reached the service (not in "
-                                f"retry_non_idempotent_on), and was tried again", view.index, view.waits())
+                yield _at(view, "retry_violation", "unsafe", what,
+                          f"call {view.index + 1}: {view.step.name} (not idempotent) failed with {done.fault} "
+                          f"on attempt {k + 1}, which may have reached the service (not in "
+                          f"retry_non_idempotent_on), and was tried again")
                 break
         if not a or retried_wrongly:
             continue  # one retry_violation per call: the first thing that went wrong
@@ -429,10 +212,9 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
         why = "" if p.is_idempotent(view.step.name) else (
             f" ({view.step.name} is not idempotent, but {last.fault} is in retry_non_idempotent_on: the request "
             f"never reached the service; leave it out of retry_non_idempotent_on if such a tool is never retried)")
-        yield Violation("retry_violation", _sig("retry_violation", key, what),
-                        f"call {view.index + 1}: {view.step.name} failed with {last.fault}{_via(last)} on attempt "
-                        f"{len(a)}{'' if p.max_attempts is None else f' of {p.max_attempts}'} and was not retried{why}",
-                        view.index, view.waits())
+        yield _at(view, "retry_violation", key, what,
+                  f"call {view.index + 1}: {view.step.name} failed with {last.fault}{_via(last)} on attempt "
+                  f"{len(a)}{'' if p.max_attempts is None else f' of {p.max_attempts}'} and was not retried{why}")
 
 
 @check
@@ -445,10 +227,8 @@ def attempts_exceeded(j: Judgement) -> Iterator[Violation]:
         n = len(view.attempts)
         if n > limit or view.record.get("abort") == "runaway":
             stopped = " (stopped by toolfuzz: it would not stop)" if view.record.get("abort") == "runaway" else ""
-            yield Violation("attempts_exceeded", _sig("attempts_exceeded", "max_attempts",
-                                                      "more attempts than max_attempts"),
-                            f"call {view.index + 1}: {view.step.name} invoked {n} times{stopped}; "
-                            f"max_attempts is {limit}", view.index, view.waits())
+            yield _at(view, "attempts_exceeded", "max_attempts", "more attempts than max_attempts",
+                      f"call {view.index + 1}: {view.step.name} invoked {n} times{stopped}; max_attempts is {limit}")
 
 
 def _bounds(p: Any, k: int, ra: Optional[float]) -> tuple[float, float]:
@@ -499,14 +279,11 @@ def backoff_violation(j: Judgement) -> Iterator[Violation]:
             key, what = (("below_retry_after", "waited less than Retry-After") if honoured
                          else ("below_minimum", "waited less than the backoff"))
             why = f"Retry-After said {ra:g} s" if honoured else f"the backoff requires at least {lower:g} s"
-            yield Violation("backoff_violation", _sig("backoff_violation", key, what),
-                            f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
-                            f"{why}", view.index, view.waits())
         else:
-            yield Violation("backoff_violation", _sig("backoff_violation", "above_cap",
-                                                      "waited longer than the backoff cap"),
-                            f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; "
-                            f"at most {upper:g} s allowed", view.index, view.waits())
+            key, what = "above_cap", "waited longer than the backoff cap"
+            why = f"at most {upper:g} s allowed"
+        yield _at(view, "backoff_violation", key, what,
+                  f"call {view.index + 1}: waited {wait:g} s before attempt {k + 2} of {view.step.name}; {why}")
 
 
 @check
@@ -515,8 +292,7 @@ def breaker_violation(j: Judgement) -> Iterator[Violation]:
     for event in j.breaker.events:
         what = ("called a tool while its breaker was open" if event.kind == "called_while_open"
                 else "never tried a tool again after the breaker's reset window")
-        yield Violation("breaker_violation", _sig("breaker_violation", event.kind, what),
-                        f"call {event.view.index + 1}: {event.reason}", event.view.index, event.view.waits())
+        yield _at(event.view, "breaker_violation", event.kind, what, f"call {event.view.index + 1}: {event.reason}")
 
 
 @check
@@ -530,17 +306,16 @@ def unvalidated_execution(j: Judgement) -> Iterator[Violation]:
             continue
         if view.step.name not in j.registry:
             names = ", ".join(sorted({a.tool for a in view.invocations}))
-            yield Violation("unvalidated_execution", _sig("unvalidated_execution", "unknown_tool",
-                                                          "a call to an unknown tool reached a tool"),
-                            f"call {view.index + 1} named {view.step.name!r}, which is not a tool; the executor "
-                            f"invoked {names}", view.index)
+            yield _at(view, "unvalidated_execution", "unknown_tool", "a call to an unknown tool reached a tool",
+                      f"call {view.index + 1} named {view.step.name!r}, which is not a tool; the executor "
+                      f"invoked {names}", waits=False)
             continue
         for a in view.invocations:
             ok, why = j.arguments_valid(view, a)
             if not ok:
-                yield Violation("unvalidated_execution", _sig("unvalidated_execution", "invalid_arguments",
-                                                              "a tool ran with arguments its schema rejects"),
-                                f"call {view.index + 1}: {a.tool} ran with invalid arguments ({why})", view.index)
+                yield _at(view, "unvalidated_execution", "invalid_arguments",
+                          "a tool ran with arguments its schema rejects",
+                          f"call {view.index + 1}: {a.tool} ran with invalid arguments ({why})", waits=False)
                 break
 
 
@@ -558,10 +333,9 @@ def duplicate_side_effect(j: Judgement) -> Iterator[Violation]:
                 key = "after_commit_then_timeout" if hidden else "after_success"
                 what = ("repeated a side effect hidden behind a timeout" if hidden
                         else "repeated a side effect that had succeeded")
-                yield Violation("duplicate_side_effect", _sig("duplicate_side_effect", key, what),
-                                f"call {view.index + 1}: {view.step.name} (not idempotent) committed on attempt "
-                                f"{committed.number} ({committed.fault}) and ran again on attempt {a.number}",
-                                view.index, view.waits())
+                yield _at(view, "duplicate_side_effect", key, what,
+                          f"call {view.index + 1}: {view.step.name} (not idempotent) committed on attempt "
+                          f"{committed.number} ({committed.fault}) and ran again on attempt {a.number}")
                 break
             if a.committed:
                 committed = a
@@ -574,8 +348,8 @@ _FALLBACK_ANSWERS: dict = {}
 def _fallback_error(schema: Any, value: Any) -> Any:
     """The first jsonschema error of ``value`` against the fallback schema, or None. Answers are
     cached by value: an executor returns the same few structured errors thousands of times."""
-    schema_key = _json_key(schema)
-    key = (schema_key, _json_key(value))
+    schema_key = json_key(schema)
+    key = (schema_key, json_key(value))
     if key in _FALLBACK_ANSWERS:
         return _FALLBACK_ANSWERS[key]
     validator = _FALLBACK_VALIDATORS.get(schema_key)
@@ -609,10 +383,9 @@ def fallback_violation(j: Judgement) -> Iterator[Violation]:
         shown = shown if len(shown) <= 120 else shown[:117] + "..."
         why = ("an invalid call" if not view.step.valid else "a call whose every attempt failed" if view.attempts
                else "a call that never reached its tool")
-        yield Violation("fallback_violation", _sig("fallback_violation", f"schema|{error.validator}",
-                                                   "returned a fallback that breaks the fallback schema"),
-                        f"call {view.index + 1}: for {why} the executor returned {shown} ({error.message[:120]})",
-                        view.index, view.waits())
+        yield _at(view, "fallback_violation", f"schema|{error.validator}",
+                  "returned a fallback that breaks the fallback schema",
+                  f"call {view.index + 1}: for {why} the executor returned {shown} ({error.message[:120]})")
 
 
 @check
@@ -628,18 +401,16 @@ def deadline_exceeded(j: Judgement) -> Iterator[Violation]:
         limit = start + deadline
         late = next((a for a in view.attempts[1:] if a.t0 > limit + EPS), None)
         if late is not None:
-            yield Violation("deadline_exceeded", _sig("deadline_exceeded", "attempt_after_deadline",
-                                                      "started an attempt after the deadline"),
-                            f"call {view.index + 1}: attempt {late.number} of {view.step.name} started at "
-                            f"{late.t0 - start:g} s, after the {deadline:g} s deadline", view.index, view.waits())
+            yield _at(view, "deadline_exceeded", "attempt_after_deadline", "started an attempt after the deadline",
+                      f"call {view.index + 1}: attempt {late.number} of {view.step.name} started at "
+                      f"{late.t0 - start:g} s, after the {deadline:g} s deadline")
             continue
         end = view.record["t1"]
         last_end = max((a.t1 for a in view.invocations), default=start)
         if end > max(limit, last_end) + EPS:
-            yield Violation("deadline_exceeded", _sig("deadline_exceeded", "returned_late",
-                                                      "kept waiting after the deadline"),
-                            f"call {view.index + 1}: returned at {end - start:g} s, waiting past the {deadline:g} s "
-                            f"deadline", view.index, view.waits())
+            yield _at(view, "deadline_exceeded", "returned_late", "kept waiting after the deadline",
+                      f"call {view.index + 1}: returned at {end - start:g} s, waiting past the {deadline:g} s "
+                      f"deadline")
 
 
 @check
@@ -652,9 +423,9 @@ def leaked_secret(j: Judgement) -> Iterator[Violation]:
         for leak in view.record.get("leaks", []):
             channel = leak["channel"]
             where = {"return": "returned", "raise": "raised", "log": "logged", "output": "printed"}.get(channel, channel)
-            yield Violation("leaked_secret", _sig("leaked_secret", channel, f"a tool's secret was {where}"),
-                            f"call {view.index + 1}: the secret in a {view.step.name} error was {where}: "
-                            f"…{leak['excerpt']}…", view.index)
+            yield _at(view, "leaked_secret", channel, f"a tool's secret was {where}",
+                      f"call {view.index + 1}: the secret in a {view.step.name} error was {where}: "
+                      f"…{leak['excerpt']}…", waits=False)
 
 
 @check
@@ -668,9 +439,9 @@ def hang(j: Judgement) -> Iterator[Violation]:
         return
     for view in j.views:
         if view.record.get("abort") == "virtual_time":
-            yield Violation("hang", _sig("hang", "virtual_time", "a call that never returns"),
-                            f"call {view.index + 1} ({view.step.name}) was still running after "
-                            f"{view.record['t1'] - view.record['t0']:g} s of virtual time", view.index, view.waits())
+            yield _at(view, "hang", "virtual_time", "a call that never returns",
+                      f"call {view.index + 1} ({view.step.name}) was still running after "
+                      f"{view.record['t1'] - view.record['t0']:g} s of virtual time")
 
 
 __all__ = ["CHECKS", "Judgement", "Violation", "check", "judge"]

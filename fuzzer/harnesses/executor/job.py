@@ -26,7 +26,8 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
-from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
+from fuzzer.engine.campaign import CampaignJob, CampaignSettings
+from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.decisions import campaign_exit_code
 from fuzzer.engine.events import FindingRecorded, JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.engine.orders import order_seed
@@ -36,7 +37,7 @@ from fuzzer.engine.subject import Failure, Subject
 from fuzzer.engine.warmup import WarmUp, warmup_limit
 from fuzzer.harnesses.executor.checks import CHECKS, judge
 from fuzzer.harnesses.executor.findings import ExecutorFinding, replay_command
-from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult
+from fuzzer.harnesses.executor.orders import ScenarioOrder, ScenarioResult, Usage
 from fuzzer.harnesses.executor.policy import PolicyError
 from fuzzer.harnesses.executor.scenario import ScenarioGenerator
 from fuzzer.harnesses.executor.shrink import shrink_scenario
@@ -159,11 +160,7 @@ class ExecutorResult(CampaignResult):
     http: bool = False
     workers: int = 1
     tools: list = field(default_factory=list)
-    calls: int = 0
-    virtual_s: float = 0.0
-    worker_s: float = 0.0  # real seconds the workers spent inside scenarios
-    worker_cpu_s: float = 0.0  # ... of which CPU seconds (what a worker with a core of its own needs)
-    faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
+    usage: Usage = field(default_factory=Usage)  # what the scenarios cost and met, added up
     scenarios_by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that violated it (not findings)
 
     def summary_lines(self) -> list[str]:
@@ -198,12 +195,12 @@ class ExecutorResult(CampaignResult):
             "policy": self.policy.to_json() if self.policy is not None else None,
             "policy_source": self.policy.source if self.policy is not None else None,
             "scenarios": self.executions,
-            "calls": self.calls,
-            "virtual_s": round(self.virtual_s, 3),
-            "worker_s": round(self.worker_s, 3),
-            "worker_cpu_s": round(self.worker_cpu_s, 3),
+            "calls": self.usage.calls,
+            "virtual_s": round(self.usage.virtual_s, 3),
+            "worker_s": round(self.usage.real_s, 3),  # real seconds the workers spent inside scenarios
+            "worker_cpu_s": round(self.usage.cpu_s, 3),  # ... of which CPU seconds
             "scenarios_by_verdict": dict(sorted(self.scenarios_by_verdict.items())),
-            "faults": dict(sorted(self.faults.items())),
+            "faults": dict(sorted(self.usage.faults.items())),
         }
 
 
@@ -285,7 +282,7 @@ class ExecutorSubject(Subject):
         r = self.result
         # (the failing ones counted too: which scenarios a worker sends whole depends on the orders
         # that worker ran before, so counting only those would make by_class depend on the workers)
-        self._tally(result.summary(), result.scenarios, job, failures=result.failing)
+        self._tally(result.usage.summary(), result.scenarios, job, failures=result.failing)
         for verdict, n in result.by_verdict.items():
             r.scenarios_by_verdict[verdict] = r.scenarios_by_verdict.get(verdict, 0) + n
         for signature_id, n in result.seen.items():
@@ -320,15 +317,8 @@ class ExecutorSubject(Subject):
             job.offer(Failure(scenario, trace, v.verdict, v.signature, v.reason, count=1 + earlier, extra=v))
 
     def _tally(self, summary: dict, scenarios: int, job: Any, failures: int = 0) -> None:
-        r = self.result
         job.tally.add(SCENARIOS, scenarios, failures)
-        r.calls += summary["calls"]
-        r.virtual_s += float(summary["virtual_s"])
-        r.worker_s += float(summary["real_s"])
-        r.worker_cpu_s += float(summary["cpu_s"])
-        faults = r.faults
-        for kind, n in summary["faults"].items():
-            faults[kind] = faults.get(kind, 0) + n
+        self.result.usage.add(summary)
 
     def _scenarios(self, order: ScenarioOrder, indices: list) -> list:
         """The scenarios at ``indices`` (ascending) of ``order``, drawn again here from its seed:

@@ -32,6 +32,34 @@ GENERATORS = 2
 
 
 @dataclass
+class Usage:
+    """What scenarios cost and what they met, added up from their summaries (the shape of
+    :func:`~fuzzer.harnesses.executor.worker.summary_of`): calls, virtual, real and CPU seconds,
+    and the attempts that met each fault kind. A worker adds up an order's scenarios, the
+    campaign the orders'."""
+
+    calls: int = 0
+    virtual_s: float = 0.0
+    real_s: float = 0.0
+    cpu_s: float = 0.0
+    faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
+
+    def add(self, summary: dict) -> None:
+        self.calls += summary["calls"]
+        self.virtual_s += float(summary["virtual_s"])
+        self.real_s += float(summary["real_s"])
+        self.cpu_s += float(summary["cpu_s"])
+        faults = self.faults
+        for kind, n in summary["faults"].items():
+            faults[kind] = faults.get(kind, 0) + n
+
+    def summary(self) -> dict:
+        """The total, in :func:`~fuzzer.harnesses.executor.worker.summary_of`'s shape."""
+        return {"calls": self.calls, "virtual_s": self.virtual_s, "real_s": self.real_s, "cpu_s": self.cpu_s,
+                "faults": self.faults}
+
+
+@dataclass
 class ScenarioResult:
     """What a worker sends back for one order. The counts are those of the scenarios it judged
     and sent without their trace (:meth:`ScenarioRunner.judged`'s summaries, added up);
@@ -41,11 +69,7 @@ class ScenarioResult:
 
     scenarios: int = 0
     failing: int = 0  # of those, the scenarios that broke a promise (the report's by_class failures)
-    calls: int = 0
-    virtual_s: float = 0.0
-    real_s: float = 0.0
-    cpu_s: float = 0.0
-    faults: dict = field(default_factory=dict)  # fault kind -> attempts that met it
+    usage: Usage = field(default_factory=Usage)
     by_verdict: dict = field(default_factory=dict)  # verdict -> scenarios that broke it
     seen: dict = field(default_factory=dict)  # signature id -> scenarios that showed it
     traced: list = field(default_factory=list)
@@ -57,24 +81,13 @@ class ScenarioResult:
     def add(self, summary: dict) -> None:
         """One judged scenario's summary (see :func:`~fuzzer.harnesses.executor.worker.summary_of`)."""
         self.scenarios += 1
-        self.calls += summary["calls"]
-        self.virtual_s += float(summary["virtual_s"])
-        self.real_s += float(summary["real_s"])
-        self.cpu_s += float(summary["cpu_s"])
-        faults = self.faults
-        for kind, n in summary["faults"].items():
-            faults[kind] = faults.get(kind, 0) + n
+        self.usage.add(summary)
         violations = summary.get("violations", ())
         self.failing += bool(violations)
         for verdict in {verdict for verdict, _id in violations}:
             self.by_verdict[verdict] = self.by_verdict.get(verdict, 0) + 1
         for _verdict, signature_id in violations:
             self.seen[signature_id] = self.seen.get(signature_id, 0) + 1
-
-    def summary(self) -> dict:
-        """The counted scenarios' summaries added up, in :func:`summary_of`'s shape."""
-        return {"calls": self.calls, "virtual_s": self.virtual_s, "real_s": self.real_s, "cpu_s": self.cpu_s,
-                "faults": self.faults}
 
 
 class ScenarioOrder:
@@ -174,4 +187,4 @@ def _generator_for(order: ScenarioOrder) -> Any:
     return generator
 
 
-__all__ = ["ScenarioOrder", "ScenarioResult", "TAG"]
+__all__ = ["ScenarioOrder", "ScenarioResult", "TAG", "Usage"]

@@ -35,9 +35,10 @@ def summary_lines(result: Any) -> list[str]:
     if getattr(result, "problem", None):
         lines.append(f"  tested nothing: {result.problem}")
     per_s = result.execs_per_s
-    lines.append(f"  {result.executions:,} scenarios ({result.calls:,} calls) in {result.elapsed_s:.1f} s, "
-                 f"{per_s:,.0f} scenarios/s; {result.virtual_s:,.0f} s of virtual time "
-                 f"in {result.worker_s:.1f} s of worker time")
+    usage = result.usage
+    lines.append(f"  {result.executions:,} scenarios ({usage.calls:,} calls) in {result.elapsed_s:.1f} s, "
+                 f"{per_s:,.0f} scenarios/s; {usage.virtual_s:,.0f} s of virtual time "
+                 f"in {usage.real_s:.1f} s of worker time")
     if result.policy is not None:
         lines.append(f"  policy: {result.policy.source} (see `fuzz executor --explain`)")
     backend = getattr(result, "backend", None) or {}

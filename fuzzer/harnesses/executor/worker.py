@@ -28,6 +28,7 @@ import pickle
 import random
 import time
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, Callable, Iterator, Optional
 
 from fuzzer.isolation.pool import Started
@@ -64,10 +65,8 @@ class ExecutorSpec(Limits):
     config: WorkerConfig
 
     serve = "fuzzer.harnesses.executor.worker:ScenarioRunner"
-
-    @property
-    def label(self) -> str:
-        return f"--executor {self.config.executor!r}"
+    option = "--executor"
+    reference = property(attrgetter("config.executor"))
 
     def decode(self, result: Any) -> "Trace":
         kind, text = result
@@ -97,7 +96,7 @@ class ScenarioRunner:
         except ToolfuzzError:
             raise
         except BaseException as exc:  # noqa: BLE001 - anything at all must become one line
-            message = f"--executor {config.executor!r}: loading raised {type(exc).__name__}: {' '.join(str(exc).split())}"
+            message = f"{spec.label}: loading raised {type(exc).__name__}: {' '.join(str(exc).split())}"
             raise TargetError(message[:500]) from None
         # Everything loaded so far lives as long as the worker: the cyclic garbage collector need
         # not walk it again on every collection of the objects scenarios create (nor touch its

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from fuzzer.engine.campaign import CampaignJob as EngineCampaignJob, CampaignResult as EngineCampaignResult
+from fuzzer.engine.probed_formats import ProbedFormats
 from fuzzer.harnesses.parser.hints import reject_on_hints  # noqa: F401  (part of this module's API)
 from fuzzer.harnesses.parser.subject import ParserSubject
 from fuzzer.harnesses.parser.tool import ToolCampaign
@@ -67,13 +68,11 @@ class CampaignSettings:
 
 
 @dataclass
-class CampaignResult(EngineCampaignResult):
+class CampaignResult(EngineCampaignResult, ProbedFormats):
     job: str = "campaign"
     tool: str = ""
     target: str = ""
     level: str = "parse"
-    supported: dict = field(default_factory=dict)
-    unsupported: dict = field(default_factory=dict)
     #: variants of supported formats that failed on every probe (their failures are findings)
     failing: dict = field(default_factory=dict)
     #: what the user declared unsupported (``--format hermes:single``), one line per format
@@ -102,8 +101,7 @@ class CampaignResult(EngineCampaignResult):
             "target": self.target,
             "level": self.level,
             **self.base_report(),
-            "formats": {"supported": self.supported, "unsupported": self.unsupported, "failing": self.failing,
-                        "assumed": self.assumed},
+            "formats": {**self.formats_report(), "failing": self.failing, "assumed": self.assumed},
             "hints": self.hints,
             "coverage": self.coverage_report(),
         }

@@ -117,7 +117,7 @@ class Finding(ShrunkFinding):
             if fresh.id == self.signature.id:
                 self.signature = fresh  # same bug; the title now speaks of this input
             elif fresh.id == self.match_id and "|path|" in self.signature.key:
-                from fuzzer.harnesses.parser.oracle import coarse_damage
+                from fuzzer.harnesses.parser.damage import coarse_damage
 
                 # filed by where it happened: keep that key, take the words from this input
                 self.signature = retitled_path(self.signature, coarse_damage(judgment.key, judgment.reason)[1])

@@ -275,7 +275,8 @@ def _keyed(oracle: Oracle, sample: Any, judgment: Any, outcome: Any, run: Callab
     """(:func:`keyed_signature`, the path signature the same trace had under the key of before
     — every function the input ran — or None when it is no path signature)."""
     from corpus.signature import path_signature
-    from fuzzer.harnesses.parser.oracle import Verdict, coarse_damage, damaged_string
+    from fuzzer.harnesses.parser.damage import coarse_damage, damaged_string
+    from fuzzer.harnesses.parser.oracle import Verdict
 
     signature = oracle.signature(sample, judgment, outcome)
     if judgment.verdict is not Verdict.CORRUPTION:

@@ -9,8 +9,9 @@
 | any anomaly, level validate, truth breaks the promise | rejection or no call; duplicates may be collapsed; the calls that keep the promise may be returned without the others | missed_anomaly (truth returned), corruption |
 | any sample | returns, raises only declared types | hang, crash |
 
-The validate-level promise (DESIGN.md target contract) is checked with real jsonschema validation:
-every call names a known tool, satisfies its schema (formats checked), and no two calls are identical.
+The validate-level promise (DESIGN.md target contract) is checked with real jsonschema validation
+(:class:`~fuzzer.harnesses.parser.promise.Promise`): every call names a known tool, satisfies its
+schema (formats checked), and no two calls are identical.
 Deciding "must reject" from the promise — not from the class name — is what keeps the table honest
 for operators whose output happens to stay valid (an injection payload in a free-text field must be
 returned exactly, not rejected).
@@ -18,6 +19,9 @@ returned exactly, not rejected).
 A sample without a known truth — ``format`` ``raw`` (a captured production output) or a text reduced
 as text while shrinking a crash — is judged for robustness only (crash, hang, a return that is not
 a call).
+
+The promise itself is :mod:`fuzzer.harnesses.parser.promise`; what kind of damage a corruption did
+(the key of its signature) is :mod:`fuzzer.harnesses.parser.damage`.
 """
 
 from __future__ import annotations
@@ -28,10 +32,11 @@ from typing import Any, Callable, Optional, Sequence
 
 from corpus.signature import (Signature, crash_signature, normalize_message, hang_signature, rejection_signature,
                               unsafe_signature, verdict_signature)
-from strategies._internal.sample import ANOMALY_CLASSES, json_equal
-from strategies.json_values import json_kind
 from fuzzer.engine.events import Word
 from fuzzer.engine.verdicts import verdict
+from fuzzer.harnesses.parser.damage import corruption_key
+from fuzzer.harnesses.parser.promise import Promise, without_duplicates
+from strategies._internal.sample import ANOMALY_CLASSES, json_equal
 from strategies.registry import Registry
 
 RAW_FORMAT = "raw"
@@ -86,255 +91,8 @@ class Judgment:
 PASS = Judgment(Verdict.PASS)
 
 
-def _chars(text: str) -> str:
-    """The distinct visible characters of an edit (whitespace ignored unless it is all there is),
-    bounded: a regex that eats ", }" and one that eats ",}" are the same bug."""
-    seen = sorted({ch for ch in text if not ch.isspace()}) or sorted({" " for ch in text})
-    shown = "".join(seen)
-    return shown if len(shown) <= 8 else shown[:8] + "…"
-
-
-def _string_edit(expected: str, got: str) -> tuple[str, str]:
-    import difflib
-
-    if got and expected.startswith(got):
-        return "string:truncated", "a string argument was truncated"
-    if len(expected) + len(got) > 20_000:
-        # too long to diff: the characters removed and added, counted (the same damage as the
-        # diff finds for an edit that only removes, adds or replaces characters: one bug that
-        # collapses whitespace is one key whatever the length of the strings it spoils)
-        from collections import Counter
-
-        before, after = Counter(expected), Counter(got)
-        removed, added = "".join((before - after).elements()), "".join((after - before).elements())
-        if not removed and not added:
-            return "string", "a long string argument was altered"
-    else:
-        cut, put = [], []
-        matcher = difflib.SequenceMatcher(None, expected, got, autojunk=False)
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-            if tag in ("delete", "replace"):
-                cut.append(expected[i1:i2])
-            if tag in ("insert", "replace"):
-                put.append(got[j1:j2])
-        removed, added = "".join(cut), "".join(put)
-    gone, new = _chars(removed), _chars(added)
-    parts = ([f"removed {_named(removed, gone)!r}"] if gone else []) + ([f"inserted {_named(added, new)!r}"] if new else [])
-    return f"string:-{gone}+{new}", "a string argument was altered (" + ", ".join(parts) + ")"
-
-
-def _named(text: str, chars: str) -> str:
-    """What the words say was removed or inserted: the key's characters, except that an edit of
-    whitespace only names which (the key keeps one space for all of them: a tab and a vertical
-    tab eaten by one bug are one finding, but "removed ' '" for a \x0b misleads)."""
-    return "".join(sorted(set(text))) if chars == " " else chars
-
-
-def _value_difference(expected: Any, got: Any, depth: int = 0) -> tuple[str, str]:
-    """(key, words) for the first difference between two JSON values."""
-    te, tg = json_kind(expected), json_kind(got)
-    if te != tg:
-        return f"type:{te}>{tg}", f"a {te} argument came back as a {tg}"
-    if depth > 50:
-        return "nested", "a deeply nested argument differs"
-    if te == "string":
-        return _string_edit(expected, got)
-    if te == "object":
-        missing = [k for k in expected if k not in got]
-        extra = [k for k in got if k not in expected]
-        if missing and not extra:
-            return "keys:dropped", f"argument(s) dropped: {', '.join(map(str, missing[:3]))}"
-        if extra and not missing:
-            return "keys:added", f"argument(s) added: {', '.join(map(str, extra[:3]))}"
-        if missing and extra:
-            return "keys:renamed", f"argument(s) renamed: {missing[0]} -> {extra[0]}"
-        for k in expected:
-            if not json_equal(expected[k], got[k]):
-                return _value_difference(expected[k], got[k], depth + 1)
-    if te == "array":
-        if len(expected) != len(got):
-            return "array:length", f"an array argument has {len(got)} items instead of {len(expected)}"
-        for x, y in zip(expected, got):
-            if not json_equal(x, y):
-                return _value_difference(x, y, depth + 1)
-    return f"value:{te}", f"a {te} argument has a different value"
-
-
-def corruption_key(truth: Sequence[dict], returned: Sequence[dict]) -> tuple[str, str]:
-    """What kind of wrong answer this is: the stable part of a corruption's signature.
-
-    Two corrupted outputs are the same bug when the target did the same thing to them — dropped a
-    call, renamed a function, stripped the same characters from a string — whatever operator made
-    the input. Keying by the kind of damage rather than by operator keeps one repair bug (say a
-    regex that eats ", }" inside strings) from showing up as a dozen "different" findings.
-    """
-    if len(truth) != len(returned):
-        kind = "calls:fewer" if len(returned) < len(truth) else "calls:more"
-        return kind, f"{len(returned)} call(s) returned, {len(truth)} written"
-    for t, r in zip(truth, returned):
-        if json_equal(t, r):
-            continue
-        if not isinstance(r, dict) or not isinstance(t, dict):
-            return "call:shape", "a call came back in another shape"
-        if t.get("name") != r.get("name"):
-            return "name", f"function name {t.get('name')!r} came back as {r.get('name')!r}"
-        return _value_difference(t.get("arguments"), r.get("arguments"))
-    return "order", "the calls came back in another order"
-
-
-def damaged_string(truth: Any, returned: Any, depth: int = 0) -> Optional[tuple[str, str]]:
-    """(damaged, expected) of the first string argument a wrong answer altered, when that is its
-    first difference from the truth (:func:`corruption_key` finds the same one); None otherwise, or
-    when the damaged string is too short to look for (a character or two is in any text). What
-    the worker looks for to find the function that made the damage
-    (:mod:`fuzzer.isolation.instrument`)."""
-    if depth == 0:
-        if not isinstance(truth, list) or not isinstance(returned, list) or len(truth) != len(returned):
-            return None
-        for t, r in zip(truth, returned):
-            if json_equal(t, r):
-                continue
-            if not isinstance(t, dict) or not isinstance(r, dict) or t.get("name") != r.get("name"):
-                return None
-            return damaged_string(t.get("arguments"), r.get("arguments"), 1)
-        return None
-    if json_kind(truth) != json_kind(returned) or depth > 50:
-        return None
-    if isinstance(truth, str):
-        return (returned, truth) if len(returned) >= 3 else None
-    if isinstance(truth, dict):
-        if set(truth) != set(returned):
-            return None
-        for k in truth:
-            if not json_equal(truth[k], returned[k]):
-                return damaged_string(truth[k], returned[k], depth + 1)
-    if isinstance(truth, list) and len(truth) == len(returned):
-        for x, y in zip(truth, returned):
-            if not json_equal(x, y):
-                return damaged_string(x, y, depth + 1)
-    return None
-
-
-def coarse_damage(key: Optional[str], words: str) -> tuple[str, str]:
-    """The kind of damage without the characters involved: ``string:-,+``, ``string:-'+"`` and a
-    string cut short are all "a string argument was altered" (what a path signature keys by: the
-    path is the bug — one unescaping pass shortens ``&amp;`` and rewrites ``&lt``, one finding)."""
-    if key and (key == "string" or key.startswith("string:")):
-        return "string:altered", "a string argument was altered"
-    if key is None or key.startswith("accepted:"):
-        return "accepted", "the output denotes no faithful call, yet the target returned calls"
-    return key, words
-
-
 def calls_equal(a: Sequence[dict], b: Sequence[dict]) -> bool:
     return json_equal(list(a), list(b))
-
-
-def without_duplicates(calls: Sequence[dict]) -> list:
-    unique: list = []
-    for call in calls:
-        if not any(json_equal(call, seen) for seen in unique):
-            unique.append(call)
-    return unique
-
-
-class Promise:
-    """The validate-level promise over a registry, with one compiled validator per tool.
-
-    Verdicts are cached per call (the tool's name and the arguments' ``repr``: exact, since the
-    target's returns are normalized to JSON types, where ``1``, ``1.0`` and ``True`` have different
-    reprs): a sample's returned calls are usually its truth again, and the candidates of one
-    shrink hold a few dozen distinct calls among thousands, while jsonschema takes 50-100 µs a call.
-    ``cached=False`` for a worker's fuzzing, whose calls are fresh: there the key costs more than it saves."""
-
-    #: Calls whose verdicts are kept (the cache starts over when full), and the longest ``repr``
-    #: of arguments cached (a huge argument is validated each time rather than kept).
-    CACHED_CALLS = 4096
-    CACHED_REPR = 2000
-
-    def __init__(self, registry: Any, *, cached: bool = True):
-        self._registry = registry
-        self._cached = cached
-        self._broken: dict = {}  # (name, repr(arguments)) -> the jsonschema keyword that fails, "" if none
-
-    def _validator(self, name: str) -> Any:
-        # The schema's own draft (draft-4 boolean bounds, tuple items...), as the generator uses;
-        # tool_validator caches it per tool.
-        from strategies._internal.schema import tool_validator
-
-        return tool_validator(self._registry[name])
-
-    def call_ok(self, call: dict) -> bool:
-        name = call.get("name")
-        if not isinstance(name, str) or name not in self._registry:
-            return False
-        arguments = call.get("arguments")
-        if not self._cached:  # nothing kept: is_valid stops at the first error
-            try:
-                return self._validator(name).is_valid(arguments)
-            except RecursionError:
-                return False
-        return not self._memo(self._broken, self._failing_keyword, name, arguments)
-
-    def _memo(self, cache: dict, compute: Callable[[str, Any], Any], name: str, arguments: Any) -> Any:
-        """``compute(name, arguments)``, kept in ``cache`` per call (see the class docstring)."""
-        key = self._key(name, arguments)
-        if key is None:
-            return compute(name, arguments)
-        found = cache.get(key)
-        if found is None:
-            if len(cache) >= self.CACHED_CALLS:
-                cache.clear()
-            found = cache[key] = compute(name, arguments)
-        return found
-
-    def _key(self, name: str, arguments: Any) -> Optional[tuple]:
-        if not self._cached:
-            return None
-        if arguments.__class__ is dict:  # a huge value is not cached: checked first, its repr costs
-            for value in arguments.values():
-                if value.__class__ in (str, list, dict) and len(value) > self.CACHED_REPR:
-                    return None
-        try:
-            shown = repr(arguments)
-        except Exception:  # noqa: BLE001 - not normalized, and its repr fails: not cached
-            return None
-        return (name, shown) if len(shown) <= self.CACHED_REPR else None
-
-    def _failing_keyword(self, name: str, arguments: Any) -> str:
-        """The jsonschema keyword the call's arguments break (the best match of their errors), or
-        "" when they are valid. One pass of the validator answers both: a valid call costs what
-        ``is_valid`` costs, and an invalid one is not validated twice (``is_valid``, then every
-        error for ``best_match``: at --level validate a tenth of the executions are such calls)."""
-        try:
-            errors = list(self._validator(name).iter_errors(arguments))
-        except RecursionError:
-            return "recursion"
-        if not errors:
-            return ""
-        from jsonschema.exceptions import best_match
-
-        error = best_match(errors)
-        return str(error.validator) if error is not None else "invalid"
-
-    def problem(self, calls: Sequence[dict]) -> Optional[str]:
-        """Why ``calls`` break the promise, or None when they keep it."""
-        found = self.problem_key(calls)
-        return found[1] if found else None
-
-    def problem_key(self, calls: Sequence[dict]) -> Optional[tuple[str, str]]:
-        """(key, words) of the first broken promise: ``unknown_function``, ``schema:<keyword>``
-        (the jsonschema validator that failed), or ``duplicate``; None when the promise holds."""
-        for call in calls:
-            name = call.get("name")
-            if not isinstance(name, str) or name not in self._registry:
-                return "unknown_function", f"unknown function {name!r}"
-            keyword = self._memo(self._broken, self._failing_keyword, name, call.get("arguments"))
-            if keyword:
-                return f"schema:{keyword}", f"arguments of {name!r} break the schema ({keyword})"
-        if len(without_duplicates(calls)) != len(calls):
-            return "duplicate", "duplicate calls"
-        return None
 
 
 def _is_subsequence(part: Sequence[dict], whole: Sequence[dict]) -> bool:

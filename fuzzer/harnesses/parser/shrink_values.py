@@ -101,7 +101,7 @@ def shrink_values(sample: Sample, observation: Any, *, registry: Any, promise: A
                   deadline: float) -> ValuesShrunk:
     """``sample`` with its values reduced as far as ``keeps`` (same signature) allows; see the
     module docstring. ``observe(samples)`` runs them (an observation each, None past the deadline);
-    ``promise`` (:class:`fuzzer.harnesses.parser.oracle.Promise`) says which edited calls are valid."""
+    ``promise`` (:class:`fuzzer.harnesses.parser.promise.Promise`) says which edited calls are valid."""
     if sample.recipe is None:
         return ValuesShrunk(sample, observation, False)
     drawn: list = []

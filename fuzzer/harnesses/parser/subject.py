@@ -35,7 +35,8 @@ from fuzzer.harnesses.parser.across_formats import FormatRoutes
 from fuzzer.harnesses.parser.drawn import ENGINE, PLANNING, WORKERS, large, order_size
 from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
-from fuzzer.harnesses.parser.oracle import Oracle, Verdict, coarse_damage
+from fuzzer.harnesses.parser.damage import coarse_damage
+from fuzzer.harnesses.parser.oracle import Oracle, Verdict
 from fuzzer.harnesses.parser.orders import prepare_for_workers, text_of
 from fuzzer.harnesses.parser.shrink import FindingShrinker, size_key
 from fuzzer.harnesses.parser.slow_findings import SlowFindings, SlowShare
@@ -424,12 +425,24 @@ class ParserSubject(Subject):
             keyed = keyed_signature(self.oracles[level], sample, judgment, outcome, job.settle_run,
                                     deadline=job.budget.deadline)
             other = book.find(keyed.id) if "|path|" in keyed.key else None
+            if other is None and "|path|" in keyed.key:
+                other = self._same_maker(keyed, book)
+                if other is not None:
+                    book.alias(keyed.id, other)  # later failures keyed so are filed there too
             if "|path|" not in keyed.key or keyed.id == found.signature.id or other is found:
                 book.offer(found, sample, outcome)  # it is this finding's (and counted there already)
                 continue
             with BALANCED:  # it moves whole: out of one finding's count, into another's
                 found.count -= failure.count  # it belongs elsewhere
                 job.offer(replace(failure, signature=keyed, extra=(judgment, level, failure.signature.id)))
+
+    @staticmethod
+    def _same_maker(keyed: Any, book: Any, besides: Optional[Finding] = None) -> Optional[Finding]:
+        """The path finding a new path key is the same damage of, made by the same function
+        (:func:`corpus.signature.same_maker`), if the book holds one."""
+        from corpus.signature import same_maker
+
+        return next((f for f in book.values() if f is not besides and same_maker(keyed.key, f.signature.key)), None)
 
     def before_settling(self, job: Any) -> None:
         self._check_formats(job)
@@ -488,8 +501,10 @@ class ParserSubject(Subject):
 
             oracle = self.oracles[finding.level]
             judgment = oracle.judge(finding.sample, finding.outcome)
-            self._rekey(finding, keyed_signature(oracle, finding.sample, judgment, finding.outcome, job.settle_run,
-                                                 deadline=job.budget.deadline), job)
+            keyed = keyed_signature(oracle, finding.sample, judgment, finding.outcome, job.settle_run,
+                                    deadline=job.budget.deadline)
+            twin = self._same_maker(keyed, job.book, besides=finding) if job.book.find(keyed.id) is None else None
+            self._rekey(finding, twin.signature if twin is not None else keyed, job)  # (merged there: one bug)
         return None
 
     def _state_signature(self, finding: Finding, job: Any) -> Any:

@@ -16,7 +16,7 @@ from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from fuzzer.engine.campaign import ClassStats, Tally
+from fuzzer.engine.campaign_result import ClassStats, Tally
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.orders import order_seed
 from fuzzer.isolation.pool import Lost

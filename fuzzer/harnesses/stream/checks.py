@@ -186,7 +186,7 @@ def _truncation(j: Judged) -> Optional[Violation]:
 @check("corruption")
 def _corruption(j: Judged) -> Optional[Violation]:
     """The folded calls (or content) differ from the truth."""
-    from fuzzer.harnesses.parser.oracle import coarse_damage, corruption_key
+    from fuzzer.harnesses.parser.damage import coarse_damage, corruption_key
 
     case, folded = j.case, j.folded
     calls = folded.calls

@@ -22,21 +22,21 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from fuzzer.engine.budget import Budget
 from fuzzer.engine.decisions import DiffDecision
+from fuzzer.engine.diff_result import KINDS, VersionDiffResult
 from fuzzer.engine.events import JobStarted, NonFatalError, Phase, PhaseStarted, Progress, StopReason
 from fuzzer.engine.orders import order_seed
 from fuzzer.engine.pipeline import Job
-from fuzzer.engine.results import FAILED, SKIPPED, JobResult, TestCase
+from fuzzer.engine.results import FAILED, SKIPPED, TestCase
 from fuzzer.harnesses.stream.orders import Plan, class_of, draw_streams
 from fuzzer.harnesses.stream.shrink import size
 from fuzzer.harnesses.stream.splits import deltas, shrink_split
 from strategies._internal.source import RandomSource
 
-KINDS = ("same", "fixed", "regression", "changed")
 #: Streams drawn per batch sent to both versions.
 BATCH = 256
 #: Streams one regression's split shrink may run on each version.
@@ -107,15 +107,12 @@ class Difference:
 
 
 @dataclass
-class StreamDiffResult(JobResult):
+class StreamDiffResult(VersionDiffResult):
+    """A stream diff's result: the streams compared (the corpus entries' first), counted by class."""
+
     job: str = "stream_diff"
-    old: str = ""
-    new: str = ""
     streams: int = 0
     corpus_entries: int = 0
-    kinds: dict = field(default_factory=lambda: {k: 0 for k in KINDS})
-    by_class: dict = field(default_factory=dict)
-    differences: list = field(default_factory=list)
 
     def test_cases(self) -> list[TestCase]:
         cases = [TestCase("toolfuzz.stream_diff", f"{d.kind} {d.case.anomaly_class or 'valid'} in {d.case.format} "
@@ -123,9 +120,7 @@ class StreamDiffResult(JobResult):
                           f"{d.kind}: old {sorted(_signatures(d.old)) or 'pass'}, new {sorted(_signatures(d.new)) or 'pass'}",
                           repr(deltas(d.case.text, d.case.cuts)))
                  for d in self.differences]
-        if self.problem:
-            cases.append(TestCase("toolfuzz.stream_diff", "diff", FAILED, f"nothing tested: {self.problem}"))
-        return cases
+        return cases + self.nothing_tested_cases()
 
     def to_report(self) -> dict:
         return {"job": self.job, "old": self.old, "new": self.new, "samples": self.streams, "streams": self.streams,
@@ -265,9 +260,7 @@ class StreamDiffJob(Job):
                     raise ContractError(f"{self.settings.target.option} {side!r}: {answer[1]}")
             r.streams += 1
             kind = classify(a, b)
-            r.kinds[kind] += 1
-            row = r.by_class.setdefault(class_of(case), {k: 0 for k in KINDS})
-            row[kind] += 1
+            r.count(kind, (r.by_class, class_of(case)))
             self._count_valid(case, a, b)
             if kind == "same":
                 continue
@@ -332,17 +325,11 @@ class StreamDiffJob(Job):
 
 def diff_lines(result: StreamDiffResult) -> list:
     """The console summary of a stream diff."""
-    c = result.kinds
-    lines = [f"{result.streams:,} streams ({result.corpus_entries} corpus entries): {c['same']:,} same, "
-             f"{c['fixed']:,} fixed, {c['regression']:,} regression, {c['changed']:,} changed "
-             f"[stopped: {result.stop_reason.value}]"]
-    lines.append(f"{'class':<24}{'same':>8}{'fixed':>8}{'regress':>9}{'changed':>9}")
-    for name, row in sorted(result.by_class.items(), key=lambda kv: (kv[0] != "valid", kv[0])):
-        lines.append(f"{name:<24}{row['same']:>8}{row['fixed']:>8}{row['regression']:>9}{row['changed']:>9}")
+    lines = [f"{result.streams:,} streams ({result.corpus_entries} corpus entries): {result.kinds_line()}"]
+    lines += result.table_lines("class", result.by_class)
     for i, d in enumerate(result.differences, 1):
         old, new = describe(d.old), describe(d.new)
-        lines += ["", f"[{i}] {d.kind.upper()} on {d.case.anomaly_class or 'valid'}"
-                      f"{'/' + d.case.operator if d.case.operator else ''} in {d.case.format} (seen {d.count}x)",
+        lines += ["", result.difference_heading(i, d, d.case),
                   f"    deltas: {deltas(d.case.text, d.case.cuts)!r}"[:2000],
                   f"    old:    {_side(old)}", f"    new:    {_side(new)}"]
     if result.problem:

@@ -32,6 +32,7 @@ from typing import Any, Callable, Iterator, Optional
 from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
 from fuzzer.engine.events import NonFatalError, Phase, PhaseStarted
 from fuzzer.engine.orders import order_seed
+from fuzzer.engine.probed_formats import ProbedFormats
 from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.stream import cases as gen
 from fuzzer.harnesses.stream.checks import StreamCase, fault_violation
@@ -98,8 +99,10 @@ def open_pool(settings: StreamSettings) -> Any:
 
 
 @dataclass
-class StreamCampaignResult(CampaignResult):
-    """What a stream campaign found; every count the writers print comes from here."""
+class StreamCampaignResult(CampaignResult, ProbedFormats):
+    """What a stream campaign found; every count the writers print comes from here. The formats
+    streamed are :attr:`supported` (each "streamed"), those the parser was probed not to stream
+    :attr:`unsupported`."""
 
     job: str = "stream"
     units_word: str = "streams"
@@ -107,16 +110,13 @@ class StreamCampaignResult(CampaignResult):
     api: str = "events"
     shape: str = "openai"
     outputs: int = 0
-    formats: list = field(default_factory=list)
-    unsupported: dict = field(default_factory=dict)  # format -> why it is not streamed
     tools: list = field(default_factory=list)
 
     def to_report(self) -> dict:
         return {**self.base_report(), "job": self.job, "target": self.label, "mode": self.mode,
                 "parser_api": self.api if self.mode == "parser" else None,
                 "consumer_shape": self.shape if self.mode == "consumer" else None, "streams": self.executions,
-                "outputs": self.outputs, "tools": self.tools,
-                "formats": {"supported": {f: "streamed" for f in self.formats}, "unsupported": dict(self.unsupported)}}
+                "outputs": self.outputs, "tools": self.tools, "formats": self.formats_report()}
 
 
 class StreamSubject(Subject):
@@ -206,7 +206,7 @@ class StreamSubject(Subject):
             if not self.formats:
                 why = ", ".join(f"{k}: {v}" for k, v in list(self.result.unsupported.items())[:3])
                 return f"no format the parser streams: every format probed gave no call ({why}, ...)"
-        self.result.formats = list(self.formats)
+        self.result.supported = dict.fromkeys(self.formats, "streamed")
         return None
 
     def _probe_formats(self, job: Any) -> list:
@@ -300,7 +300,7 @@ class StreamSubject(Subject):
         job.open_finding(finding)
 
     def wrap_up(self, job: Any) -> None:
-        self.result.formats = list(self.formats)
+        self.result.supported = dict.fromkeys(self.formats, "streamed")
 
     # -- findings ------------------------------------------------------------------------------
     def new_finding(self, failure: Failure, job: Any) -> StreamFinding:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import asdict, dataclass, fields, replace
+from operator import attrgetter
 from typing import Any, Optional
 
 from fuzzer.harnesses.stream.checks import Run, StreamCase, violations_of
@@ -115,10 +116,8 @@ class StreamSpec(Limits):
     warmup_s: float = 0.0
 
     serve = "fuzzer.harnesses.stream.worker:StreamServer"
-
-    @property
-    def label(self) -> str:
-        return f"{self.settings.option} {self.settings.reference!r}"
+    option = property(attrgetter("settings.option"))  # --parser or --consumer
+    reference = property(attrgetter("settings.reference"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> StreamFault:
         return StreamFault(kind, elapsed, detail, tuple(tuple(f) for f in frames))

@@ -172,6 +172,18 @@ def _render_harmony(ctx: Context) -> list:
 # ----------------------------------------------------------------------------------------------------
 # DeepSeek V3
 
+#: DeepSeek V3's tool-call tokens, fullwidth bars and ``▁`` as its tokenizer writes them. V3.1
+#: writes the same tokens without ``function`` and the ``json`` fence (:mod:`.versioned`).
+DEEPSEEK_ENVELOPE = {"calls_begin": "<｜tool▁calls▁begin｜>", "call_begin": "<｜tool▁call▁begin｜>",
+                     "type": "function", "sep": "<｜tool▁sep｜>", "fence_open": "```json", "fence_close": "```",
+                     "call_end": "<｜tool▁call▁end｜>", "calls_end": "<｜tool▁calls▁end｜>"}
+#: What the versions writing those tokens share besides: the tag pairs the tokens form, the
+#: fragments that give a call away, the empty envelope and the token that ends the turn.
+DEEPSEEK_TOKEN_TRAITS: dict = dict(tags=(("calls_begin", "calls_end"), ("call_begin", "call_end")),
+                                   fragments=("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"),
+                                   empty_forms=("<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>",),
+                                   end_tokens=("<｜end▁of▁sentence｜>",))
+
 
 def _deepseek_name(name: str) -> bool:
     return one_line_name(name) and "｜" not in name and "`" not in name
@@ -179,21 +191,17 @@ def _deepseek_name(name: str) -> bool:
 
 @output_format("deepseek", description="DeepSeek V3 tool calls: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function"
                "<｜tool▁sep｜>NAME, then the arguments in a ```json fence",
-               envelope={"calls_begin": "<｜tool▁calls▁begin｜>", "call_begin": "<｜tool▁call▁begin｜>",
-                         "type": "function", "sep": "<｜tool▁sep｜>", "fence_open": "```json", "fence_close": "```",
-                         "call_end": "<｜tool▁call▁end｜>", "calls_end": "<｜tool▁calls▁end｜>"},
+               envelope=DEEPSEEK_ENVELOPE, **DEEPSEEK_TOKEN_TRAITS,
                bare_arguments=True, chatter_after=False, writes_name=_deepseek_name,
-               tags=(("calls_begin", "calls_end"), ("call_begin", "call_end")),
                tag_variants=(("<|tool▁calls▁begin|>", "<|tool▁calls▁end|>"),
                              ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"),
                              ("<｜tool calls begin｜>", "<｜tool calls end｜>"),
                              ("<｜tool▁calls▁begin｜>", "<｜tool▁call▁end｜>"), ("", "<｜tool▁calls▁end｜>")),
-               fence=("fence_open", "fence_close"), fragments=("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"),
+               fence=("fence_open", "fence_close"),
                fake_call="```<｜tool▁call▁end｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>{tool}\n```json\n{}\n"
                          "```<｜tool▁call▁end｜>",
-               empty_forms=("<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>",),
                version="v3", aliases=("deepseek:v3",), reasoning=THINK_NEWLINES,
-               end_tokens=("<｜end▁of▁sentence｜>",), markers=("<｜tool▁sep｜>", "<｜tool▁calls▁begin｜>"),
+               markers=("<｜tool▁sep｜>", "<｜tool▁calls▁begin｜>"),
                layouts=frozenset({"json", "newline", "fence_tag"}))
 def _render_deepseek(ctx: Context) -> list:
     t, nl = ctx.tokens, ctx.nl

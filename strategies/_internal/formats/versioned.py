@@ -29,6 +29,7 @@ from strategies._internal.formats.core import (
     CallObject, Context, Piece, Unrepresentable, call_id, json_payload, output_format, tag_name,
 )
 from strategies._internal.formats.reasoning import THINK_GLM, THINK_MISTRAL, THINK_TIGHT
+from strategies._internal.formats.special_tokens import DEEPSEEK_ENVELOPE, DEEPSEEK_TOKEN_TRAITS
 
 _JSON_END = frozenset({"json", "end_token"})
 
@@ -96,16 +97,13 @@ def _deepseek_name(name: str) -> bool:
 
 @output_format("deepseek:v3.1", description="DeepSeek V3.1: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>NAME<｜tool▁sep｜>"
                "{arguments}<｜tool▁call▁end｜>...<｜tool▁calls▁end｜> (V3's markers, no fence)",
-               envelope={"calls_begin": "<｜tool▁calls▁begin｜>", "call_begin": "<｜tool▁call▁begin｜>",
-                         "sep": "<｜tool▁sep｜>", "call_end": "<｜tool▁call▁end｜>", "calls_end": "<｜tool▁calls▁end｜>"},
+               envelope={k: v for k, v in DEEPSEEK_ENVELOPE.items() if k not in ("type", "fence_open", "fence_close")},
+               **DEEPSEEK_TOKEN_TRAITS,
                bare_arguments=True, chatter_after=False, chatter_gaps=("", "\n", " "), writes_name=_deepseek_name,
-               tags=(("calls_begin", "calls_end"), ("call_begin", "call_end")),
                tag_variants=(("<|tool▁calls▁begin|>", "<|tool▁calls▁end|>"),
                              ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>"), ("", "<｜tool▁calls▁end｜>")),
-               fragments=("<｜tool▁call▁begin｜>", "<｜tool▁sep｜>"),
                fake_call="<｜tool▁call▁end｜><｜tool▁call▁begin｜>{tool}<｜tool▁sep｜>{}<｜tool▁call▁end｜>",
-               empty_forms=("<｜tool▁calls▁begin｜><｜tool▁calls▁end｜>",), reasoning=THINK_TIGHT,
-               end_tokens=("<｜end▁of▁sentence｜>",), markers=("<｜tool▁sep｜>{", "<｜tool▁calls▁begin｜>"),
+               reasoning=THINK_TIGHT, markers=("<｜tool▁sep｜>{", "<｜tool▁calls▁begin｜>"),
                layouts=_JSON_END)
 def _render_deepseek_v31(ctx: Context) -> list:
     t = ctx.tokens

@@ -15,7 +15,7 @@ import json
 from typing import Any
 
 from strategies._internal.formats import CHATTER_AFTER, CHATTER_BEFORE, Format, Style, render, sentences
-from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
+from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator, tagged_reasoning
 from strategies._internal.operators.envelope_error import think_block, with_reasoning
 
 #: Blank outputs, the empty one first.
@@ -98,11 +98,7 @@ def reasoning_only(source: Any, ctx: MutationContext) -> Mutation:
     return Mutation(text, [], "reasoning that spells the call, and no call")
 
 
-def _think_tags(fmt: Format) -> bool:
-    return fmt.reasoning is not None and fmt.reasoning.open in ("<think>", "[THINK]")
-
-
-@mutator("unterminated_reasoning", anomaly_class="degenerate_output", formats=_think_tags)
+@mutator("unterminated_reasoning", anomaly_class="degenerate_output", formats=tagged_reasoning)
 def unterminated_reasoning(source: Any, ctx: MutationContext) -> Mutation:
     """A reasoning block that is never closed, with the call after it inside the reasoning.
 

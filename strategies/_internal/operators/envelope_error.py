@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from strategies._internal.formats import THOUGHTS, Format, Style, call_id
 from strategies._internal.mutator import (
-    Mutation, MutationContext, NotApplicable, call_objects, family, mutator, named, restyler,
+    Mutation, MutationContext, NotApplicable, call_objects, family, mutator, named, restyler, tagged_reasoning,
 )
 from strategies._internal.operators.textual import _faithful, _join
 
@@ -398,6 +398,15 @@ def harmony_header_error(source: Any, ctx: MutationContext) -> tuple:
     return Style(envelope={token: text}), f"harmony {token} written {text!r}"
 
 
+def _argument_tag_written_wrong(source: Any, ctx: MutationContext, spellings: tuple, nothing: str) -> tuple:
+    """One of the tags a family writes each argument with, written as in ``spellings`` ((envelope
+    token, text) pairs); calls without arguments have no such tag (``nothing`` says so)."""
+    if not any(call["arguments"] for call in ctx.calls):
+        raise NotApplicable(nothing)
+    token, text = source.choice(spellings)
+    return Style(envelope={token: text}), f"{ctx.format_spec.envelope[token]!r} written {text!r}"
+
+
 _QWEN_PARAMETERS = (("parameter", "<param="), ("parameter", "<parameter name="), ("parameter_close", "</param>"),
                     ("function", "<function name="), ("name_end", " >"))
 
@@ -405,10 +414,7 @@ _QWEN_PARAMETERS = (("parameter", "<param="), ("parameter", "<parameter name="),
 @restyler("xml_parameter_error", anomaly_class="envelope_error", formats=named("qwen3_xml"))
 def xml_parameter_error(source: Any, ctx: MutationContext) -> tuple:
     """Qwen3-Coder parameter tags written wrong: `<param=...>`, `<parameter name=...>`, `</param>`."""
-    if not any(call["arguments"] for call in ctx.calls):
-        raise NotApplicable("no parameters to misspell")
-    token, text = source.choice(_QWEN_PARAMETERS)
-    return Style(envelope={token: text}), f"{ctx.format_spec.envelope[token]!r} written {text!r}"
+    return _argument_tag_written_wrong(source, ctx, _QWEN_PARAMETERS, "no parameters to misspell")
 
 
 _JSONRPC = (("jsonrpc", "1.0"), ("jsonrpc", "2"), ("method", "tools.call"), ("method", "call_tool"),
@@ -432,12 +438,7 @@ def anthropic_block_error(source: Any, ctx: MutationContext) -> tuple:
 # --------------------------------------------------------------------------- reasoning of the families
 
 
-def _think_tags(fmt: Format) -> bool:
-    """Families whose reasoning is a tagged block (``<think>``, ``[THINK]``)."""
-    return fmt.reasoning is not None and fmt.reasoning.open in ("<think>", "[THINK]")
-
-
-@mutator("call_in_reasoning", anomaly_class="envelope_error", formats=_think_tags)
+@mutator("call_in_reasoning", anomaly_class="envelope_error", formats=tagged_reasoning)
 def call_in_reasoning(source: Any, ctx: MutationContext) -> Mutation:
     """The call written inside the reasoning too (the model *thinking about* it), then made.
 
@@ -462,10 +463,7 @@ _GLM_PAIRS = (("key_close", "</arg_value>"), ("value", "<arg_val>"), ("value_clo
 @restyler("arg_pair_error", anomaly_class="envelope_error", formats=family("glm"))
 def arg_pair_error(source: Any, ctx: MutationContext) -> tuple:
     """A broken `<arg_key>`/`<arg_value>` pair: a closing tag swapped, misspelled or missing."""
-    if not any(call["arguments"] for call in ctx.calls):
-        raise NotApplicable("no arguments to break")
-    token, text = source.choice(_GLM_PAIRS)
-    return Style(envelope={token: text}), f"{ctx.format_spec.envelope[token]!r} written {text!r}"
+    return _argument_tag_written_wrong(source, ctx, _GLM_PAIRS, "no arguments to break")
 
 
 @mutator("dsml_string_false", anomaly_class="envelope_error", formats=named("deepseek:v3.2"), truth="none")
