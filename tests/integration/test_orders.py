@@ -15,6 +15,7 @@ import pytest
 
 from fuzzer.harnesses.parser.campaign import CampaignJob, CampaignSettings
 from fuzzer.harnesses.parser.outcome import TargetSpec
+from fuzzer.harnesses.parser.tool import ToolCampaign
 from fuzzer.isolation import WorkerPool
 from fuzzer.isolation.spec import PIN_BYTES, PIN_HEADER, PIN_STRUCT
 from fuzzer.isolation.pool import Lost
@@ -162,14 +163,15 @@ def test_a_campaign_against_a_parser_that_hangs_often_keeps_searching():
     assert verdicts[Verdict.CRASH] >= 1, verdicts  # the planted crash behind the hangs was found
 
 
-def campaign(target: str, workers: int, seed: int, examples: int) -> Any:
+def campaign(target: str, workers: int, seed: int, examples: int, job: type = CampaignJob, timeout: float = 2.0,
+             **more: Any) -> Any:
     """A seeded campaign. The oracle that reads the clock (slow) is off and shrinking has time
     enough, so that nothing the run finds depends on how loaded the machine is (a CI run under
-    load once cut one shrink short at a 2 s cap)."""
+    load once cut one shrink short at a 2 s cap). ``more``: other settings."""
     settings = CampaignSettings(tools=["get_weather"], target=target, seed=seed, max_examples=examples,
-                                budget_s=120.0, shrink_cap_s=30.0, slow=False)
-    with pool_for(target, workers=workers) as pool:
-        return run_job(CampaignJob(REGISTRY, settings, pool)).result
+                                budget_s=120.0, shrink_cap_s=30.0, slow=False, **more)
+    with pool_for(target, workers=workers, timeout=timeout) as pool:
+        return run_job(job(REGISTRY, settings, pool)).result
 
 
 def summary(result: Any) -> tuple:
@@ -182,6 +184,37 @@ def test_a_seed_gives_the_same_run_with_two_workers():
     second = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=4000)
     assert first.executions <= 4000 and len(first.findings) >= 3
     assert summary(first) == summary(second)
+
+
+class CountingTool(ToolCampaign):
+    """Counts the orders planned, by class (the test below must see the workers plan some)."""
+
+    planned_by: collections.Counter = collections.Counter()
+
+    def order(self, count: int, number: int, reruns: int) -> Any:
+        order = super().order(count, number, reruns)
+        CountingTool.planned_by[type(order).__name__] += 1
+        return order
+
+
+class CountingJob(CampaignJob):
+    tool_campaign = CountingTool
+
+
+def test_a_seed_gives_the_same_run_whether_the_engine_or_the_workers_plan_the_orders():
+    """Past the scheduler's first pass, a large pool's orders are planned from the scheduler's
+    snapshot and each order's seed (fuzzer/harnesses/parser/drawn.py): by the engine or by the
+    worker, the same samples run, with the same ground truth, and the run finds the same."""
+    CountingTool.planned_by.clear()
+    engine = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, timeout=20.0,
+                      planning="snapshots")  # (a timeout no load reaches: no load-made hang on either side)
+    assert CountingTool.planned_by["DrawOrder"] == 0 and CountingTool.planned_by["FuzzOrder"] >= 10
+    CountingTool.planned_by.clear()
+    workers = campaign("fuzzer.targets.naive:parse", 2, seed=5, examples=6000, job=CountingJob, timeout=20.0,
+                       planning="workers")
+    assert CountingTool.planned_by["DrawOrder"] >= 10, CountingTool.planned_by  # most orders were planned there
+    assert len(engine.findings) >= 3
+    assert summary(engine) == summary(workers)
 
 
 def test_counts_from_the_workers_add_up_and_each_failure_is_filed_once():

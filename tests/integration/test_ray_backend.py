@@ -78,6 +78,36 @@ def test_same_seed_finds_exactly_what_the_local_back_end_finds(cluster, tmp_path
     assert "back end: ray" in remote.stdout
 
 
+def test_orders_the_actors_plan_find_what_orders_the_engine_plans_find_locally(connected):
+    """Past the scheduler's first pass, a large pool's workers plan their orders themselves from the
+    scheduler's snapshot (fuzzer/harnesses/parser/drawn.py): on the cluster, with the actors
+    planning, the same seed finds exactly what the local back end finds with the engine planning
+    from the same snapshots."""
+    from fuzzer.backends.ray import RayPool
+    from fuzzer.engine.pipeline import run_job
+    from fuzzer.harnesses.parser.campaign import CampaignSettings
+    from fuzzer.harnesses.parser.outcome import TargetSpec
+    from fuzzer.isolation import WorkerPool
+    from strategies._internal.tools import builtin_registry
+    from tests.integration.test_orders import CountingJob, CountingTool, summary
+
+    def campaign(pool: object, planning: str) -> object:
+        settings = CampaignSettings(tools=["get_weather"], target=NAIVE, seed=5, max_examples=4000, budget_s=120.0,
+                                    shrink_cap_s=30.0, slow=False, explore=False, planning=planning)
+        with pool:
+            return run_job(CountingJob(builtin_registry(), settings, pool)).result
+
+    spec = TargetSpec(target=NAIVE, cwd=str(ROOT), timeout=20.0)  # (no load-made hang on either side)
+    CountingTool.planned_by.clear()
+    local = campaign(WorkerPool(spec, workers=2), planning="snapshots")
+    assert CountingTool.planned_by["DrawOrder"] == 0
+    CountingTool.planned_by.clear()
+    remote = campaign(RayPool(spec, 2), planning="workers")
+    assert CountingTool.planned_by["DrawOrder"] >= 8, CountingTool.planned_by
+    assert len(local.findings) >= 3 and local.executions == 4000
+    assert summary(remote) == summary(local)  # executions, counts by class, signatures, counts, inputs
+
+
 @pytest.mark.parametrize("command, reference", [
     ("executor", "fuzzer.targets.executor_naive:make_executor"),
     ("agent", "fuzzer.targets.agent_naive:run"),

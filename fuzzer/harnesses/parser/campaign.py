@@ -56,6 +56,11 @@ class CampaignSettings:
     seeds: list = field(default_factory=list)
     #: Anomaly class -> weight for the scheduler (``--weights-from``).
     class_weights: Optional[dict] = None
+    #: How orders are planned past the scheduler's first pass (fuzzer/harnesses/parser/drawn.py):
+    #: "engine" (by the engine's scheduler, one stream of draws), "snapshots" (from its snapshot and
+    #: each order's seed, by the engine) or "workers" (the same, by the workers: the same samples as
+    #: "snapshots"); None: "workers" on a large pool, else "engine".
+    planning: Optional[str] = None
 
     def of(self, tool: str, key: str) -> Any:
         """The setting ``key`` for ``tool``: its override, else the job's."""

@@ -35,6 +35,8 @@ from strategies._internal.sample import Sample
 EXPLORATION = "exploration"
 #: Seeds kept (the newest first out when full).
 MAX_SEEDS = 400
+#: The longest input kept as a seed (havoc on a longer one would mostly copy it around).
+MAX_SEED_CHARS = 20_000
 #: Structured executions before exploration starts (the scheduler's first pass tries every operator).
 WARMUP = 1500
 #: Bounds of the exploration share of batches.
@@ -84,7 +86,7 @@ class Explorer:
 
     # -- the seed pool ---------------------------------------------------------------------------
     def add_seed(self, text: str, format: str) -> None:
-        if text and text not in self._texts and len(text) <= 20_000:
+        if text and text not in self._texts and len(text) <= MAX_SEED_CHARS:
             if len(self.seeds) == self.seeds.maxlen:
                 self._texts.discard(self.seeds[0][0])
             self.seeds.append((text, format))

@@ -24,21 +24,21 @@ from __future__ import annotations
 
 import pickle
 import random
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from fuzzer.engine.orders import Order
 from fuzzer.harnesses.parser.outcome import declined_quietly, outcome_of
 from fuzzer.harnesses.parser.oracle import Oracle, declined, rerun_judgment
+from fuzzer.harnesses.parser.explore import MAX_SEED_CHARS
+from fuzzer.harnesses.parser.recall import HISTORY, Trail
 from fuzzer.harnesses.parser.schedule import TRUNCATION_SWEEP, Cut, build_planned
 from strategies._internal.mutations import OPERATORS
 from strategies._internal.sample import Sample
 from strategies._internal.source import RandomSource
 from strategies._internal.tools import registry_digest
 
-#: Inputs remembered before each one, to explain a finding that only happens after others.
-HISTORY = 4096
 #: Fraction of passing inputs re-run to catch nondeterminism.
 RERUN_FRACTION = 0.01
 #: Tool visits a worker keeps the state of (a campaign visits its tools one after another).
@@ -71,9 +71,11 @@ class Visit:
 @dataclass
 class OrderResult:
     """What a worker sends back for one order. ``failures``: per signature new in this order,
-    (sample, outcome, judgment, count, the smallest (sample, outcome, judgment) or None, history texts or None —
-    sent the first time the worker saw the signature); ``seeds``: (text, format, lines) of the
-    inputs that reached target lines new to the worker."""
+    (sample, outcome, judgment, count, the smallest (sample, outcome, judgment, signature) or None, the inputs
+    that ran before it — by reference, :meth:`~fuzzer.harnesses.parser.recall.Trail.before` — or
+    None: sent the first time the worker saw the signature, and its oracle's signature). ``seeds``: (text,
+    format, lines) of the inputs that reached target lines new to the worker (the text "" when too
+    long to be a seed)."""
 
     by_class: dict = field(default_factory=dict)  # class -> [executions, failures]
     failures: list = field(default_factory=list)
@@ -123,24 +125,24 @@ class FuzzOrder(Order):
         state = _state_for(self, runner)
         result = OrderResult()
         by_class, groups = result.by_class, {}
-        oracle, recent, seeds = state.oracle, state.recent, result.seeds
+        oracle, seeds = state.oracle, result.seeds
         judge, signature = oracle.judge, oracle.signature
         rerun: list = []
         allowance, rnd = self.reruns, random.Random(self.seed ^ 0xD1CE)
-        tags, visit = state.tags, state.visit
-        source, cut_random = RandomSource(self.seed), random.Random(self.seed ^ 0xC075)
+        tags = state.tags
         served = runner.served
         lean, frames, enter = served.lean, served.frames, runner.enter
-        drawn: Optional[list] = [] if visit.keep_drawn else None
+        drawn: Optional[list] = [] if state.visit.keep_drawn else None
         left = self.count
         skip, index = self.skip, -1
-        for family in self.plan:
-            if left <= 0:
+        trail = state.trail.start(self.number)  # [number, first, end]: the inputs run, for histories
+        families = self.draw(state, runner)
+        while left > 0:
+            family = next(families, None)
+            if family is None:
                 break
-            runner.busy()
-            samples, built = build_planned(*family, registry=visit.registry, tool=state.tool, source=source,
-                                           cut_random=cut_random, cuts=state.sweep)
-            result.built.append(built)
+            plan, samples, built = family
+            self.built(result, plan, built, state)
             samples = samples[:left]
             left -= len(samples)
             if drawn is not None:
@@ -148,7 +150,9 @@ class FuzzOrder(Order):
             for sample in samples:
                 index += 1
                 if skip and index in skip:
-                    continue  # it hung or killed a worker: the engine holds it
+                    # it hung or killed a worker: the engine holds it; the trail goes on after it
+                    trail = state.trail.start(self.number, index + 1)
+                    continue
                 cut = sample.__class__ is Cut
                 base = sample.base if cut else sample
                 key = (base.format, sample.operator)
@@ -166,28 +170,28 @@ class FuzzOrder(Order):
                         enter(tag, index, cut_text)
                     row = lean(cut_text, runner.trace)
                     if declined_quietly(row):
-                        recent.append(sample)
+                        trail[2] = index + 1
                         continue
                     outcome = outcome_of(row)
                     if outcome.lines:
-                        seeds.append((base.text[:sample.end], base.format, outcome.lines))
+                        seeds.append((seed_text(cut_text), base.format, outcome.lines))
                     if declined(outcome) and not outcome.unsafe:
-                        recent.append(sample)
+                        trail[2] = index + 1
                         continue
                     sample = sample.materialize()
                 else:
                     enter(tag, index, sample.text)
                     outcome = outcome_of(lean(sample.text, runner.trace))
                     if outcome.lines:
-                        seeds.append((sample.text, base.format, outcome.lines))
+                        seeds.append((seed_text(sample.text), base.format, outcome.lines))
                 judgment = judge(sample, outcome)
                 if judgment.failed:
                     counts[1] += 1
                     outcome = frames(outcome)
-                    state.file(groups, sample, outcome, judgment, signature(sample, judgment, outcome).id)
+                    state.file(groups, sample, outcome, judgment, signature(sample, judgment, outcome))
                 elif len(rerun) < allowance and rnd.random() < RERUN_FRACTION:
                     rerun.append((sample, outcome, tag))
-                recent.append(sample)
+                trail[2] = index + 1
         for number, (sample, first, tag) in enumerate(rerun, self.count):
             if skip and number in skip:
                 continue
@@ -197,41 +201,91 @@ class FuzzOrder(Order):
             judgment = rerun_judgment(first, second)
             if judgment is not None:
                 second = frames(second)
-                state.file(groups, sample, second, judgment, signature(sample, judgment, second).id)
+                state.file(groups, sample, second, judgment, signature(sample, judgment, second))
         result.failures = [tuple(group) for group in groups.values()]
         result.drawn = drawn
         return result
 
+    def draw(self, state: "_VisitState", runner: Any) -> Iterator[tuple]:
+        """This order's samples, family by family, as (what was planned, its samples, what built):
+        a function of the order alone (the engine draws them again to recall what ran before a
+        failure: :func:`samples_of`). ``runner``: told before each build (None: not in a worker)."""
+        source, cut_random = RandomSource(self.seed), random.Random(self.seed ^ 0xC075)
+        registry, tool, sweep = state.visit.registry, state.tool, state.sweep
+        for family in self.families(state):
+            if runner is not None:
+                runner.busy()
+            samples, built = build_planned(*family, registry=registry, tool=tool, source=source,
+                                           cut_random=cut_random, cuts=sweep)
+            yield family, samples, built
 
-class _VisitState:
-    """A worker's state for one tool visit: its oracle, recent inputs and the signatures it has
-    reported (with their history) so far."""
+    def families(self, state: "_Drawing") -> list:
+        """The families this order builds: those the engine planned."""
+        return self.plan
+
+    def built(self, result: OrderResult, family: Any, built: list, state: "_VisitState") -> None:
+        """Note what building ``family`` found (the engine's scheduler hears of it after the round)."""
+        result.built.append(built)
+
+
+def seed_text(text: str) -> str:
+    """The text of an input that reached new lines, as it travels: none when exploration would not
+    keep it as a seed (:data:`~fuzzer.harnesses.parser.explore.MAX_SEED_CHARS`); its lines count."""
+    return text if len(text) <= MAX_SEED_CHARS else ""
+
+
+def samples_of(order: FuzzOrder, visit: "Visit") -> list:
+    """Every sample ``order`` draws, in the order its worker runs them (index for index): what the
+    engine draws again to tell the texts of a history given by reference (:mod:`~fuzzer.harnesses.parser.recall`)."""
+    state = _Drawing(_kept_registry(visit))
+    out: list = []
+    for _family, samples, _built in order.draw(state, None):
+        out.extend(samples[:max(0, order.count - len(out))])
+        if len(out) >= order.count:
+            break
+    return out
+
+
+class _Drawing:
+    """What drawing a visit's samples needs (in a worker, or in the engine recalling them)."""
 
     def __init__(self, visit: Visit):
         self.visit = visit
         self.tool = visit.registry[visit.tool]
-        self.oracle = Oracle(visit.registry, visit.level, cached=False)  # fresh calls: see Promise
         self.sweep = TRUNCATION_SWEEP in visit.operators
-        self.recent: deque = deque(maxlen=HISTORY)
+        #: the scheduler's snapshots orders planned in the worker brought (drawn.DrawOrder), decoded
+        self.kept: dict = {}
+
+
+class _VisitState(_Drawing):
+    """A worker's state for one tool visit: its oracle, the inputs it ran lately (by reference:
+    :class:`~fuzzer.harnesses.parser.recall.Trail`) and the signatures it has reported (with
+    their history) so far."""
+
+    def __init__(self, visit: Visit):
+        super().__init__(visit)
+        self.oracle = Oracle(visit.registry, visit.level, cached=False)  # fresh calls: see Promise
+        self.trail = Trail()
         self.reported: set = set()
         self.tags: dict = {}
 
-    def file(self, groups: dict, sample: Any, outcome: Any, judgment: Any, signature_id: str) -> None:
+    def file(self, groups: dict, sample: Any, outcome: Any, judgment: Any, signature: Any) -> None:
         """One failure into this order's groups: the first of its signature in full (with the
-        recent inputs' texts, if the worker never reported it), later ones as a count and the
-        smallest."""
+        inputs that ran before it, by reference, if the worker never reported it), later ones as
+        a count and the smallest."""
+        signature_id = signature.id
         group = groups.get(signature_id)
         if group is None:
             history = None
             if signature_id not in self.reported:
                 self.reported.add(signature_id)
-                history = tuple(text_of(item) for item in self.recent)
-            groups[signature_id] = [sample, outcome, judgment, 1, None, history]
+                history = self.trail.before()
+            groups[signature_id] = [sample, outcome, judgment, 1, None, history, signature]
             return
         group[3] += 1
         smallest = group[4][0] if group[4] is not None else group[0]
         if len(sample.text) < len(smallest.text):
-            group[4] = (sample, outcome, judgment)
+            group[4] = (sample, outcome, judgment, signature)
 
 
 _STATES: "OrderedDict[str, _VisitState]" = OrderedDict()
@@ -307,4 +361,5 @@ def pinned_sample(tag: str, text: str, tool: str, why: str) -> Sample:
                   description=f"pinned when {why}")
 
 
-__all__ = ["FuzzOrder", "HISTORY", "text_of", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample"]
+__all__ = ["FuzzOrder", "HISTORY", "OrderResult", "RERUN_FRACTION", "Visit", "pinned_sample", "samples_of", "seed_text",
+           "text_of"]

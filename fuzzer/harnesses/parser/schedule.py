@@ -64,6 +64,22 @@ class Variation:
         return f"{self.format}" + (f" ({', '.join(extras)})" if extras else "")
 
 
+@dataclass(frozen=True)
+class Arms:
+    """A snapshot of the scheduler past its first pass, all that planning an order's families
+    needs (:mod:`fuzzer.harnesses.parser.drawn`): the formats and their variants, the arms still
+    in play by format and class (retired ones left out), the classes' weights, and the arms known
+    to build (a failure to build one of those counts for nothing)."""
+
+    formats: tuple  # ((format, (prose, several[, reasoning])), ...), sorted
+    groups: tuple  # ((format, ((class, (operator, ...)), ...)), ...), sorted
+    class_weights: tuple  # ((class, weight), ...) from --weights-from
+    include_valid: bool
+    sweep: bool
+    cuts: bool
+    successes: frozenset  # (format, operator) of the arms that built at least once
+
+
 class Scheduler:
     def __init__(self, *, seed: int, formats: dict[str, tuple], arms: dict[str, list[str]],
                  operator_class: dict[str, str], class_weights: Optional[dict] = None):
@@ -99,6 +115,34 @@ class Scheduler:
         self._successes: set[tuple[str, str]] = set()
         self._succeeded_ops: set[str] = set()
         self._first_pass_open = True  # retried first-pass arms go back in until it is over
+
+    def arms(self) -> tuple:
+        """(formats, groups, class weights, successes) as :class:`Arms` holds them."""
+        formats = tuple(sorted((f, tuple(v)) for f, v in self._formats.items()))
+        groups = tuple(sorted((f, tuple(sorted((c, tuple(ops)) for c, ops in by_class.items() if ops)))
+                              for f, by_class in self._by_format_class.items()))
+        return formats, groups, tuple(sorted(self._class_weights.items())), frozenset(self._successes)
+
+    @classmethod
+    def steady(cls, arms: Arms, seed: int) -> "Scheduler":
+        """A scheduler past its first pass with ``arms`` in play, its draws from ``seed``: what an
+        order's families are planned with past the first pass (by the engine or a worker)."""
+        self = cls.__new__(cls)
+        self._class_weights = dict(arms.class_weights)
+        self._random = random.Random(seed ^ 0x5EED)
+        self._formats = dict(arms.formats)
+        self._operator_class = {n: o.anomaly_class for n, o in OPERATORS.items()}
+        self._by_format_class = {f: {c: list(ops) for c, ops in by_class} for f, by_class in arms.groups}
+        self._first_pass, self._elsewhere = [], {}
+        self._format_names = sorted(self._formats)
+        self._failures, self._successes, self._succeeded_ops = {}, set(arms.successes), set()
+        self._first_pass_open = False
+        return self
+
+    def close_first_pass(self) -> None:
+        """No first-pass arm goes back in from now on (what drawing a family past the first pass
+        does; orders planned from a snapshot draw none here: :mod:`fuzzer.harnesses.parser.drawn`)."""
+        self._first_pass_open = False
 
     def elsewhere(self, ops: list) -> dict:
         """For first-pass operators: the other formats they apply to (their retries' formats)."""
@@ -245,6 +289,35 @@ class SampleStream:
                 ops = family[1]
                 expected += len(ops) + (SWEEP_SIZE * ops.count(None) if self.sweep and self.cuts else 0)
         return families
+
+    def arms(self) -> Arms:
+        """A snapshot of this stream's scheduler past its first pass, to plan orders from (:class:`Arms`)."""
+        formats, groups, weights, successes = self.scheduler.arms()
+        return Arms(formats=formats, groups=groups, class_weights=weights, include_valid=self.include_valid,
+                    sweep=self.sweep, cuts=self.cuts, successes=successes)
+
+    @classmethod
+    def steady(cls, arms: Arms, seed: int) -> "SampleStream":
+        """A stream that plans (:meth:`plan`; it builds nothing) past the first pass with the
+        snapshot ``arms`` in play, its draws from ``seed``."""
+        self = cls.__new__(cls)
+        self.registry = self.tool = None
+        self.include_valid, self.sweep, self.cuts = arms.include_valid, arms.sweep, arms.cuts
+        self._cut_random = None
+        self.source = None
+        self.scheduler = Scheduler.steady(arms, seed)
+        return self
+
+    def tally(self, built: dict) -> None:
+        """What a worker that planned an order's families found building them: (format, operator)
+        -> [failures before its first build, whether it built]
+        (:meth:`fuzzer.harnesses.parser.drawn.DrawOrder.built`), told to the scheduler as
+        :meth:`feedback` tells it each attempt."""
+        for (fmt, op), (failed, ok) in built.items():
+            for _ in range(failed):
+                self.scheduler.failed_to_build(fmt, op)
+            if ok:
+                self.scheduler.built(fmt, op)
 
     def feedback(self, family: tuple, built: list) -> None:
         """What building a planned family found: (operator, whether it built[, the format it was

@@ -32,6 +32,7 @@ from fuzzer.engine.events import FormatsProbed, Phase, StopReason
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.subject import Failure, Subject
 from fuzzer.harnesses.parser.across_formats import FormatRoutes
+from fuzzer.harnesses.parser.drawn import ENGINE, PLANNING, WORKERS, large, order_size
 from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.damage import coarse_damage
@@ -66,7 +67,6 @@ class ParserSubject(Subject):
                  tool_campaign: Callable[[], type] = lambda: ToolCampaign):
         self.registry, self.settings, self.pool, self.result = registry, settings, pool, result
         self.label = settings.target
-        self.order_size = settings.batch_size
         self.tool_campaign = tool_campaign
         self.oracles = {level: Oracle(registry, level)
                         for level in {settings.level} | {settings.of(t, "level") for t in settings.tools}}
@@ -94,6 +94,24 @@ class ParserSubject(Subject):
 
     def size(self, case: Any) -> Any:
         return size_key(case)
+
+    @property
+    def order_size(self) -> int:
+        """Samples per structured order: the batch size, more on a large pool
+        (:func:`~fuzzer.harnesses.parser.drawn.order_size`; the pool's workers are known once it started)."""
+        return order_size(self.settings.batch_size, getattr(self.pool, "workers", 1))
+
+    @property
+    def planning(self) -> str:
+        """How orders are planned past the scheduler's first pass (:mod:`fuzzer.harnesses.parser.drawn`):
+        by the workers on a large pool, by the engine's scheduler on a small one, unless the
+        settings say otherwise."""
+        chosen = self.settings.planning
+        if chosen is not None:
+            if chosen not in PLANNING:
+                raise ValueError(f"planning must be one of {', '.join(PLANNING)}, not {chosen!r}")
+            return chosen
+        return WORKERS if large(getattr(self.pool, "workers", 1)) else ENGINE
 
     def settings_json(self) -> dict:
         s = self.settings
@@ -161,7 +179,7 @@ class ParserSubject(Subject):
         if tool is None:
             tool = self.new_tool_campaign(index, unit)
         explorer = self._explorer(unit, index) if s.explore else None
-        tool.explorer, tool.class_weights = explorer, s.class_weights
+        tool.explorer, tool.class_weights, tool.planning = explorer, s.class_weights, self.planning
         self.tool, self.explorer, self._ahead_started = tool, explorer, examples is not None
         report = tool.probe(deadline, None if examples is None else max(0, examples - job.tally.executions))
         prefix = f"{unit}: " if len(s.tools) > 1 else ""
@@ -258,7 +276,9 @@ class ParserSubject(Subject):
         routed across formats, offered to the finding book."""
         sample, outcome, judgment = failure.sample, failure.outcome, failure.judgment
         level = self.settings.of(sample.tool, "level") if sample.tool else self.settings.level
-        signature = self.oracles[level].signature(sample, judgment, outcome)
+        signature = failure.signature  # (as the worker's oracle keyed it: the same oracle)
+        if signature is None:
+            signature = self.oracles[level].signature(sample, judgment, outcome)
         offered = Failure(sample, outcome, judgment.verdict, signature, judgment.reason, history=failure.history,
                           count=failure.count, extra=(judgment, level, None))
         if format_less(signature) and self._across_formats(offered):

@@ -12,7 +12,7 @@ import itertools
 import os
 import pickle
 import random
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -20,8 +20,11 @@ from fuzzer.engine.campaign_result import ClassStats, Tally
 from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.orders import order_seed
 from fuzzer.isolation.pool import Lost
+from fuzzer.harnesses.parser.drawn import ENGINE, WORKERS, DrawOrder, steady_plan
 from fuzzer.harnesses.parser.oracle import Judgment, Oracle, brief, declined, rerun_judgment
-from fuzzer.harnesses.parser.orders import HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample
+from fuzzer.harnesses.parser.orders import (HISTORY, RERUN_FRACTION, FuzzOrder, Visit, pinned_sample, samples_of,
+                                            text_of)
+from fuzzer.harnesses.parser.recall import Recalled, recall_texts
 from fuzzer.harnesses.parser.schedule import Cut, SampleStream, Variation
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
@@ -37,6 +40,9 @@ PROBE_SAMPLES = 12
 PROBE_SHARE = 0.25
 #: Tells one tool visit from another in the workers' caches (a pool outlives a campaign).
 _VISITS = itertools.count()
+#: Orders of a visit kept to recall the inputs that ran before a failure (:mod:`~fuzzer.harnesses.parser.recall`):
+#: a worker's last HISTORY inputs span its last few orders, the pool's last rounds.
+KEPT_ORDERS = 4096
 
 
 def resolve_operators(anomalies: Optional[list[str]]) -> list[str]:
@@ -85,6 +91,8 @@ class Failure:
     history: Callable[[], tuple] = tuple
     #: Failures of this signature it stands for (a worker's order sends one per signature).
     count: int = 1
+    #: Its oracle's signature, when the worker that judged it computed it (None: not yet).
+    signature: Any = None
 
 
 @dataclass
@@ -113,6 +121,9 @@ class ToolCampaign:
 
     #: Have the workers send back what they drew (tests of the schedule read it in :meth:`_take`).
     keep_drawn = False
+    #: How orders are planned past the scheduler's first pass (:mod:`fuzzer.harnesses.parser.drawn`:
+    #: ENGINE, SNAPSHOTS or WORKERS); the subject sets it.
+    planning = ENGINE
 
     def __init__(self, *, registry: Any, tool_name: str, level: str, formats: Optional[list[str]],
                  operators: list[str], include_valid: bool, seed: int, oracle: Oracle,
@@ -141,6 +152,12 @@ class ToolCampaign:
         #: Anomaly class -> relative weight for the scheduler (``--weights-from``).
         self.class_weights: Optional[dict] = None
         self._probes: Optional[tuple] = None  # built ahead (prepare_probes)
+        #: This visit's orders by number, the latest ones, to recall what ran before a failure.
+        self._orders: "OrderedDict[int, Any]" = OrderedDict()
+        #: [the scheduler's snapshot past its first pass (schedule.Arms), it pickled for DrawOrders
+        #: or None]; None: taken again at the next order (a round's feedback may have changed it)
+        self._arms: Optional[list] = None
+        self._visit_object: Any = None
 
     # -- probing ---------------------------------------------------------------------------------
     def probe(self, deadline: Optional[float], examples: Optional[int] = None) -> ProbeReport:
@@ -278,19 +295,57 @@ class ToolCampaign:
 
     def order(self, count: int, number: int, reruns: int) -> FuzzOrder:
         """Order ``number`` of the campaign: ``count`` samples of this visit's structured arm (with
-        up to ``reruns`` re-runs for nondeterminism), planned here by the scheduler, built, run and
-        judged by a worker (:mod:`fuzzer.harnesses.parser.orders`)."""
+        up to ``reruns`` re-runs for nondeterminism), built, run and judged by a worker
+        (:mod:`fuzzer.harnesses.parser.orders`). Planned here by the scheduler while its first pass
+        lasts, and after it as :attr:`planning` says: by the scheduler still (ENGINE), or from its
+        snapshot and the order's seed (:func:`~fuzzer.harnesses.parser.drawn.steady_plan`) — here
+        (SNAPSHOTS) or in the worker (WORKERS, :class:`~fuzzer.harnesses.parser.drawn.DrawOrder`):
+        the same samples either way."""
         key, visit = self._visit
         self.planned += 1
-        return FuzzOrder(key, visit, self.stream.plan(count), order_seed(self.seed, number), count, reruns, number)
+        seed = order_seed(self.seed, number)
+        scheduler = self.stream.scheduler
+        if scheduler.in_first_pass or self.planning == ENGINE:
+            return self._keep(FuzzOrder(key, visit, self.stream.plan(count), seed, count, reruns, number))
+        scheduler.close_first_pass()
+        if self._arms is None:
+            self._arms = [self.stream.arms(), None]
+        snapshot = self._arms
+        if self.planning == WORKERS:
+            if snapshot[1] is None:
+                snapshot[1] = pickle.dumps(snapshot[0], pickle.HIGHEST_PROTOCOL)
+            return self._keep(DrawOrder(key, visit, snapshot[1], seed, count, reruns, number))
+        return self._keep(FuzzOrder(key, visit, steady_plan(snapshot[0], seed, count), seed, count, reruns, number))
+
+    def _keep(self, order: FuzzOrder) -> FuzzOrder:
+        orders = self._orders
+        orders[order.number] = order
+        while len(orders) > KEPT_ORDERS:
+            orders.popitem(last=False)
+        return order
+
+    def recall(self, runs: tuple) -> tuple:
+        """The texts of the inputs ``runs`` name (what a worker ran before a failure, by reference:
+        :class:`~fuzzer.harnesses.parser.recall.Trail`), drawn again from the orders kept."""
+        if self._visit_object is None:
+            self._visit_object = pickle.loads(self._visit[1])
+        visit = self._visit_object
+        return recall_texts(runs, self._orders.get, lambda order: samples_of(order, visit), text_of)
 
     def feedback(self, orders: list, results: list) -> None:
         """Tell the scheduler what a round's orders could build (at a fixed point of the run: after
         the round, so a seed's run stays the same whatever finished first)."""
         for order, result in zip(orders, results):
             if result is not None and not isinstance(result, Lost):
-                for family, built in zip(order.plan, result.built):
-                    self.stream.feedback(family, built)
+                built = result.built
+                if built.__class__ is dict:  # planned in the worker: per arm (drawn.DrawOrder)
+                    if built:
+                        self.stream.tally(built)
+                        self._arms = None
+                    continue
+                for family, flags in zip(order.plan, built):
+                    self.stream.feedback(family, flags)
+                    self._arms = None
 
     def _take(self, result: Any, order: Any) -> int:
         """File one order's result; returns the executions it counts (the inputs it hung or killed
@@ -301,13 +356,17 @@ class ToolCampaign:
         with BALANCED:  # its failures are in their classes and in the finding book, or in neither
             for cls, (executions, failures) in result.by_class.items():
                 tally.add(cls, executions, failures)
-            for sample, outcome, judgment, count, smallest, history in result.failures:
-                earlier = history or ()
+            for sample, outcome, judgment, count, smallest, history, signature in result.failures:
+                earlier = Recalled(history, self.recall) if history else ()
                 if smallest is not None:  # the same bug in a smaller input: offered for shrinking
-                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier))
-                    self.on_failure(Failure(*smallest, count=count - 1))
+                    self.on_failure(Failure(sample, outcome, judgment, lambda earlier=earlier: earlier,
+                                            signature=signature))
+                    small, small_outcome, small_judgment, small_signature = smallest
+                    self.on_failure(Failure(small, small_outcome, small_judgment, count=count - 1,
+                                            signature=small_signature))
                 else:
-                    self.on_failure(Failure(sample, outcome, judgment, lambda: earlier, count=count))
+                    self.on_failure(Failure(sample, outcome, judgment, lambda earlier=earlier: earlier, count=count,
+                                            signature=signature))
         if result.seeds and self.explorer is not None:
             self.explorer.observe_seeds(result.seeds)
         return ran + result.executions
