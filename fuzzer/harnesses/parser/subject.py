@@ -10,7 +10,8 @@ probe. A failure is keyed by its oracle's signature, then:
 * a rejection keyed without its format joins the finding of its signature only once it is shown to
   fail for the same reason in both formats (:mod:`fuzzer.harnesses.parser.across_formats`);
 * a corruption filed under a finding keyed by where the damage was made is traced first (the same
-  damage on another path is another bug), and a confirmed corruption is re-keyed by its path;
+  damage on another path is another bug), and a confirmed corruption is re-keyed by its path
+  (:mod:`fuzzer.harnesses.parser.path_routing`);
 * a failure that needs earlier inputs is filed with the finding of state kept between calls;
 * a hang stuck where another one is, or shown to be a super-linear growth met too late, is that
   finding (:mod:`fuzzer.harnesses.parser.slow_findings`).
@@ -38,16 +39,14 @@ from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.damage import coarse_damage
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict
 from fuzzer.harnesses.parser.orders import prepare_for_workers, text_of
+from fuzzer.harnesses.parser.path_routing import PathRouting, keeps_path_of
 from fuzzer.harnesses.parser.shrink import FindingShrinker, size_key
 from fuzzer.harnesses.parser.slow_findings import SlowFindings, SlowShare
 from fuzzer.harnesses.parser.tool import ToolCampaign, includes_valid, resolve_operators
+from fuzzer.harnesses.parser.tools_ahead import ToolsAhead
 
 #: Most passing inputs re-run per order to catch nondeterminism.
 RERUNS_PER_BATCH = 8
-#: Failures of each path-keyed corruption traced before they count towards it (each smaller one
-#: is too): enough to tell apart the paths one kind of damage takes, cheap (one traced run each).
-PATH_CHECKS = 8
-MAX_SUSPECTS = 64
 #: Verdicts that depend on the truth: a history-dependent one is keyed by "history", not damage.
 _TRUTH_VERDICTS = (Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOMALY)
 #: Verdicts not confirmed by running the input again: a hang costs a timeout, a nondeterminism is
@@ -83,12 +82,7 @@ class ParserSubject(Subject):
         self._slow_share: Optional[SlowShare] = None
         self._arm = "structured"
         self._before = (0, 0)  # (findings, lines reached) before the round or turn running
-        #: failures counted towards a path-keyed corruption by their oracle signature, to trace
-        self._suspects: list[tuple] = []
-        self._path_checks: dict[str, int] = {}
-        #: Path signatures keyed by the maker their trace found (the others: by the functions run).
-        self._by_maker: set[str] = set()
-        self._path_kinds: set = set()  # (finding, format, anomaly class) traced once already
+        self.paths = PathRouting(self.oracles)  # corruptions filed by the path that made them
         #: where the rejections of each (format-less signature, format) go
         self._formats = FormatRoutes()
 
@@ -310,7 +304,7 @@ class ParserSubject(Subject):
     def divert(self, found: Any, failure: Failure, job: Any) -> bool:
         self._note_variant(found, failure.case)
         return found.signature.id != failure.signature.id and "|path|" in found.signature.key and \
-            self._suspect(found, failure)
+            self.paths.suspect(found, failure)
 
     def ignored(self, failure: Failure) -> frozenset:
         """The tool's own ignore list; and this failure's signature when the one it had before keys
@@ -395,71 +389,12 @@ class ParserSubject(Subject):
                 found.count -= count
                 job.offer(replace(failure, signature=own, count=count, extra=(judgment, level, signature_id)))
 
-    def _suspect(self, found: Finding, failure: Failure) -> bool:
-        """A failure whose damage the oracle files under a corruption keyed by path: the path is
-        the bug, so it is traced (before the next settling: the pool is busy now) before it counts
-        there or becomes its shown input. The first few of each finding are, every smaller one,
-        and the first of each format and anomaly class (where another path is likeliest: one
-        path's failures may crowd the first few, a spelling of one format family losing every
-        argument while a helper drops empty strings in any format)."""
-        checks = self._path_checks.get(found.signature.id, 0)
-        smaller = len(failure.case.text) < len(found.best.text) and not found.history
-        kind = (found.signature.id, failure.case.format, failure.case.anomaly_class)
-        new_kind = kind not in self._path_kinds
-        if not (smaller or new_kind or checks < PATH_CHECKS) or len(self._suspects) >= MAX_SUSPECTS:
-            return False
-        self._path_kinds.add(kind)
-        self._path_checks[found.signature.id] = checks + 1
-        found.count += failure.count  # counted there until its path says otherwise (and if it is never traced)
-        self._suspects.append((found, failure))
-        return True
-
-    def _trace_suspects(self, job: Any) -> None:
-        """File each suspect where its path says: the finding it was counted towards, another
-        one, or a new finding (then confirmed and shrunk like any other)."""
-        from fuzzer.harnesses.parser.harness import keyed_by_maker
-
-        book = job.book
-        while self._suspects and not job.budget.time_up():
-            found, failure = self._suspects.pop(0)
-            sample, outcome = failure.case, failure.outcome
-            judgment, level, _ = failure.extra
-            keyed, by_maker = keyed_by_maker(self.oracles[level], sample, judgment, outcome, job.settle_run,
-                                             deadline=job.budget.deadline)
-            other = book.find(keyed.id) if "|path|" in keyed.key else None
-            if other is None and "|path|" in keyed.key:
-                other = self._same_maker(keyed, by_maker, book)
-                if other is not None:
-                    book.alias(keyed.id, other)  # later failures keyed so are filed there too
-            if "|path|" not in keyed.key or keyed.id == found.signature.id or other is found:
-                book.offer(found, sample, outcome)  # it is this finding's (and counted there already)
-                continue
-            with BALANCED:  # it moves whole: out of one finding's count, into another's
-                found.count -= failure.count  # it belongs elsewhere
-                job.offer(replace(failure, signature=keyed, extra=(judgment, level, failure.signature.id)))
-
-    def _same_maker(self, keyed: Any, by_maker: bool, book: Any, besides: Optional[Finding] = None) -> Optional[Finding]:
-        """The path finding a new path key is the same damage of, made by the same function
-        (:func:`corpus.signature.same_maker`: one of the two keyed by the maker its trace found,
-        the other by the functions its input ran, the maker among them), if the book holds one."""
-        from corpus.signature import same_maker
-
-        if by_maker:
-            self._by_maker.add(keyed.id)
-        for f in book.values():
-            if f is besides or "|path|" not in f.signature.key or (f.signature.id in self._by_maker) == by_maker:
-                continue
-            made, ran = (keyed.key, f.signature.key) if by_maker else (f.signature.key, keyed.key)
-            if same_maker(made, ran):
-                return f
-        return None
-
     def before_settling(self, job: Any) -> None:
         self._check_formats(job)
-        self._trace_suspects(job)
+        self.paths.trace_suspects(job)
 
     def settling_due(self, job: Any) -> bool:
-        return bool(self._suspects or self._formats.pending)
+        return bool(self.paths.suspects or self._formats.pending)
 
     # -- showing a finding again ---------------------------------------------------------------
     def confirmable(self, finding: Finding) -> bool:
@@ -513,7 +448,7 @@ class ParserSubject(Subject):
             judgment = oracle.judge(finding.sample, finding.outcome)
             keyed, by_maker = keyed_by_maker(oracle, finding.sample, judgment, finding.outcome, job.settle_run,
                                              deadline=job.budget.deadline)
-            twin = self._same_maker(keyed, by_maker, job.book, besides=finding) \
+            twin = self.paths.same_maker(keyed, by_maker, job.book, besides=finding) \
                 if "|path|" in keyed.key and job.book.find(keyed.id) is None else None
             self._rekey(finding, twin.signature if twin is not None else keyed, job)  # (merged there: one bug)
         return None
@@ -559,7 +494,7 @@ class ParserSubject(Subject):
             judgment = oracle.judge(sample, outcome)
             if judgment.failed:
                 match = oracle.signature(sample, judgment, outcome).id
-        keeps_path = self._keeps_path(finding, oracle, job)
+        keeps_path = keeps_path_of(finding, oracle, job)
         if keeps_path is not None and sample is not finding.sample and not keeps_path(sample, outcome):
             return False  # a smaller input of the same damage on another path (not traced before): not this bug's
         shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window,
@@ -586,26 +521,6 @@ class ParserSubject(Subject):
             # is the input shown, not the first one that crashed at that place
             finding.traceback = traceback
         return True
-
-    @staticmethod
-    def _keeps_path(finding: Finding, oracle: Any, job: Any) -> Optional[Callable[[Any, Any], bool]]:
-        """For a corruption filed by its path: whether a smaller input takes that path too (traced
-        once per text). Shrinking towards the oracle's signature alone crossed from a helper that
-        drops empty values into an envelope spelling that loses every argument — another bug, which
-        the finding then became."""
-        if "|path|" not in finding.signature.key:
-            return None
-        from fuzzer.harnesses.parser.harness import keyed_signature
-
-        wanted, traced = finding.signature.id, {}
-
-        def keeps(sample: Any, outcome: Any) -> bool:
-            if sample.text not in traced:
-                keyed = keyed_signature(oracle, sample, oracle.judge(sample, outcome), outcome, job.settle_run,
-                                        deadline=job.budget.deadline)
-                traced[sample.text] = keyed.id == wanted
-            return traced[sample.text]
-        return keeps
 
     def _fails_alone(self, finding: Finding, sample: Any, match: str, job: Any) -> tuple[bool, Optional[str]]:
         """Does a shrunk input still fail (the same way) in a fresh worker? Shrinking runs its
@@ -665,41 +580,4 @@ class ParserSubject(Subject):
         r.hints = reject_on_hints(r.findings, self.settings.target, self.settings.reject_on)
 
 
-class ToolsAhead:
-    """The next tool's :class:`~fuzzer.harnesses.parser.tool.ToolCampaign`, its probes built in a thread.
-
-    Building is pure Python on the tool's own source, so the samples are the ones the tool would
-    build when its turn came; a build that raises is thrown away and redone in turn, where its
-    error is reported as usual."""
-
-    def __init__(self) -> None:
-        self._index: Optional[int] = None
-        self._tool: Optional[ToolCampaign] = None
-        self._thread: Any = None
-        self._failed = False
-
-    def start(self, index: int, tool: ToolCampaign) -> None:
-        import threading
-
-        self.take(-1)  # an earlier one nobody took (its tool was skipped)
-        self._index, self._tool, self._failed = index, tool, False
-        self._thread = threading.Thread(target=self._build, name="toolfuzz-probes-ahead", daemon=True)
-        self._thread.start()
-
-    def _build(self) -> None:
-        try:
-            self._tool.prepare_probes()
-        except BaseException:  # noqa: BLE001 - redone in turn, where it is reported
-            self._failed = True
-
-    def take(self, index: int) -> Optional[ToolCampaign]:
-        """Tool ``index``'s campaign with its probes built (waits for the thread), or None."""
-        if self._thread is None:
-            return None
-        self._thread.join()
-        tool, ok = self._tool, self._index == index and not self._failed
-        self._index, self._tool, self._thread = None, None, None
-        return tool if ok else None
-
-
-__all__ = ["ParserSubject", "RERUNS_PER_BATCH", "ToolsAhead"]
+__all__ = ["ParserSubject", "RERUNS_PER_BATCH"]
