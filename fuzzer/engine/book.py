@@ -25,7 +25,8 @@ from fuzzer.engine.interrupts import BALANCED
 
 class FindingBook:
     def __init__(self, *, ignore: Iterable[str] = (), max_failures: Optional[int] = None,
-                 size: Callable[[Any], Any] = lambda case: None):
+                 size: Callable[[Any], Any] = lambda case: None,
+                 rank: Optional[Callable[[Any, Any], Any]] = None):
         self.findings: dict[str, Any] = {}
         #: Findings opened and not announced yet, oldest first: to confirm, shrink and announce.
         self.pending: list = []
@@ -39,6 +40,8 @@ class FindingBook:
         #: Failing executions whose signature is on the ignore list (counted, never reported).
         self.ignored = 0
         self.size = size
+        #: The order of the inputs a finding may show, best first (the harness's: by default its size).
+        self.rank = rank or (lambda finding, case: size(case))
 
     # -- looking up ------------------------------------------------------------------------------
     def find(self, signature_id: str) -> Optional[Any]:
@@ -88,10 +91,12 @@ class FindingBook:
         """The same bug shown by a smaller input (another operator, simpler calls): shrink that one
         too, later, and keep whichever result is smaller. Not for a finding that needs earlier
         inputs (its input is not the whole story)."""
-        size = self.size(case)
-        if size is None or finding.history or size >= self.size(finding.best):
+        if self.size(case) is None or finding.history:
             return
-        if finding.candidate is not None and size >= self.size(finding.candidate[0]):
+        rank = self.rank(finding, case)
+        if rank >= self.rank(finding, finding.best):
+            return
+        if finding.candidate is not None and rank >= self.rank(finding, finding.candidate[0]):
             return
         if not any(f is finding for f in self.improve):
             self.improve.append(finding)

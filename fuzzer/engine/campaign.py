@@ -95,7 +95,8 @@ class CampaignJob(Job):
                              shrink_share=settings.shrink_share, shrink_cap_s=settings.shrink_cap_s)
         self._slices = (unit_parts(settings.budget_s, units, subject, "budget_s"),
                         unit_parts(settings.max_examples, units, subject, "max_examples"))
-        self.book = FindingBook(ignore=settings.ignore, max_failures=settings.max_failures, size=subject.size)
+        self.book = FindingBook(ignore=settings.ignore, max_failures=settings.max_failures, size=subject.size,
+                                rank=subject.shown_rank)
         self.result_ = subject.result
         self.result_.seed = settings.seed
         self.tally: Tally = self.result_.tally

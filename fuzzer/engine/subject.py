@@ -63,6 +63,10 @@ class Subject:
         of a bug already found is not kept to shrink again (:meth:`improve`)."""
         return None
 
+    def shown_rank(self, finding: Any, case: Any) -> Any:
+        """The order of the inputs ``finding`` may show, best first: by default :meth:`size`."""
+        return self.size(case)
+
     # -- the campaign's shape ----------------------------------------------------------------------
     def units(self) -> list[str]:
         """The shares of the budget, visited one after another (the parser: its tools)."""

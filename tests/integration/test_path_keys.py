@@ -46,3 +46,19 @@ def test_a_damage_whose_trace_found_no_maker_joins_the_finding_of_the_maker_its_
     altered = [f for f in result.report("r.json")["failures"] if "string argument was altered" in f["title"]]
     assert len(altered) == 1, [f["title"] for f in altered]
     assert altered[0]["title"].endswith("(via decode_at)")
+
+
+def test_a_corruption_seen_on_a_valid_output_is_shown_and_stored_on_one(tmp_path):
+    """An anomalous input may be rejected: a corruption stored on one ("missing argument") passed
+    replay and was marked fixed once the parser rejected that input, the bug still there. When
+    the corruption happens on valid outputs too, one of them is what it shows and stores."""
+    from tests.conftest import run_cli
+
+    result = run_cli(tmp_path, "campaign", "--target", "tests.integration.targets.buggy:strips_and_checks_required",
+                     "--tool", "book_hotel", "--format", "hermes", "--seed", "3", "--max-examples", "6000",
+                     "--corpus", "corpus", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    altered = [f for f in result.report("r.json")["failures"] if f["verdict"] == "corruption"]
+    assert altered, result
+    for finding in altered:
+        assert finding["anomaly_class"] is None, (finding["title"], finding["minimized_input"])

@@ -89,6 +89,13 @@ class ParserSubject(Subject):
     def size(self, case: Any) -> Any:
         return size_key(case)
 
+    def shown_rank(self, finding: Any, case: Any) -> Any:
+        """Smaller first; but a corruption is shown on a valid output when it happens on one,
+        however small an anomalous one is: an anomaly may be rejected, so a parser that starts
+        rejecting the anomalous input stored for it would pass replay with the bug still there."""
+        anomalous = finding.verdict is Verdict.CORRUPTION and getattr(case, "anomaly_class", None) is not None
+        return (anomalous, size_key(case))
+
     @property
     def order_size(self) -> int:
         """Samples per structured order: the batch size, more on a large pool
@@ -499,7 +506,8 @@ class ParserSubject(Subject):
             return False  # a smaller input of the same damage on another path (not traced before): not this bug's
         shrunk = self.shrinkers[finding.level].shrink(sample, outcome, finding.verdict, match, budget_s=window,
                                                       hang_timeout=finding.timeout, also=keeps_path)
-        if finding.minimized is not None and size_key(shrunk.sample) >= size_key(finding.best):
+        if finding.minimized is not None and self.shown_rank(finding, shrunk.sample) >= \
+                self.shown_rank(finding, finding.best):
             return False
         alone, traceback = self._fails_alone(finding, shrunk.sample, match, job)
         if not alone:

@@ -212,3 +212,19 @@ def calls_in_thoughts(text):
         call = json.loads(body)
         calls.append({"name": call["name"], "arguments": call["arguments"]})
     return calls
+
+
+def strips_and_checks_required(text):
+    """Strips the spaces around every string argument (the bug), and rejects a call missing a
+    required argument of send_email (a check a user adds later, which must not hide the bug)."""
+    import json
+
+    from fuzzer.targets.reference import parse
+
+    calls = parse(text)
+    for call in calls:
+        if call["name"] == "get_weather" and "city" not in call["arguments"]:
+            raise ValueError("city is required")
+        call["arguments"] = {k: v.strip() if isinstance(v, str) else v for k, v in call["arguments"].items()}
+    json.dumps(calls)
+    return calls
