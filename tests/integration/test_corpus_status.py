@@ -8,6 +8,7 @@ regression (exit 1) and leaves it fixed, so the next gate still blocks.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -185,3 +186,22 @@ def test_set_status_and_reopen_are_the_way_back_from_a_wrong_fix(runner, tmp_pat
                  ["reopen", "--corpus", "nowhere", entry.signature]):
         bad = runner("corpus", *args)
         assert bad.code == 2 and bad.output.startswith("Error: ") and len(bad.output.splitlines()) == 1, bad
+
+
+def test_a_nondeterminism_entry_is_not_marked_fixed_by_a_replay_that_happened_to_agree(tmp_path):
+    """A target that drops arguments at random gives the truth on most single runs: replay runs a
+    nondeterminism entry's input, or one not reproducible alone, many times, and two answers or a
+    failing run fail it again (never "fixed")."""
+    from tests.conftest import run_cli
+
+    target = "tests.integration.targets.buggy:drops_at_random"
+    found = run_cli(tmp_path, "campaign", "--target", target, "--tool", "get_weather", "--seed", "0",
+                    "--max-examples", "6000", "--corpus", "corpus", "-q")
+    assert found.code == 1, found
+    replay = run_cli(tmp_path, "replay", "--corpus", "corpus", "--target", target, "--update")
+    entries = [json.loads(p.read_text()) for p in (tmp_path / "corpus").glob("*.json")]
+    nondeterministic = [e for e in entries if e["verdict"] == "nondeterminism"]
+    assert nondeterministic, [e["verdict"] for e in entries]
+    # (and a corruption filed as not reproducible alone: the same coin, another verdict)
+    assert all(e.get("status", "open") == "open" for e in entries), replay.stdout
+    assert "open -> fixed" not in replay.stdout and replay.code == 1, replay.stdout

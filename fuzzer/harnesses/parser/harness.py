@@ -12,6 +12,7 @@ import functools
 import hashlib
 import os
 import sys
+from dataclasses import replace
 from typing import Any, Callable, Optional
 
 from fuzzer.engine.harness import ReplayContext, Replayed
@@ -177,7 +178,48 @@ def replay_entries(items: list, *, run: Callable[..., list], registry: Any, leve
         results[i] = Replayed(path, entry, judgment.verdict.value, now.id if now else None, outcome=outcome,
                               what=now.what if now else None, rekeyed=rekeyed)
     _hangs_with_margin(items, results, outcomes, samples, run, timeout)
+    _flaky_runs(items, results, outcomes, samples, run,
+                lambda entry: oracles.setdefault(entry.level or level, Oracle(registry, entry.level or level)))
     return [r for r in results if r is not None]
+
+
+#: Runs on replay of an entry that did not fail on every run (a nondeterminism, or a failure not
+#: reproducible alone): one run that happens to agree with the truth says nothing about a target
+#: that answers at random.
+FLAKY_RUNS = 24
+
+
+def _answer(outcome: Any) -> tuple:
+    import json
+
+    return (outcome.kind, json.dumps(outcome.calls, sort_keys=True, default=repr) if outcome.calls is not None else None,
+            outcome.exception)
+
+
+def _flaky(entry: Any) -> bool:
+    """A nondeterminism entry, or one filed as not reproducible alone (its key is "history", with
+    no earlier inputs that would reproduce it)."""
+    return entry.verdict == "nondeterminism" or ((entry.what or "").endswith("|history") and not history_of(entry))
+
+
+def _flaky_runs(items: list, results: list, outcomes: dict, samples: dict, run: Callable, oracle_of: Callable) -> None:
+    """A flaky entry passes replay only when its input gives one passing answer over
+    :data:`FLAKY_RUNS` runs (a target dropping arguments at random gave the truth on a single
+    replay, and the entry was marked fixed with nothing changed); another answer, or a run that
+    fails, fails it again as the bug it was filed as."""
+    for i, (path, entry) in enumerate(items):
+        if not _flaky(entry) or results[i] is None or results[i].unjudged or i not in outcomes:
+            continue
+        again = [o for o in run([samples[i].text] * (FLAKY_RUNS - 1)) if o is not None]
+        oracle = oracle_of(entry)
+        answers = {_answer(o) for o in [outcomes[i], *again]}
+        failing = sum(oracle.judge(samples[i], o).failed for o in [outcomes[i], *again])
+        if len(answers) > 1 or failing:
+            why = f"{len(answers)} different answers" if len(answers) > 1 else f"{failing} failing run(s)"
+            results[i] = Replayed(path, entry, entry.verdict, entry.signature, outcome=outcomes[i],
+                                  note=f"{why} in {1 + len(again)} runs")
+        else:
+            results[i] = replace(results[i], note=f"the same passing answer in {1 + len(again)} runs")
 
 
 def _hangs_with_margin(items: list, results: list, outcomes: dict, samples: dict, run: Callable[..., list],

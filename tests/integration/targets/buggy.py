@@ -228,3 +228,11 @@ def strips_and_checks_required(text):
         call["arguments"] = {k: v.strip() if isinstance(v, str) else v for k, v in call["arguments"].items()}
     json.dumps(calls)
     return calls
+
+
+def drops_at_random(text):
+    """Drops the arguments of a call at random, one time in three (no state: a coin)."""
+    import random
+
+    calls = _reference(text)
+    return [dict(c, arguments={}) if random.random() < 1 / 3 else c for c in calls]
