@@ -447,3 +447,9 @@ def test_a_harmony_call_whose_recipient_opens_the_output_is_read(text):
 def test_lookalikes_of_those_spellings_stay_rejected(text):
     with pytest.raises(ValueError):
         reference.parse(text)
+
+
+def test_a_mistral_v11_call_whose_arguments_are_quoted_is_rejected_not_read_with_a_quote_in_its_name():
+    with pytest.raises(ValueError):
+        reference.parse("[TOOL_CALLS]get_weather'{\"city\": \"a\"}'")
+    assert reference.parse('[TOOL_CALLS]get_weather{"city": "a"}') == [{"name": "get_weather", "arguments": {"city": "a"}}]

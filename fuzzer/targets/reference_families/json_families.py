@@ -187,7 +187,7 @@ def _one_mistral_v11(text: str, i: int) -> tuple:
     if _ and (not ident or not ident.isalnum()):
         raise ValueError(f"invalid Mistral call id {ident!r:.40}")
     tag_name(name, "a Mistral call")
-    if any(c in name for c in "[]"):
+    if any(c in name for c in "[]'\"`"):  # (a quote before the brace: quoted arguments, not a name)
         raise ValueError(f"invalid Mistral tool name {name!r:.60}")
     arguments, end = decode_at(text, brace)
     return [call(name, arguments, "mistral call")], end
