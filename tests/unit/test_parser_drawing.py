@@ -20,20 +20,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fuzzer.harnesses.parser.campaign import CampaignSettings
 from fuzzer.harnesses.parser.drawn import DrawOrder, steady_plan
-from fuzzer.harnesses.parser.orders import FuzzOrder, OrderResult, Visit, samples_of, text_of
+from fuzzer.harnesses.parser.orders import FuzzOrder, OrderResult, samples_of, text_of
 from fuzzer.harnesses.parser.schedule import RETIRE_AFTER, SampleStream, Variation
 from fuzzer.harnesses.parser.subject import ParserSubject
-from fuzzer.harnesses.parser.tool import resolve_operators
-from strategies._internal.tools import builtin_registry, registry_digest
-
-REGISTRY = builtin_registry()
-TOOL = "get_weather"
-FORMATS = {"json": (True, True, False), "fenced": (True, True, False), "hermes": (True, True, True),
-           "pythonic": (True, True, False)}
-OPERATORS = resolve_operators(None)
-VISIT = Visit(registry=REGISTRY, tool=TOOL, operators=list(OPERATORS), level="parse",
-              registry_key=registry_digest(REGISTRY))
-VISIT_BLOB = pickle.dumps(VISIT, pickle.HIGHEST_PROTOCOL)
+from tests.unit.parser_visit import FORMATS, OPERATORS, REGISTRY, TOOL, VISIT, VISIT_BLOB
 
 
 def steady_stream(seed: int) -> SampleStream:

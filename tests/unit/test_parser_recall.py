@@ -19,25 +19,15 @@ from hypothesis import given, settings, strategies as st
 
 from fuzzer.harnesses.parser.drawn import DrawOrder
 from fuzzer.harnesses.parser.oracle import Oracle
-from fuzzer.harnesses.parser.orders import FuzzOrder, Visit, _state_for, samples_of, text_of
+from fuzzer.harnesses.parser.orders import FuzzOrder, _state_for, samples_of, text_of
 from fuzzer.harnesses.parser.outcome import outcome_of
 from fuzzer.harnesses.parser.recall import HISTORY, Trail, recall_texts
 from fuzzer.harnesses.parser.schedule import SampleStream
-from fuzzer.harnesses.parser.tool import resolve_operators
 from fuzzer.harnesses.parser.worker import Served
 from fuzzer.isolation.spec import PIN_HEADER
 from fuzzer.isolation.worker import OrderRunner
 from fuzzer.targets.naive import parse
-from strategies._internal.tools import builtin_registry, registry_digest
-
-REGISTRY = builtin_registry()
-TOOL = "get_weather"
-FORMATS = {"json": (True, True, False), "fenced": (True, True, False), "hermes": (True, True, True),
-           "pythonic": (True, True, False)}
-OPERATORS = resolve_operators(None)
-VISIT = Visit(registry=REGISTRY, tool=TOOL, operators=list(OPERATORS), level="parse",
-              registry_key=registry_digest(REGISTRY))
-VISIT_BLOB = pickle.dumps(VISIT, pickle.HIGHEST_PROTOCOL)
+from tests.unit.parser_visit import FORMATS, OPERATORS, REGISTRY, TOOL, VISIT, VISIT_BLOB
 
 
 class TrailSpy(Trail):
