@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import time
+from typing import Any, Callable
 
 import pytest
 
@@ -326,28 +327,39 @@ def _cmdline(pid: int) -> str:
         return ""
 
 
-def test_ctrl_c_stops_the_run_and_the_ray_instance_it_started(tmp_path):
-    proc = subprocess.Popen(cli_command("campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray",
-                                        "--workers", "2", "--budget", "300", "--report", "r.json"),
-                            cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
+def _interrupted_after_a_finding(tmp_path, *args: str, look: Callable[[int], Any]) -> tuple:
+    """Run ``fuzz ARGS`` until it files a finding, ``look(pid)`` at it still running, then Ctrl-C
+    it: (its exit code, stdout, stderr, what ``look`` saw)."""
+    proc = subprocess.Popen(cli_command(*args), cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=default_sigint)
     try:
         seen = []
-        for line in proc.stderr:  # running: Ray started, the actors fuzzing, a finding filed
+        for line in proc.stderr:  # running: the actors at work, a finding filed
             seen.append(line)
             if "] found " in line:
                 break
         assert proc.poll() is None, "".join(seen)
-        children = _descendants(proc.pid)
-        ray_processes = {pid for pid in children if "raylet" in _cmdline(pid) or "gcs_server" in _cmdline(pid)}
-        assert ray_processes, "the run started its own Ray instance"
+        looked = look(proc.pid)
         proc.send_signal(signal.SIGINT)
         stdout, stderr = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 1, stderr
+    return proc.returncode, stdout, stderr, looked
+
+
+def test_ctrl_c_stops_the_run_and_the_ray_instance_it_started(tmp_path):
+    def ray_instance(pid: int) -> set:
+        children = _descendants(pid)
+        ray_processes = {pid for pid in children if "raylet" in _cmdline(pid) or "gcs_server" in _cmdline(pid)}
+        assert ray_processes, "the run started its own Ray instance"
+        return children
+
+    code, stdout, stderr, children = _interrupted_after_a_finding(
+        tmp_path, "campaign", "--tool", "get_weather", "--target", NAIVE, "--backend", "ray", "--workers", "2",
+        "--budget", "300", "--report", "r.json", look=ray_instance)
+    assert code == 1, stderr
     assert "Traceback (most recent call last)" not in stdout + stderr, stderr
     assert "[stopped: interrupted]" in stdout, stdout
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
@@ -369,28 +381,15 @@ def _actor_processes(cluster) -> set:
 def test_ctrl_c_stops_a_stream_run_on_a_cluster_it_joined_and_its_actors(cluster, tmp_path):
     """Interrupted mid-run (rounds going on beside the settling of a finding): what was found is in
     the report and the corpus, and the run's actors on the cluster (left running) are gone."""
-    proc = subprocess.Popen(cli_command("stream", "--parser", STREAM_NAIVE["parser"], "--backend", "ray",
-                                        "--ray-address", cluster.address, "--workers", "2", "--budget", "300",
-                                        "--report", "r.json", "--corpus", "corp"),
-                            cwd=tmp_path, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=default_sigint)
-    try:
-        seen = []
-        for line in proc.stderr:  # running: the actors streaming, a finding filed
-            seen.append(line)
-            if "] found " in line:
-                break
-        assert proc.poll() is None, "".join(seen)
+    def actors_and_children(pid: int) -> tuple:
         actors = _actor_processes(cluster)
         assert actors, "the run's actors run on the cluster"
-        children = _descendants(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 1, stderr
+        return actors, _descendants(pid)
+
+    code, stdout, stderr, (actors, children) = _interrupted_after_a_finding(
+        tmp_path, "stream", "--parser", STREAM_NAIVE["parser"], "--backend", "ray", "--ray-address", cluster.address,
+        "--workers", "2", "--budget", "300", "--report", "r.json", "--corpus", "corp", look=actors_and_children)
+    assert code == 1, stderr
     assert "Traceback (most recent call last)" not in stdout + stderr, stderr
     assert "[stopped: interrupted]" in stdout and "back end: ray" in stdout, stdout
     report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
