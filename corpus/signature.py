@@ -216,7 +216,7 @@ def rejection_signature(*, format: Optional[str], exception: Optional[str], mess
     The format is not part of the key: one rejection raised at the same place with the same
     message for the same reason in two formats (the fenced and DeepSeek outputs that both reach
     one broken quote repair) is one bug, and its finding lists the formats. Whether the reason is
-    the same is the campaign's to tell (:mod:`fuzzer.formats_book`); a rejection whose cause is
+    the same is the campaign's to tell (:mod:`fuzzer.harnesses.parser.across_formats`); a rejection whose cause is
     one format's own (a fence only that format has) is keyed ``by_format``, as every rejection
     was before, so it stays apart. ``exception`` None: the target returned no call — nothing says
     where, so the format stays in the key."""

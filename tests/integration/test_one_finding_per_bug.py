@@ -31,6 +31,26 @@ def test_the_naive_parsers_rejection_bugs_are_one_finding_each_listing_their_for
         assert re.search(r"valid (fenced, deepseek|deepseek, fenced) outputs rejected", found[0]["title"]), found[0]
 
 
+def test_in_every_format_the_naive_parser_reads_each_rejection_bug_is_one_finding_and_two_causes_stay_two(cli):
+    """The default formats: in a bare JSON output the apostrophe bug shows only when text after the
+    JSON made the first ``json.loads`` fail, yet it is the fenced outputs' bug, one finding listing
+    every format. "Expecting value" is two bugs worded alike: an upper-case fence tag (fenced and
+    DeepSeek outputs) and prose before a bare JSON output; they stay two findings."""
+    result = cli("campaign", "--tool", "get_weather", "--target", NAIVE, "--anomaly", "valid",
+                 "--max-examples", "20000", "--seed", "3", "--no-coverage", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    rejections = [f for f in result.report()["failures"] if f["verdict"] == "false_reject"]
+    shown = [(f["signature"], f["formats"], f["title"]) for f in rejections]
+    (apostrophe,) = [f for f in rejections if NAIVE_REJECTIONS["apostrophe"] in f["title"]]
+    assert {"fenced", "deepseek", "json", "mcp", "llama3:json"} <= set(apostrophe["formats"]), shown
+    value = [f for f in rejections if NAIVE_REJECTIONS["upper-case fence"] in f["title"]]
+    (fence,) = [f for f in value if "fenced" in f["formats"]]
+    assert sorted(fence["formats"]) == ["deepseek", "fenced"] and "```JSON" in fence["minimized_input"], shown
+    (prose,) = [f for f in value if "json" in f["formats"]]
+    assert not {"fenced", "deepseek"} & set(prose["formats"]), shown
+    assert len(value) == 2, shown
+
+
 def test_messages_that_quote_the_input_give_one_signature_each_over_a_30_s_campaign(cli):
     """A ReAct parser's ``Could not extract tool use from input text: <the text>`` and an
     ``assert not rest, rest``: one signature each, whatever text each failing input held."""

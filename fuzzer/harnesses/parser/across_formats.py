@@ -7,11 +7,19 @@ same place with the same words — one bug, shown once, its formats listed. But 
 words can hide two causes: a parser whose one ``raise ValueError("no tool call")`` fires on an
 upper-case fence tag in one format and on a tag only another format has. Splitting one bug is
 the lesser harm than merging two, so a format joins a finding only when the reason is shown to
-be the same, both ways:
+be the same. Each of the two failures (the one the finding shows, the new format's first) is
+*written in the other's format* — its calls, in its layout, with its own prose where it had
+prose — and *given the other's calls* (its own recipe replayed with them: the same prose, end
+tokens and variations around another call list). The reason is the same when
 
-* what the new format's failure wrote (its calls, in its layout, with prose if it had some) is
-  rejected the same way when written in the finding's format, and
-* what the finding shows is rejected the same way when written in the new format.
+* both writings in the other format are rejected with the signature (the calls carry the bug
+  wherever they are written), or
+* both exchanges of calls are rejected with the signature, and at least one writing is too. A
+  bug some context must bring out (the naive parser repairs quotes only when prose after the
+  JSON made ``json.loads`` fail first, so a bare JSON output shows the apostrophe bug only with
+  prose after it) is found in both formats this way, whichever failure came first; two causes
+  that only their contexts bring out (an upper-case fence tag in one format, prose before the
+  JSON in another) still part, since neither failure written plainly in the other format fails.
 
 Otherwise the new format's rejections are its own finding, keyed with the format
 (:func:`corpus.signature.by_format`). The check runs the target twice, once per (signature,
@@ -22,29 +30,80 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from strategies._internal.build import Unbuildable, replay_recipe
-from strategies._internal.formats import Unrepresentable, render
+from corpus.signature import format_less
+from strategies._internal.build import Unbuildable, build_sample, replay_recipe
+from strategies._internal.formats import Rendered, Unrepresentable, get_format, render
 from strategies._internal.sample import Sample
 from strategies._internal.source import ReplaySource
 
 
 def written_in(sample: Sample, format: str, registry: Any, calls: Optional[list] = None) -> Optional[Sample]:
     """``sample``'s calls (or ``calls`` of them) written in ``format`` in the sample's layout, with
-    prose around them when the sample has prose, every other variation the format's commonest;
-    None when that cannot be written (no recipe to read the layout from, calls the format cannot
-    write)."""
+    the sample's own prose where it had prose (before the calls, after them), every other
+    variation the format's commonest; None when that cannot be written (no recipe to read the
+    layout from, calls the format cannot write)."""
     if sample.recipe is None or sample.calls is None or sample.anomaly_class is not None:
         return None
     try:
         built = replay_recipe(sample.recipe, registry, keep_rendered=True)
-        layout = built.rendered.layout if built.rendered is not None else None
-        chatter = bool(built.rendered.chatter) if built.rendered is not None else False
-        rendered = render(format, calls if calls is not None else sample.calls, ReplaySource(()), chatter=chatter,
-                          layout=layout)
+        if built.rendered is None:
+            return None
+        rendered = _with_prose_of(built.rendered, format, calls if calls is not None else sample.calls)
     except (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError):
         return None
     return Sample(text=rendered.text, format=format, anomaly_class=None, operator=None, calls=rendered.calls,
                   tool=sample.tool, description=f"the calls of a {sample.format} output written in {format}")
+
+
+def _with_prose_of(original: Any, format: str, calls: list) -> Any:
+    """``calls`` rendered in ``format`` in ``original``'s layout, the prose pieces ``original`` had
+    before and after its calls put in the same places, and the end-of-turn token it ended with
+    kept where ``format`` has none of its own (text after the calls, as prose is); a format whose
+    prose is part of its payload gets its commonest prose instead."""
+    fmt, was = get_format(format), get_format(original.format)
+    chatter = [p for p in original.pieces if p.role == "chatter"]
+    lay = original.layout
+    ended = [p for p in original.pieces[-2:] if p.role == "envelope" and p.text in was.end_tokens] \
+        if lay.end_token and not fmt.end_tokens else []
+    if fmt.prose_inside or was.prose_inside or not (chatter or ended):
+        return render(format, calls, ReplaySource(()), chatter=bool(chatter), layout=lay)
+    plain = render(format, calls, ReplaySource(()), chatter=False, layout=lay)
+    roles = [p.role for p in original.pieces]
+    first_other = next((i for i, role in enumerate(roles) if role not in ("chatter", "reasoning")), len(roles))
+    before = [p for p in original.pieces[:first_other] if p.role == "chatter"]
+    after = [p for p in original.pieces[first_other:] if p.role == "chatter"] + ended
+    trailing = int(bool(lay.end_token and fmt.end_tokens)) + int(bool(lay.trailing_newline))
+    pieces = list(plain.pieces)
+    cut = len(pieces) - trailing
+    pieces = before + pieces[:cut] + after + pieces[cut:]
+    return Rendered(format=plain.format, calls=plain.calls, pieces=tuple(pieces), chatter=bool(chatter), layout=lay)
+
+
+def given_calls(sample: Sample, calls: list, registry: Any) -> Optional[Sample]:
+    """``sample`` with ``calls`` in place of its own: its recipe replayed with them, so the same
+    prose, end tokens and variations surround another call list. None when it cannot be."""
+    if sample.recipe is None or sample.anomaly_class is not None or not calls:
+        return None
+    try:
+        return replay_recipe(sample.recipe, registry, calls=calls)
+    except (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return None
+
+
+def _exchanges(sample: Sample, calls: list, registry: Any) -> list:
+    """``sample`` given ``calls`` (its recipe replayed with them, and its calls' rendering with
+    them in its place): all of them and each alone (another of them may fail first for another
+    reason), as they are and repeated to as many calls as the sample has
+    (a context may need several calls: the ``; `` between two calls that makes a bare JSON parse
+    fail first), never with any of the sample's own calls left in."""
+    count = len(sample.calls or [])
+    lists = [calls] + ([[call] for call in calls] if len(calls) > 1 else [])
+    options = [o for given in lists for o in [given] + ([(given * count)[:count]] if count > len(given) else [])]
+    made = [given_calls(sample, c, registry) for c in options]
+    # and written as the sample's own calls would be (its layout, its prose in its places): the
+    # recipe replayed with another number of calls may draw its prose elsewhere
+    made += [written_in(sample, sample.format, registry, c) for c in options]
+    return [x for x in made if x is not None]
 
 
 def _writings(sample: Sample, format: str, registry: Any) -> list:
@@ -59,19 +118,43 @@ def _writings(sample: Sample, format: str, registry: Any) -> list:
 def same_reason(*, oracle: Any, registry: Any, run: Callable[..., list], shown: Sample, failing: Sample,
                 signature_id: str, deadline: Optional[float] = None) -> Optional[bool]:
     """Whether ``failing`` (a rejection in another format than ``shown``'s, with the same
-    ``signature_id``) fails for the reason ``shown`` does: each one's calls (all of them, or one
-    of them), written in the other's format, are rejected with ``signature_id`` too. None when
-    the deadline came first."""
-    ways = [_writings(failing, shown.format, registry), _writings(shown, failing.format, registry)]
-    if not all(ways):
-        return False  # not shown to be the same: apart
+    ``signature_id``) fails for the reason ``shown`` does (see the module's docstring). Every test
+    is asked of both failures alike, so the answer never depends on which one came first. None
+    when the deadline came first."""
+    ways = [_writings(failing, shown.format, registry), _writings(shown, failing.format, registry),
+            _exchanges(failing, shown.calls or [], registry), _exchanges(shown, failing.calls or [], registry),
+            _exchanges(failing, _plain_calls(failing, registry), registry),
+            _exchanges(shown, _plain_calls(shown, registry), registry)]
     probes = [p for way in ways for p in way]
+    if not probes:
+        return False  # not shown to be the same: apart
     outcomes = run([p.text for p in probes], deadline=deadline)
     if any(o is None for o in outcomes):
         return None
-    failed = iter([oracle.judge(p, o).failed and oracle.signature(p, oracle.judge(p, o), o).id == signature_id
-                   for p, o in zip(probes, outcomes)])
-    return all(any([next(failed) for _ in way]) for way in ways)
+    rejected = iter([_rejected(oracle, p, o, signature_id) for p, o in zip(probes, outcomes)])
+    written, exchanged, context_only = [[any([next(rejected) for _ in way]) for way in two]
+                                        for two in (ways[0:2], ways[2:4], ways[4:6])]
+    if context_only[0] != context_only[1]:
+        return False  # one format's context fails whatever the calls, the other's calls are to blame
+    if all(context_only):
+        return all(written)  # what fails is the context: it must fail carried to the other format too
+    return all(written) or all(exchanged)
+
+
+def _plain_calls(sample: Sample, registry: Any) -> list:
+    """The plainest valid calls of the sample's tool (every choice the commonest: ``"a"`` for a
+    string), to tell whether the sample's context fails whatever calls it surrounds. Empty when
+    there are none."""
+    try:
+        return build_sample(ReplaySource(()), registry=registry, tool=registry[sample.tool],
+                            format=sample.format).calls or []
+    except (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return []
+
+
+def _rejected(oracle: Any, probe: Sample, outcome: Any, signature_id: str) -> bool:
+    judgment = oracle.judge(probe, outcome)
+    return judgment.failed and oracle.signature(probe, judgment, outcome).id == signature_id
 
 
 class FormatRoutes:
@@ -92,16 +175,29 @@ class FormatRoutes:
     def decide(self, signature_id: str, format: str, finding_id: str) -> None:
         self.routes[(signature_id, format)] = finding_id
 
+    def splits(self, signature_id: str, book: Any) -> list:
+        """The findings rejections of ``signature_id`` were split into so far (one per format
+        first split; a later format may join one of them)."""
+        ids = dict.fromkeys(routed for (sig, _), routed in self.routes.items()
+                            if sig == signature_id and routed != signature_id)
+        return [f for f in (book.find(i) for i in ids) if f is not None]
+
     def learn(self, entries: Any) -> None:
-        """Routes a corpus already holds: a rejection it filed as a format's own (its ``what``
-        names the format, its scenario the format-less signature it was split from) goes there
-        again, whatever this run meets first."""
+        """Routes a corpus already holds, whatever this run meets first: a rejection it filed as a
+        format's own (its ``what`` names the format, its scenario the format-less signature it was
+        split from) goes there again, with the other formats that entry lists, and a format a format-less rejection's entry lists goes to
+        that entry again."""
         for entry in entries:
+            if entry.verdict != "false_reject":
+                continue
             match = (entry.scenario or {}).get("match")
             what = entry.what or ""
-            if entry.verdict == "false_reject" and match and entry.format and \
-                    what.startswith(f"false_reject|{entry.format}|"):
-                self.routes.setdefault((match, entry.format), entry.signature)
+            if match and entry.format and what.startswith(f"false_reject|{entry.format}|"):
+                for fmt in entry.formats or [entry.format]:
+                    self.routes.setdefault((match, fmt), entry.signature)
+            elif format_less(what):
+                for fmt in entry.formats or ([entry.format] if entry.format else []):
+                    self.routes.setdefault((entry.signature, fmt), entry.signature)
 
 
-__all__ = ["FormatRoutes", "same_reason", "written_in"]
+__all__ = ["FormatRoutes", "given_calls", "same_reason", "written_in"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from corpus.signature import format_less, retitled_path
+from corpus.signature import format_less, format_specific, retitled_path
 from fuzzer.harnesses.parser.outcome import describe_outcome
 from fuzzer.harnesses.parser.reproduce import (Expected, command_for, expected_of, file_command, needs_file, reproducer_document,
                               reproducer_path)
@@ -86,12 +86,16 @@ class Finding(ShrunkFinding):
     @property
     def title(self) -> str:
         """The signature's title; a rejection keyed without its format names the formats it was
-        seen in ("valid fenced, deepseek outputs rejected ...")."""
+        seen in ("valid fenced, deepseek outputs rejected ..."), and so does one keyed with its
+        format that another format joined."""
         title = self.signature.title
         if self.formats and format_less(self.signature):
             shown = ", ".join(self.formats)
             title = title.replace("valid output rejected", f"valid {shown} output{'s' if len(self.formats) > 1 else ''} "
                                   "rejected", 1)
+        elif len(self.formats) > 1 and format_specific(self.signature):  # a later format joined a split
+            first = self.signature.key.split("|")[1]
+            title = title.replace(f"valid {first} rejected", f"valid {', '.join(self.formats)} outputs rejected", 1)
         return title
 
     @property

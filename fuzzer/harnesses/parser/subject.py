@@ -366,8 +366,10 @@ class ParserSubject(Subject):
 
     def _check_formats(self, job: Any) -> None:
         """Decide the (signature, format) pairs waiting: the format joins the finding when the
-        reason is the same both ways (:func:`fuzzer.harnesses.parser.across_formats.same_reason`),
-        else its rejections become a finding of their own, keyed with the format."""
+        reason is the same (:func:`fuzzer.harnesses.parser.across_formats.same_reason`), else the
+        finding an earlier format was split into when its reason is the same as that one's (an
+        upper-case fence tag a fenced and a DeepSeek output both carry), else its rejections become
+        a finding of their own, keyed with the format."""
         from corpus.signature import by_format
         from fuzzer.harnesses.parser.across_formats import same_reason
 
@@ -379,16 +381,28 @@ class ParserSubject(Subject):
             found = book.find(found.signature.id) or found
             signature_id, fmt = key
             judgment, level, _ = failure.extra
-            same = same_reason(oracle=self.oracles[level], registry=self.registry, run=job.settle_run,
-                               shown=found.best, failing=failure.case, signature_id=found.oracle_id,
-                               deadline=job.budget.deadline)
-            if same is None:  # no time left to tell: it stays counted there, the format not listed
-                return
-            if same:
+            joined = None
+            for candidate in [found] + self._formats.splits(signature_id, book):
+                same = same_reason(oracle=self.oracles[level], registry=self.registry, run=job.settle_run,
+                                   shown=candidate.best, failing=failure.case, signature_id=found.oracle_id,
+                                   deadline=job.budget.deadline)
+                if same is None:  # no time left to tell: it stays counted there, the format not listed
+                    return
+                if same:
+                    joined = candidate
+                    break
+            if joined is found:
                 self._formats.decide(signature_id, fmt, found.signature.id)
                 found.formats.append(fmt)
                 self._note_variant(found, failure.case)
                 book.offer(found, failure.case, failure.outcome)
+                continue
+            if joined is not None:  # the count moves whole, into the earlier split
+                self._formats.decide(signature_id, fmt, joined.signature.id)
+                joined.formats.append(fmt)
+                with BALANCED:
+                    found.count -= count
+                    self._count_into(joined, failure, count)
                 continue
             own = by_format(failure.signature, fmt)
             self._formats.decide(signature_id, fmt, own.id)
