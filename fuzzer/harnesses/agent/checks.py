@@ -88,6 +88,21 @@ def check(name: str, *, enabled: Optional[Callable[[AgentPolicy], bool]] = None)
     return register
 
 
+def execution_check(name: str, *, enabled: Optional[Callable[[AgentPolicy], bool]] = None) -> Callable:
+    """Register a check of each execution on its own (:func:`check`): ``function(ep, execution)``
+    tells whether that one call should not have run; the episode's violation is the first."""
+
+    def register(function: Callable) -> Callable:
+        def first(ep: Episode) -> Optional[Violation]:
+            return next((v for v in (function(ep, e) for e in ep.executions) if v is not None), None)
+
+        first.__doc__, first.__name__ = function.__doc__, function.__name__
+        check(name, enabled=enabled)(first)
+        return function
+
+    return register
+
+
 def judge(episode: Episode) -> list[Violation]:
     """Every violation of the episode, one per enabled check, in registry order."""
     found = []
@@ -247,55 +262,51 @@ def _unanswered_ids(ep: Episode) -> Optional[Violation]:
     return None
 
 
-@check("unvalidated_execution", enabled=lambda p: p.validates_calls)
-def unvalidated_execution(ep: Episode) -> Optional[Violation]:
+@execution_check("unvalidated_execution", enabled=lambda p: p.validates_calls)
+def unvalidated_execution(ep: Episode, e: dict) -> Optional[Violation]:
     """a call whose arguments break the tool's JSON Schema reached the tool"""
     from jsonschema.exceptions import best_match
 
-    for e in ep.executions:
-        if e["name"] not in ep.registry:
-            continue
-        if e["match"] == "exact" and ep.script.turn(e["window"]).step in EXECUTABLE_STEPS:
-            # exactly a call the schema's generator drew for a valid step: valid by construction
-            # (tests/unit/test_agent_script.py checks that with jsonschema); everything else the
-            # loop ran is validated here — malformed calls, repairs, edits, calls of other turns.
-            continue
-        validator = tool_validator(ep.registry[e["name"]])
-        if validator.is_valid(e["arguments"]):
-            continue
-        error = best_match(validator.iter_errors(e["arguments"]))
-        at = "/" + "/".join(str(p) for p in error.absolute_path)
-        return _violation("unvalidated_execution", f"schema keyword {error.validator}",
-                          f"arguments breaking the schema ({error.validator}) reached the tool",
-                          f"{_shown(e)} ran in turn {e['window'] + 1} although its arguments break the schema: "
-                          f"{error.message[:200]} (at {at})")
-    return None
+    if e["name"] not in ep.registry:
+        return None
+    if e["match"] == "exact" and ep.script.turn(e["window"]).step in EXECUTABLE_STEPS:
+        # exactly a call the schema's generator drew for a valid step: valid by construction
+        # (tests/unit/test_agent_script.py checks that with jsonschema); everything else the
+        # loop ran is validated here — malformed calls, repairs, edits, calls of other turns.
+        return None
+    validator = tool_validator(ep.registry[e["name"]])
+    if validator.is_valid(e["arguments"]):
+        return None
+    error = best_match(validator.iter_errors(e["arguments"]))
+    at = "/" + "/".join(str(p) for p in error.absolute_path)
+    return _violation("unvalidated_execution", f"schema keyword {error.validator}",
+                      f"arguments breaking the schema ({error.validator}) reached the tool",
+                      f"{_shown(e)} ran in turn {e['window'] + 1} although its arguments break the schema: "
+                      f"{error.message[:200]} (at {at})")
 
 
-@check("premature_execution")
-def premature_execution(ep: Episode) -> Optional[Violation]:
+@execution_check("premature_execution")
+def premature_execution(ep: Episode, e: dict) -> Optional[Violation]:
     """a call was executed before the stream carrying it had delivered all of its arguments"""
-    for e in ep.executions:
-        streamed = e.get("streamed")
-        if streamed and streamed[0] < streamed[1]:
-            taken, needed = streamed
-            return _violation("premature_execution", "premature_execution|streamed",
-                              "a call executed while its arguments were still streaming",
-                              f"{_shown(e)} ran after {taken} of the {needed} chunks that carry its call had "
-                              f"arrived (turn {e['window'] + 1}): its arguments were still being streamed")
-    return None
+    streamed = e.get("streamed")
+    if not streamed or streamed[0] >= streamed[1]:
+        return None
+    taken, needed = streamed
+    return _violation("premature_execution", "premature_execution|streamed",
+                      "a call executed while its arguments were still streaming",
+                      f"{_shown(e)} ran after {taken} of the {needed} chunks that carry its call had "
+                      f"arrived (turn {e['window'] + 1}): its arguments were still being streamed")
 
 
-@check("truncated_execution")
-def truncated_execution(ep: Episode) -> Optional[Violation]:
+@execution_check("truncated_execution")
+def truncated_execution(ep: Episode, e: dict) -> Optional[Violation]:
     """a call from a response cut off at the length limit was executed"""
-    for e in ep.executions:
-        w = e["window"]
-        if w >= 0 and e["call"] is not None and ep.script.turn(w).truncated:
-            return _violation("truncated_execution", "truncated response", "a call from a truncated response executed",
-                              f"{_shown(e)} ran although the model's response in turn {w + 1} was cut off "
-                              f"({ep.script.turn(w).note or 'finish_reason=length'})")
-    return None
+    w = e["window"]
+    if w < 0 or e["call"] is None or not ep.script.turn(w).truncated:
+        return None
+    return _violation("truncated_execution", "truncated response", "a call from a truncated response executed",
+                      f"{_shown(e)} ran although the model's response in turn {w + 1} was cut off "
+                      f"({ep.script.turn(w).note or 'finish_reason=length'})")
 
 
 @check("converged_loop", enabled=lambda p: p.convergence >= 2)

@@ -58,14 +58,32 @@ Check = Callable[["Judgement"], Iterable[Violation]]
 CHECKS: Registry[Check] = Registry("check")
 
 
-def check(function: Check) -> Check:
+def check(function: Optional[Check] = None, *, promise: Optional[str] = None) -> Any:
     """Register a check under its function name (= its verdict), and the verdict in words (its
-    docstring's first line) in :data:`fuzzer.engine.verdicts.VERDICTS`."""
+    docstring's first line) in :data:`fuzzer.engine.verdicts.VERDICTS`.
+
+    ``promise``: the policy key whose promise the check judges (``max_attempts``, ``deadline``,
+    ``validates_calls``...). A policy that does not make it (the key is None or false) is not
+    judged by the check at all; one that does hands the check its value: ``check(j, value)``."""
+    if function is None:
+        return functools.partial(check, promise=promise)
     name = function.__name__
     words = " ".join((function.__doc__ or name).strip().split("\n\n")[0].split())
     verdict(name, words.replace("``", ""), harness="executor", module=function.__module__,
             movable=name == "crash", timed=name == "hang")
+    if promise is not None:
+        function = _when_promised(function, promise)
     return CHECKS.decorator()(function)
+
+
+def _when_promised(judge: Callable[..., Iterable[Violation]], key: str) -> Check:
+    @functools.wraps(judge)
+    def judged(j: Judgement) -> Iterator[Violation]:
+        promised = getattr(j.policy, key)
+        if promised is None or promised is False:
+            return iter(())
+        return iter(judge(j, promised))
+    return judged
 
 
 #: Fault categories in words, for titles.
@@ -217,12 +235,9 @@ def retry_violation(j: Judgement) -> Iterator[Violation]:
                   f"{len(a)}{'' if p.max_attempts is None else f' of {p.max_attempts}'} and was not retried{why}")
 
 
-@check
-def attempts_exceeded(j: Judgement) -> Iterator[Violation]:
+@check(promise="max_attempts")
+def attempts_exceeded(j: Judgement, limit: int) -> Iterator[Violation]:
     """More invocations of one call's tool than ``max_attempts`` (none: no attempt limit promised)."""
-    limit = j.policy.max_attempts
-    if limit is None:
-        return
     for view in j.views:
         n = len(view.attempts)
         if n > limit or view.record.get("abort") == "runaway":
@@ -295,12 +310,10 @@ def breaker_violation(j: Judgement) -> Iterator[Violation]:
         yield _at(event.view, "breaker_violation", event.kind, what, f"call {event.view.index + 1}: {event.reason}")
 
 
-@check
-def unvalidated_execution(j: Judgement) -> Iterator[Violation]:
+@check(promise="validates_calls")
+def unvalidated_execution(j: Judgement, _: bool) -> Iterator[Violation]:
     """A call naming an unknown tool, or arguments its schema rejects, reached a tool (when the
     policy promises validation: ``validates_calls``)."""
-    if not j.policy.validates_calls:
-        return
     for view in j.views:
         if not view.invocations:
             continue
@@ -388,12 +401,9 @@ def fallback_violation(j: Judgement) -> Iterator[Violation]:
                   f"call {view.index + 1}: for {why} the executor returned {shown} ({error.message[:120]})")
 
 
-@check
-def deadline_exceeded(j: Judgement) -> Iterator[Violation]:
+@check(promise="deadline")
+def deadline_exceeded(j: Judgement, deadline: float) -> Iterator[Violation]:
     """An attempt started, or waiting went on, after the deadline of the call."""
-    deadline = j.policy.deadline
-    if deadline is None:
-        return
     for view in j.views:
         if not view.step.valid or view.outcome == "aborted":
             continue
@@ -413,12 +423,10 @@ def deadline_exceeded(j: Judgement) -> Iterator[Violation]:
                       f"deadline")
 
 
-@check
-def leaked_secret(j: Judgement) -> Iterator[Violation]:
+@check(promise="redacts_secrets")
+def leaked_secret(j: Judgement, _: bool) -> Iterator[Violation]:
     """A canary secret a tool's error carried reappeared in the executor's output (when the policy
     promises redaction: ``redacts_secrets``)."""
-    if not j.policy.redacts_secrets:
-        return
     for view in j.views:
         for leak in view.record.get("leaks", []):
             channel = leak["channel"]

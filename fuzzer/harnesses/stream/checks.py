@@ -29,6 +29,7 @@ values: a corruption is keyed by the kind of damage, the others by the promise b
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -96,6 +97,12 @@ class Judged:
     case: StreamCase
     run: Run
     folded: Folded
+
+    @functools.cached_property
+    def content_change(self) -> Optional[str]:
+        """How the streamed content differs from the truth's (:func:`content_change`): worked out
+        once, the one answer the three checks that read it share."""
+        return content_change(self.folded.content, self.case.content)
 
 
 @dataclass(frozen=True)
@@ -202,7 +209,7 @@ def _corruption(j: Judged) -> Optional[Violation]:
             kind, words = coarse_damage(*corruption_key(case.truth, folded.calls))
         return violation("corruption", f"calls|{kind}", words,
                          f"{words}: expected {_compact(case.truth)}, streamed {_compact(calls)}")
-    words = content_change(folded.content, case.content)
+    words = j.content_change
     if words in ("content lost", "content altered"):
         return violation("corruption", f"content|{words}", words,
                          f"{words}: expected {case.content!r:.200}, streamed {folded.content!r:.200}")
@@ -212,9 +219,9 @@ def _corruption(j: Judged) -> Optional[Violation]:
 @check("content_whitespace")
 def _content_whitespace(j: Judged) -> Optional[Violation]:
     """The content differs from the truth only in whitespace (a lesser finding)."""
-    case, folded = j.case, j.folded
-    if content_change(folded.content, case.content) != "whitespace":
+    if j.content_change != "whitespace":
         return None
+    case, folded = j.case, j.folded
     return violation("content_whitespace", "content-whitespace", "the content differs in whitespace only",
                      f"expected {case.content!r:.200}, streamed {folded.content!r:.200}")
 
@@ -281,7 +288,7 @@ def _held_back(j: Judged) -> Optional[Violation]:
     case, folded = j.case, j.folded
     if case.content is None:
         return None
-    if content_change(folded.content, case.content) == "held back":
+    if j.content_change == "held back":
         return violation("held_back", "finish", "finish() did not release held-back content",
                          f"{len(case.content) - len(folded.content)} character(s) of content never came: "
                          f"{case.content[len(folded.content):]!r:.120}")
