@@ -28,13 +28,20 @@ format) pair; later rejections of that pair go where the first went (:class:`For
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
-from corpus.signature import format_less
+from corpus.signature import by_format, format_less
+from fuzzer.engine.interrupts import BALANCED
+from fuzzer.harnesses.parser.oracle import Verdict
 from strategies._internal.build import Unbuildable, build_sample, replay_recipe
 from strategies._internal.formats import Rendered, Unrepresentable, get_format, render
 from strategies._internal.sample import Sample
 from strategies._internal.source import ReplaySource
+
+if TYPE_CHECKING:
+    from fuzzer.engine.subject import Failure
+    from fuzzer.harnesses.parser.findings import Finding
 
 
 def written_in(sample: Sample, format: str, registry: Any, calls: Optional[list] = None) -> Optional[Sample]:
@@ -200,4 +207,96 @@ class FormatRoutes:
                     self.routes.setdefault((entry.signature, fmt), entry.signature)
 
 
-__all__ = ["FormatRoutes", "given_calls", "same_reason", "written_in"]
+class AcrossFormats:
+    """The parser subject's filing of rejections across formats (a mixin of
+    :class:`fuzzer.harnesses.parser.subject.ParserSubject`, which holds ``job``, ``oracles``,
+    ``registry`` and ``_formats``, a :class:`FormatRoutes`)."""
+
+    job: Any
+    oracles: Any
+    registry: Any
+    _formats: FormatRoutes
+
+    @staticmethod
+    def _note_variant(found: Finding, sample: Any) -> None:
+        if found.verdict is Verdict.FALSE_REJECT and sample.anomaly_class is None and \
+                sample.variant not in found.variants:
+            found.variants.append(sample.variant)
+
+    def _count_into(self, found: Finding, failure: Failure, count: int) -> None:
+        self._note_variant(found, failure.case)
+        self.job.book.count(found, count)
+        self.job.book.offer(found, failure.case, failure.outcome)
+
+    def _across_formats(self, failure: Failure) -> bool:
+        """File a rejection keyed without its format (:mod:`fuzzer.harnesses.parser.across_formats`):
+        where its (signature, format) pair was routed; into the finding of the signature when its
+        format is one of the finding's; else counted there until :meth:`_check_formats` tells
+        whether the reason is the same. False: no finding holds it yet (then it is offered as usual)."""
+        book, fmt, signature = self.job.book, failure.case.format, failure.signature
+        routed = self._formats.route(signature.id, fmt)
+        if routed is not None:
+            found = book.find(routed)
+            if found is None:
+                return False
+            self._count_into(found, failure, failure.count)
+            return True
+        found = book.find(signature.id)
+        if found is None:
+            return False
+        if fmt in found.formats:
+            self._count_into(found, failure, failure.count)
+            return True
+        book.count(found, failure.count)  # counted there until the check says otherwise
+        waiting = self._formats.pending.get((signature.id, fmt))
+        if waiting is not None:
+            waiting[3] += failure.count
+        else:
+            self._formats.pending[(signature.id, fmt)] = [found, failure, None, failure.count]
+        return True
+
+    def _check_formats(self, job: Any) -> None:
+        """Decide the (signature, format) pairs waiting: the format joins the finding when the
+        reason is the same (:func:`fuzzer.harnesses.parser.across_formats.same_reason`), else the
+        finding an earlier format was split into when its reason is the same as that one's (an
+        upper-case fence tag a fenced and a DeepSeek output both carry), else its rejections become
+        a finding of their own, keyed with the format."""
+        book = job.book
+        for key in list(self._formats.pending):
+            if job.budget.time_up():
+                return
+            found, failure, _, count = self._formats.pending.pop(key)
+            found = book.find(found.signature.id) or found
+            signature_id, fmt = key
+            judgment, level, _ = failure.extra
+            joined = None
+            for candidate in [found] + self._formats.splits(signature_id, book):
+                same = same_reason(oracle=self.oracles[level], registry=self.registry, run=job.settle_run,
+                                   shown=candidate.best, failing=failure.case, signature_id=found.oracle_id,
+                                   deadline=job.budget.deadline)
+                if same is None:  # no time left to tell: it stays counted there, the format not listed
+                    return
+                if same:
+                    joined = candidate
+                    break
+            if joined is found:
+                self._formats.decide(signature_id, fmt, found.signature.id)
+                found.formats.append(fmt)
+                self._note_variant(found, failure.case)
+                book.offer(found, failure.case, failure.outcome)
+                continue
+            if joined is not None:  # the count moves whole, into the earlier split
+                self._formats.decide(signature_id, fmt, joined.signature.id)
+                joined.formats.append(fmt)
+                with BALANCED:
+                    found.count -= count
+                    self._count_into(joined, failure, count)
+                continue
+            own = by_format(failure.signature, fmt)
+            self._formats.decide(signature_id, fmt, own.id)
+            with BALANCED:  # the count moves whole, out of one finding into the other
+                found.count -= count
+                job.offer(replace(failure, signature=own, count=count, extra=(judgment, level, signature_id)))
+
+
+__all__ = ["AcrossFormats", "FormatRoutes", "given_calls", "same_reason", "written_in"]

@@ -30,9 +30,8 @@ from typing import Any, Callable, Iterator, Optional
 from corpus.signature import format_less, history_signature, same_hang
 from fuzzer.engine.confirm import FLAKY, HISTORY, UNKNOWN
 from fuzzer.engine.events import FormatsProbed, Phase, StopReason
-from fuzzer.engine.interrupts import BALANCED
 from fuzzer.engine.subject import Failure, Subject
-from fuzzer.harnesses.parser.across_formats import FormatRoutes
+from fuzzer.harnesses.parser.across_formats import AcrossFormats, FormatRoutes
 from fuzzer.harnesses.parser.drawn import ENGINE, PLANNING, WORKERS, large, order_size
 from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
@@ -54,7 +53,7 @@ _TRUTH_VERDICTS = (Verdict.CORRUPTION, Verdict.FALSE_REJECT, Verdict.MISSED_ANOM
 _NOT_CONFIRMED = (Verdict.HANG, Verdict.NONDETERMINISM, Verdict.SLOW)
 
 
-class ParserSubject(Subject):
+class ParserSubject(AcrossFormats, Subject):
     """``fuzz campaign``'s subject (see the module docstring). ``tool_campaign``: called for the
     class that fuzzes one tool (a hook for tests that watch what it executes)."""
 
@@ -325,90 +324,6 @@ class ParserSubject(Subject):
         judgment, level, _ = failure.extra
         legacy = self.oracles[level].legacy_signature(sample, judgment, failure.outcome)
         return own | {failure.signature.id} if legacy.id in ignore else own
-
-    @staticmethod
-    def _note_variant(found: Finding, sample: Any) -> None:
-        if found.verdict is Verdict.FALSE_REJECT and sample.anomaly_class is None and \
-                sample.variant not in found.variants:
-            found.variants.append(sample.variant)
-
-    def _count_into(self, found: Finding, failure: Failure, count: int) -> None:
-        self._note_variant(found, failure.case)
-        self.job.book.count(found, count)
-        self.job.book.offer(found, failure.case, failure.outcome)
-
-    def _across_formats(self, failure: Failure) -> bool:
-        """File a rejection keyed without its format (:mod:`fuzzer.harnesses.parser.across_formats`):
-        where its (signature, format) pair was routed; into the finding of the signature when its
-        format is one of the finding's; else counted there until :meth:`_check_formats` tells
-        whether the reason is the same. False: no finding holds it yet (then it is offered as usual)."""
-        book, fmt, signature = self.job.book, failure.case.format, failure.signature
-        routed = self._formats.route(signature.id, fmt)
-        if routed is not None:
-            found = book.find(routed)
-            if found is None:
-                return False
-            self._count_into(found, failure, failure.count)
-            return True
-        found = book.find(signature.id)
-        if found is None:
-            return False
-        if fmt in found.formats:
-            self._count_into(found, failure, failure.count)
-            return True
-        book.count(found, failure.count)  # counted there until the check says otherwise
-        waiting = self._formats.pending.get((signature.id, fmt))
-        if waiting is not None:
-            waiting[3] += failure.count
-        else:
-            self._formats.pending[(signature.id, fmt)] = [found, failure, None, failure.count]
-        return True
-
-    def _check_formats(self, job: Any) -> None:
-        """Decide the (signature, format) pairs waiting: the format joins the finding when the
-        reason is the same (:func:`fuzzer.harnesses.parser.across_formats.same_reason`), else the
-        finding an earlier format was split into when its reason is the same as that one's (an
-        upper-case fence tag a fenced and a DeepSeek output both carry), else its rejections become
-        a finding of their own, keyed with the format."""
-        from corpus.signature import by_format
-        from fuzzer.harnesses.parser.across_formats import same_reason
-
-        book = job.book
-        for key in list(self._formats.pending):
-            if job.budget.time_up():
-                return
-            found, failure, _, count = self._formats.pending.pop(key)
-            found = book.find(found.signature.id) or found
-            signature_id, fmt = key
-            judgment, level, _ = failure.extra
-            joined = None
-            for candidate in [found] + self._formats.splits(signature_id, book):
-                same = same_reason(oracle=self.oracles[level], registry=self.registry, run=job.settle_run,
-                                   shown=candidate.best, failing=failure.case, signature_id=found.oracle_id,
-                                   deadline=job.budget.deadline)
-                if same is None:  # no time left to tell: it stays counted there, the format not listed
-                    return
-                if same:
-                    joined = candidate
-                    break
-            if joined is found:
-                self._formats.decide(signature_id, fmt, found.signature.id)
-                found.formats.append(fmt)
-                self._note_variant(found, failure.case)
-                book.offer(found, failure.case, failure.outcome)
-                continue
-            if joined is not None:  # the count moves whole, into the earlier split
-                self._formats.decide(signature_id, fmt, joined.signature.id)
-                joined.formats.append(fmt)
-                with BALANCED:
-                    found.count -= count
-                    self._count_into(joined, failure, count)
-                continue
-            own = by_format(failure.signature, fmt)
-            self._formats.decide(signature_id, fmt, own.id)
-            with BALANCED:  # the count moves whole, out of one finding into the other
-                found.count -= count
-                job.offer(replace(failure, signature=own, count=count, extra=(judgment, level, signature_id)))
 
     def before_settling(self, job: Any) -> None:
         self._check_formats(job)
