@@ -239,7 +239,7 @@ def by_format(signature: Signature, format: str) -> Signature:
     that format's own (see :func:`rejection_signature`)."""
     if not format_less(signature):
         return signature
-    title = signature.title.replace("valid output rejected", f"valid {format} rejected", 1)
+    title = signature.title.replace("valid output rejected", f"valid {format} output rejected", 1)
     return _make("false_reject", f"false_reject|{format}|" + signature.key[len(_ANY_PREFIX):], title, signature.site)
 
 

@@ -4,9 +4,13 @@ was raised in, no longer make one bug many findings. Real campaigns through the 
 from __future__ import annotations
 
 import re
+import shutil
+from pathlib import Path
 
+TARGETS = Path(__file__).parent / "targets"
 NAIVE = "fuzzer.targets.naive:parse"
 QUOTING = "tests.integration.targets.quoting:parse"
+APOSTROPHE = "tests.integration.targets.apostrophe:parse"
 
 #: The naive parser's three rejection bugs of valid fenced and DeepSeek outputs (whose payload is a
 #: fence), by what json's error says: an apostrophe turned into a quote, an upper-case ```JSON tag
@@ -67,3 +71,49 @@ def test_messages_that_quote_the_input_give_one_signature_each_over_a_30_s_campa
     assert len(asserts) == 1, [f["title"] for f in failures]
     (react,) = [f for f in failures if f["signature"] in quoting]
     assert react["title"].endswith("(Could not extract tool use from input text: <str>)")
+
+
+def test_one_bug_whether_its_quote_is_in_a_value_or_in_the_prose_around_the_call(cli):
+    """A parser that refuses any output holding a single quote: a value's apostrophe and the
+    prose's ("I'll look that up.") are one bug, one finding listing every format, in any order."""
+    for seed in ("0", "3"):
+        result = cli("campaign", "--tool", "get_weather", "--target", APOSTROPHE, "--format", "fenced", "--format",
+                     "hermes", "--format", "json", "--anomaly", "valid", "--max-examples", "6000", "--seed", seed,
+                     "--no-coverage", "--report", "r.json", "-q")
+        assert result.code == 1, result
+        quote = [f for f in result.report()["failures"] if (f["exception"] or "").startswith("ValueError")]
+        assert [sorted(f["formats"]) for f in quote] == [["fenced", "hermes", "json"]], (seed, quote)
+
+
+def test_a_campaign_that_follows_a_corpus_files_each_cause_where_the_corpus_did_and_a_fix_of_one_leaves_the_other_open(
+        cli, tmp_path):
+    """Two causes worded alike, one per format (tests/integration/targets/two_causes.py), filed
+    apart by a first campaign. A second campaign on the unchanged parser with another seed files
+    them where the corpus did (it once filed the hermes rejections into the fenced finding, and the
+    corpus entry of the fenced bug then showed a hermes input); fixing the hermes bug then marks
+    only the hermes entry fixed, and a gate files the fenced bug as the known open failure it is."""
+    shutil.copy(TARGETS / "two_causes.py", tmp_path / "pe.py")
+    run = ("campaign", "--tool", "get_weather", "--target", "pe:parse", "--format", "fenced", "--format", "hermes",
+           "--anomaly", "valid", "--max-examples", "6000", "--no-coverage", "--corpus", "c", "-q")
+    first = cli(*run, "--seed", "0", "--report", "r0.json")
+    assert first.code == 1, first
+    causes = {f["format"]: f["signature"] for f in first.report("r0.json")["failures"]
+              if (f["exception"] or "").startswith("ValueError")}
+    assert sorted(causes) == ["fenced", "hermes"], first
+    for seed in ("1", "2"):
+        again = cli(*run, "--seed", seed, "--report", "r.json")
+        assert again.code == 1, again
+        for f in again.report()["failures"]:
+            if (f["exception"] or "").startswith("ValueError"):
+                assert f["formats"] == [f["format"]] and f["signature"] == causes[f["format"]], (seed, f)
+                assert {v.split(" ")[0] for v in f["variants"]} == {f["format"]}, (seed, f)
+    text = (tmp_path / "pe.py").read_text()
+    (tmp_path / "pe.py").write_text(text.replace("def parse(text):\n    return _parse(text, repair=True)",
+                                                 "def parse(text):\n    return _parse(text, repair=False)"))
+    replay = cli("replay", "--corpus", "c", "--target", "pe:parse", "--update")
+    assert f"updated {causes['hermes']}: open -> fixed" in replay.stdout, replay
+    assert causes["fenced"] not in replay.stdout.split("updated", 1)[-1], replay
+    gate = cli("gate", "--corpus", "c", "--target", "pe:parse", "--tool", "get_weather", "--format", "fenced",
+               "--format", "hermes", "--max-examples", "3000", "--seed", "3")
+    # (the gate fuzzes anomalies too, which the campaigns above left out: their bugs are new to it)
+    assert "NEW false_reject" not in gate.stdout and "REGRESSION" not in gate.stdout, gate

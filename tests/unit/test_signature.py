@@ -195,7 +195,7 @@ def test_a_rejection_is_keyed_without_its_format_unless_the_cause_is_the_formats
     assert sig("fenced").id == sig("deepseek").id and format_less(sig("fenced"))
     own = by_format(sig("fenced"), "deepseek")
     assert own.id != sig("fenced").id and format_specific(own) and not format_less(own)
-    assert own.title.startswith("false_reject: valid deepseek rejected")
+    assert own.title.startswith("false_reject: valid deepseek output rejected")
     # no call at all says nothing of where: the format stays in that key
     none = rejection_signature(format="fenced", exception=None)
     assert none.id != rejection_signature(format="deepseek", exception=None).id

@@ -206,3 +206,23 @@ def test_the_probe_repeats_the_dictionarys_structural_tokens_too():
     probe = SlowProbe(seed=0, run=simulated_run, timeout=2.0, fragments=["```", "<tool_call>", "x" * 40])
     assert "```" in probe.fragments and "<tool_call>" in probe.fragments
     assert "x" * 40 not in probe.fragments  # a long constant of the source is no fragment
+
+
+def test_a_growth_whose_stack_was_not_caught_is_filed_as_the_corpus_s_slow_entry_of_its_tool_and_fragment_kind():
+    """A gate's campaign meets a slow path the corpus holds, but no stack is caught this time (the
+    run ended before the sample on a loaded machine): it is that entry, not a NEW "slow on
+    repeated whitespace" blocking a merge of an unchanged target."""
+    from corpus.entry import Entry
+    from fuzzer.harnesses.parser.slow_findings import _known_slow, fragment_kind
+
+    def slow(tool, fragment, signature):
+        return Entry(text="x", signature=signature, verdict="slow", title=f"slow: {signature}", tool=tool,
+                     what="slow|", scenario={"growth": {"prefix": "```", "fragment": fragment, "suffix": ""}})
+
+    entries = [Entry(text="y", signature="crash-1", verdict="crash", tool="get_weather"),
+               slow("search_flights", "\n", "slow-other-tool"), slow("get_weather", "{", "slow-brackets"),
+               slow("get_weather", "\n", "slow-newlines")]
+    assert _known_slow(entries, "get_weather", fragment_kind(" ")).id == "slow-newlines"
+    assert _known_slow(entries, "get_weather", fragment_kind("{")).id == "slow-brackets"
+    assert _known_slow(entries, "book_hotel", fragment_kind(" ")) is None
+    assert _known_slow([], "get_weather", fragment_kind(" ")) is None

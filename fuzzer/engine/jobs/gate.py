@@ -176,7 +176,9 @@ class GateJob(Job):
         harnesses = load_harnesses()
         todo = [(harnesses[kind], reference) for kind, reference in self.references.items()
                 if reference and kind in harnesses and harnesses[kind].campaign_job is not None]
-        context = self.context
+        # the corpus's entries: a campaign files what it finds as the corpus did (the formats of one
+        # rejection), so that an unchanged target meets no new signature by meeting things in another order
+        context = replace(self.context, extra={**self.context.extra, "known": [e for _, e in self.store.entries()]})
         if context.budget_s is not None and len(todo) > 1:
             # --budget is the short campaigns' together (start-up excluded, as in a campaign): each an equal share
             context = replace(context, budget_s=max(0.1, context.budget_s / len(todo)))

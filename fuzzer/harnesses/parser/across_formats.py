@@ -7,23 +7,28 @@ same place with the same words — one bug, shown once, its formats listed. But 
 words can hide two causes: a parser whose one ``raise ValueError("no tool call")`` fires on an
 upper-case fence tag in one format and on a tag only another format has. Splitting one bug is
 the lesser harm than merging two, so a format joins a finding only when the reason is shown to
-be the same. Each of the two failures (the one the finding shows, the new format's first) is
-*written in the other's format* — its calls, in its layout, with its own prose where it had
-prose — and *given the other's calls* (its own recipe replayed with them: the same prose, end
-tokens and variations around another call list). The reason is the same when
+be the same. Every test is asked of both failures alike (the one the finding shows, the new
+format's first), so the answer never depends on which came first. Each failure is
 
-* both writings in the other format are rejected with the signature (the calls carry the bug
-  wherever they are written), or
-* both exchanges of calls are rejected with the signature, and at least one writing is too. A
-  bug some context must bring out (the naive parser repairs quotes only when prose after the
-  JSON made ``json.loads`` fail first, so a bare JSON output shows the apostrophe bug only with
-  prose after it) is found in both formats this way, whichever failure came first; two causes
-  that only their contexts bring out (an upper-case fence tag in one format, prose before the
-  JSON in another) still part, since neither failure written plainly in the other format fails.
+* *written in the other's format*: its calls, in its layout, with its own prose where it had
+  prose (and the end-of-turn token it ended with, where that format has none);
+* *given the other's calls*: its own recipe replayed with them (the same prose, end tokens and
+  variations around another call list);
+* *given the plainest calls* (``"a"`` for every string): when it still fails, what fails is its
+  context, not its calls.
+
+The reason is the same when both writings are rejected with the signature (what fails carries
+into the other format), or, when neither failure's context fails on its own, both exchanges are:
+a bug some context must bring out is found in both formats this way (the naive parser repairs
+quotes only when text after the JSON made ``json.loads`` fail first, so a bare JSON output shows
+the apostrophe bug only with text after it). Two causes that only contexts bring out (an
+upper-case fence tag in one format, prose before the JSON in another) part, since neither context
+carries into the other format.
 
 Otherwise the new format's rejections are its own finding, keyed with the format
-(:func:`corpus.signature.by_format`). The check runs the target twice, once per (signature,
-format) pair; later rejections of that pair go where the first went (:class:`FormatRoutes`).
+(:func:`corpus.signature.by_format`), which a later format with the same reason joins. The check
+runs once per (signature, format) pair; later rejections of that pair go where the first went
+(:class:`FormatRoutes`), and so do those of a run that follows a corpus.
 """
 
 from __future__ import annotations
@@ -141,11 +146,10 @@ def same_reason(*, oracle: Any, registry: Any, run: Callable[..., list], shown: 
     rejected = iter([_rejected(oracle, p, o, signature_id) for p, o in zip(probes, outcomes)])
     written, exchanged, context_only = [[any([next(rejected) for _ in way]) for way in two]
                                         for two in (ways[0:2], ways[2:4], ways[4:6])]
-    if context_only[0] != context_only[1]:
-        return False  # one format's context fails whatever the calls, the other's calls are to blame
-    if all(context_only):
-        return all(written)  # what fails is the context: it must fail carried to the other format too
-    return all(written) or all(exchanged)
+    # Where a context fails whatever calls it holds, what fails must fail carried into the other
+    # format (each written there, with its prose); only where the calls carry the bug in both may
+    # exchanging them show it instead.
+    return all(written) or (not any(context_only) and all(exchanged))
 
 
 def _plain_calls(sample: Sample, registry: Any) -> list:
@@ -175,12 +179,18 @@ class FormatRoutes:
     def __init__(self) -> None:
         self.routes: dict[tuple[str, str], str] = {}
         self.pending: dict[tuple[str, str], list] = {}
+        #: the format each finding of a format's own is keyed with (:func:`corpus.signature.by_format`)
+        self.keyed: dict[str, str] = {}
 
     def route(self, signature_id: str, format: str) -> Optional[str]:
         return self.routes.get((signature_id, format))
 
-    def decide(self, signature_id: str, format: str, finding_id: str) -> None:
+    def decide(self, signature_id: str, format: str, finding_id: str, keyed: Optional[str] = None) -> None:
+        """Rejections of ``signature_id`` in ``format`` go to ``finding_id`` (keyed with the format
+        ``keyed`` when it is a format's own)."""
         self.routes[(signature_id, format)] = finding_id
+        if keyed is not None:
+            self.keyed.setdefault(finding_id, keyed)
 
     def splits(self, signature_id: str, book: Any) -> list:
         """The findings rejections of ``signature_id`` were split into so far (one per format
@@ -200,6 +210,7 @@ class FormatRoutes:
             match = (entry.scenario or {}).get("match")
             what = entry.what or ""
             if match and entry.format and what.startswith(f"false_reject|{entry.format}|"):
+                self.keyed.setdefault(entry.signature, entry.format)
                 for fmt in entry.formats or [entry.format]:
                     self.routes.setdefault((match, fmt), entry.signature)
             elif format_less(what):
@@ -237,9 +248,16 @@ class AcrossFormats:
         routed = self._formats.route(signature.id, fmt)
         if routed is not None:
             found = book.find(routed)
-            if found is None:
+            if found is not None:
+                self._count_into(found, failure, failure.count)
+                return True
+            if routed == signature.id:
                 return False
-            self._count_into(found, failure, failure.count)
+            # routed to a finding of its own that this run has not made yet (the corpus knows it, or
+            # the book let it go): made under that key, never filed with the signature's other formats
+            judgment, level, _ = failure.extra
+            own = by_format(signature, self._formats.keyed.get(routed, fmt))
+            self.job.offer(replace(failure, signature=own, extra=(judgment, level, signature.id)))
             return True
         found = book.find(signature.id)
         if found is None:
@@ -293,7 +311,7 @@ class AcrossFormats:
                     self._count_into(joined, failure, count)
                 continue
             own = by_format(failure.signature, fmt)
-            self._formats.decide(signature_id, fmt, own.id)
+            self._formats.decide(signature_id, fmt, own.id, keyed=fmt)
             with BALANCED:  # the count moves whole, out of one finding into the other
                 found.count -= count
                 job.offer(replace(failure, signature=own, count=count, extra=(judgment, level, signature_id)))

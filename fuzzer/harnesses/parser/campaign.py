@@ -61,6 +61,10 @@ class CampaignSettings:
     #: each order's seed, by the engine) or "workers" (the same, by the workers: the same samples as
     #: "snapshots"); None: "workers" on a large pool, else "engine".
     planning: Optional[str] = None
+    #: Corpus entries whose filing this campaign follows without a corpus of its own (the gate's
+    #: short campaign): a rejection goes to the finding of its formats the corpus holds, whatever
+    #: this run meets first (see :meth:`fuzzer.harnesses.parser.across_formats.FormatRoutes.learn`).
+    known: tuple = ()
 
     def of(self, tool: str, key: str) -> Any:
         """The setting ``key`` for ``tool``: its override, else the job's."""

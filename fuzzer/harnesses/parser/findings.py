@@ -95,7 +95,8 @@ class Finding(ShrunkFinding):
                                   "rejected", 1)
         elif len(self.formats) > 1 and format_specific(self.signature):  # a later format joined a split
             first = self.signature.key.split("|")[1]
-            title = title.replace(f"valid {first} rejected", f"valid {', '.join(self.formats)} outputs rejected", 1)
+            title = title.replace(f"valid {first} output rejected", f"valid {', '.join(self.formats)} outputs rejected",
+                                  1)
         return title
 
     @property

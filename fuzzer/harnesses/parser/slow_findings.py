@@ -18,7 +18,7 @@ import random
 import time
 from typing import Any, Optional
 
-from corpus.signature import same_hang, slow_signature
+from corpus.signature import Signature, same_hang, slow_signature
 from fuzzer.harnesses.parser.explore import EXPLORATION, TOKEN_PROBE_EVERY, SlowProbe
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.oracle import Verdict
@@ -93,6 +93,8 @@ class SlowFindings:
             # one bug seen again, not a second one keyed by the fragment alone.
             found = next((f for f in book.values() if f.growth is not None and f.sample.tool == tool
                           and fragment_kind(f.growth.fragment) == kind), None)
+            if found is None:  # nor from the corpus's (a gate's campaign: it would be NEW, and is not)
+                signature = _known_slow(settings.known, tool, kind) or signature
         if found is not None:
             book.count(found)
             return found
@@ -149,6 +151,16 @@ class SlowShare:
 
     def has_time(self) -> bool:
         return self.spent < self.share * (time.monotonic() - self.started)
+
+
+def _known_slow(entries: Any, tool: str, kind: str) -> Optional[Signature]:
+    """The signature of a slow entry of ``tool`` the corpus holds whose growth repeats the same
+    kind of fragment: what a growth whose stack was not caught is filed as."""
+    for entry in entries:
+        growth = (entry.scenario or {}).get("growth") if entry.verdict == "slow" else None
+        if growth and entry.tool == tool and fragment_kind(growth.get("fragment", "")) == kind:
+            return Signature(id=entry.signature, title=entry.title, key=entry.what or "")
+    return None
 
 
 __all__ = ["SlowFindings", "SlowShare", "fragment_kind"]

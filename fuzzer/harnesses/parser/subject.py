@@ -84,6 +84,7 @@ class ParserSubject(AcrossFormats, Subject):
         self.paths = PathRouting(self.oracles)  # corruptions filed by the path that made them
         #: where the rejections of each (format-less signature, format) go
         self._formats = FormatRoutes()
+        self._formats.learn(settings.known)
 
     def size(self, case: Any) -> Any:
         return size_key(case)
