@@ -249,6 +249,8 @@ class AcrossFormats:
         if routed is not None:
             found = book.find(routed)
             if found is not None:
+                if fmt not in found.formats:  # (a route the corpus knows: this run's first of the format)
+                    found.formats.append(fmt)
                 self._count_into(found, failure, failure.count)
                 return True
             if routed == signature.id:
