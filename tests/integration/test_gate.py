@@ -176,6 +176,10 @@ def test_gate_blocks_a_fixed_entry_that_regresses(corpus, tmp_path, bug_signatur
     assert {e.status for e in read_entries(corpus).values()} == {"fixed"}
     still = fuzz("gate", "--corpus", str(corpus), "--target", BUGGY, *GATE, cwd=tmp_path)
     assert still.returncode == 1 and f"REGRESSION {bug_signature}" in still.stdout, still.stdout
+    # Ignoring it is the user's choice, and said out loud: never a silent pass over a regression.
+    ignored = fuzz("gate", "--corpus", str(corpus), "--target", BUGGY, *GATE, "--ignore", bug_signature, cwd=tmp_path)
+    assert ignored.returncode == 0, ignored.stdout + ignored.stderr
+    assert f"IGNORED REGRESSION {bug_signature}" in ignored.stdout, ignored.stdout
 
     # Re-opening it (replay --update on the buggy target) makes it a known open failure again.
     reopened = fuzz("replay", "--corpus", str(corpus), "--target", BUGGY, "--update", cwd=tmp_path)

@@ -109,6 +109,10 @@ class GateResult(JobResult):
                 lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(shown_input(report))}")
                 if report.get("reproduce"):
                     lines.append(f"    reproduce: {report['reproduce']}")
+        for x in d.corpus_ignored:
+            if x.status == "regression":  # the user's choice not to block, never a silent one
+                lines.append(f"IGNORED REGRESSION {x.entry.signature} ({x.entry.title}): an entry marked fixed fails "
+                             f"again; --ignore keeps it from blocking")
         for x in d.unjudged:
             lines.append(f"UNJUDGED {x.entry.signature}: {x.unjudged}")
         if d.nothing_tested:
