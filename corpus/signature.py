@@ -356,9 +356,14 @@ def retitled_path(signature: Signature, words: str) -> Signature:
     return Signature(id=signature.id, title=f"{verdict}: {words}{via}", key=signature.key, site=signature.site)
 
 
-def history_signature(verdict: str) -> Signature:
+def history_signature(verdict: str, *, alone: bool = False) -> Signature:
     """A failure that only happens after other inputs: state kept between calls (a cache, a
-    global) is the bug, whatever the damage looks like."""
+    global) is the bug, whatever the damage looks like. ``alone``: one that did not happen again
+    at all, alone or after the inputs that ran before it — state kept from longer ago, or a target
+    answering at random (the same key: one bug of the target's, told in words that claim no more)."""
+    if alone:
+        return _make(verdict, f"{verdict}|history", f"{verdict}: does not happen again alone (state kept between "
+                     "calls, or nondeterminism)")
     return _make(verdict, f"{verdict}|history", f"{verdict}: depends on earlier inputs (state kept between calls)")
 
 

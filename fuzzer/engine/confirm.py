@@ -10,7 +10,8 @@ re-run alone in a newly forked worker:
 * it does not, but does after the inputs that ran before it -> *history-dependent*: the earlier
   inputs are reduced to the ones it needs (found one at a time by bisection over suffixes, each
   test in a fresh worker) and that sequence is part of the finding and of its reproduce command;
-* neither -> not reproducible (flaky), said so in the report.
+* neither -> not reproducible (flaky), said so in the report; so is one whose reduced history does
+  not make it fail again every time (a target answering at random, not state).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any, Callable, Optional, Sequence
 ALONE, HISTORY, FLAKY, UNKNOWN = "alone", "history", "flaky", "unknown"
 #: Fresh-worker runs one history reduction may make.
 MAX_TESTS = 60
+#: Runs of the reduced history a history-dependent failure must fail after again, every time.
+AGAIN = 2
 
 
 class Confirmer:
@@ -49,7 +52,16 @@ class Confirmer:
         self._tried = {}
         if not self._reproduces(earlier, text, same, deadline):
             return FLAKY, ()
-        return HISTORY, tuple(self._reduce(earlier, text, same, deadline))
+        needed = self._reduce(earlier, text, same, deadline)
+        for _ in range(AGAIN):
+            # state kept between calls fails after its inputs every time; a target answering at
+            # random met its failure after them once, by chance (it would be reported as state)
+            outcomes = self.run(needed + [text], deadline=deadline, fresh=True)
+            if not outcomes or outcomes[-1] is None:  # (the budget ended: what is known so far)
+                break
+            if not same(outcomes[-1]):
+                return FLAKY, ()
+        return HISTORY, tuple(needed)
 
     def _reproduces(self, earlier: list[str], text: str, same: Callable[[Any], bool],
                     deadline: Optional[float]) -> bool:

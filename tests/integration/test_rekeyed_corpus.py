@@ -62,3 +62,24 @@ def test_an_ignore_list_written_under_the_old_key_still_silences_the_bug(tmp_pat
     titles = [f["title"] for f in report["failures"]]
     assert not [t for t in titles if "Expecting <str> delimiter" in t], titles
     assert report["ignored"] > 0 and [t for t in titles if "Expecting value" in t], (titles, run.stdout)
+
+
+def test_a_nondeterminism_filed_by_its_input_s_class_is_the_same_known_bug_under_its_new_key(tmp_path):
+    """A nondeterminism was keyed by the class of the input that showed it (one finding per class
+    for a target answering at random); it is now keyed by what differed between the runs. The
+    entry filed the old way replays as rekeyed, and the campaign's nondeterminism is not NEW."""
+    from corpus.signature import verdict_signature
+
+    target = "tests.integration.targets.buggy:drops_at_random"
+    old = verdict_signature("nondeterminism", anomaly_class=None, operator=None, format="json")
+    CorpusStore(tmp_path / "c").put(Entry(
+        text='{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}', signature=old.id,
+        verdict="nondeterminism", tool="get_weather", format="json", target=target, title=old.title, what=old.what,
+        calls=[{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}]))
+    run = fuzz("gate", "--corpus", "c", "--target", target, "--tool", "get_weather", "--max-examples", "3000",
+               "--seed", "1", "--report", "g.json", cwd=tmp_path)
+    report = json.loads((tmp_path / "g.json").read_text())
+    (moved,) = [m for m in report["moved"] if m.get("file")]
+    assert moved["signature"] == old.id and moved["now"].startswith("nondeterminism-"), report["moved"]
+    assert f"MOVED {old.id} -> {moved['now']}" in run.stdout, run.stdout
+    assert not [s for s in report["gate"]["new"] if s.startswith("nondeterminism-")], report["gate"]["new"]

@@ -262,3 +262,27 @@ def test_a_cached_promise_judges_every_call_as_an_uncached_one(calls):
         for call in calls[:i + 1]:  # each call judged again after the others
             assert cached.call_ok(call) == fresh.call_ok(call)
         assert cached.problem_key(calls[:i + 1]) == fresh.problem_key(calls[:i + 1])
+
+
+def test_a_nondeterminism_is_keyed_by_what_differed_not_by_the_input_s_class():
+    """A target answering at random is one bug, not one per kind of input it met (it was: one
+    nondeterminism per anomaly class and operator); a corpus entry filed so is still recognized
+    (the legacy key)."""
+    from fuzzer.harnesses.parser.oracle import rerun_judgment
+
+    oracle = Oracle(REGISTRY, "parse")
+    garbled = {"name": "get_weather", "arguments": {"city": "garbled", "unit": "celsius"}}
+    valid, anomalous = sample([CALL]), sample([CALL], anomaly_class="malformed_json", operator="trailing_comma")
+    ids = set()
+    for s in (valid, anomalous):
+        for first, second in ((returned([CALL]), returned([garbled])), (returned([garbled]), returned([CALL]))):
+            judgment = rerun_judgment(first, second)
+            assert judgment.verdict is Verdict.NONDETERMINISM
+            ids.add(oracle.signature(s, judgment, first).id)
+    assert len(ids) == 1
+    other = rerun_judgment(rejected(), returned([CALL]))
+    assert oracle.signature(valid, other, rejected()).id not in ids  # another kind of difference
+    legacy = {oracle.legacy_signature(s, rerun_judgment(returned([CALL]), returned([garbled])), returned([CALL])).id
+              for s in (valid, anomalous)}
+    assert len(legacy) == 2 and not legacy & ids
+    assert rerun_judgment(returned([CALL]), returned([CALL])) is None

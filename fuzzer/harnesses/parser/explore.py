@@ -406,17 +406,25 @@ class SlowProbe:
         further); else None."""
         count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
-        growth = None
+        growth, last, step = None, 0, 4.0
         while True:
             # four times the repetitions can be 4 ** 3 times slower: carefully near the timeout
-            growth = self.measure(prefix, fragment, suffix, count,
-                                  careful=growth is not None and growth.seconds[-1] * 4 ** 3 > self.timeout)
-            if growth is None:
-                return None
+            measured = self.measure(prefix, fragment, suffix, count,
+                                    careful=growth is not None and growth.seconds[-1] * step ** 3 > self.timeout)
+            if measured is None:
+                if growth is None or self.out_of_time or step < 1.5:
+                    return None
+                # the step jumped from too fast to time past what may run under the timeout (a
+                # quadratic path: 16 times slower per step, where the window is 10 times wide):
+                # a smaller step from the last size that ran
+                step = step ** 0.5
+                count = max(last + 1, int(last * step))
+                continue
+            growth, last = measured, count
             if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > MAX_PROBE_CHARS \
                     or growth.seconds[-1] > self.timeout / 4:
                 break
-            count *= 4
+            count = max(count + 1, int(count * step))
         if not self._super_linear(growth):
             return None
         again = self.measure(prefix, fragment, suffix, count)  # not a hiccup of a loaded machine

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional
 
 from fuzzer.engine.harness import ReplayContext, Replayed
-from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle
+from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle, rerun_judgment
 from strategies._internal.sample import Recipe, Sample
 
 
@@ -206,20 +206,54 @@ def _flaky_runs(items: list, results: list, outcomes: dict, samples: dict, run: 
     """A flaky entry passes replay only when its input gives one passing answer over
     :data:`FLAKY_RUNS` runs (a target dropping arguments at random gave the truth on a single
     replay, and the entry was marked fixed with nothing changed); another answer, or a run that
-    fails, fails it again as the bug it was filed as."""
+    fails, fails it again as the bug it was filed as.
+
+    An open entry of any other kind that passes (about to be called fixed) runs as many times
+    too, and passes only if none of them fails: a target answering at random confirmed one of
+    its wrong answers alone by chance, and one passing replay then marked it fixed."""
     for i, (path, entry) in enumerate(items):
-        if not _flaky(entry) or results[i] is None or results[i].unjudged or i not in outcomes:
+        if results[i] is None or results[i].unjudged or i not in outcomes:
+            continue
+        flaky = _flaky(entry)
+        if not flaky and not _to_be_fixed(entry, results[i]):
             continue
         again = [o for o in run([samples[i].text] * (FLAKY_RUNS - 1)) if o is not None]
         oracle = oracle_of(entry)
-        answers = {_answer(o) for o in [outcomes[i], *again]}
+        answers = {_answer(o) for o in [outcomes[i], *again]} if flaky else set()
         failing = sum(oracle.judge(samples[i], o).failed for o in [outcomes[i], *again])
         if len(answers) > 1 or failing:
             why = f"{len(answers)} different answers" if len(answers) > 1 else f"{failing} failing run(s)"
-            results[i] = Replayed(path, entry, entry.verdict, entry.signature, outcome=outcomes[i],
-                                  note=f"{why} in {1 + len(again)} runs")
+            signature, what, rekeyed = _nondeterminism_now(oracle, samples[i], entry, [outcomes[i], *again])
+            results[i] = Replayed(path, entry, entry.verdict, signature, outcome=outcomes[i], what=what,
+                                  rekeyed=rekeyed, note=f"{why} in {1 + len(again)} runs")
         else:
-            results[i] = replace(results[i], note=f"the same passing answer in {1 + len(again)} runs")
+            results[i] = replace(results[i], note=f"the same passing answer in {1 + len(again)} runs" if flaky
+                                 else f"passed {1 + len(again)} runs")
+
+
+def _to_be_fixed(entry: Any, result: Replayed) -> bool:
+    """An open entry that passed one replay, of the kinds :func:`_flaky_runs` runs again before it
+    may count as fixed (a hang or slow entry has its own rule; one with earlier inputs runs after
+    them, where state, not chance, is the bug)."""
+    return result.status == "pass" and entry.status == "open" and entry.verdict not in ("hang", "slow") \
+        and not history_of(entry)
+
+
+def _nondeterminism_now(oracle: Oracle, sample: Any, entry: Any, outcomes: list) -> tuple:
+    """(signature, what, rekeyed) of a flaky entry failing again: its own, unless it is a
+    nondeterminism filed under the key of before (by the input's class) that a run now files under
+    what differed between the runs — the same failure, rekeyed (:attr:`Replayed.rekeyed`)."""
+    if entry.verdict != "nondeterminism":
+        return entry.signature, entry.what, False
+    first = outcomes[0]
+    other = next((o for o in outcomes[1:] if _answer(o) != _answer(first)), None)
+    judgment = rerun_judgment(first, other) if other is not None else None
+    if judgment is None:
+        return entry.signature, entry.what, False
+    now = oracle.signature(sample, judgment, first)
+    if now.id != entry.signature and oracle.legacy_signature(sample, judgment, first).id == entry.signature:
+        return now.id, now.what, True
+    return entry.signature, entry.what, False
 
 
 def _hangs_with_margin(items: list, results: list, outcomes: dict, samples: dict, run: Callable[..., list],

@@ -152,6 +152,13 @@ def _judged(check_name: str, verdict: Verdict, reason: str, key: Optional[str] =
 
 def _verdict_signature(case: Case, judgment: Judgment) -> Signature:
     s = case.sample
+    if judgment.verdict is Verdict.NONDETERMINISM:
+        # keyed by what differed between the runs (:func:`rerun_judgment`), not by the input's
+        # class: one target answering at random is one bug, not one per kind of input it met
+        # (legacy: by the class, as corpus entries of before were filed)
+        key = None if case.legacy else judgment.key
+        return verdict_signature(judgment.verdict.value, anomaly_class=s.anomaly_class, operator=s.operator,
+                                 format=s.format, key=key)
     return verdict_signature(judgment.verdict.value, anomaly_class=s.anomaly_class, operator=s.operator,
                              format=s.format, key=judgment.key, what=judgment.reason if judgment.key else None)
 
@@ -378,7 +385,20 @@ def rerun_judgment(first: Any, second: Any) -> Optional[Judgment]:
     if first.kind == "hung" or second.kind == "hung" or outcome_fingerprint(first) == outcome_fingerprint(second):
         return None
     return Judgment(Verdict.NONDETERMINISM, f"the same input gave {brief(first)} then {brief(second)}",
-                    check="nondeterminism")
+                    key=difference(first, second), check="nondeterminism")
+
+
+def difference(first: Any, second: Any) -> str:
+    """What differed between two runs of one input, whichever ran first: the calls, or the kinds
+    of answer (``rejected one time, returned another``). Not the kind of damage between the two
+    call lists: a target answering at random alters one value in one run and another in the
+    next, and is one bug."""
+    kinds = sorted((first.kind, second.kind))
+    if kinds == ["returned", "returned"]:
+        return "different calls when run again"
+    if kinds[0] == kinds[1]:
+        return f"{kinds[0]} with another exception when run again"
+    return f"{kinds[0]} one time, {kinds[1]} another"
 
 
 def brief(outcome: Any) -> str:

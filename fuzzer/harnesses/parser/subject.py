@@ -397,7 +397,8 @@ class ParserSubject(AcrossFormats, Subject):
         back as, a corruption here, a rejection there."""
         known = next((f for f in job.book.values() if f is not finding and f.signature.key.endswith("|history")
                       and bool(f.history) == bool(finding.history)), None)
-        return known.signature if known is not None else history_signature(finding.verdict.value)
+        return known.signature if known is not None else history_signature(finding.verdict.value,
+                                                                            alone=not finding.history)
 
     @staticmethod
     def _rekey(finding: Finding, signature: Any, job: Any) -> None:

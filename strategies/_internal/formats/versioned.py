@@ -60,7 +60,9 @@ def raw_string_value(value: str, fmt: str, closers: tuple) -> str:
 
 
 def _mistral_name(name: str) -> bool:
-    return tag_name(name) and not any(c in name for c in "[]{}")
+    """A name v11 writes unquoted before ``[ARGS]``: no bracket or brace (they end it), no quote
+    (a quote before the arguments reads as arguments written quoted, which parsers reject)."""
+    return tag_name(name) and not any(c in name for c in "[]{}'\"`")
 
 
 @output_format("mistral:v11", description="Mistral tokenizer v11+: [TOOL_CALLS]NAME[ARGS]{arguments} per call, "
