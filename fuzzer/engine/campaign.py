@@ -366,6 +366,7 @@ class CampaignJob(Job):
                 self.subject.after_shrink(finding, self)
                 if finding.merged_into is None:
                     yield book.announce(finding, improved=True)
+        self.subject.after_settling(self)
 
     def settle(self) -> Iterator[Any]:
         """Confirm, shrink and announce what is pending now (a subject's :meth:`~Subject.begin`

@@ -64,6 +64,11 @@ def store_finding(store: Any, finding: Any, *, target: str, version: Optional[st
     return Stored(store.put(entry), regression)
 
 
+def _formats_of(finding: Any) -> tuple:
+    """The formats a finding lists (a rejection seen in several for one reason), () for none."""
+    return tuple(getattr(finding, "formats", None) or ())
+
+
 class CorpusWriter(EventHandler):
     """Stores every finding a job announces in ``store`` (and, at the end, any the result holds that
     was not announced), through :func:`store_finding`; counts what it did for the summary."""
@@ -74,6 +79,7 @@ class CorpusWriter(EventHandler):
         self.regressions: list[str] = []  # signatures of fixed entries found failing again (kept fixed)
         self._added: set[str] = set()  # signatures this run added
         self._stored: set[str] = set()  # signatures this run stored (or kept)
+        self._shown_formats: dict[str, tuple] = {}  # signature -> the formats its finding listed when stored
 
     def handle_event(self, event: Event) -> None:
         if isinstance(event, JobFinished):
@@ -82,8 +88,14 @@ class CorpusWriter(EventHandler):
             # wrap-up short left findings the reports hold and the corpus did not.
             with BALANCED:
                 for finding in getattr(event.result, "findings", None) or ():
-                    if finding.signature.id not in self._stored and hasattr(finding, "to_entry"):
+                    if not hasattr(finding, "to_entry"):
+                        continue
+                    if finding.signature.id not in self._stored:
                         self._store(finding, improved=False)
+                    elif self._shown_formats.get(finding.signature.id) != _formats_of(finding):
+                        # formats the finding was shown to fail in after it was stored (a rejection
+                        # met in another format later): the entry lists them too, for replay to check
+                        self._store(finding, improved=True)
             return
         if isinstance(event, FindingRecorded):
             with BALANCED:
@@ -92,6 +104,7 @@ class CorpusWriter(EventHandler):
     def _store(self, finding: Any, improved: bool) -> None:
         stored = store_finding(self.store, finding, target=self.target, version=self.version)
         signature = finding.signature.id
+        self._shown_formats[signature] = _formats_of(finding)
         if stored.regression is not None and stored.regression not in self.regressions:
             self.regressions.append(stored.regression)
         self._stored.add(signature)

@@ -151,6 +151,10 @@ class Subject:
     def before_settling(self, job: Any) -> None:
         """Before the pending findings are confirmed (the parser files what it took aside)."""
 
+    def after_settling(self, job: Any) -> None:
+        """After the pending findings were confirmed and shrunk (the parser decides what waited
+        for a finding's smallest input)."""
+
     def settling_due(self, job: Any) -> bool:
         """Whether :meth:`before_settling` has work waiting (then the engine settles soon)."""
         return False

@@ -117,3 +117,35 @@ def test_a_campaign_that_follows_a_corpus_files_each_cause_where_the_corpus_did_
                "--format", "hermes", "--max-examples", "3000", "--seed", "3")
     # (the gate fuzzes anomalies too, which the campaigns above left out: their bugs are new to it)
     assert "NEW false_reject" not in gate.stdout and "REGRESSION" not in gate.stdout, gate
+
+
+def test_two_causes_a_first_input_trips_at_once_stay_two_findings(cli):
+    """``Côte d'Ivoire`` trips both bugs of tests/integration/targets/two_triggers.py (an apostrophe
+    the fence path refuses, a letter the hermes path does): the two formats' first failures each
+    fail in the other's format too. The decision waits for the finding's smallest input, which
+    trips one bug only; the two causes stay two findings, whatever the seed."""
+    for seed in ("5", "6"):
+        result = cli("campaign", "--tool", "get_weather", "--target", "tests.integration.targets.two_triggers:parse",
+                     "--format", "fenced", "--format", "hermes", "--max-examples", "4000", "--seed", seed,
+                     "--report", "r.json", "-q")
+        assert result.code == 1, result
+        refused = [f for f in result.report()["failures"] if (f["exception"] or "").startswith("ValueError")]
+        assert sorted(f["formats"] for f in refused) == [["fenced"], ["hermes"]], (seed, refused)
+
+
+def test_an_entry_seen_in_two_formats_is_not_fixed_while_one_of_them_still_fails(cli, tmp_path):
+    """One finding listing fenced and hermes (tests/integration/targets/shared_trigger.py); the
+    fence path fixed, the stored fenced input passes, but hermes outputs with an apostrophe are
+    still rejected: the entry stays open, and says where it still fails."""
+    shutil.copy(TARGETS / "shared_trigger.py", tmp_path / "pm.py")
+    found = cli("campaign", "--tool", "get_weather", "--target", "pm:parse", "--format", "fenced", "--format", "hermes",
+                "--anomaly", "valid", "--max-examples", "4000", "--seed", "0", "--no-coverage", "--corpus", "c",
+                "--report", "r.json", "-q")
+    assert found.code == 1, found
+    (shared,) = [f for f in found.report()["failures"] if (f["exception"] or "").startswith("ValueError")]
+    assert sorted(shared["formats"]) == ["fenced", "hermes"], shared
+    fixed = tmp_path / "pm.py"
+    fixed.write_text(fixed.read_text().replace("FENCE_FIXED = False", "FENCE_FIXED = True"))
+    replay = cli("replay", "--corpus", "c", "--target", "pm:parse", "--update")
+    assert f"updated {shared['signature']}: open -> fixed" not in replay.stdout, replay
+    assert "written in" in replay.stdout and "still rejected" in replay.stdout, replay

@@ -34,7 +34,7 @@ runs once per (signature, format) pair; later rejections of that pair go where t
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 from corpus.signature import by_format, format_less
 from fuzzer.engine.interrupts import BALANCED
@@ -43,10 +43,6 @@ from strategies._internal.build import Unbuildable, build_sample, replay_recipe
 from strategies._internal.formats import Rendered, Unrepresentable, get_format, render
 from strategies._internal.sample import Sample
 from strategies._internal.source import ReplaySource
-
-if TYPE_CHECKING:
-    from fuzzer.engine.subject import Failure
-    from fuzzer.harnesses.parser.findings import Finding
 
 
 def written_in(sample: Sample, format: str, registry: Any, calls: Optional[list] = None) -> Optional[Sample]:
@@ -229,17 +225,17 @@ class AcrossFormats:
     _formats: FormatRoutes
 
     @staticmethod
-    def _note_variant(found: Finding, sample: Any) -> None:
+    def _note_variant(found: Any, sample: Any) -> None:
         if found.verdict is Verdict.FALSE_REJECT and sample.anomaly_class is None and \
                 sample.variant not in found.variants:
             found.variants.append(sample.variant)
 
-    def _count_into(self, found: Finding, failure: Failure, count: int) -> None:
+    def _count_into(self, found: Any, failure: Any, count: int) -> None:
         self._note_variant(found, failure.case)
         self.job.book.count(found, count)
         self.job.book.offer(found, failure.case, failure.outcome)
 
-    def _across_formats(self, failure: Failure) -> bool:
+    def _across_formats(self, failure: Any) -> bool:
         """File a rejection keyed without its format (:mod:`fuzzer.harnesses.parser.across_formats`):
         where its (signature, format) pair was routed; into the finding of the signature when its
         format is one of the finding's; else counted there until :meth:`_check_formats` tells
@@ -285,8 +281,13 @@ class AcrossFormats:
         for key in list(self._formats.pending):
             if job.budget.time_up():
                 return
-            found, failure, _, count = self._formats.pending.pop(key)
-            found = book.find(found.signature.id) or found
+            found = book.find(self._formats.pending[key][0].signature.id) or self._formats.pending[key][0]
+            if any(f is found for f in book.pending):
+                # decided on the finding's smallest input, once it is shrunk: a first input whose
+                # value holds two formats' triggers at once ("Côte d'Ivoire": an apostrophe one
+                # format refuses, a non-ASCII letter another does) carries into either format
+                continue
+            _, failure, _, count = self._formats.pending.pop(key)
             signature_id, fmt = key
             judgment, level, _ = failure.extra
             joined = None

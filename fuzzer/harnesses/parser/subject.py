@@ -330,6 +330,9 @@ class ParserSubject(AcrossFormats, Subject):
         self._check_formats(job)
         self.paths.trace_suspects(job)
 
+    def after_settling(self, job: Any) -> None:
+        self._check_formats(job)
+
     def settling_due(self, job: Any) -> bool:
         return bool(self.paths.suspects or self._formats.pending)
 
