@@ -226,3 +226,9 @@ def test_a_growth_whose_stack_was_not_caught_is_filed_as_the_corpus_s_slow_entry
     assert _known_slow(entries, "get_weather", fragment_kind("{")).id == "slow-brackets"
     assert _known_slow(entries, "book_hotel", fragment_kind(" ")) is None
     assert _known_slow([], "get_weather", fragment_kind(" ")) is None
+    # a stack caught now where the corpus's entry had none: only an entry filed stackless is it
+    assert _known_slow(entries, "get_weather", fragment_kind(" "), stackless=True).id == "slow-newlines"
+    filed_by_stack = [Entry(text="x", signature="slow-in-parse", verdict="slow", tool="get_weather", what="slow",
+                            scenario={"growth": {"fragment": " "}})]
+    assert _known_slow(filed_by_stack, "get_weather", fragment_kind(" "), stackless=True) is None
+    assert _known_slow(filed_by_stack, "get_weather", fragment_kind(" ")).id == "slow-in-parse"

@@ -435,7 +435,10 @@ def _replay_slow(item: tuple, run: Callable[..., list]) -> Replayed:
         return Replayed(path, entry, "pass", None)
     pool = getattr(run, "__self__", None)
     signature, what = entry.signature, entry.what
-    if pool is not None and hasattr(pool, "sample_stack"):
+    # An entry filed with no stack caught (keyed by the kind of fragment that grows) is that growth
+    # whatever stack a replay catches: only one filed where its time went can have moved.
+    filed_by_stack = entry.what in (None, "", "slow")
+    if filed_by_stack and pool is not None and hasattr(pool, "sample_stack"):
         # One sample may land where the slow code is not (a loaded machine, a call before it): it
         # takes three samples elsewhere to say the time is now spent somewhere else.
         seen = []

@@ -95,6 +95,9 @@ class SlowFindings:
                           and fragment_kind(f.growth.fragment) == kind), None)
             if found is None:  # nor from the corpus's (a gate's campaign: it would be NEW, and is not)
                 signature = _known_slow(settings.known, tool, kind) or signature
+        elif found is None and signature.id not in {e.signature for e in settings.known}:
+            # a stack caught where the corpus's entry of this growth had none: that entry, seen better
+            signature = _known_slow(settings.known, tool, kind, stackless=True) or signature
         if found is not None:
             book.count(found)
             return found
@@ -153,11 +156,14 @@ class SlowShare:
         return self.spent < self.share * (time.monotonic() - self.started)
 
 
-def _known_slow(entries: Any, tool: str, kind: str) -> Optional[Signature]:
+def _known_slow(entries: Any, tool: str, kind: str, stackless: bool = False) -> Optional[Signature]:
     """The signature of a slow entry of ``tool`` the corpus holds whose growth repeats the same
-    kind of fragment: what a growth whose stack was not caught is filed as."""
+    kind of fragment: what a growth whose stack was not caught is filed as. ``stackless``: only an
+    entry filed with no stack caught either (keyed by the fragment's kind)."""
     for entry in entries:
         growth = (entry.scenario or {}).get("growth") if entry.verdict == "slow" else None
+        if stackless and entry.what in (None, "", "slow"):
+            continue
         if growth and entry.tool == tool and fragment_kind(growth.get("fragment", "")) == kind:
             return Signature(id=entry.signature, title=entry.title, key=entry.what or "")
     return None
