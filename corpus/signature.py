@@ -362,8 +362,8 @@ def history_signature(verdict: str, *, alone: bool = False) -> Signature:
     at all, alone or after the inputs that ran before it — state kept from longer ago, or a target
     answering at random (the same key: one bug of the target's, told in words that claim no more)."""
     if alone:
-        return _make(verdict, f"{verdict}|history", f"{verdict}: does not happen again alone (state kept between "
-                     "calls, or nondeterminism)")
+        return _make(verdict, f"{verdict}|history", f"{verdict}: depends on earlier inputs, or on chance (it did "
+                     "not happen again: state kept between calls, or nondeterminism)")
     return _make(verdict, f"{verdict}|history", f"{verdict}: depends on earlier inputs (state kept between calls)")
 
 
