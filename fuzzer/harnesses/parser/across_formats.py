@@ -45,19 +45,36 @@ from strategies._internal.sample import Sample
 from strategies._internal.source import ReplaySource
 
 
+#: What writing a sample's calls another way may raise: a recipe that no longer replays, calls a
+#: format cannot write. Such a writing is left out.
+_CANNOT_WRITE = (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError)
+
+
 def written_in(sample: Sample, format: str, registry: Any, calls: Optional[list] = None) -> Optional[Sample]:
     """``sample``'s calls (or ``calls`` of them) written in ``format`` in the sample's layout, with
     the sample's own prose where it had prose (before the calls, after them), every other
     variation the format's commonest; None when that cannot be written (no recipe to read the
     layout from, calls the format cannot write)."""
+    return _written(sample, _rendering(sample, registry), format, calls)
+
+
+def _rendering(sample: Sample, registry: Any) -> Any:
+    """The valid rendering ``sample`` was made from (its layout, its prose pieces), replayed from
+    its recipe once for every writing of it; None when it has none."""
     if sample.recipe is None or sample.calls is None or sample.anomaly_class is not None:
         return None
     try:
-        built = replay_recipe(sample.recipe, registry, keep_rendered=True)
-        if built.rendered is None:
-            return None
-        rendered = _with_prose_of(built.rendered, format, calls if calls is not None else sample.calls)
-    except (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError):
+        return replay_recipe(sample.recipe, registry, keep_rendered=True).rendered
+    except _CANNOT_WRITE:
+        return None
+
+
+def _written(sample: Sample, original: Any, format: str, calls: Optional[list]) -> Optional[Sample]:
+    if original is None:
+        return None
+    try:
+        rendered = _with_prose_of(original, format, calls if calls is not None else sample.calls)
+    except _CANNOT_WRITE:
         return None
     return Sample(text=rendered.text, format=format, anomaly_class=None, operator=None, calls=rendered.calls,
                   tool=sample.tool, description=f"the calls of a {sample.format} output written in {format}")
@@ -94,7 +111,7 @@ def given_calls(sample: Sample, calls: list, registry: Any) -> Optional[Sample]:
         return None
     try:
         return replay_recipe(sample.recipe, registry, calls=calls)
-    except (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError):
+    except _CANNOT_WRITE:
         return None
 
 
@@ -110,7 +127,8 @@ def _exchanges(sample: Sample, calls: list, registry: Any) -> list:
     made = [given_calls(sample, c, registry) for c in options]
     # and written as the sample's own calls would be (its layout, its prose in its places): the
     # recipe replayed with another number of calls may draw its prose elsewhere
-    made += [written_in(sample, sample.format, registry, c) for c in options]
+    original = _rendering(sample, registry)
+    made += [_written(sample, original, sample.format, c) for c in options]
     return [x for x in made if x is not None]
 
 
@@ -120,7 +138,8 @@ def _writings(sample: Sample, format: str, registry: Any) -> list:
     call that shows the bug is the same)."""
     calls = sample.calls or []
     options = [None] + ([[call] for call in calls] if len(calls) > 1 else [])
-    return [w for w in (written_in(sample, format, registry, c) for c in options) if w is not None]
+    original = _rendering(sample, registry)
+    return [w for w in (_written(sample, original, format, c) for c in options) if w is not None]
 
 
 def same_reason(*, oracle: Any, registry: Any, run: Callable[..., list], shown: Sample, failing: Sample,
@@ -155,7 +174,7 @@ def _plain_calls(sample: Sample, registry: Any) -> list:
     try:
         return build_sample(ReplaySource(()), registry=registry, tool=registry[sample.tool],
                             format=sample.format).calls or []
-    except (Unbuildable, Unrepresentable, ValueError, KeyError, IndexError, TypeError, RecursionError):
+    except _CANNOT_WRITE:
         return []
 
 
