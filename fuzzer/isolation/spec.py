@@ -25,6 +25,7 @@ from __future__ import annotations
 import pickle
 import struct
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, ClassVar, Optional
 
 from strategies.errors import TargetError
@@ -66,17 +67,38 @@ class Limits:
     limit per payload, their address-space cap; how messages name what they load (:attr:`label`);
     and, unless a harness decodes its results, that what a worker sends is what the caller
     receives. A harness's spec subclasses it with its own fields keyword-only
-    (``@dataclass(frozen=True, kw_only=True)``) and adds ``serve``, ``option``, ``reference`` and
-    ``fault``."""
+    (``@dataclass(frozen=True, kw_only=True)``), declares what its workers serve and how the user
+    named what they load in the class line, and adds ``fault``::
+
+        class ExecutorSpec(Limits, serve="pkg.worker:Runner", option="--executor",
+                           reference="config.executor"):
+
+    ``option`` is the option's words, or a function of the spec where one spec serves several
+    (``--parser`` or ``--consumer``); ``reference`` is the dotted path of the field holding what
+    the user gave it (``m:make``). A spec that leaves one out fails when its class is made, not
+    at the first message that names it."""
 
     cwd: Optional[str] = None
     timeout: float = 2.0
     memory_limit_mb: Optional[int] = 4096
 
-    #: The option the user named the loaded code with (``--executor``), and the reference given to
-    #: it (``m:make``): a spec sets both, as class attributes or as properties of its own fields.
+    serve: ClassVar[str]
     option: ClassVar[str]
     reference: ClassVar[str]
+
+    def __init_subclass__(cls, *, serve: Optional[str] = None, option: Any = None,
+                          reference: Optional[str] = None, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if serve is not None:
+            cls.serve = serve
+        if option is not None:
+            cls.option = property(option) if callable(option) else option
+        if reference is not None:
+            cls.reference = property(attrgetter(reference))
+        missing = [name for name in ("serve", "option", "reference") if not hasattr(cls, name)]
+        if missing:
+            raise TypeError(f"worker spec {cls.__name__} does not declare {', '.join(missing)} "
+                            f"(class {cls.__name__}(Limits, serve=..., option=..., reference=...))")
 
     @property
     def label(self) -> str:

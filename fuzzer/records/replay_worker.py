@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
 from typing import Any, Optional
 
 from fuzzer.isolation.spec import Limits
@@ -13,15 +12,12 @@ from fuzzer.records.values import storable
 
 
 @dataclass(frozen=True, kw_only=True)
-class RecordedExecutionSpec(Limits):
+class RecordedExecutionSpec(Limits, serve="fuzzer.records.replay_worker:RecordedExecutor", option="--executor",
+                            reference="executor"):
     """The :mod:`fuzzer.isolation.spec` of the workers that run recorded invocations again: they
     serve a :class:`RecordedExecutor` (the ``--executor`` loaded once in the zygote)."""
 
     executor: str
-
-    serve = "fuzzer.records.replay_worker:RecordedExecutor"
-    option = "--executor"
-    reference = property(attrgetter("executor"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> tuple:
         return (kind, detail or kind)

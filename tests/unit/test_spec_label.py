@@ -38,3 +38,27 @@ def test_option_and_reference_are_not_dataclass_fields() -> None:
     for spec, _ in SPECS:
         names = {f.name for f in fields(spec)}
         assert not {"option", "reference", "label"} & names
+
+
+def test_a_spec_that_does_not_say_what_it_loads_fails_when_its_class_is_made() -> None:
+    """A new harness's spec that forgets a declaration fails at import, naming what it forgot,
+    rather than at the first message that would name its code."""
+    from dataclasses import dataclass
+
+    from fuzzer.isolation.spec import Limits
+
+    with pytest.raises(TypeError, match="does not declare option, reference"):
+        @dataclass(frozen=True, kw_only=True)
+        class Forgetful(Limits, serve="m:serve"):  # noqa: F841 - made to fail
+            target: str
+
+    @dataclass(frozen=True, kw_only=True)
+    class Mine(Limits, serve="m:serve", option="--mine", reference="target"):
+        target: str
+
+    @dataclass(frozen=True, kw_only=True)
+    class Derived(Mine):  # inherits all three declarations
+        extra: int = 0
+
+    assert Derived(target="x:y").label == "--mine 'x:y'"
+    assert Derived.serve == "m:serve"

@@ -21,7 +21,6 @@ import inspect
 import json
 import os
 from dataclasses import dataclass, field
-from operator import attrgetter
 from typing import Any, Callable, Optional
 
 from fuzzer.harnesses.agent.checks import Episode, judge
@@ -125,14 +124,11 @@ class WorkerOutcome:
 
 
 @dataclass(frozen=True, kw_only=True)
-class AgentSpec(Limits):
+class AgentSpec(Limits, serve="fuzzer.harnesses.agent.worker:EpisodeServer", option="--agent",
+                reference="settings.agent"):
     """The :mod:`fuzzer.isolation.spec` of an agent loop's workers: they serve an :class:`EpisodeServer`."""
 
     settings: Settings
-
-    serve = "fuzzer.harnesses.agent.worker:EpisodeServer"
-    option = "--agent"
-    reference = property(attrgetter("settings.agent"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> WorkerOutcome:
         return WorkerOutcome(kind, elapsed, detail, tuple(frames))

@@ -28,10 +28,8 @@ import pickle
 import random
 import time
 from dataclasses import dataclass, field
-from operator import attrgetter
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
-from fuzzer.isolation.pool import Started
 from fuzzer.isolation.spec import Limits
 from strategies._internal.tools import registry_digest
 from strategies.errors import TargetError, ToolfuzzError
@@ -59,14 +57,11 @@ class WorkerConfig:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ExecutorSpec(Limits):
+class ExecutorSpec(Limits, serve="fuzzer.harnesses.executor.worker:ScenarioRunner", option="--executor",
+                   reference="config.executor"):
     """The :mod:`fuzzer.isolation.spec` of an executor's workers: they serve a :class:`ScenarioRunner`."""
 
     config: WorkerConfig
-
-    serve = "fuzzer.harnesses.executor.worker:ScenarioRunner"
-    option = "--executor"
-    reference = property(attrgetter("config.executor"))
 
     def decode(self, result: Any) -> "Trace":
         kind, text = result

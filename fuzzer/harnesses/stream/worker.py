@@ -107,17 +107,14 @@ class StreamOutcome:
 
 
 @dataclass(frozen=True, kw_only=True)
-class StreamSpec(Limits):
+class StreamSpec(Limits, serve="fuzzer.harnesses.stream.worker:StreamServer",
+                 option=attrgetter("settings.option"), reference="settings.reference"):
     """The :mod:`fuzzer.isolation.spec` of a stream target's workers: they serve a :class:`StreamServer`."""
 
     settings: Settings
     load_timeout: Optional[float] = None
     #: Seconds the warm-up may take in the zygote (:func:`fuzzer.engine.warmup.warmup_limit`); 0: none.
     warmup_s: float = 0.0
-
-    serve = "fuzzer.harnesses.stream.worker:StreamServer"
-    option = property(attrgetter("settings.option"))  # --parser or --consumer
-    reference = property(attrgetter("settings.reference"))
 
     def fault(self, kind: str, elapsed: float, detail: Optional[str], frames: tuple) -> StreamFault:
         return StreamFault(kind, elapsed, detail, tuple(tuple(f) for f in frames))
