@@ -157,7 +157,6 @@ def _format_names(selectors: tuple) -> tuple:
 
 
 def _corpus_footer(writer: Any) -> list:
-    if writer is None:
-        return []
-    changes = ", ".join(f"{n} {what}" for what, n in sorted(writer.changes.items())) or "nothing new"
-    return [f"corpus {writer.store.path}: {changes}"] + [f"  skipped: {p}" for p in writer.store.problems]
+    """What the run did to the corpus: the writer's own lines, so a finding that shows the bug of an
+    entry marked fixed says REGRESSION here as after every other campaign (not just "kept")."""
+    return writer.summary_lines() if writer is not None else []

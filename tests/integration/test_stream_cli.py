@@ -18,6 +18,8 @@ from tests.conftest import cli_command, cli_env, default_sigint
 NAIVE = "fuzzer.targets.stream_naive:make_parser"
 REFERENCE = "fuzzer.targets.stream_reference:make_parser"
 INDEX_ZERO = "tests.integration.targets.stream_variants:index_zero"
+MARKER_LOSS = "tests.integration.targets.stream_variants:marker_loss"
+PARTLY_FIXED = "tests.integration.targets.stream_variants:marker_loss_partly_fixed"
 
 BAD = [
     (("--parser", "tests.integration.targets.stream_bad:not_callable"), "not callable"),
@@ -122,6 +124,27 @@ def test_a_stream_entry_is_replayed_gated_and_diffed(cli, tmp_path):
                  "--max-examples", "300", "--report", "d.json")
     assert better.code == 0 and better.report("d.json")["counts"]["fixed"] >= len(entries), better
     assert better.report("d.json")["counts"]["regression"] == 0
+
+
+@pytest.mark.slow
+def test_a_stream_campaign_that_meets_a_fixed_entry_s_bug_again_says_regression(cli, tmp_path):
+    """A partial fix: the corpus's minimal streams pass (replay marks them fixed), the campaign still
+    meets their bugs under other splits. It says REGRESSION, as `fuzz campaign` does, and the entry
+    stays fixed: "kept" alone reads as a known open failure."""
+    args = ("--tool", "get_weather", "--format", "hermes", "--seed", "1", "--max-examples", "400", "--corpus", "corp")
+    found = cli("stream", "--parser", MARKER_LOSS, *args, timeout=240)
+    assert found.code == 1, found
+    update = cli("replay", "--corpus", "corp", "--stream-parser", PARTLY_FIXED, "--update", "--report", "u.json")
+    fixed = {u["signature"] for u in update.report("u.json")["updates"]}
+    assert fixed, update
+    again = cli("stream", "--parser", PARTLY_FIXED, *args, "--report", "again.json", timeout=240)
+    assert again.code == 1, again
+    met = fixed & {f["signature"] for f in again.report("again.json")["failures"]}
+    assert met, again  # the campaign met a fixed entry's bug under another split
+    for signature in met:
+        assert f"REGRESSION {signature}" in again.stdout, again.stdout
+    entries = [json.loads(open(p, encoding="utf-8").read()) for p in glob.glob(str(tmp_path / "corp" / "*.json"))]
+    assert {e["status"] for e in entries if e["signature"] in met} == {"fixed"}  # it stays fixed
 
 
 def test_ctrl_c_keeps_every_finding_in_the_report_and_the_corpus(tmp_path):
