@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Mapping, Optional
 
 from fuzzer.engine.decisions import GateDecision, decide_gate, gate_exit_code
-from fuzzer.engine.events import JobStarted
+from fuzzer.engine.events import JobStarted, StopReason
 from fuzzer.engine.harness import ReplayContext, load_harnesses
 from fuzzer.engine.pipeline import Job
 from fuzzer.engine.jobs.replay import ReplayJob
@@ -122,7 +122,7 @@ class GateResult(JobResult):
         counts = result.counts()
         lines.append(f"{sum(counts.values())} test cases: {counts[PASSED]} passed, {counts[FAILED]} failed, "
                      f"{counts[SKIPPED]} skipped")
-        lines.append("gate: BLOCKED" if d.blocked else "gate: passed")
+        lines.append(gate_word(d.blocked, result.stop_reason))
         return lines
 
     def to_report(self) -> dict[str, Any]:
@@ -145,6 +145,16 @@ class GateResult(JobResult):
             "replay": self.replay.to_report() if self.replay is not None else None,
             "campaigns": [c.to_report() for c in self.campaigns],
         }
+
+
+def gate_word(blocked: bool, stop_reason: Any) -> str:
+    """The console's last line: BLOCKED, passed, or interrupted. A gate stopped by Ctrl-C before
+    anything blocked did not finish looking (exit 130), so it is never called passed."""
+    if blocked:
+        return "gate: BLOCKED"
+    if stop_reason == StopReason.INTERRUPTED:
+        return "gate: interrupted before it finished (nothing blocked in what ran; not a pass)"
+    return "gate: passed"
 
 
 def _ident(x: Any) -> dict:
