@@ -161,6 +161,7 @@ class RecordsReplayJob(Job):
                     for record in by_text[text]:
                         rows[record.record_id] = compare_parse(record, outcome, self.target)
                 result.executions += len(chunk)
+                result.parsed_outputs += len(chunk)
                 self._publish(rows)
                 yield Progress(executions=result.executions, elapsed_s=self._elapsed(),
                                failures={"changed": len(result.changed())}, phase=Phase.REPLAYING, label="parse")

@@ -220,7 +220,8 @@ class RecordsReplayResult(JobResult):
     executor: Optional[str] = None
     rows: list = field(default_factory=list)  # RecordReplay, in record order
     selected: int = 0  # records selected (rows may be fewer when interrupted)
-    distinct_outputs: int = 0
+    distinct_outputs: int = 0  # distinct raw outputs among the selected records
+    parsed_outputs: int = 0  # of those, parsed by the target (fewer when interrupted)
     baseline_path: Optional[str] = None
     baseline_compared: bool = False
     baseline_saved: bool = False
@@ -299,7 +300,8 @@ class RecordsReplayResult(JobResult):
         return {
             "job": self.job, "db": self.db, "target": self.target, "target_version": self.target_version,
             "executor": self.executor, "records": len(self.rows), "selected": self.selected,
-            "distinct_outputs": self.distinct_outputs, "elapsed_s": round(self.elapsed_s, 3),
+            "distinct_outputs": self.distinct_outputs,
+            "parsed_outputs": self.parsed_outputs, "elapsed_s": round(self.elapsed_s, 3),
             "stop_reason": str(self.stop_reason),
             "by_version": [{"recorded_version": s.recorded_version, "replayed_version": self.replayed_label,
                             "records": s.records, "parse_judged": s.parse_judged, "parse_passed": s.parse_passed,

@@ -14,11 +14,17 @@ def _rate(passed: int, judged: int) -> str:
     return f"{100.0 * passed / judged:5.1f}% ({passed}/{judged})" if judged else "-"
 
 
+def _parsed(result: Any) -> str:
+    """How many distinct outputs were parsed: all of them once, or (interrupted) how many of them."""
+    if result.parsed_outputs >= result.distinct_outputs:
+        return f"{result.distinct_outputs:,} distinct outputs parsed once"
+    return f"{result.parsed_outputs:,} of {result.distinct_outputs:,} distinct outputs parsed"
+
+
 def replay_summary_lines(result: Any) -> list[str]:
     """The replay table: pass rates by recorded parser version, the records that changed, and the
     baseline comparison — every number read from the result."""
-    lines = [f"replayed {len(result.rows):,} of {result.selected:,} records ({result.distinct_outputs:,} distinct "
-             f"outputs parsed once) with {result.target}" + (f" ({result.target_version})" if result.target_version else "")
+    lines = [f"replayed {len(result.rows):,} of {result.selected:,} records ({_parsed(result)}) with {result.target}" + (f" ({result.target_version})" if result.target_version else "")
              + (f" and executor {result.executor}" if result.executor else "") + f" in {result.elapsed_s:.1f} s"]
     lines.append(f"{'recorded with':<16} {'records':>8}  {'parse pass':<20} {'execution pass':<20} changed")
     for s in result.by_version():
