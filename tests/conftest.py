@@ -37,6 +37,15 @@ def cli_env() -> dict[str, str]:
     return env
 
 
+def pytest_configure(config: Any) -> None:
+    """The tests that press Ctrl-C in this process (the interrupt guard, a campaign stopped mid-order)
+    need Python's own SIGINT handler. A suite started in the background by a non-interactive shell
+    inherits an ignored SIGINT, and Python then installs none: give it back, in every xdist worker,
+    so those tests test toolfuzz rather than how the suite was started."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def default_sigint() -> None:
     """preexec_fn: a real Ctrl-C for the child even when the test runner ignores SIGINT."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
