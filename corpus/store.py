@@ -61,6 +61,12 @@ def _latest_status(old: "Entry", new: "Entry") -> str:
     return old.status if _known_at(old) > _known_at(new) else new.status
 
 
+def _latest_since(a: Optional[str], b: Optional[str]) -> Optional[str]:
+    """The later of two ``status_since`` stamps (None: never set): a replaced input keeps when its
+    entry's status was last decided, so a stale copy merged later still does not re-open it."""
+    return _later(a, b) if a and b else (a or b)
+
+
 def _later(a: str, b: str) -> str:
     try:
         return a if _parse_time(a) >= _parse_time(b) else b
@@ -124,8 +130,13 @@ class Store:
         """The distinct signatures in the corpus, in sorted order."""
         return sorted({e.signature for _p, e in self._scan()})
 
-    def put(self, entry: Entry) -> str:
+    def put(self, entry: Entry, *, fails_again: bool = False) -> str:
         """Record ``entry``; keep the smaller input (shortlex) for its signature.
+
+        ``fails_again``: ``entry`` shows the bug of the entry marked fixed under its signature. Its
+        input replaces the stored one whatever their sizes: the stored input passed when the entry
+        was marked fixed (a partial fix can leave it passing while the bug stays), so only the new
+        one lets ``fuzz replay --update`` see the bug and re-open the entry.
 
         Returns ``'added'`` (new signature), ``'replaced'`` (the new text is smaller; the old file is
         removed after the new one is written) or ``'kept'`` (the existing text is smaller or equal;
@@ -137,11 +148,12 @@ class Store:
         if not found:
             return "added" if self._store(entry.copy()) else "kept"
         old_path, old = found[0]
-        if entry.key < old.key:
+        if entry.key < old.key or (fails_again and old.status == "fixed" and entry.key != old.key):
             new = entry.copy()
             new.first_seen = _earlier(old.first_seen, entry.first_seen)
             new.last_seen = _later(old.last_seen, entry.last_seen)
             new.status = _latest_status(old, entry)
+            new.status_since = _latest_since(old.status_since, entry.status_since)
             new.formats = _formats(entry.formats, old.formats)
             if not self._store(new):
                 return "kept"

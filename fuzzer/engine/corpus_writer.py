@@ -2,8 +2,9 @@
 
 One entry per signature, the smallest input known for it (the store's rule). A finding that shows
 the bug of an entry marked fixed (:func:`fuzzer.engine.decisions.fixed_entry_shown`, the gate's own rule)
-is a regression: the route reports it, and the entry stays fixed (its input may still get
-smaller). Re-opening it here would turn the gate's regression into a "known open failure" that no
+is a regression: the route reports it, and the entry stays fixed; the failing input replaces the
+stored one (which passed when the entry was marked fixed), so that ``fuzz replay --update`` sees
+the bug and re-opens it. Re-opening it here would turn the gate's regression into a "known open failure" that no
 longer blocks, just because someone ran a campaign with the corpus, added a captured output or
 imported records. Changing an entry's status is a decision: ``fuzz replay --update`` (or
 ``fuzz corpus set-status``).
@@ -61,7 +62,7 @@ def store_finding(store: Any, finding: Any, *, target: str, version: Optional[st
     regression = fixed_entry_shown(finding, known)
     if regression is not None:
         entry.status = "fixed"
-    return Stored(store.put(entry), regression)
+    return Stored(store.put(entry, fails_again=regression == entry.signature), regression)
 
 
 def _formats_of(finding: Any) -> tuple:

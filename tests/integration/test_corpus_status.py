@@ -55,6 +55,47 @@ def test_corpus_import_of_a_fixed_entry_s_bug_is_a_regression(tmp_path):
     assert {e.status for e in read_entries(corpus).values()} == {"fixed"}
 
 
+#: A target with one crash reached by two inputs ("@" and "##"); the partial fix below leaves "##".
+PARTLY = """
+from fuzzer.targets.reference import parse as reference
+
+
+def parse(text):
+    if {triggers}:
+        return [][0]
+    return reference(text)
+"""
+
+
+def test_a_partly_fixed_entry_met_again_keeps_the_failing_input_so_replay_update_reopens_it(tmp_path):
+    """A partial fix: the stored minimal input passes, replay marks the entry fixed, but the bug is
+    still there for another input. corpus add of that input says REGRESSION and must store it in
+    the entry. Otherwise the corpus keeps the smaller input that passes, and the line's own advice,
+    "fuzz replay --update marks it open", cannot work: replay would keep calling the bug fixed."""
+    module = tmp_path / "partly.py"
+    module.write_text(PARTLY.format(triggers='"@" in text or "##" in text'))
+    (tmp_path / "small.txt").write_text("@")
+    (tmp_path / "other.txt").write_text("##")
+    corpus = tmp_path / "corpus"
+    add = fuzz("corpus", "add", "--corpus", str(corpus), "--target", "partly:parse", "--no-shrink", "small.txt",
+               cwd=tmp_path)
+    assert add.returncode == 0 and add.stdout.startswith("added "), add.stdout + add.stderr
+    module.write_text(PARTLY.format(triggers='"##" in text'))  # the partial fix: "@" passes now
+    fixed = fuzz("replay", "--corpus", str(corpus), "--target", "partly:parse", "--update", cwd=tmp_path)
+    assert fixed.returncode == 0 and ": open -> fixed" in fixed.stdout, fixed.stdout + fixed.stderr
+    (entry,) = read_entries(corpus).values()
+    again = fuzz("corpus", "add", "--corpus", str(corpus), "--target", "partly:parse", "--no-shrink", "other.txt",
+                 cwd=tmp_path)
+    assert again.returncode == 1 and again.stdout.startswith(f"REGRESSION {entry.signature} "), again.stdout
+    (stored,) = read_entries(corpus).values()
+    assert (stored.status, stored.text) == ("fixed", "##")  # still fixed (the gate blocks), but the failing input
+    assert stored.status_since == entry.status_since  # when it was marked fixed is not forgotten
+    reopened = fuzz("replay", "--corpus", str(corpus), "--target", "partly:parse", "--update", cwd=tmp_path)
+    assert reopened.returncode == 1, reopened.stdout + reopened.stderr
+    assert f"updated {entry.signature}: fixed -> open" in reopened.stdout, reopened.stdout
+    assert {e.status for e in read_entries(corpus).values()} == {"open"}
+
+
 # ---------------------------------------------------------------------------------------------------
 # A corpus the user cannot write: the results first, then one line naming the directory, exit 2
 

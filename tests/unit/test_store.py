@@ -176,6 +176,31 @@ def test_replaced_entry_keeps_the_earliest_first_seen(store):
     assert (entry.text, entry.first_seen, entry.last_seen) == ("ab", "2026-01-01T00:00:00Z", "2026-03-01T00:00:00Z")
 
 
+def test_an_input_failing_again_replaces_a_fixed_entry_s_input_whatever_its_size(store):
+    """The stored input of an entry marked fixed passed when it was marked; a new input showing the
+    bug again is the one that fails now: it is kept, larger or not, and the entry stays fixed with
+    the time it was marked. An open entry keeps the smaller input as always."""
+    store.put(make_entry(text="ab"))
+    store.mark_fixed(make_entry().signature)
+    marked = store.get(make_entry().signature).status_since
+    assert marked
+    assert store.put(make_entry(text="abcd", status="fixed"), fails_again=True) == "replaced"
+    entry = store.get(make_entry().signature)
+    assert (entry.text, entry.status, entry.status_since) == ("abcd", "fixed", marked)
+    assert [e.text for _p, e in store.entries()] == ["abcd"]
+    store.mark_open(make_entry().signature)
+    assert store.put(make_entry(text="abcdef"), fails_again=True) == "kept"  # open: the smaller stays
+    assert store.get(make_entry().signature).text == "abcd"
+
+
+def test_a_replaced_input_keeps_when_its_entry_s_status_was_decided(store):
+    store.put(make_entry(text="abcd"))
+    store.mark_fixed(make_entry().signature)
+    marked = store.get(make_entry().signature).status_since
+    assert store.put(make_entry(text="ab", status="fixed")) == "replaced"
+    assert store.get(make_entry().signature).status_since == marked
+
+
 def test_unchanged_put_does_not_rewrite_the_file(tmp_path):
     store = CorpusStore(tmp_path / "c")
     store.put(make_entry())
