@@ -36,7 +36,7 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
     hold, or if the target tests nothing (rejects every valid output); known open failures do not
     block. Exit 0 otherwise. With --seed and --max-examples the gate is deterministic.
     """
-    from fuzzer.cli.campaign import read_ignore, reproduce_dir, select_tools
+    from fuzzer.cli.campaign import per_tool_settings, read_ignore, reproduce_dir, select_tools
     from fuzzer.cli.console import Summary, check_output_paths, progress, run_command
     from fuzzer.cli.replay_cmd import open_corpus, replay_context
     from fuzzer.engine.jobs.gate import GateJob
@@ -54,6 +54,9 @@ def gate(corpus_dir: str, target: Optional[str], executor: Optional[str], agent:
                              reject_on=reject_on, workers=workers, seed=seed,
                              budget_s=None if max_examples else budget_s, max_examples=max_examples)
     names = select_tools(context.registry, tool_names, ())
+    # the file's per-tool tables, as a campaign takes them (a table's level = "validate" judged at parse level
+    # in the gate, while its first line said the table was taken, let missed anomalies through)
+    extra["per_tool"] = per_tool_settings(context.registry, names)
     context.extra.update(extra)
     context.extra.update(tools=names, formats=list(formats) or None, ignore=ignored,
                          reproduce_dir=reproduce_dir(reports.get("report")), backend=backend, ray_address=ray_address)

@@ -70,13 +70,17 @@ def _formats_of(finding: Any) -> tuple:
     return tuple(getattr(finding, "formats", None) or ())
 
 
+#: Which of the store's answers for one signature says most about what a run did to its entry.
+_RANK = {"kept": 0, "replaced": 1, "added": 2}
+
+
 class CorpusWriter(EventHandler):
     """Stores every finding a job announces in ``store`` (and, at the end, any the result holds that
     was not announced), through :func:`store_finding`; counts what it did for the summary."""
 
     def __init__(self, store: Any, *, target: str, version: Optional[str] = None):
         self.store, self.target, self.version = store, target, version
-        self.changes: dict[str, int] = {}  # added / replaced / kept -> count
+        self._what: dict[str, str] = {}  # signature -> added / replaced / kept: what became of it
         self.regressions: list[str] = []  # signatures of fixed entries found failing again (kept fixed)
         self._added: set[str] = set()  # signatures this run added
         self._stored: set[str] = set()  # signatures this run stored (or kept)
@@ -114,7 +118,19 @@ class CorpusWriter(EventHandler):
         if stored.what == "added":
             self._added.add(signature)
         if not improved or stored.what != "kept":
-            self.changes[stored.what] = self.changes.get(stored.what, 0) + 1
+            before = self._what.get(signature)
+            if before is None or _RANK[stored.what] > _RANK[before]:
+                self._what[signature] = stored.what
+
+    @property
+    def changes(self) -> dict[str, int]:
+        """added / replaced / kept -> how many signatures: each counted once, by what became of its
+        entry in this run (a known entry filed when found, then again once shrunk, is one entry
+        replaced, not one kept and one replaced)."""
+        counts: dict[str, int] = {}
+        for what in self._what.values():
+            counts[what] = counts.get(what, 0) + 1
+        return counts
 
 
     def changes_text(self) -> str:

@@ -101,6 +101,27 @@ def test_a_planted_off_by_one_in_max_turns_is_caught_with_exactly_that_verdict(c
     assert report["failures"][0]["minimized"] and report["failures"][0]["steps"] == 1
 
 
+def test_the_reproduce_command_of_a_loop_in_the_run_directory_runs_from_anywhere(cli, tmp_path: Path):
+    """The loop and the tools file are the user's, next to where `fuzz agent` ran: the printed
+    command must find both when pasted into a terminal elsewhere, as a parser's and an executor's
+    command do (it raised ModuleNotFoundError there)."""
+    source = (ROOT / "fuzzer" / "targets" / "agent_state_machine.py").read_text()
+    (tmp_path / "planted_loop_home.py").write_text(
+        source.replace("if self.turns >= self.max_turns:", "if self.turns > self.max_turns:"))
+    (tmp_path / "my_tools.json").write_text(json.dumps({
+        "get_weather": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+        "get_time": {"type": "object", "properties": {"zone": {"type": "string"}}}}))
+    result = cli("agent", "--agent", "planted_loop_home:run", "--tools", "my_tools.json", "--max-examples", "150",
+                 "--seed", "2", "--report", "r.json", "-q")
+    assert result.code == 1, result
+    failure = result.report()["failures"][0]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    proc = subprocess.run(failure["reproduce"], shell=True, cwd=elsewhere, env=cli_env(), capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and failure["signature"] in proc.stdout, proc.stderr
+
+
 BAD = """
 def one_argument(a):
     pass

@@ -65,3 +65,17 @@ def test_a_campaign_says_what_it_took_from_the_file_and_an_explicit_budget_wins(
                                "fuzzer.targets.reference:parse; this run's target is fuzzer.targets.naive:parse")
     report = result.report()
     assert report["stop_reason"] == "budget" and report["seed"] == 1, report["stop_reason"]
+
+
+def test_the_gate_s_campaign_takes_the_per_tool_tables_as_a_campaign_does(cli, tmp_path):
+    """A `[tools.get_weather]` table promising validation: the campaign judged get_weather at
+    --level validate and found the reference parser's missed anomalies, while the gate, whose
+    first line said it took `per tool: get_weather (level)`, judged it at parse level and passed."""
+    (tmp_path / "toolfuzz.toml").write_text(
+        'target = "fuzzer.targets.reference:parse"\ncorpus = "fuzz-corpus"\nseed = 1\nmax_examples = 2000\n'
+        '[tools.get_weather]\nlevel = "validate"\n', encoding="utf-8")
+    (tmp_path / "fuzz-corpus").mkdir()
+    gate = cli("gate", "--tool", "get_weather")
+    assert "per tool: get_weather (level)" in gate.stdout + gate.stderr, gate
+    assert gate.code == 1 and "gate: BLOCKED" in gate.stdout, gate
+    assert "NEW missed_anomaly-" in gate.stdout, gate

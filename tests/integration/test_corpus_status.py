@@ -264,3 +264,21 @@ def test_an_open_entry_of_a_target_answering_at_random_is_not_marked_fixed_by_on
     (entry,) = [json.loads(p.read_text()) for p in (tmp_path / "corpus").glob("*.json")]
     assert entry.get("status", "open") == "open" and "open -> fixed" not in replay.stdout, replay.stdout
     assert replay.code == 1, replay
+
+
+def test_a_fixed_entry_of_a_target_answering_at_random_again_is_a_regression(tmp_path):
+    """A fixed bug that comes back one time in three passed one replay two times in three, so a
+    gate with a short campaign let it through: a fixed entry that passes runs again, and one
+    failing run is a regression."""
+    from corpus.store import CorpusStore
+    from tests.conftest import run_cli
+
+    target = "tests.integration.targets.buggy:drops_at_random"
+    call = {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}
+    CorpusStore(tmp_path / "corpus").put(Entry(
+        text=json.dumps(call), signature="corruption-0123456789ab", verdict="corruption", tool="get_weather",
+        format="json", calls=[call], target=target, title="corruption: argument(s) dropped: city, unit",
+        status="fixed"))
+    for _ in range(3):  # before: each passed two times in three; all three failing, one time in 27
+        replay = run_cli(tmp_path, "replay", "--corpus", "corpus", "--target", target)
+        assert replay.code == 1 and "REGRESSION corruption-0123456789ab" in replay.stdout, replay

@@ -98,3 +98,40 @@ def test_no_sequence_of_writes_changes_a_status(writes, fixed):
         assert (stored.regression == signature) == (signature in fixed)
     assert {e.signature: e.status for _, e in store.entries()} == {
         s: "fixed" if s in fixed else "open" for s in ("crash-a", "crash-b", "crash-c")}
+
+
+def test_an_entry_written_twice_in_one_run_is_counted_once():
+    """A campaign over a corpus files a known signature when it finds it (kept: the corpus's input
+    is smaller), then again when it has shrunk it (replaced): one entry replaced, not one kept and
+    one replaced (a run over 11 entries said "7 kept, 13 replaced")."""
+    store = InMemoryStore()
+    store.put(Entry(text="{ 1 }", signature="crash-a", verdict="crash"))
+    writer = CorpusWriter(store, target="m:parse")
+    writer.handle_event(FindingRecorded(finding("crash-a", text="{ 1 2 }")))
+    writer.handle_event(FindingRecorded(finding("crash-a", text="{}"), improved=True))
+    assert writer.changes == {"replaced": 1}
+    assert writer.changes_text() == "1 replaced"
+
+
+@given(st.lists(st.tuples(st.sampled_from(["crash-a", "crash-b", "crash-c", "crash-d"]),
+                          st.sampled_from(["{}", "[]", "{ }", "{  }", "[ 1 ]"]), st.booleans()), max_size=12))
+def test_the_writer_counts_each_signature_once_by_what_became_of_it(writes):
+    """Whatever findings arrive, in whatever order, size and announcement: each signature written
+    is counted once — added when the run brought it, else replaced when its input ever got
+    smaller, else kept — so the counts add up to the signatures the run wrote."""
+    store = InMemoryStore()
+    for signature in ("crash-a", "crash-b"):
+        store.put(Entry(text="{  }", signature=signature, verdict="crash"))
+    before = {s: store.get(s).text for s in ("crash-a", "crash-b")}
+    writer = CorpusWriter(store, target="m:parse")
+    counted = set()
+    for signature, text, improved in writes:
+        writer.handle_event(FindingRecorded(finding(signature, text=text), improved=improved))
+        if not improved or signature not in before or store.get(signature).text != before[signature]:
+            counted.add(signature)
+    expected = {}
+    for signature in counted:
+        what = ("added" if signature not in before else
+                "replaced" if store.get(signature).text != before[signature] else "kept")
+        expected[what] = expected.get(what, 0) + 1
+    assert writer.changes == expected

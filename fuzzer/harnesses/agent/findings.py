@@ -60,13 +60,19 @@ class AgentFinding(ShrunkFinding):
         return tuple(where) if where else None
 
     def reproduce(self) -> str:
-        """A shell command replaying the (minimized) script against the loop, as printed."""
+        """A shell command replaying the (minimized) script against the loop, as printed: a loop
+        found through the run's directory (the user's module, not an installed one) is looked up
+        there, so the command runs pasted into a terminal anywhere, as a parser's does."""
+        from fuzzer.harnesses.parser.reproduce import target_home
+
         scenario = {"script": self.best.to_json(compact=True), "policy": self.policy.to_json(compact=True)}
         if self.tools:
             scenario["tools"] = self.tools
         text = json.dumps(scenario, ensure_ascii=True, separators=(",", ":"))
+        home = target_home(self.agent)
+        where = f", cwd={json.dumps(home)}" if home else ""
         code = (f"from fuzzer.harnesses.agent.reproduce import replay; r = replay({json.dumps(self.agent)}, "
-                f"{json.dumps(text)}); print(r); raise SystemExit(r.exit_code)")
+                f"{json.dumps(text)}{where}); print(r); raise SystemExit(r.exit_code)")
         command = f"{shlex.quote(sys.executable)} -c {shlex.quote(code)}"
         if len(command) > REPRODUCE_LIMIT:
             return (f"the script is long ({len(text):,} characters): replay it from the corpus "

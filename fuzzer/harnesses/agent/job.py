@@ -13,6 +13,7 @@ and Ctrl-C are the engine's, the same as every harness's.
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
@@ -247,7 +248,7 @@ class AgentSubject(Subject):
         s = self.settings
         return AgentFinding(signature=v.signature, verdict=v.verdict, reason=v.reason, script=failure.case,
                             choices=choices, trace=failure.outcome, agent=s.agent, policy=s.policy,
-                            tools=s.tools_file, detail=detail)
+                            tools=_absolute(s.tools_file, s.cwd), detail=detail)
 
     def confirmable(self, finding: Any) -> bool:
         return True  # a hang too: what did not hang again is not reported as a hang
@@ -318,6 +319,15 @@ class AgentCampaign(CampaignJob):
         subject = AgentSubject(settings, registry=registry)
         super().__init__(subject, settings.campaign())
         self.name = "agent"
+
+
+def _absolute(path: Optional[str], cwd: Optional[str]) -> Optional[str]:
+    """A tools file named relative to the run's directory, by its absolute path: a finding's
+    reproduce command and corpus entry must find it from anywhere (``M:A`` models pass as given)."""
+    cwd = cwd or os.getcwd()
+    if path and os.path.exists(os.path.join(cwd, path)):
+        return os.path.abspath(os.path.join(cwd, path))
+    return path
 
 
 def _delete_steps(script: Script, choices: tuple, test: Any, found: dict, deadline: float, batch: int) -> tuple:

@@ -235,12 +235,14 @@ def _flaky_runs(items: list, results: list, outcomes: dict, samples: dict, run: 
 
     An open entry of any other kind that passes (about to be called fixed) runs as many times
     too, and passes only if none of them fails: a target answering at random confirmed one of
-    its wrong answers alone by chance, and one passing replay then marked it fixed."""
+    its wrong answers alone by chance, and one passing replay then marked it fixed. So does an
+    entry marked fixed that passes: a fixed bug come back one time in five passed its one replay
+    four times in five, and a gate whose short campaign missed it let it through."""
     for i, (path, entry) in enumerate(items):
         if results[i] is None or results[i].unjudged or i not in outcomes:
             continue
         flaky = _flaky(entry)
-        if not flaky and not _to_be_fixed(entry, results[i]):
+        if not flaky and not _to_be_fixed(entry, results[i]) and not _stays_fixed(entry, results[i]):
             continue
         again = [o for o in run([samples[i].text] * (FLAKY_RUNS - 1)) if o is not None]
         oracle = oracle_of(entry)
@@ -261,6 +263,13 @@ def _to_be_fixed(entry: Any, result: Replayed) -> bool:
     may count as fixed (a hang or slow entry has its own rule; one with earlier inputs runs after
     them, where state, not chance, is the bug)."""
     return result.status == "pass" and entry.status == "open" and entry.verdict not in ("hang", "slow") \
+        and not history_of(entry)
+
+
+def _stays_fixed(entry: Any, result: Replayed) -> bool:
+    """An entry marked fixed that passed one replay, of the kinds :func:`_flaky_runs` runs again
+    before it may still count as fixed (the same kinds as :func:`_to_be_fixed`)."""
+    return result.status == "pass" and entry.status == "fixed" and entry.verdict not in ("hang", "slow") \
         and not history_of(entry)
 
 

@@ -27,7 +27,8 @@ def campaign_job(reference: str, context: ReplayContext) -> Any:
                                 seed=context.seed, budget_s=context.budget_s, max_examples=context.max_examples,
                                 reject_on=tuple(context.reject_on), reproduce_dir=extra.get("reproduce_dir"),
                                 ignore=frozenset(extra.get("ignore") or ()), explore=extra.get("coverage", True),
-                                slow=context.max_examples is None, known=tuple(extra.get("known") or ()))
+                                slow=context.max_examples is None, known=tuple(extra.get("known") or ()),
+                                per_tool=dict(extra.get("per_tool") or {}))
     spec = target_spec(reference, context, sampling=extra.get("coverage", True))
     # the back end the gate was given (--backend ray: its campaign on the cluster; the replay stays local)
     auto = getattr(context.workers, "auto", False)
