@@ -25,6 +25,12 @@ MAX_TESTS = 60
 #: Runs of the reduced history a history-dependent failure must fail after again, every time.
 AGAIN = 2
 
+#: Runs an entry must pass, in all, before replay answers pass: an open entry about to be called
+#: fixed, or one marked fixed that must still count as fixed. One passing run of code that fails
+#: one time in five says little: a fixed bug come back at random passed its one replay four times
+#: in five. A timed entry (a hang, a slow path) has its own rule and runs once.
+PASS_RUNS = 24
+
 
 class Confirmer:
     """``run(payloads, deadline=, fresh=True)`` runs payloads in order in a new worker;

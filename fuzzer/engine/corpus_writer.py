@@ -132,7 +132,6 @@ class CorpusWriter(EventHandler):
             counts[what] = counts.get(what, 0) + 1
         return counts
 
-
     def changes_text(self) -> str:
         """``2 added, 1 kept`` (or ``nothing new``)."""
         return ", ".join(f"{n} {what}" for what, n in sorted(self.changes.items())) or "nothing new"

@@ -148,6 +148,10 @@ class Harness:
     #: harness can (a debugger, a print in the user's code work as usual). None: the entry is
     #: replayed (:attr:`replay`) and its verdict now is the answer.
     reproduce: Optional[Callable[[Reproducible, Optional[str], ReplayContext], Reproduced]] = None
+    #: Whether :attr:`replay` itself runs a passing entry :data:`fuzzer.engine.jobs.replay.PASS_RUNS`
+    #: times before it answers pass (the parser's does, and tells a nondeterminism apart there).
+    #: Otherwise the replay job runs every passing entry again that many times.
+    runs_passes_again: bool = False
 
 
 HARNESSES: Registry[Harness] = Registry("harness")

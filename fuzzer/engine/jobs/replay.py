@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Optional
 
+from fuzzer.engine.confirm import PASS_RUNS
 from fuzzer.engine.decisions import replay_exit_code
 from fuzzer.engine.events import JobStarted, NonFatalError, Phase, PhaseStarted
 from fuzzer.engine.harness import ReplayContext, Replayed, load_harnesses
@@ -21,6 +22,42 @@ from fuzzer.engine.pipeline import Job
 from fuzzer.engine.results import FAILED, PASSED, SKIPPED, JobResult, TestCase
 
 STATUS_CASE = {"pass": PASSED, "unjudged": SKIPPED}
+
+
+
+def passes_run_again(harness: Any, replayed: list, reference: str, context: ReplayContext) -> list:
+    """``replayed`` (one :class:`Replayed` per entry of one harness), with each passing entry run
+    :data:`PASS_RUNS` - 1 more times, in one call of the harness's replay: an entry that fails in
+    any of them fails as that run shows it (a fixed entry is then a regression)."""
+    from dataclasses import replace
+
+    from fuzzer.engine.verdicts import VERDICTS
+
+    def timed(verdict: str) -> bool:
+        info = VERDICTS.get(f"{harness.kind}:{verdict}")
+        return info is not None and info.timed
+
+    doubtful = [r for r in replayed if r.unjudged is None and r.status == "pass" and not timed(r.entry.verdict)]
+    if not doubtful:
+        return replayed
+    again = harness.replay([(r.path, r.entry) for r in doubtful for _ in range(PASS_RUNS - 1)], reference, context)
+    failing: dict[int, list] = {}
+    ran: dict[int, int] = {}
+    for r in again:
+        if r.unjudged is None:
+            ran[id(r.entry)] = ran.get(id(r.entry), 0) + 1
+            if r.status != "pass":
+                failing.setdefault(id(r.entry), []).append(r)
+    out = []
+    for r in replayed:
+        key = id(r.entry)
+        if key in failing:
+            out.append(replace(failing[key][0], note=f"{len(failing[key])} failing run(s) in {1 + ran[key]}"))
+        elif any(r is d for d in doubtful):
+            out.append(replace(r, note=f"passed {1 + ran.get(key, 0)} runs"))
+        else:
+            out.append(r)
+    return out
 
 
 def entry_lines(replayed: list, version: Optional[str] = None) -> list[str]:
@@ -139,7 +176,10 @@ class ReplayJob(Job):
             if dead:
                 self.result_.problem = f"{reference}: {dead}"
                 self.update = False  # never mark entries fixed against a target that tests nothing
-            for r in harness.replay(group, reference, self.context):
+            replayed = list(harness.replay(group, reference, self.context))
+            if not harness.runs_passes_again:
+                replayed = passes_run_again(harness, replayed, reference, self.context)
+            for r in replayed:
                 outcome[order[id(r.entry)]] = r
             if kind == "parser":
                 from fuzzer.harnesses.parser.harness import target_version

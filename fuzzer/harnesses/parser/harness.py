@@ -16,6 +16,7 @@ from dataclasses import replace
 from typing import Any, Callable, Optional
 
 from fuzzer.engine.harness import ReplayContext, Replayed
+from fuzzer.engine.confirm import PASS_RUNS
 from fuzzer.harnesses.parser.oracle import RAW_FORMAT, Oracle, rerun_judgment
 from strategies._internal.sample import Recipe, Sample
 
@@ -209,9 +210,8 @@ def _in_other_formats(items: list, results: list, samples: dict, run: Callable, 
 
 
 #: Runs on replay of an entry that did not fail on every run (a nondeterminism, or a failure not
-#: reproducible alone): one run that happens to agree with the truth says nothing about a target
-#: that answers at random.
-FLAKY_RUNS = 24
+#: reproducible alone), and of one that passed once: the engine's rule for every harness.
+FLAKY_RUNS = PASS_RUNS
 
 
 def _answer(outcome: Any) -> tuple:

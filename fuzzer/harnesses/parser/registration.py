@@ -39,7 +39,8 @@ def campaign_job(reference: str, context: ReplayContext) -> Any:
 
 HARNESS = register_harness(Harness(kind="parser", option="--target",
                                    description="the parser / validator: entries are model outputs",
-                                   replay=replay, campaign_job=campaign_job, check_alive=check_alive, reproduce=reproduce))
+                                   replay=replay, campaign_job=campaign_job, check_alive=check_alive, reproduce=reproduce,
+                                   runs_passes_again=True))
 
 
 __all__ = ["HARNESS", "campaign_job"]
