@@ -55,6 +55,10 @@ class Replayed:
     #: since (signatures left out what a message copies of the input, a rejection's format, a
     #: path's comprehensions): ``signature`` is the key that failure has now.
     rekeyed: bool = False
+    #: Why ``replay --update`` leaves this passing entry open: it was judged by other rules than
+    #: the ones it was found under (a policy given on the command line that makes fewer promises
+    #: passes a bug that is still there).
+    held: Optional[str] = None
 
     @property
     def moved(self) -> bool:
@@ -152,6 +156,22 @@ class Harness:
     #: times before it answers pass (the parser's does, and tells a nondeterminism apart there).
     #: Otherwise the replay job runs every passing entry again that many times.
     runs_passes_again: bool = False
+
+
+def other_policy(entry: Any, policy: Any, given: Optional[str], option: str) -> Optional[str]:
+    """Why a pass of ``entry`` judged under ``policy`` is no fix: ``policy`` came from ``option``
+    and promises other things than the one the entry was found under (one that promises less
+    passes a bug that is still there). None when they are the same, or the entry kept none."""
+    stored = (entry.scenario or {}).get("policy")
+    if not given or stored is None:
+        return None
+    try:
+        if policy.to_json() == type(policy).from_json(stored).to_json():
+            return None
+    except Exception:  # noqa: BLE001 - a stored policy this toolfuzz cannot read is not the same one
+        pass
+    return (f"judged under {option} {given!r}, not the policy it was found under: "
+            "--update leaves it as it is")
 
 
 HARNESSES: Registry[Harness] = Registry("harness")

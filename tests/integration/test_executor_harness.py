@@ -86,3 +86,37 @@ def test_an_entry_replays_with_the_tools_and_policy_it_was_found_with(tmp_path):
     unjudged = load_harnesses()["executor"].replay(items, NAIVE, ReplayContext(cwd=str(ROOT)))
     assert any(r.unjudged and "lookup_order" in r.unjudged for r in unjudged), [r.unjudged for r in unjudged]
     assert all(r.unjudged or r.status == "fail" for r in unjudged), [(r.status, r.unjudged) for r in unjudged]
+
+
+def test_a_pass_under_another_policy_than_the_entry_s_is_no_fix(tmp_path):
+    """``replay --executor-policy lax.toml`` judges by a policy that may promise less than the one
+    an entry was found under: its pass says so, and ``--update`` does not mark the entry fixed
+    (a trial's lax policy passed both entries of a bug still there). Under the entry's own policy,
+    given again, a pass is a fix as usual."""
+    from fuzzer.engine.jobs.replay import ReplayJob, entry_lines
+    from fuzzer.harnesses.executor.policy import load_policy
+
+    found_under = tmp_path / "policy.toml"
+    found_under.write_text("max_attempts = 3\n")
+    other = tmp_path / "other.toml"
+    other.write_text("max_attempts = 5\n")
+    settings = ExecutorSettings(executor=NAIVE, policy_file=str(found_under), max_examples=60, seed=2, cwd=str(ROOT))
+    store = CorpusStore(tmp_path / "c")
+    run_job(ExecutorCampaign(settings, registry=REGISTRY, policy=load_policy(str(found_under))),
+            [CorpusWriter(store, target=NAIVE)])
+    assert store.entries()
+
+    def replay(policy_file, update: bool):
+        context = ReplayContext(registry=REGISTRY, cwd=str(ROOT), extra={"executor_policy": str(policy_file)})
+        return run_job(ReplayJob(store, {"executor": ROBUST}, context, update=update)).result
+
+    held = replay(other, update=True)
+    assert {r.status for r in held.replayed} == {"pass"} and not held.updates
+    assert all(r.held and "--executor-policy" in r.held for r in held.replayed)
+    assert all("not the policy it was found under" in line for line in entry_lines(held.replayed))
+    assert {e.status for _p, e in store.entries()} == {"open"}
+
+    own = replay(found_under, update=True)
+    passed = {r.entry.signature for r in own.replayed if r.status == "pass"}
+    assert passed and not any(r.held for r in own.replayed)
+    assert {s for s, _old, new in own.updates if new == "fixed"} == passed

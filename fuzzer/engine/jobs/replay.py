@@ -72,7 +72,8 @@ def entry_lines(replayed: list, version: Optional[str] = None) -> list[str]:
             now += " (re-keyed: it fails exactly as filed)"
         found = r.entry.target_version
         older = f" (found with {found}; target is {version})" if found and version and found != version else ""
-        why = f": {r.unjudged}" if r.unjudged else f": {r.note}" if r.note else ""
+        said = [r.unjudged] if r.unjudged else [x for x in (r.note, r.held) if x]
+        why = ": " + "; ".join(said) if said else ""
         lines.append(f"{marks[r.status]:<10} {r.entry.signature:<28} {r.entry.status:<6} "
                      f"{os.path.basename(r.path)}{now}{older}{why}")
     return lines
@@ -201,7 +202,7 @@ class ReplayJob(Job):
         from corpus.store import CorpusWriteError
 
         todo = [(r.entry.signature, "open", "fixed") for r in self.result_.replayed
-                if r.status == "pass" and r.entry.status == "open"]
+                if r.status == "pass" and r.entry.status == "open" and r.held is None]
         todo += [(r.entry.signature, "fixed", "open") for r in self.result_.replayed if r.status == "regression"]
         for done, (signature, old, new) in enumerate(todo):
             try:

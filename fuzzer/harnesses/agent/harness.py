@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 from fuzzer.harnesses.agent.policy import AgentPolicy, load_policy
 from fuzzer.harnesses.agent.script import Script, ScriptError
-from fuzzer.engine.harness import Harness, Replayed, ReplayContext, register_harness
+from fuzzer.engine.harness import Harness, Replayed, ReplayContext, other_policy, register_harness
 from fuzzer.harnesses.agent import checks as _verdicts  # noqa: F401 - registers the agent's verdicts
 
 
@@ -64,7 +64,9 @@ def replay(items: list, reference: Optional[str], context: ReplayContext) -> lis
             shown = same or (violations[0] if violations else None)
             out[i] = Replayed(path, entry, verdict=shown.verdict if shown else "pass",
                               signature=shown.signature.id if shown else None, outcome=trace,
-                              what=shown.signature.what if shown else None)
+                              what=shown.signature.what if shown else None,
+                              held=None if shown else other_policy(entry, policy, context.extra.get("agent_policy"),
+                                                                   "--agent-policy"))
     return out
 
 

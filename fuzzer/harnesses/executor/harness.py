@@ -24,7 +24,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from fuzzer.engine.harness import Harness, ReplayContext, Replayed, register_harness
+from fuzzer.engine.harness import Harness, ReplayContext, Replayed, other_policy, register_harness
 from fuzzer.harnesses.executor import checks as _verdicts  # noqa: F401 - registers the executor's verdicts
 
 
@@ -98,7 +98,9 @@ def replay_entries(items: list, reference: str, context: ReplayContext) -> list:
                 (violations[0] if violations else None)
             out[i] = Replayed(path=path, entry=entry, verdict=shown.verdict if shown else "pass",
                               signature=shown.signature.id if shown else None, outcome=trace,
-                              what=shown.signature.what if shown else None)
+                              what=shown.signature.what if shown else None,
+                              held=None if shown else other_policy(entry, policy, context.extra.get("executor_policy"),
+                                                                   "--executor-policy"))
     return [r for r in out if r is not None]
 
 
