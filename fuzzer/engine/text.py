@@ -27,12 +27,15 @@ def preview(text: str, limit: int = 160) -> str:
     shown as its Python expression when that fits (``'```j' + '\n' * 512``: a slow finding's
     minimized input is a fence and a run, which cut after 160 characters looked unminimized)."""
     shown = json_line(text)
-    if len(shown) > limit:
+    if len(shown) > min(limit, 160):
         from fuzzer.harnesses.parser.reproduce import python_literal
 
         literal = python_literal(text)
-        if len(literal) <= limit - 20:
+        # past a line's width, a run is shown as one (``fuzz minimize`` printed 1,140 brackets
+        # where its campaign showed ``'[' * 1112``), even where the whole would fit
+        if len(literal) <= limit - 20 and (len(shown) > limit or 4 * len(literal) <= len(shown)):
             return f"{literal} ({len(text):,} chars)"
+    if len(shown) > limit:
         shown = f"{shown[:limit - 20]}…\" ({len(text)} chars)"
     return shown
 

@@ -91,6 +91,29 @@ def test_a_preview_too_long_to_show_whole_is_exact_when_it_is_a_repetition(text)
         assert eval(literal) == text and size == f"{len(text):,} chars)"  # noqa: S307
 
 
+@given(texts, st.integers(min_value=200, max_value=4000))
+def test_a_wide_preview_that_fits_shows_a_repetition_as_one_too(text, limit):
+    """``fuzz minimize`` shows its input with room for 2,000 characters: a run that fits there is
+    still shown as its expression once it is wider than a line, and whatever is shown is exact."""
+    from fuzzer.engine.text import json_line, preview
+    from fuzzer.harnesses.parser.reproduce import python_literal
+
+    shown = preview(text, limit)
+    if shown.startswith('"'):
+        assert shown == json_line(text) or shown.endswith(f" ({len(text)} chars)")
+        assert len(json_line(text)) <= 160 or 4 * len(python_literal(text)) > len(json_line(text)) \
+            or len(python_literal(text)) > limit - 20
+    else:
+        literal, _, size = shown.rpartition(" (")
+        assert eval(literal) == text and size == f"{len(text):,} chars)"  # noqa: S307
+
+
+def test_fuzz_minimize_shows_a_run_of_brackets_as_one():
+    from fuzzer.engine.text import preview
+
+    assert preview("[" * 1112 + "1", 2000) == "'[' * 1112 + '1' (1,113 chars)"
+
+
 # -- findings judged against the ground truth: their commands exit 1 while the answer is wrong ----
 
 CITY = [{"name": "get_weather", "arguments": {"city": "a, ]"}}]
