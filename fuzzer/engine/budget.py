@@ -21,6 +21,13 @@ SHRINK_SHARE = 0.3
 SHRINK_CAP_S = 10.0
 
 
+def shrink_stopped_note(seconds: float) -> str:
+    """What a finding says when its shrink ran out of time: the limit is the shrink's own (a share
+    of ``--budget``, at most ``shrink_cap_s`` per finding), which a run under ``--max-examples``
+    has too, so it is named as such and not as the run's budget."""
+    return f"shrinking stopped at its time limit ({seconds:.3g} s for one finding): the input shown may shrink further"
+
+
 class Budget:
     def __init__(self, *, seconds: Optional[float], max_examples: Optional[int] = None,
                  shrink_share: float = SHRINK_SHARE, shrink_cap_s: float = SHRINK_CAP_S):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
 from corpus.minimize import NotInteresting, shrink_choices
-from fuzzer.engine.budget import SHRINK_CAP_S
+from fuzzer.engine.budget import SHRINK_CAP_S, shrink_stopped_note
 from fuzzer.engine.campaign import CampaignJob, CampaignSettings
 from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.events import NonFatalError
@@ -308,7 +308,7 @@ class AgentSubject(Subject):
         finding.minimized_trace, finding.minimized_reason = trace, hit.reason
         if time.monotonic() >= deadline:
             finding.shrink_stopped = True
-            finding.shrink_note = "shrinking stopped by its budget"
+            finding.shrink_note = shrink_stopped_note(budget)
         return True
 
 

@@ -26,6 +26,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Optional
 
+from fuzzer.engine.budget import shrink_stopped_note
 from fuzzer.engine.campaign import CampaignJob, CampaignSettings
 from fuzzer.engine.campaign_result import CampaignResult
 from fuzzer.engine.decisions import campaign_exit_code
@@ -364,7 +365,7 @@ class ExecutorSubject(Subject):
                                         budget_s=budget)
         if stopped:
             finding.shrink_stopped = True
-            finding.shrink_note = "shrinking stopped by its budget"
+            finding.shrink_note = shrink_stopped_note(budget)
         if best is None:
             return False
         finding.minimized, finding.minimized_trace, finding.minimized_violation = best
