@@ -408,3 +408,64 @@ def test_a_shrunk_finding_says_why_of_the_stream_it_shows_not_of_the_first():
         assert finding.reason == shown.reason
         changed += shown.reason != v.reason
     assert changed >= 1  # (some first stream's reason named values its minimized one has lost)
+
+
+def test_an_sse_finding_s_plan_shrinks_with_its_cut_placed_in_the_smaller_body():
+    """The cuts of an ``sse`` chunk plan are byte offsets in the SSE body (about a thousand bytes),
+    not in the plan's JSON (about 150 characters): clipped at the JSON, every smaller plan was
+    tried unsplit, none failed, and a two-call plan with its cut at byte 1,057 was reported
+    minimized. Its smaller plans must be tried with the cut placed in their own body."""
+    import json
+    import time
+
+    from fuzzer.harnesses.stream.chunks import ChunkPlan, expected_calls, plan_text, sse_bytes
+    from fuzzer.harnesses.stream.shrink import shrink_case
+    from fuzzer.harnesses.stream.worker import run_consumer
+    from tests.integration.targets.stream_sse import accumulate
+
+    ref = "tests.integration.targets.stream_sse:accumulate"
+    calls = [{"name": "get_weather", "arguments": {"city": "مرحبا hello"}},
+             {"name": "get_weather", "arguments": {"city": "Zürich a a"}}]
+    text = plan_text(calls, "", None)
+    def sse_body(plan):
+        return b"".join(sse_bytes(replace(plan, cuts=())))
+
+    body = sse_body(ChunkPlan.from_case(StreamCase(text=text, format="chunks")))
+    cut = body.index("مرحبا".encode()) + 1  # inside the first character's UTF-8 sequence
+    case = StreamCase(text=text, cuts=(cut,), family="random", format="chunks", truth=expected_calls(calls, None),
+                      truth_known=True, tool="get_weather")
+
+    def test(cases):
+        out = []
+        for c in cases:
+            run = run_consumer(accumulate, ref, c, "sse")
+            v = violations_of(c, run, None)
+            out.append(StreamOutcome.of(run, v) if v and v[0].verdict == "corruption" else None)
+        return out
+
+    assert test([case])[0] is not None and test([replace(case, cuts=())])[0] is None
+    (best, outcome), stopped = shrink_case(case, test, registry=REGISTRY, deadline=time.monotonic() + 30, shape="sse")
+    assert not stopped and best is not None and outcome is not None
+    shown = json.loads(best.text)["calls"]
+    assert len(shown) == 1 and len(shown[0]["arguments"]["city"]) == 1, best.text  # one call, one character
+    assert len(best.cuts) == 1 and 0 < best.cuts[0] < len(sse_body(ChunkPlan.from_case(best)))
+    assert test([best])[0] is not None  # the split shown fails
+
+
+def test_a_split_shrink_that_runs_out_of_streams_is_not_called_minimized(monkeypatch):
+    """A split whose shrink spent its streams may be far from the smallest: the shrink says it was
+    stopped (the finding is then not "minimized"), though its deadline is far off."""
+    import time
+
+    from fuzzer.harnesses.stream import shrink
+
+    monkeypatch.setattr(shrink, "SPLIT_TESTS", 3)
+    monkeypatch.setattr(shrink, "split_budget", lambda case, shape="openai": 3, raising=False)
+    case = StreamCase(text="abcdefghij", cuts=tuple(range(1, 10)), family="char", format="hermes", truth_known=False)
+
+    def test(cases):  # fails while the last cut is there
+        return [StreamOutcome() if 9 in c.cuts else None for c in cases]
+
+    (best, _outcome), stopped = shrink.shrink_case(case, test, registry=REGISTRY, deadline=time.monotonic() + 60)
+    assert best is not None and 9 in best.cuts
+    assert stopped

@@ -335,7 +335,8 @@ class StreamSubject(Subject):
             answers = job.settle_run(cases, deadline=deadline)
             return [_outcome(a) if shows(a, wanted, verdict) else None for a in answers]
 
-        (best, outcome), stopped = shrink_case(case, test, registry=self.registry, deadline=deadline)
+        (best, outcome), stopped = shrink_case(case, test, registry=self.registry, deadline=deadline,
+                                               shape=self.settings.target.shape)
         if best is None or size(best) >= size(finding.best):
             if stopped and finding.minimized is None:
                 finding.shrink_note = finding.shrink_note or "not minimized: the shrink window ran out"
