@@ -469,3 +469,33 @@ def test_a_split_shrink_that_runs_out_of_streams_is_not_called_minimized(monkeyp
     (best, _outcome), stopped = shrink.shrink_case(case, test, registry=REGISTRY, deadline=time.monotonic() + 60)
     assert best is not None and 9 in best.cuts
     assert stopped
+
+
+def test_a_shrunk_finding_s_title_speaks_of_the_stream_it_shows_not_of_the_first():
+    """The title ("0 call(s) returned, 2 written") is worded from the stream that first showed the
+    signature; once shrunk, the console shows another stream ("1 written"): the title is re-worded
+    from it, under the same signature id, as the parser harness does."""
+    from fuzzer.harnesses.stream.findings import StreamFinding
+    from fuzzer.harnesses.stream.job import StreamSettings, StreamSubject
+    from fuzzer.harnesses.stream.orders import StreamOrder
+
+    server = _server()
+
+    class _Job:
+        def settle_run(self, cases, deadline=None):
+            return [server.run(c) for c in cases]
+
+    subject = StreamSubject(StreamSettings(target=server.settings), registry=REGISTRY, pool=object())
+    result = StreamOrder(11, 300, 0, _plan()).run(_Runner(server))
+    changed = 0
+    for _i, case, v, outcome, _n in result.failures[:8]:
+        if v.verdict in ("hang", "slow"):
+            continue
+        finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
+        if not subject.shrink(finding, _Job(), 20.0):
+            continue
+        shown = next(x for x in finding.minimized_outcome.violations if x.signature.id == v.signature.id)
+        assert finding.signature.id == v.signature.id and finding.title == shown.signature.title
+        assert f"({shown.signature.title}, seen" in finding.text()
+        changed += shown.signature.title != v.signature.title
+    assert changed >= 1  # (some first stream's title counted calls its minimized one has not)

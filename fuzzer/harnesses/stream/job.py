@@ -342,9 +342,11 @@ class StreamSubject(Subject):
                 finding.shrink_note = finding.shrink_note or "not minimized: the shrink window ran out"
             return False
         finding.minimized, finding.minimized_outcome = best, outcome
-        # the "why" a reader sees describes the stream shown (the minimized one), not the first
-        finding.reason = next((v.reason for v in getattr(outcome, "violations", ()) if v.signature.id == wanted),
-                              finding.reason)
+        # the "why" and the title a reader sees describe the stream shown (the minimized one), not
+        # the first: the same signature, its words taken from this stream (as the parser harness does)
+        shown = next((v for v in getattr(outcome, "violations", ()) if v.signature.id == wanted), None)
+        if shown is not None:
+            finding.reason, finding.signature = shown.reason, shown.signature
         finding.shrink_stopped = stopped
         if stopped:
             finding.shrink_note = "shrinking stopped by its budget"
