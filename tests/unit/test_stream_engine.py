@@ -499,3 +499,30 @@ def test_a_shrunk_finding_s_title_speaks_of_the_stream_it_shows_not_of_the_first
         assert f"({shown.signature.title}, seen" in finding.text()
         changed += shown.signature.title != v.signature.title
     assert changed >= 1  # (some first stream's title counted calls its minimized one has not)
+
+
+def test_the_gate_shows_a_stream_regression_s_cuts_and_reproduce_command():
+    """A campaign finding whose signature is a fixed stream entry: its output alone passes, the
+    split is what fails. The gate's REGRESSION block shows the cuts and a runnable reproduce
+    command, as the campaign does (not the bare output)."""
+    from fuzzer.engine.decisions import GateDecision
+    from fuzzer.engine.jobs.gate import GateResult
+    from fuzzer.engine.jobs.replay import ReplayResult
+    from fuzzer.harnesses.stream.findings import StreamFinding
+
+    server = _server(parser="tests.integration.targets.stream_variants:marker_loss")
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    truth = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    whole = StreamCase(text=text, format="hermes", truth=truth, content="", truth_known=True, tool="get_weather",
+                       markers=HERMES)
+    case = replace(whole, cuts=(1,), family="shrunk")
+    kind, outcome = server.run(case)
+    assert kind == "run" and outcome.violations and not server.run(whole)[1].violations  # the split is what fails
+    v = outcome.violations[0]
+    finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
+    result = GateResult(corpus="corp", decision=GateDecision(regressions=(finding,)), replay=ReplayResult())
+    lines = result.summary_lines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"REGRESSION {v.signature.id} "))
+    block = "\n".join(lines[at:at + 4])
+    assert "cuts:      [1] deltas: [\"<\", " in block, block
+    assert f"reproduce: {finding.reproduce()}" in block and '"cuts":[1]' in finding.reproduce(), block
