@@ -27,6 +27,7 @@ BAD = [
     (("--parser", "tests.integration.targets.stream_bad:odd_events", "--format", "hermes"), "unknown shape"),
     (("--parser", "tests.integration.targets.stream_bad:odd_events"), "unknown shape"),  # found while probing
     (("--consumer", "tests.integration.targets.stream_bad:generator_consumer"), "returned a generator"),
+    (("--consumer", "tests.integration.targets.stream_bad:no_argument_consumer"), "cannot be called with the chunks"),
 ]
 
 

@@ -173,11 +173,20 @@ class StreamServer:
 
     def _check_consumer(self) -> None:
         """Give the accumulator one valid chunk stream: this imports the SDK and validates its
-        models (seconds, the first time: not the first stream's), and an accumulator that returns a
-        generator, whose calls would be assembled after toolfuzz stopped looking, is a
-        :class:`ContractError`. What else it does with that stream is the campaign's to judge."""
+        models (seconds, the first time: not the first stream's); an accumulator that cannot be
+        called with one argument, or returns a generator (its calls would be assembled after
+        toolfuzz stopped looking), is a :class:`ContractError`. What else it does with that stream is the campaign's to judge."""
+        import inspect
+
         from fuzzer.harnesses.stream.chunks import ChunkPlan, build_chunks
 
+        try:  # one that cannot take the chunks (a parser factory named by mistake) tests nothing
+            inspect.signature(self.consumer).bind(iter(()))
+        except TypeError as exc:
+            raise ContractError(f"{self.settings.option} {self.settings.consumer!r} cannot be called with the chunks "
+                                f"({exc}): M:A(chunks) -> calls") from None
+        except ValueError:  # no signature to read (a builtin): the streams will tell
+            pass
         chunks = build_chunks(ChunkPlan(calls=(("get_weather", '{"city": "Paris"}'),), content="hi"), self.settings.shape)
         try:
             consumer_calls(self.consumer(iter(chunks)), self.settings.consumer, self.settings.option)
