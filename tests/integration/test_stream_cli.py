@@ -27,6 +27,7 @@ BAD = [
     (("--parser", "tests.integration.targets.stream_bad:odd_events", "--format", "hermes"), "unknown shape"),
     (("--parser", "tests.integration.targets.stream_bad:odd_events"), "unknown shape"),  # found while probing
     (("--consumer", "tests.integration.targets.stream_bad:generator_consumer"), "returned a generator"),
+    (("--consumer", "tests.integration.targets.stream_bad:no_argument_consumer"), "cannot be called with the chunks"),
 ]
 
 
@@ -174,3 +175,18 @@ def test_an_interrupted_stream_campaign_that_found_nothing_is_no_all_clear(tmp_p
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "no failure in the" in out + err
+
+
+def test_a_stream_target_that_does_not_load_in_replay_or_gate_names_the_option_typed(cli):
+    """replay and gate name a stream parser with --stream-parser: an error about it must name that
+    option (it said --parser, which neither command has)."""
+    found = cli("stream", "--parser", MARKER_LOSS, "--tool", "get_weather", "--format", "hermes", "--seed", "1",
+                "--max-examples", "200", "--corpus", "corp", timeout=240)
+    assert found.code == 1, found
+    for command, *more in (("replay",), ("gate", "--max-examples", "50")):
+        result = cli(command, "--corpus", "corp", "--stream-parser", "tests.integration.targets.stream_variants:nope",
+                     *more)
+        errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+        assert result.code == 2 and len(errors) == 1, result
+        assert errors[0].startswith("Error: --stream-parser 'tests.integration.targets.stream_variants:nope'"), result
+        assert "Traceback" not in result.stderr

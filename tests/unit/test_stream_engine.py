@@ -408,3 +408,121 @@ def test_a_shrunk_finding_says_why_of_the_stream_it_shows_not_of_the_first():
         assert finding.reason == shown.reason
         changed += shown.reason != v.reason
     assert changed >= 1  # (some first stream's reason named values its minimized one has lost)
+
+
+def test_an_sse_finding_s_plan_shrinks_with_its_cut_placed_in_the_smaller_body():
+    """The cuts of an ``sse`` chunk plan are byte offsets in the SSE body (about a thousand bytes),
+    not in the plan's JSON (about 150 characters): clipped at the JSON, every smaller plan was
+    tried unsplit, none failed, and a two-call plan with its cut at byte 1,057 was reported
+    minimized. Its smaller plans must be tried with the cut placed in their own body."""
+    import json
+    import time
+
+    from fuzzer.harnesses.stream.chunks import ChunkPlan, expected_calls, plan_text, sse_bytes
+    from fuzzer.harnesses.stream.shrink import shrink_case
+    from fuzzer.harnesses.stream.worker import run_consumer
+    from tests.integration.targets.stream_sse import accumulate
+
+    ref = "tests.integration.targets.stream_sse:accumulate"
+    calls = [{"name": "get_weather", "arguments": {"city": "مرحبا hello"}},
+             {"name": "get_weather", "arguments": {"city": "Zürich a a"}}]
+    text = plan_text(calls, "", None)
+    def sse_body(plan):
+        return b"".join(sse_bytes(replace(plan, cuts=())))
+
+    body = sse_body(ChunkPlan.from_case(StreamCase(text=text, format="chunks")))
+    cut = body.index("مرحبا".encode()) + 1  # inside the first character's UTF-8 sequence
+    case = StreamCase(text=text, cuts=(cut,), family="random", format="chunks", truth=expected_calls(calls, None),
+                      truth_known=True, tool="get_weather")
+
+    def test(cases):
+        out = []
+        for c in cases:
+            run = run_consumer(accumulate, ref, c, "sse")
+            v = violations_of(c, run, None)
+            out.append(StreamOutcome.of(run, v) if v and v[0].verdict == "corruption" else None)
+        return out
+
+    assert test([case])[0] is not None and test([replace(case, cuts=())])[0] is None
+    (best, outcome), stopped = shrink_case(case, test, registry=REGISTRY, deadline=time.monotonic() + 30, shape="sse")
+    assert not stopped and best is not None and outcome is not None
+    shown = json.loads(best.text)["calls"]
+    assert len(shown) == 1 and len(shown[0]["arguments"]["city"]) == 1, best.text  # one call, one character
+    assert len(best.cuts) == 1 and 0 < best.cuts[0] < len(sse_body(ChunkPlan.from_case(best)))
+    assert test([best])[0] is not None  # the split shown fails
+
+
+def test_a_split_shrink_that_runs_out_of_streams_is_not_called_minimized(monkeypatch):
+    """A split whose shrink spent its streams may be far from the smallest: the shrink says it was
+    stopped (the finding is then not "minimized"), though its deadline is far off."""
+    import time
+
+    from fuzzer.harnesses.stream import shrink
+
+    monkeypatch.setattr(shrink, "SPLIT_TESTS", 3)
+    monkeypatch.setattr(shrink, "split_budget", lambda case, shape="openai": 3, raising=False)
+    case = StreamCase(text="abcdefghij", cuts=tuple(range(1, 10)), family="char", format="hermes", truth_known=False)
+
+    def test(cases):  # fails while the last cut is there
+        return [StreamOutcome() if 9 in c.cuts else None for c in cases]
+
+    (best, _outcome), stopped = shrink.shrink_case(case, test, registry=REGISTRY, deadline=time.monotonic() + 60)
+    assert best is not None and 9 in best.cuts
+    assert stopped
+
+
+def test_a_shrunk_finding_s_title_speaks_of_the_stream_it_shows_not_of_the_first():
+    """The title ("0 call(s) returned, 2 written") is worded from the stream that first showed the
+    signature; once shrunk, the console shows another stream ("1 written"): the title is re-worded
+    from it, under the same signature id, as the parser harness does."""
+    from fuzzer.harnesses.stream.findings import StreamFinding
+    from fuzzer.harnesses.stream.job import StreamSettings, StreamSubject
+    from fuzzer.harnesses.stream.orders import StreamOrder
+
+    server = _server()
+
+    class _Job:
+        def settle_run(self, cases, deadline=None):
+            return [server.run(c) for c in cases]
+
+    subject = StreamSubject(StreamSettings(target=server.settings), registry=REGISTRY, pool=object())
+    result = StreamOrder(11, 300, 0, _plan()).run(_Runner(server))
+    changed = 0
+    for _i, case, v, outcome, _n in result.failures[:8]:
+        if v.verdict in ("hang", "slow"):
+            continue
+        finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
+        if not subject.shrink(finding, _Job(), 20.0):
+            continue
+        shown = next(x for x in finding.minimized_outcome.violations if x.signature.id == v.signature.id)
+        assert finding.signature.id == v.signature.id and finding.title == shown.signature.title
+        assert f"({shown.signature.title}, seen" in finding.text()
+        changed += shown.signature.title != v.signature.title
+    assert changed >= 1  # (some first stream's title counted calls its minimized one has not)
+
+
+def test_the_gate_shows_a_stream_regression_s_cuts_and_reproduce_command():
+    """A campaign finding whose signature is a fixed stream entry: its output alone passes, the
+    split is what fails. The gate's REGRESSION block shows the cuts and a runnable reproduce
+    command, as the campaign does (not the bare output)."""
+    from fuzzer.engine.decisions import GateDecision
+    from fuzzer.engine.jobs.gate import GateResult
+    from fuzzer.engine.jobs.replay import ReplayResult
+    from fuzzer.harnesses.stream.findings import StreamFinding
+
+    server = _server(parser="tests.integration.targets.stream_variants:marker_loss")
+    text = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    truth = [{"name": "get_weather", "arguments": {"city": "Paris"}}]
+    whole = StreamCase(text=text, format="hermes", truth=truth, content="", truth_known=True, tool="get_weather",
+                       markers=HERMES)
+    case = replace(whole, cuts=(1,), family="shrunk")
+    kind, outcome = server.run(case)
+    assert kind == "run" and outcome.violations and not server.run(whole)[1].violations  # the split is what fails
+    v = outcome.violations[0]
+    finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
+    result = GateResult(corpus="corp", decision=GateDecision(regressions=(finding,)), replay=ReplayResult())
+    lines = result.summary_lines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"REGRESSION {v.signature.id} "))
+    block = "\n".join(lines[at:at + 4])
+    assert "cuts:      [1] deltas: [\"<\", " in block, block
+    assert f"reproduce: {finding.reproduce()}" in block and '"cuts":[1]' in finding.reproduce(), block

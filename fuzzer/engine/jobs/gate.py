@@ -102,8 +102,10 @@ class GateResult(JobResult):
             if hasattr(x, "entry"):
                 lines.append(f"REGRESSION {x.entry.signature} ({x.entry.title}): {preview(x.entry.text)}")
             else:
+                # the input alone may pass (a stream's split is part of it): shown as a NEW finding is
                 report = x.to_report()
-                lines.append(f"REGRESSION {x.signature.id} ({report['title']}): {preview(shown_input(report))}")
+                lines.append(f"REGRESSION {x.signature.id} ({report['title']})")
+                lines += finding_lines(x, report)
         for x in d.new:
             if hasattr(x, "entry"):
                 lines.append(f"NEW {x.signature} (corpus entry {os.path.basename(x.path)} now fails differently): "
@@ -111,9 +113,7 @@ class GateResult(JobResult):
             else:
                 report = x.to_report()
                 lines.append(f"NEW {x.signature.id} ({report['title']})")
-                lines.append(f"    {'minimized:' if x.is_minimized else 'input:    '} {preview(shown_input(report))}")
-                if report.get("reproduce"):
-                    lines.append(f"    reproduce: {report['reproduce']}")
+                lines += finding_lines(x, report)
         for x in d.corpus_ignored:
             if x.status == "regression":  # the user's choice not to block, never a silent one
                 lines.append(f"IGNORED REGRESSION {x.entry.signature} ({x.entry.title}): an entry marked fixed fails "
@@ -157,6 +157,21 @@ class GateResult(JobResult):
             "replay": self.replay.to_report() if self.replay is not None else None,
             "campaigns": [c.to_report() for c in self.campaigns],
         }
+
+
+def finding_lines(finding: Any, report: dict) -> list[str]:
+    """The lines under a campaign finding's NEW or REGRESSION line: the input shown, the split it
+    was streamed under (a stream finding's input alone may pass: the cuts are part of what
+    fails), and the command that reproduces it — as the campaign prints them."""
+    from fuzzer.engine.text import compact
+
+    lines = [f"    {'minimized:' if finding.is_minimized else 'input:    '} {preview(shown_input(report))}"]
+    if report.get("cuts"):
+        lines.append(f"    cuts:      {report['cuts']}" + (f" deltas: {compact(report['deltas'])}"
+                                                           if report.get("deltas") and len(report["deltas"]) > 1 else ""))
+    if report.get("reproduce"):
+        lines.append(f"    reproduce: {report['reproduce']}")
+    return lines
 
 
 def _ident(x: Any) -> dict:

@@ -220,19 +220,36 @@ def anthropic_events(plan: ChunkPlan) -> list:
 SSE_PIECE = 5
 
 
-def sse_bytes(plan: ChunkPlan) -> list:
-    """The raw bytes of the OpenAI stream over HTTP, cut at ``plan.cuts`` (byte offsets: inside a
-    ``data:`` line, between ``\\n`` and ``\\n``, inside a UTF-8 sequence)."""
-    from openai.types.chat import ChatCompletionChunk
-
+def sse_body(plan: ChunkPlan, *, validate: bool = True) -> bytes:
+    """The whole body of the OpenAI stream over HTTP for ``plan`` (uncut): what the ``sse`` shape's
+    cuts are byte offsets into."""
     longest = max((len(a) for _n, a in plan.calls), default=0)
     arg_cuts = tuple(range(SSE_PIECE, longest, SSE_PIECE))
     body = b""
     for d in _openai_dicts(plan, arg_cuts):
-        ChatCompletionChunk.model_validate(d)
+        if validate:
+            from openai.types.chat import ChatCompletionChunk
+
+            ChatCompletionChunk.model_validate(d)
         body += b"data: " + json.dumps(d, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n\n"
     if plan.anomaly != "cut_no_finish":
         body += b"data: [DONE]\n\n"
+    return body
+
+
+def split_body(plan: ChunkPlan, shape: str) -> Any:
+    """The sequence ``plan.cuts`` index for ``shape``: the ``sse`` body's bytes; for the other
+    shapes the longest call's arguments text (the cuts apply to each call's arguments, and a cut
+    past the longest is no cut). Shrinking clips and places cuts in these coordinates."""
+    if shape == "sse":
+        return sse_body(plan, validate=False)
+    return max((a for _n, a in plan.calls), key=len, default="")
+
+
+def sse_bytes(plan: ChunkPlan) -> list:
+    """The raw bytes of the OpenAI stream over HTTP, cut at ``plan.cuts`` (byte offsets: inside a
+    ``data:`` line, between ``\\n`` and ``\\n``, inside a UTF-8 sequence)."""
+    body = sse_body(plan)
     cuts = sorted({c for c in plan.cuts if 0 < c < len(body)})
     out, start = [], 0
     for cut in cuts:
@@ -251,4 +268,5 @@ def build_chunks(plan: ChunkPlan, shape: str) -> list:
 
 
 __all__ = ["ANOMALIES", "APPLIES", "CUT", "ChunkPlan", "anthropic_event_dicts", "anthropic_events", "anthropic_model",
-           "build_chunks", "expected_calls", "openai_chunk_dicts", "openai_chunks", "plan_text", "server_cuts", "sse_bytes"]
+           "build_chunks", "expected_calls", "openai_chunk_dicts", "openai_chunks", "plan_text", "server_cuts", "split_body",
+           "sse_body", "sse_bytes"]

@@ -258,14 +258,15 @@ _NEEDS = {"events": ("feed", "finish"), "vllm": ("extract_tool_calls_streaming",
           "sglang": ("parse_streaming_increment",)}
 
 
-def parser_maker(factory: Any, ref: str, api: str = "events") -> Callable[[list], Any]:
-    """``make(tools) -> parser`` with ``feed`` and ``finish``, for the factory ``ref`` named.
+def parser_maker(factory: Any, ref: str, api: str = "events", option: str = "--parser") -> Callable[[list], Any]:
+    """``make(tools) -> parser`` with ``feed`` and ``finish``, for the factory ``ref`` named (by
+    ``option``: what the user typed, which every message names: ``--stream-parser`` in a gate).
     Raises :class:`ContractError` when ``factory`` is not callable; the object it makes is checked
     by :func:`make_parser` (a factory may fail only for some tools)."""
     if api not in _NEEDS:
         raise ContractError(f"--parser-api: {api!r} is not one of {', '.join(PARSER_APIS)}")
     if not callable(factory):
-        raise ContractError(f"--parser {ref!r} is a {type(factory).__name__}, not a callable factory "
+        raise ContractError(f"{option} {ref!r} is a {type(factory).__name__}, not a callable factory "
                             f"(M:A is called once per stream, as M:A(tools) or M:A())")
     with_tools = takes_argument(factory)
 
@@ -273,7 +274,7 @@ def parser_maker(factory: Any, ref: str, api: str = "events") -> Callable[[list]
         obj = factory(tools) if with_tools else factory()
         missing = [name for name in _NEEDS[api] if not callable(getattr(obj, name, None))]
         if missing:
-            raise ContractError(f"--parser {ref!r} made a {type(obj).__name__} without "
+            raise ContractError(f"{option} {ref!r} made a {type(obj).__name__} without "
                                 f"{' or '.join(m + '()' for m in missing)}"
                                 + ("" if api != "events" else " (use --parser-api vllm or sglang for those "
                                    "engines' parser interfaces)"))
@@ -286,14 +287,15 @@ def parser_maker(factory: Any, ref: str, api: str = "events") -> Callable[[list]
     return make
 
 
-def load_parser_factory(ref: str, *, cwd: Optional[str] = None, api: str = "events") -> Callable[[list], Any]:
-    """Import ``ref`` (in the worker) and return :func:`parser_maker`'s ``make``."""
+def load_parser_factory(ref: str, *, cwd: Optional[str] = None, api: str = "events",
+                        option: str = "--parser") -> Callable[[list], Any]:
+    """Import ``ref`` (in the worker) and return :func:`parser_maker`'s ``make`` (errors name ``option``)."""
     from fuzzer.engine.references import load_target
 
-    return parser_maker(load_target(ref, cwd=cwd, what="--parser"), ref, api)
+    return parser_maker(load_target(ref, cwd=cwd, what=option), ref, api, option)
 
 
-def consumer_calls(value: Any, ref: str) -> list:
+def consumer_calls(value: Any, ref: str, option: str = "--consumer") -> list:
     """What an accumulator returned, as normalized calls; a generator or iterator is a contract
     error (its calls would be assembled lazily, after toolfuzz stopped looking)."""
     from fuzzer.engine.calls import normalize_calls
@@ -302,7 +304,7 @@ def consumer_calls(value: Any, ref: str) -> list:
             hasattr(value, "__next__") and not isinstance(value, (list, tuple, Mapping))):
         if inspect.iscoroutine(value):
             value.close()
-        raise ContractError(f"--consumer {ref!r} returned a {type(value).__name__}, not the calls it assembled "
+        raise ContractError(f"{option} {ref!r} returned a {type(value).__name__}, not the calls it assembled "
                             f"(return a list: M:A(chunks) -> calls)")
     return normalize_calls(value)
 

@@ -25,7 +25,7 @@ def _target(mode: str, reference: str, api: str, shape: str, tools: Optional[str
     from fuzzer.harnesses.stream.worker import Settings
 
     return Settings(parser=reference if mode == "parser" else None, consumer=reference if mode != "parser" else None,
-                    api=api, shape=shape, tools=tools, cwd=cwd or os.getcwd())
+                    api=api, shape=shape, tools=tools, cwd=cwd or os.getcwd(), named=OPTIONS[mode])
 
 
 def references(reference: Optional[str], context: ReplayContext) -> dict:

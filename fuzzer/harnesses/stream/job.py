@@ -335,15 +335,18 @@ class StreamSubject(Subject):
             answers = job.settle_run(cases, deadline=deadline)
             return [_outcome(a) if shows(a, wanted, verdict) else None for a in answers]
 
-        (best, outcome), stopped = shrink_case(case, test, registry=self.registry, deadline=deadline)
+        (best, outcome), stopped = shrink_case(case, test, registry=self.registry, deadline=deadline,
+                                               shape=self.settings.target.shape)
         if best is None or size(best) >= size(finding.best):
             if stopped and finding.minimized is None:
                 finding.shrink_note = finding.shrink_note or "not minimized: the shrink window ran out"
             return False
         finding.minimized, finding.minimized_outcome = best, outcome
-        # the "why" a reader sees describes the stream shown (the minimized one), not the first
-        finding.reason = next((v.reason for v in getattr(outcome, "violations", ()) if v.signature.id == wanted),
-                              finding.reason)
+        # the "why" and the title a reader sees describe the stream shown (the minimized one), not
+        # the first: the same signature, its words taken from this stream (as the parser harness does)
+        shown = next((v for v in getattr(outcome, "violations", ()) if v.signature.id == wanted), None)
+        if shown is not None:
+            finding.reason, finding.signature = shown.reason, shown.signature
         finding.shrink_stopped = stopped
         if stopped:
             finding.shrink_note = "shrinking stopped by its budget"

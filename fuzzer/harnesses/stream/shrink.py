@@ -10,7 +10,10 @@ is tried under the split that failed (clipped, and shifted by what the output lo
 whole, and one character per delta; if none fails the same way, under every two-way split of a
 short output — a split-dependent bug survives the output getting smaller only where its cut
 lands in the same place (:func:`anchored` puts it there: where the characters around it are the
-same).
+same). A chunk plan's cuts are not positions in its ``text`` (the plan's JSON) but in the body
+the consumer shape renders (:func:`~.chunks.split_body`: the ``sse`` bytes, or the arguments
+text), so they are clipped, shifted and anchored there: clipped at the plan's JSON, the cuts of a
+thousand-byte SSE body were dropped and no smaller plan could fail.
 
 **The split**, before and after: the fewest cuts, then each cut moved as early as it still fails
 (:func:`~.splits.shrink_split`).
@@ -31,7 +34,7 @@ from fuzzer.harnesses.stream.splits import clip, every_two_way, shrink_split
 
 #: Outputs up to this long are also tried under every two-way split.
 TWO_WAY_MAX = 60
-#: Streams one split shrink may run.
+#: Streams one split shrink may run (at least: see :func:`_split`).
 SPLIT_TESTS = 400
 #: Share of a finding's shrink window by the end of which the output's shrinking stops (the
 #: split of the smaller output is shrunk in what is left).
@@ -45,9 +48,10 @@ def size(case: StreamCase) -> tuple:
     return (len(case.text), len(case.cuts), case.text, tuple(case.cuts))
 
 
-def shrink_case(case: StreamCase, test: Test, *, registry: Any, deadline: float) -> tuple:
+def shrink_case(case: StreamCase, test: Test, *, registry: Any, deadline: float, shape: str = "openai") -> tuple:
     """(the smallest case found that fails the same way, its outcome; or None, None), and whether
-    the deadline stopped the search."""
+    the deadline stopped the search. ``shape``: the consumer shape a chunk plan is rendered in
+    (where its cuts are)."""
     found: dict = {}
 
     def keep(cases: list) -> list:
@@ -59,53 +63,91 @@ def shrink_case(case: StreamCase, test: Test, *, registry: Any, deadline: float)
 
     began = time.monotonic()
     window = max(0.0, deadline - began)
-    best = _split(case, keep, found)
+    best, split_done = _split(case, keep, found, shape)
     if time.monotonic() < deadline:
         # the output gets most of what is left, the split of the smaller output the rest
-        smaller = _output(best, keep, registry, began + OUTPUT_SHARE * window)
+        smaller = _output(best, keep, registry, began + OUTPUT_SHARE * window, shape)
         if smaller is not None and size(smaller) < size(best):
-            best = _split(smaller, keep, found)
+            best, split_done = _split(smaller, keep, found, shape)
     hit = found.get(size(best))
-    stopped = time.monotonic() >= deadline
+    # a split whose shrink ran out of streams is not minimized, however small its output got
+    stopped = time.monotonic() >= deadline or not split_done
     return (hit if hit is not None else (None, None)), stopped
 
 
-def _split(case: StreamCase, keep: Test, found: dict) -> StreamCase:
+def split_budget(case: StreamCase, shape: str = "openai") -> int:
+    """Streams one split shrink may run: :data:`SPLIT_TESTS`, or two per position of the body
+    split (moving a cut as early as it still fails tries every earlier position: a thousand in an
+    SSE body)."""
+    return max(SPLIT_TESTS, 2 * len(split_body(case, shape)))
+
+
+def _split(case: StreamCase, keep: Test, found: dict, shape: str = "openai") -> tuple:
+    """(``case`` with its split shrunk, whether that shrink ran to its end: False when it spent
+    its streams (:func:`split_budget`), and the split shown may be far from the smallest)."""
+    budget = split_budget(case, shape)
     if not case.cuts:
         keep([case]) if size(case) not in found else None
-        return case
+        return case, True
+    spent = 0
 
     def fails(candidates: list) -> list:
+        nonlocal spent
+        spent += len(candidates)
         return [o is not None for o in keep([replace(case, cuts=tuple(c)) for c in candidates])]
 
     if size(case) not in found and not fails([case.cuts])[0]:
-        return case
-    return replace(case, cuts=shrink_split(case.cuts, fails, max_tests=SPLIT_TESTS))
+        return case, True
+    spent = 0
+    shrunk = replace(case, cuts=shrink_split(case.cuts, fails, max_tests=budget))
+    return shrunk, spent < budget
 
 
-def _splits_of(base: StreamCase, failed: StreamCase) -> tuple:
-    """(first stage, second stage) splits to try a smaller output under (see the module docstring)."""
-    n = len(base.text)
-    shift = len(failed.text) - n
-    first = [clip(failed.cuts, n), clip((c - shift for c in failed.cuts), n), ()]
-    if base.format != "chunks":
-        first.insert(0, anchored(failed, base.text))
+def split_body(case: StreamCase, shape: str = "openai") -> Any:
+    """What ``case``'s cuts are positions in: its text, or for a chunk plan the body its consumer
+    shape renders (:func:`~.chunks.split_body`)."""
+    if case.format != "chunks":
+        return case.text
+    from fuzzer.harnesses.stream.chunks import ChunkPlan, split_body as rendered
+
+    return rendered(ChunkPlan.from_case(case), shape)
+
+
+def _splits_of(base: StreamCase, failed: StreamCase, shape: str = "openai") -> tuple:
+    """(first stage, second stage) splits to try a smaller output under (see the module docstring),
+    in the coordinates of the body that is split (:func:`split_body`)."""
+    new, old = split_body(base, shape), split_body(failed, shape)
+    n = len(new)
+    shift = len(old) - n
+    first = [anchor_cuts(old, failed.cuts, new), clip(failed.cuts, n), clip((c - shift for c in failed.cuts), n), ()]
+    if base.format != "chunks":  # (one byte per chunk of an SSE body: a thousand cuts to shrink again)
         first.append(tuple(range(1, n)))
-    second = every_two_way(base.text) if base.format != "chunks" and n <= TWO_WAY_MAX else []
+    second = every_two_way(new) if n <= TWO_WAY_MAX else []
     return list(dict.fromkeys(first)), [c for c in second if c not in first]
 
 
 #: Characters each side of a cut compared when it is placed in a smaller output.
 ANCHOR = 8
+#: Cuts times positions above which cuts are not anchored (a thousand-byte SSE body cut every
+#: few bytes would take seconds).
+ANCHOR_WORK = 200_000
 
 
 def anchored(failed: StreamCase, text: str) -> tuple:
     """``failed``'s cuts placed in ``text`` where the characters around them are most alike (a cut
     inside ``<tool_call>``, or between a key's quote and its colon, stays there however much of the
     output around it went): a split-dependent failure survives the output getting smaller."""
+    return anchor_cuts(failed.text, failed.cuts, text)
+
+
+def anchor_cuts(old: Any, cuts: Any, text: Any) -> tuple:
+    """``cuts`` of ``old`` placed in ``text`` where what is around them is most alike (see
+    :func:`anchored`); ``old`` and ``text`` are strings, or the bytes of an SSE body (a cut inside
+    a UTF-8 sequence stays inside the same sequence)."""
+    if len(cuts) * len(text) > ANCHOR_WORK:
+        return ()  # too many cuts to place one by one (the split is shrunk before the output is)
     out = []
-    old = failed.text
-    for cut in failed.cuts:
+    for cut in cuts:
         left, right = old[max(0, cut - ANCHOR):cut], old[cut:cut + ANCHOR]
         best, score = None, 0
         for p in range(1, len(text)):
@@ -130,7 +172,7 @@ def _common_suffix(a: str, b: str) -> int:
     return _common_prefix(a[::-1], b[::-1])
 
 
-def _try_outputs(bases: list, failed: StreamCase, keep: Test, deadline: float) -> list:
+def _try_outputs(bases: list, failed: StreamCase, keep: Test, deadline: float, shape: str = "openai") -> list:
     """For each candidate output (None: it did not build), the first of its variants that fails
     the same way, or None."""
     out: list = [None] * len(bases)
@@ -139,7 +181,7 @@ def _try_outputs(bases: list, failed: StreamCase, keep: Test, deadline: float) -
         for i, base in enumerate(bases):
             if base is None or out[i] is not None:
                 continue
-            for cuts in _splits_of(base, failed)[stage]:
+            for cuts in _splits_of(base, failed, shape)[stage]:
                 variants.append(replace(base, cuts=cuts, family="shrunk"))
                 owners.append(i)
         if not variants or time.monotonic() >= deadline:
@@ -150,9 +192,10 @@ def _try_outputs(bases: list, failed: StreamCase, keep: Test, deadline: float) -
     return out
 
 
-def _output(case: StreamCase, keep: Test, registry: Any, deadline: float) -> Optional[StreamCase]:
+def _output(case: StreamCase, keep: Test, registry: Any, deadline: float,
+            shape: str = "openai") -> Optional[StreamCase]:
     if case.format == "chunks":
-        return _plan(case, keep, deadline)
+        return _plan(case, keep, deadline, shape)
     if case.recipe is None:
         return None
     from corpus.minimize import NotInteresting, shrink_choices
@@ -252,9 +295,9 @@ def _set(value: Any, path: tuple, new: Any) -> Any:
     return value
 
 
-def _plan(case: StreamCase, keep: Test, deadline: float) -> Optional[StreamCase]:
+def _plan(case: StreamCase, keep: Test, deadline: float, shape: str = "openai") -> Optional[StreamCase]:
     """A chunk plan made smaller one edit at a time (content dropped, a call dropped, an argument
-    dropped or its string emptied), the calls expected recomputed each time, while the stream
+    dropped, its string emptied, cut to its first character or halved), the calls expected recomputed each time, while the stream
     fails the same way."""
     from fuzzer.harnesses.stream.chunks import expected_calls, plan_text
 
@@ -271,7 +314,7 @@ def _plan(case: StreamCase, keep: Test, deadline: float) -> Optional[StreamCase]
                 continue
             base = replace(current, text=plan_text(edited["calls"], edited["content"], edited["anomaly"]),
                            truth=expected_calls(edited["calls"], edited["anomaly"]))
-            hit = _try_outputs([base], current, keep, deadline)[0]
+            hit = _try_outputs([base], current, keep, deadline, shape)[0]
             if hit is not None and size(hit) < size(current):
                 best = current = hit
                 improved = True
@@ -292,11 +335,14 @@ def _plan_edits(data: dict) -> list:
             fewer = {k: v for k, v in arguments.items() if k != key}
             out.append({**data, "calls": calls[:i] + [{**call, "arguments": fewer}] + calls[i + 1:]})
             if isinstance(value, str) and value:
-                for smaller in ("", value[:1]):
+                half = len(value) // 2
+                # emptied, its first character, then either half (a value whose failure needs one
+                # multi-byte character halves down to it)
+                for smaller in dict.fromkeys(("", value[:1], value[:half], value[half:])):
                     if smaller != value:
                         changed = {**arguments, key: smaller}
                         out.append({**data, "calls": calls[:i] + [{**call, "arguments": changed}] + calls[i + 1:]})
     return out
 
 
-__all__ = ["shrink_case", "size"]
+__all__ = ["anchor_cuts", "anchored", "shrink_case", "size", "split_body"]

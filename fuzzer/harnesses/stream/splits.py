@@ -197,7 +197,7 @@ def shrink_split(cuts: Sequence[int], test: Callable[[list], Sequence[bool]], *,
         passing = [c for c, ok in zip(fresh, answers) if ok]
         return min(passing, key=split_key) if passing else None
 
-    if len(best) > 1:
+    if 1 < len(best) < max_tests // 2:  # (a char split's every cut alone would spend the budget here)
         found = first_passing([()] + [(c,) for c in best])
         if found is not None:
             best = found

@@ -46,6 +46,9 @@ class Settings:
     shape: str = "openai"
     tools: Optional[str] = None
     cwd: Optional[str] = None
+    #: The option the user named the target with (``--stream-parser`` in replay and gate): every
+    #: error about the target names it. "": ``--parser`` / ``--consumer``.
+    named: str = ""
 
     @property
     def reference(self) -> str:
@@ -58,7 +61,7 @@ class Settings:
 
     @property
     def option(self) -> str:
-        return "--parser" if self.parser else "--consumer"
+        return self.named or ("--parser" if self.parser else "--consumer")
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -139,12 +142,13 @@ class StreamServer:
         self.consumer: Any = None
         try:
             if settings.parser:
-                self.make = load_parser_factory(settings.parser, cwd=settings.cwd, api=settings.api)
+                self.make = load_parser_factory(settings.parser, cwd=settings.cwd, api=settings.api,
+                                                option=settings.option)
                 self._check_factory()
             else:
                 from fuzzer.engine.references import load_target
 
-                self.consumer = load_target(settings.consumer, cwd=settings.cwd, what="--consumer")
+                self.consumer = load_target(settings.consumer, cwd=settings.cwd, what=settings.option)
                 try:
                     self._check_consumer()
                 except ImportError as exc:  # the shape's chunks are the SDK's own types
@@ -164,19 +168,28 @@ class StreamServer:
         except ContractError:
             raise
         except Exception as exc:  # noqa: BLE001 - one line: nothing can be streamed
-            raise TargetError(f"--parser {self.settings.parser!r}: making a parser raised {type(exc).__name__}: "
+            raise TargetError(f"{self.settings.option} {self.settings.parser!r}: making a parser raised {type(exc).__name__}: "
                               f"{' '.join(str(exc).split())[:200]} (the factory is called for every stream)") from None
 
     def _check_consumer(self) -> None:
         """Give the accumulator one valid chunk stream: this imports the SDK and validates its
-        models (seconds, the first time: not the first stream's), and an accumulator that returns a
-        generator, whose calls would be assembled after toolfuzz stopped looking, is a
-        :class:`ContractError`. What else it does with that stream is the campaign's to judge."""
+        models (seconds, the first time: not the first stream's); an accumulator that cannot be
+        called with one argument, or returns a generator (its calls would be assembled after
+        toolfuzz stopped looking), is a :class:`ContractError`. What else it does with that stream is the campaign's to judge."""
+        import inspect
+
         from fuzzer.harnesses.stream.chunks import ChunkPlan, build_chunks
 
+        try:  # one that cannot take the chunks (a parser factory named by mistake) tests nothing
+            inspect.signature(self.consumer).bind(iter(()))
+        except TypeError as exc:
+            raise ContractError(f"{self.settings.option} {self.settings.consumer!r} cannot be called with the chunks "
+                                f"({exc}): M:A(chunks) -> calls") from None
+        except ValueError:  # no signature to read (a builtin): the streams will tell
+            pass
         chunks = build_chunks(ChunkPlan(calls=(("get_weather", '{"city": "Paris"}'),), content="hi"), self.settings.shape)
         try:
-            consumer_calls(self.consumer(iter(chunks)), self.settings.consumer)
+            consumer_calls(self.consumer(iter(chunks)), self.settings.consumer, self.settings.option)
         except ContractError:
             raise
         except Exception:  # noqa: BLE001 - a bug the campaign will find (and shrink)
@@ -212,7 +225,7 @@ class StreamServer:
         """Run one stream (no judging)."""
         if self.make is not None:
             return run_stream(self.make, self.tools, case.text, case.cuts)
-        return run_consumer(self.consumer, self.settings.consumer, case, self.settings.shape)
+        return run_consumer(self.consumer, self.settings.consumer, case, self.settings.shape, self.settings.option)
 
     def judged(self, case: StreamCase) -> tuple:
         """``("run", StreamOutcome)`` of one stream, judged (with its variance from the whole
@@ -268,7 +281,7 @@ def run_stream(make: Any, tools: list, text: str, cuts: tuple) -> Run:
     return run
 
 
-def run_consumer(consumer: Any, ref: str, case: StreamCase, shape: str) -> Run:
+def run_consumer(consumer: Any, ref: str, case: StreamCase, shape: str, option: str = "--consumer") -> Run:
     """Build the case's chunk stream (:mod:`.chunks`) and give it to the accumulator; its calls
     come back as the run's single step of events (one start and one arguments event per call)."""
     from fuzzer.harnesses.stream.chunks import ChunkPlan, build_chunks
@@ -279,7 +292,7 @@ def run_consumer(consumer: Any, ref: str, case: StreamCase, shape: str) -> Run:
     start = time.perf_counter()
     try:
         value = consumer(iter(chunks))
-        calls = consumer_calls(value, ref)
+        calls = consumer_calls(value, ref, option)
     except ContractError as exc:
         run.contract = str(exc)
         return run

@@ -27,3 +27,7 @@ def odd_events():
 def generator_consumer(chunks):
     for chunk in chunks:
         yield chunk
+
+
+def no_argument_consumer():  # a parser factory given as --consumer: it cannot take the chunks
+    return []
