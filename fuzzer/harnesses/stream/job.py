@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterator, Optional
 
+from fuzzer.engine.budget import shrink_stopped_note
 from fuzzer.engine.campaign import CampaignJob, CampaignResult, CampaignSettings
 from fuzzer.engine.events import NonFatalError, Phase, PhaseStarted
 from fuzzer.engine.orders import order_seed
@@ -349,7 +350,8 @@ class StreamSubject(Subject):
             finding.reason, finding.signature = shown.reason, shown.signature
         finding.shrink_stopped = stopped
         if stopped:
-            finding.shrink_note = "shrinking stopped by its budget"
+            finding.shrink_note = shrink_stopped_note(window) if time.monotonic() >= deadline else \
+                "shrinking stopped at its limit of streams tried: the input shown may shrink further"
         return True
 
 
