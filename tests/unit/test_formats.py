@@ -466,6 +466,42 @@ def test_special_token_formats_read_back_exactly(name, calls, seed, chatter):
         assert [{"name": n, "arguments": json.loads(a)} for n, a in _SPECIAL[name].findall(text)] == calls
 
 
+_SERVING_QWEN_PARAMETER = re.compile(r"<parameter=(.*?)</parameter>", re.S)
+
+
+def _read_qwen_as_served(text: str) -> list:
+    """Qwen3-Coder's calls read the way vLLM's and SGLang's qwen3_coder parsers read them: one ``\\n``
+    taken off each side of a value (nothing else), then JSON where it parses."""
+    calls = []
+    for body in re.findall(r"<function=(.*?)</function>", text, re.S):
+        name, params = body.split(">", 1)
+        arguments = {}
+        for match in _SERVING_QWEN_PARAMETER.findall(params):
+            key, raw = match.split(">", 1)
+            raw = raw[1:] if raw.startswith("\n") else raw
+            raw = raw[:-1] if raw.endswith("\n") else raw
+            try:
+                arguments[key] = json.loads(raw)
+            except ValueError:
+                arguments[key] = raw
+        calls.append({"name": name, "arguments": arguments})
+    return calls
+
+
+@settings(max_examples=150, deadline=None)
+@given(calls=calls_lists, seed=st.integers(0, 2**32), chatter=st.booleans(),
+       layout=st.sampled_from([None, *layouts_for("qwen3_xml")]))
+def test_qwen3_xml_values_read_back_the_way_serving_engines_strip_them(calls, seed, chatter, layout):
+    """Every valid layout writes what Qwen3-Coder writes: a CRLF layout left a ``\\r`` on each side of
+    every value, which a faithful serving parser keeps (a false corruption on a correct parser)."""
+    try:
+        rendered = render("qwen3_xml", calls, RandomSource(seed), chatter=chatter, layout=layout)
+    except Unrepresentable:
+        assume(False)
+    assert "\r" not in rendered.text
+    assert _read_qwen_as_served(rendered.text) == calls
+
+
 def test_qwen3_refuses_strings_it_cannot_write_unambiguously():
     for value in ("5", "true", "null", '"quoted"', "[1]", " padded", "ends\n", "</parameter>", "a\rb", "\ud800"):
         with pytest.raises(Unrepresentable):

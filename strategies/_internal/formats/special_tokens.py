@@ -10,6 +10,9 @@ each call's parameters as one non-JSON payload piece whose ``args_end`` follows 
 Qwen3-Coder writes string values raw and other values as JSON, so a string that reads as JSON
 (``"5"``, ``"true"``, ``"[1]"``), has leading or trailing whitespace, or holds a closing tag would
 denote something else: such calls raise :class:`Unrepresentable` (the builder draws others).
+Its line ends are ``\n`` only (no CRLF layout): the chat template writes ``<parameter=K>\nV\n</parameter>``
+and the serving parsers (vLLM's and SGLang's qwen3_coder) take off exactly one ``\n`` on each side of
+a value, so a ``\r`` there would be part of the value the text denotes, not a line end.
 """
 
 from __future__ import annotations
@@ -98,7 +101,7 @@ def qwen_key(key: str) -> bool:
                empty_forms=("<tool_call>\n</tool_call>", "<tool_call></tool_call>"),
                family="qwen3", version="xml", aliases=("qwen3:xml",), reasoning=THINK_NEWLINES,
                end_tokens=("<|im_end|>",), markers=("<function=", "<parameter="),
-               layouts=frozenset({"gap", "newline"}))
+               layouts=frozenset({"gap"}))
 def _render_qwen3_xml(ctx: Context) -> list:
     t, nl = ctx.tokens, ctx.nl
     # only line ends may surround a raw value: a space there would be part of it
