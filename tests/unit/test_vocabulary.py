@@ -20,6 +20,7 @@ from fuzzer.targets import reference
 from strategies._internal.build import Unbuildable, build_sample, replay_recipe
 from strategies._internal.formats import FORMATS, LAYOUTS, layouts_for
 from strategies._internal.mutations import OPERATORS
+from strategies._internal.mutator import tagged_reasoning
 from strategies._internal.operators.stacked_anomalies import cut_ranges
 from strategies._internal.sample import Recipe
 from strategies._internal.schema.banks import _HOSTILE
@@ -83,6 +84,22 @@ def test_reasoning_only_spells_the_call_it_did_not_make():
         inner = sample.text.split(">", 1)[1].rsplit("</", 1)[0]
         extracted = strict(inner.split("I will call the tool like this: ", 1)[1].strip())
         assert extracted and extracted[0]["name"] == sample.tool  # the text does spell a call
+        assert sample.calls == []
+
+
+def test_reasoning_only_writes_the_familys_own_reasoning_tags():
+    """Qwen3, GLM, Kimi, DeepSeek and Magistral never write `<thinking>`: their engines' reasoning
+    parsers read such a block as content, so a call spelled in it was a real call to a faithful parser
+    (a false corruption). Each family's reasoning is written with its own tags."""
+    tagged = sorted(name for name, fmt in FORMATS.items() if tagged_reasoning(fmt))
+    assert {"qwen3_xml", "glm:4.5", "kimi:k2", "hermes", "mistral:v11"} <= set(tagged)
+    built = samples("reasoning_only", formats=tagged, seeds=range(6), tools=[REGISTRY.tools["get_weather"]])
+    assert {s.format for s in built} == set(tagged)
+    for sample in built:
+        style = FORMATS[sample.format].reasoning
+        assert sample.text.startswith(style.open), (sample.format, sample.text[:80])
+        reasoning, after = sample.text[len(style.open):].split(style.close, 1)
+        assert "I will call the tool like this: " in reasoning and "I will call" not in after
         assert sample.calls == []
 
 

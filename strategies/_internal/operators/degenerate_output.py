@@ -78,7 +78,9 @@ def reasoning_only(source: Any, ctx: MutationContext) -> Mutation:
     """Only reasoning, which spells the call the model considered (`<think>I will call ...</think>`).
 
     Also an OpenAI `reasoning_content` or a harmony analysis message. Truth: no call — the call was
-    never made."""
+    never made. A family with reasoning tags of its own (`<think>` for Qwen3, GLM, Kimi, DeepSeek;
+    `[THINK]` for Magistral) writes them: its models never write `<thinking>`, and its serving
+    engines' reasoning parsers take such a block for content, so a call in it would be a call."""
     name = ctx.format
     if name == "harmony":
         arguments = json.dumps(ctx.calls[0]["arguments"], ensure_ascii=False)
@@ -92,7 +94,10 @@ def reasoning_only(source: Any, ctx: MutationContext) -> Mutation:
     if name in ("openai", "anthropic"):
         text = with_reasoning(ctx, source, reasoning, [])
     else:
-        text = think_block(source, reasoning)
+        text = think_block(source, reasoning)  # drawn for every format, so old recipes replay the same choices
+        if tagged_reasoning(ctx.format_spec):
+            style = ctx.format_spec.reasoning
+            text = style.open + style.after_open + reasoning + style.before_close + style.close
         if source.boolean(0.3):
             text += "\n\n" + sentences(source, CHATTER_AFTER)
     return Mutation(text, [], "reasoning that spells the call, and no call")
