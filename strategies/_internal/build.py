@@ -50,6 +50,62 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
     return calls
 
 
+def _typed_by_schema_alone(format: str, registry: Any, calls: list) -> bool:
+    """Whether ``calls`` hold a top-level value whose JSON type, in a format that writes strings
+    raw and other values as JSON (GLM, Qwen3-Coder XML), only the schema tells: ``["a"]`` for an
+    argument that allows a string, a number for an undeclared one or for a tool the registry does
+    not have. The serving engines' parsers read such text by the schema
+    (:func:`~strategies._internal.schemainfo.typed_by_schema`), so a truth that says otherwise
+    would judge a correct parser by one reading of an ambiguous text: the sample is drawn again
+    (an optional such argument is left out first: :func:`_schema_typed_calls`).
+    Checked on the drawn calls and on an operator's truth (the operators leave most such values
+    out already: ``operators.calls.reads_as_string``)."""
+    if not FORMATS[format].schema_typed:
+        return False
+    from strategies._internal.schemainfo import schema_info, typed_by_schema
+
+    for call in calls or ():
+        try:
+            properties = schema_info(registry[call["name"]]).properties
+        except KeyError:
+            properties = {}
+        arguments = call.get("arguments")
+        if not isinstance(arguments, dict):
+            continue
+        for key, value in arguments.items():
+            if not typed_by_schema(properties.get(key), value):
+                return True
+    return False
+
+
+def _schema_typed_calls(format: str, registry: Any, calls: list) -> list:
+    """``calls`` as a format typed by the schema alone writes them unambiguously: an optional
+    top-level argument whose value's type only the schema tells (an integer where the schema
+    allows an integer or a string: vLLM's parsers return ``"5"``) is left out, so the call stays
+    valid and its truth is in the text. A required one stays (and the calls are drawn again:
+    :func:`_typed_by_schema_alone`). Other formats' calls are returned as they are. It draws
+    nothing, so a recipe replays the same."""
+    if not FORMATS[format].schema_typed:
+        return calls
+    from strategies._internal.schemainfo import schema_info, typed_by_schema
+
+    out = []
+    for call in calls:
+        try:
+            info = schema_info(registry[call["name"]])
+        except KeyError:
+            out.append(call)
+            continue
+        arguments = call.get("arguments")
+        if isinstance(arguments, dict):
+            properties, required = info.properties, set(info.required or ())
+            kept = {k: v for k, v in arguments.items() if k in required or typed_by_schema(properties.get(k), v)}
+            if len(kept) != len(arguments):
+                call = {**call, "arguments": kept}
+        out.append(call)
+    return out
+
+
 def build_sample(source: Source, *, registry: Any, tool: Any, format: str, operator: Optional[str] = None,
                  chatter: Optional[bool] = None, multi: Optional[bool] = None,
                  layout: Optional[str] = None, reasoning: Optional[bool] = None, calls: Optional[list] = None,
@@ -89,6 +145,9 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
         calls = draw_calls(source, registry, tool, multi=multi)
         if forced is not None:
             calls = copy_json(forced)
+        calls = _schema_typed_calls(format, registry, calls)
+        if _typed_by_schema_alone(format, registry, calls):
+            continue
         if op is None:
             try:
                 text, truth, description = render_in_format(calls).text, calls, ""
@@ -101,6 +160,8 @@ def build_sample(source: Source, *, registry: Any, tool: Any, format: str, opera
             try:
                 mutation = op(source, ctx)
             except (NotApplicable, Unrepresentable):
+                continue
+            if _typed_by_schema_alone(format, registry, mutation.calls):
                 continue
             text, truth, description = mutation.text, mutation.calls, mutation.description
             anomaly_class = op.anomaly_class
@@ -137,7 +198,10 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
     FORMATS[format]  # UnknownName with close matches
     start = len(source.choices)
     use_chatter = source.boolean(CHATTER_PROBABILITY) if chatter is None else chatter
-    calls = draw_calls(source, registry, tool, multi=multi)
+    calls = _schema_typed_calls(format, registry, draw_calls(source, registry, tool, multi=multi))
+    if _typed_by_schema_alone(format, registry, calls):
+        source.choices = []
+        return [None] * len(operators)  # as build_sample, which would draw these calls again
     prefix = source.choices[start:]
     cached: list = []
 
@@ -166,6 +230,8 @@ def build_family(source: RandomSource, *, registry: Any, tool: Any, format: str,
                 text, truth, description, anomaly_class = rendered.text, calls, "", None
             else:
                 mutation = op(source, ctx)
+                if _typed_by_schema_alone(format, registry, mutation.calls):
+                    raise NotApplicable("a value whose type only the schema tells")
                 text, truth, description = mutation.text, mutation.calls, mutation.description
                 anomaly_class = op.anomaly_class
         except (NotApplicable, Unrepresentable):

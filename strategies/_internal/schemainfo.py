@@ -74,6 +74,18 @@ def violates_type(value: Any, types: Optional[frozenset]) -> bool:
     return not (json_types(value) & types)
 
 
+def typed_by_schema(declared: Optional["FieldInfo"], value: Any) -> bool:
+    """Whether a parser that reads a top-level value's raw text by the tool's schema, as the serving
+    engines' parsers of GLM and Qwen3-Coder XML do, gives ``value`` its JSON type back: a string
+    always (it is the raw text); any other value only where its key is declared (``declared``)
+    with types that admit it and no string — elsewhere the text ``["a"]`` is read, or kept when it
+    does not convert, as the string ``'["a"]'``."""
+    if isinstance(value, str):
+        return True
+    return declared is not None and declared.types is not None and not declared.allows("string") \
+        and not violates_type(value, declared.types)
+
+
 def search(pattern: str, value: str) -> Optional[bool]:
     """``re.search`` as JSON Schema's ``pattern`` uses it; None when Python cannot compile the regex."""
     try:

@@ -235,6 +235,10 @@ class Format:
     empty_forms: tuple = ()  # envelopes of this format that hold no call
     layouts: frozenset = frozenset()  # layout dimensions that apply (see layouts.DIMENSIONS)
     raw_strings: bool = False  # string values are written as raw text (no quotes, no escapes)
+    #: The text of a top-level value does not say its JSON type: strings raw, other values as
+    #: JSON, nothing else between them (GLM, Qwen3-Coder XML; DeepSeek V3.2 says ``string="..."``
+    #: and Gemma 4 quotes strings). Real parsers read such a value by the tool's schema.
+    schema_typed: bool = False
     #: The model family and the version of its syntax (``mistral`` / ``v11``); see :mod:`.versions`.
     family: str = ""
     version: str = ""

@@ -93,7 +93,7 @@ def qwen_key(key: str) -> bool:
                envelope={"open": "<tool_call>", "close": "</tool_call>", "function": "<function=",
                          "function_close": "</function>", "parameter": "<parameter=",
                          "parameter_close": "</parameter>", "name_end": ">"},
-               json_payload=False, raw_strings=True, writes_name=tag_name,
+               json_payload=False, raw_strings=True, schema_typed=True, writes_name=tag_name,
                tags=(("open", "close"), ("function", "function_close")),
                tag_variants=TOOL_CALL_TAG_VARIANTS, fragments=("<tool_call>\n<function=", "<parameter="),
                fake_call="</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function={tool}>\n</function>\n"

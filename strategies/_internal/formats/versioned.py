@@ -233,7 +233,7 @@ def _glm_renderer(version: str, nl: bool):
 
 _GLM_ENVELOPE = {"open": "<tool_call>", "close": "</tool_call>", "key": "<arg_key>", "key_close": "</arg_key>",
                  "value": "<arg_value>", "value_close": "</arg_value>"}
-_GLM_COMMON = dict(json_payload=False, raw_strings=True, writes_name=_glm_name, chatter_after=False,
+_GLM_COMMON = dict(json_payload=False, raw_strings=True, schema_typed=True, writes_name=_glm_name, chatter_after=False,
                    chatter_gaps=("\n", "", " ", "\n\n"), tags=(("open", "close"), ("key", "key_close"), ("value", "value_close")),
                    tag_variants=(("<tool_call>", "</tool_calls>"), ("<tool_call>", "<tool_call>"),
                                  ("<function_call>", "</function_call>")),

@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Optional
 from strategies._internal.formats import Unrepresentable
 from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import (
-    FieldInfo, format_path, get_at, json_equal, locate, schema_info, set_at,
+    FieldInfo, format_path, get_at, json_equal, locate, schema_info, set_at, typed_by_schema,
 )
 from strategies.json_values import copy_json
 
@@ -38,6 +38,17 @@ def _emit(ctx: MutationContext, new_calls: list, description: str) -> Mutation:
 def _representable(ctx: MutationContext, name: str) -> bool:
     """Whether the format can write a call named ``name`` (its declared name support)."""
     return ctx.format_spec.supports_name(name)
+
+
+def reads_as_string(ctx: MutationContext, path: tuple, value: Any, declared: Optional[FieldInfo] = None) -> bool:
+    """Whether ``value``, written as argument ``path`` (declared as ``declared``, None: undeclared)
+    of this sample, is text whose JSON type only the schema tells: a format that writes strings
+    raw and other values as JSON (GLM, Qwen3-Coder XML) writes ``["a"]`` alike for the array and
+    the string, and the serving engines' parsers read it by the schema
+    (:func:`~strategies._internal.schemainfo.typed_by_schema`). Such a value's truth is not in
+    the text; an operator leaves it out rather than judge a correct parser by one reading. Only a
+    top-level argument is written raw: a nested one is inside a JSON value and keeps its type."""
+    return ctx.format_spec.schema_typed and len(path) == 1 and not typed_by_schema(declared, value)
 
 
 Candidates = Callable[[FieldInfo, Any, MutationContext], list]

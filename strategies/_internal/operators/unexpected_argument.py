@@ -8,7 +8,7 @@ from typing import Any, Callable
 from strategies._internal.mutator import Mutation, MutationContext, NotApplicable, mutator
 from strategies._internal.schemainfo import format_path, get_at, locate, schema_info
 from strategies.json_values import copy_json
-from strategies._internal.operators.calls import _emit, _short, _tool_call_indices
+from strategies._internal.operators.calls import _emit, _short, _tool_call_indices, reads_as_string
 from strategies._internal.operators.words import join_words, split_words, synonyms
 
 
@@ -51,7 +51,8 @@ def extra_argument(source: Any, ctx: MutationContext) -> Mutation:
     sites = []
     for ci, obj, concrete in _objects_present(ctx):
         present = get_at(ctx.calls[ci]["arguments"], concrete)
-        extras = [(k, v) for k, v in _EXTRA_ARGUMENTS if k not in present and not obj.declares(k)]
+        extras = [(k, v) for k, v in _EXTRA_ARGUMENTS if k not in present and not obj.declares(k)
+                  and not reads_as_string(ctx, concrete + (k,), v)]
         if extras:
             sites.append((ci, concrete, extras))
     if not sites:
@@ -74,6 +75,8 @@ def _rename_argument(source: Any, ctx: MutationContext, names: Callable[[str], l
     for ci, obj, concrete in _objects_present(ctx):
         present = get_at(ctx.calls[ci]["arguments"], concrete)
         for key in present:
+            if reads_as_string(ctx, concrete + (key,), present[key]):
+                continue  # undeclared under its new name, it reads as the raw string
             options = [n for n in names(key) if n and n not in present and not obj.declares(n)]
             if options:
                 sites.append((ci, concrete, key, options))
@@ -117,6 +120,8 @@ def wrapped_arguments(source: Any, ctx: MutationContext) -> Mutation:
     wrappers = [w for w in _WRAPPERS if not root.declares(w)]
     if not indices or not wrappers or not root.extra_forbidden:
         raise NotApplicable("nothing to wrap")
+    if reads_as_string(ctx, (wrappers[0],), {}):
+        raise NotApplicable("the wrapper, undeclared, reads as a raw string in this format")
     ci = source.choice(indices)
     wrapper = source.choice(wrappers)
     new_calls = copy_json(ctx.calls)
