@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
 from strategies._internal.mutator import NotApplicable
-from strategies._internal.schemainfo import schema_info
 from strategies._internal.source import RandomSource
 from strategies._internal.tools import builtin_registry
 from strategies.errors import ToolfuzzError
