@@ -124,6 +124,7 @@ class EngineSession:
         self._pools: dict[Any, Any] = {}
         self._replayed: Optional[dict[str, Any]] = None
         self._error: Optional[str] = None
+        self.nothing_tested: Optional[str] = None  # the replay's reason when the target tests nothing
 
     def pool(self, *, target: str, reject_on: tuple, timeout: float) -> Any:
         from fuzzer.harnesses.parser.outcome import TargetSpec
@@ -170,7 +171,11 @@ class EngineSession:
         context = ReplayContext(registry=self.registry(s.tools), tools_file=s.tools, level=s.level,
                                 timeout=s.timeout, reject_on=s.reject_on, cwd=s.cwd, seed=s.seed)
         references = {kind: s.reference(kind) for kind in ("parser", "executor", "agent")}
-        return run_job(ReplayJob(CorpusStore(s.corpus), references, context)).result.replayed
+        result = run_job(ReplayJob(CorpusStore(s.corpus), references, context)).result
+        # with entries to replay, the problem is the replay's check that the target reads some valid
+        # output: an entry that passes on a target rejecting everything is no fix (the gate blocks on it)
+        self.nothing_tested = result.problem if result.replayed else None
+        return result.replayed
 
     def close(self) -> None:
         for pool in self._pools.values():
@@ -279,6 +284,9 @@ class CorpusEntryItem(pytest.Item):
             pytest.skip(message)
         if verdict == "fail":
             raise CorpusEntryFailed(message)
+        if verdict in ("pass", "xpass") and session.nothing_tested and self.entry.kind == "parser":
+            raise CorpusEntryFailed(f"NOTHING TESTED: {self.entry.signature} passes only because the target tests "
+                                    f"nothing: {session.nothing_tested}")
         self.xpass_message = message if verdict == "xpass" else None
 
     def repr_failure(self, excinfo: Any, style: Any = None) -> Any:

@@ -69,7 +69,8 @@ def sarif_log(result: Any, *, root: Optional[str] = None) -> dict[str, Any]:
                             "rules": rules}},
         "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri() + "/"}},
         "invocations": [{
-            "executionSuccessful": summary.problem is None,
+            # a run cut short by Ctrl-C is no complete analysis: SARIF readers must not take its few results for all
+            "executionSuccessful": summary.problem is None and summary.stop_reason != "interrupted",
             "properties": {"job": summary.job, "target": summary.label, "executions": summary.executions,
                            "elapsed_s": round(summary.elapsed_s, 3), "stop_reason": summary.stop_reason,
                            "counts": summary.counts, **({"problem": summary.problem} if summary.problem else {})},

@@ -161,3 +161,17 @@ def test_an_unreadable_corpus_file_fails_as_the_gate_blocks_on_it(pytester):
     result = pytester.runpytest_subprocess("--toolfuzz", "-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     assert "unreadable corpus file: " in result.stdout.str() and "0123456789abcdef.json" in result.stdout.str()
+
+
+def test_entries_passing_on_a_target_that_tests_nothing_fail_as_the_gate_blocks(pytester, project):
+    """A parser that rejects every valid output (a broken import caught and turned into a
+    ValueError) "fixes" every crash entry: `fuzz gate` blocks on it (NOTHING TESTED) and `fuzz replay`
+    exits 1, but `pytest --toolfuzz` passed the fixed entries and XPASSed the open ones (exit 0)."""
+    pytester.makepyfile(rejecting='def parse(text):\n    raise ValueError("parser unavailable")\n')
+    result = pytester.runpytest_subprocess("--toolfuzz", "-p", "no:cacheprovider", "--toolfuzz-target",
+                                           "rejecting:parse", "-k", "fuzz-corpus")
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) == 0 and outcomes.get("xpassed", 0) == 0
+    assert "tests nothing" in out and "parser unavailable" in out

@@ -35,3 +35,21 @@ def test_a_gate_that_ran_to_its_end_passes_as_before():
     finished = gate(StopReason.BUDGET)
     assert finished.summary_lines()[-1] == "gate: passed"
     assert [c.status for c in finished.test_cases() if c.classname == "toolfuzz.gate.campaign"] == [PASSED]
+
+
+def test_a_gate_interrupted_before_its_campaign_ran_is_no_empty_suite():
+    # Ctrl-C while the corpus was being replayed: no campaign ran, no entry was judged. The JUnit file was an
+    # empty suite (tests="0" failures="0"), which CI readers show as nothing failed
+    cut = GateResult(label="m:parse", stop_reason=StopReason.INTERRUPTED, decision=GateDecision(),
+                     replay=ReplayResult(), campaigns=[])
+    cases = cut.test_cases()
+    assert [c.status for c in cases] == [SKIPPED]
+    assert "interrupted" in cases[0].message
+    assert cut.counts()["skipped"] == 1
+
+
+def test_a_gate_interrupted_as_its_campaign_started_is_no_empty_suite():
+    campaign = JobResult(job="campaign", label="m:parse", executions=0, stop_reason=StopReason.INTERRUPTED)
+    cut = GateResult(label="m:parse", stop_reason=StopReason.INTERRUPTED, decision=GateDecision(),
+                     replay=ReplayResult(), campaigns=[campaign])
+    assert [c.status for c in cut.test_cases()] == [SKIPPED]

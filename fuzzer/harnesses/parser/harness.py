@@ -471,21 +471,37 @@ def replay(items: list, reference: str, context: ReplayContext) -> list[Replayed
                               timeout=context.timeout)
 
 
-def dead_reason(run: Callable[..., list], registry: Any, tools: list[str], level: str) -> Optional[str]:
+def dead_reason(run: Callable[..., list], registry: Any, tools: list[str], level: str,
+                formats: Optional[list] = None) -> Optional[str]:
     """None when the target accepts some valid output of one of ``tools``; otherwise why it tests
-    nothing (every valid probe rejected, or it does not return calls at all)."""
+    nothing (every valid probe rejected, or it does not return calls at all).
+
+    It runs before a replay, outside any budget, so it probes one format at a time and stops at the
+    first the target reads (probing all of them at once made a slow parser's gate run for minutes),
+    and only ``formats`` when the run declared them, as its campaign does. A declared format counts
+    only if one of its probes got calls back: a campaign fuzzes a declared format even when every
+    probe is rejected, but a target that rejects everything tests nothing, and ``replay --update``
+    must not mark entries fixed against it."""
     from fuzzer.harnesses.parser.tool import Tally, ToolCampaign
     from fuzzer.harnesses.parser.oracle import Oracle
+    from strategies._internal.formats import FORMATS
 
+    groups = [list(formats)] if formats else [[name] for name in FORMATS]
     reasons = []
     for name in tools:
-        probe = ToolCampaign(registry=registry, tool_name=name, level=level, formats=None, operators=[],
-                             include_valid=True, seed=0, oracle=Oracle(registry, level), run=run, tally=Tally(),
-                             on_failure=lambda failure: None).probe(None)
-        if probe.supported and not probe.contract_problem:
-            return None
-        reasons.append(probe.contract_problem or "it rejects (or returns no call for) every valid output in every "
-                       "format" + (f"; first rejection: {probe.first_rejection}" if probe.first_rejection else ""))
+        contract, first_rejection = None, None
+        for group in groups:
+            probe = ToolCampaign(registry=registry, tool_name=name, level=level, formats=group, operators=[],
+                                 include_valid=True, seed=0, oracle=Oracle(registry, level), run=run, tally=Tally(),
+                                 on_failure=lambda failure: None).probe(None)
+            if probe.contract_problem:
+                contract = probe.contract_problem
+                break
+            if any(probe.supported.values()):
+                return None
+            first_rejection = first_rejection or probe.first_rejection
+        reasons.append(contract or "it rejects (or returns no call for) every valid output in every "
+                       "format" + (f"; first rejection: {first_rejection}" if first_rejection else ""))
     return reasons[0] if reasons else None
 
 
@@ -495,7 +511,7 @@ def check_alive(items: list, reference: str, context: ReplayContext) -> Optional
     registry = context.registry
     tools = sorted({e.tool for _, e in items if e.tool and e.tool in registry})[:3] or registry.names()[:1]
     with WorkerPool(target_spec(reference, context)) as pool:
-        return dead_reason(pool.run, registry, tools, context.level)
+        return dead_reason(pool.run, registry, tools, context.level, formats=context.extra.get("formats"))
 
 
 __all__ = ["check_alive", "history_of", "keyed_signature", "module_file", "replay", "replay_entries", "sample_from_entry",
