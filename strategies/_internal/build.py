@@ -59,7 +59,7 @@ def _typed_by_schema_alone(format: str, registry: Any, calls: list) -> bool:
     would judge a correct parser by one reading of an ambiguous text: the sample is drawn again
     (an optional such argument is left out first: :func:`_schema_typed_calls`).
     Checked on the drawn calls and on an operator's truth (the operators leave most such values
-    out already: ``operators.calls.reads_as_string``)."""
+    out already: ``operators.calls.reads_as_string``; a type-changing one is caught here)."""
     if not FORMATS[format].schema_typed:
         return False
     from strategies._internal.schemainfo import schema_info, typed_by_schema

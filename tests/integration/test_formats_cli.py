@@ -69,3 +69,16 @@ def test_a_user_format_from_a_module_is_fuzzed_end_to_end(cli):
     bad = cli(*args, "--target", "fuzzer.targets.reference:parse")
     assert bad.code == 1, bad
     assert any(f["verdict"] == "false_reject" and f["format"] == "outputs_protocol" for f in bad.report()["failures"])
+
+
+def test_a_renderer_failing_in_a_worker_stops_the_campaign_with_its_traceback(cli):
+    """toolfuzz's own code (here a user format's renderer) failing while a worker builds samples is
+    no finding and no "nothing to generate": the families of that order built nothing, and the run
+    went on as if they had been tried (the run then claimed a coverage it did not have). The run
+    stops, naming the failure and showing where it happened."""
+    result = cli("campaign", "--tool", "get_weather", "--formats-from", "tests.integration.user_formats.broken_protocol",
+                 "--format", "broken_protocol:single", "--anomaly", "unexpected_argument", "--max-examples", "2000",
+                 "--target", "fuzzer.targets.reference:parse", "--report", "r.json")
+    assert result.code not in (0, 2), result  # neither a pass nor a user's usage error
+    assert "toolfuzz failed while building samples in a worker" in result.stderr, result
+    assert "the plugin's own bug" in result.stderr, result

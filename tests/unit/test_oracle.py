@@ -286,3 +286,13 @@ def test_a_nondeterminism_is_keyed_by_what_differed_not_by_the_input_s_class():
               for s in (valid, anomalous)}
     assert len(legacy) == 2 and not legacy & ids
     assert rerun_judgment(returned([CALL]), returned([CALL])) is None
+
+
+def test_a_pure_removal_that_a_diff_aligns_as_a_replacement_keys_as_the_removal():
+    """difflib aligns "01235455" -> "555" with a replacement, naming a '5' removed and another
+    inserted; the long string of the same damage (counted) names only what was removed. One key."""
+    from fuzzer.harnesses.parser.damage import _string_edit
+
+    damage = lambda s: "".join(c for c in s if c not in "01234")  # noqa: E731
+    assert _string_edit("01235455", damage("01235455"))[0] == "string:-01234+"
+    assert _string_edit("01235455" * 3000, damage("01235455" * 3000))[0] == "string:-01234+"

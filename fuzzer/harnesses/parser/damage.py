@@ -29,14 +29,16 @@ def _string_edit(expected: str, got: str) -> tuple[str, str]:
 
     if got and expected.startswith(got):
         return "string:truncated", "a string argument was truncated"
-    if len(expected) + len(got) > 20_000:
-        # too long to diff: the characters removed and added, counted (the same damage as the
-        # diff finds for an edit that only removes, adds or replaces characters: one bug that
-        # collapses whitespace is one key whatever the length of the strings it spoils)
-        from collections import Counter
+    from collections import Counter
 
-        before, after = Counter(expected), Counter(got)
-        removed, added = "".join((before - after).elements()), "".join((after - before).elements())
+    before, after = Counter(expected), Counter(got)
+    counted_removed, counted_added = "".join((before - after).elements()), "".join((after - before).elements())
+    if len(expected) + len(got) > 20_000 or bool(counted_removed) != bool(counted_added):
+        # too long to diff, or an edit that only removes or only adds characters: the characters
+        # removed and added, counted (one bug that collapses whitespace is one key whatever the
+        # length of the strings it spoils; a diff may align a pure removal as a replacement —
+        # "01235455" -> "555" — and name a character that was only moved)
+        removed, added = counted_removed, counted_added
         if not removed and not added:
             return "string", "a long string argument was altered"
     else:

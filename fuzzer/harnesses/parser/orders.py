@@ -82,10 +82,28 @@ class OrderResult:
     seeds: list = field(default_factory=list)
     built: list = field(default_factory=list)  # per planned family built, whether each op built
     drawn: Optional[list] = None  # (operator, class) of each sample, with Visit.keep_drawn
+    #: toolfuzz's own code failed while building this order's samples (the traceback): never the
+    #: target's doing, and never to be read as "nothing to generate" (see :class:`GenerationFailed`).
+    generation_error: Optional[str] = None
 
     @property
     def executions(self) -> int:
         return sum(counts[0] for counts in self.by_class.values())
+
+
+class GenerationFailed(RuntimeError):
+    """toolfuzz's own code failed while a worker built samples (a bug in a format, an operator or
+    the schema compiler, never in the code under test). Raised by the engine with the worker's
+    traceback: the families of that order would otherwise have built nothing, and a campaign
+    whose every order failed so said "nothing to generate" — a bug of ours shown as the user's."""
+
+
+def check_generated(result: Any) -> None:
+    """Raise :class:`GenerationFailed` when ``result`` says its order's samples could not be built."""
+    error = getattr(result, "generation_error", None)
+    if error:
+        raise GenerationFailed("toolfuzz failed while building samples in a worker (a bug in toolfuzz, not in "
+                               "the code under test; please report it with this traceback):\n" + error)
 
 
 def text_of(item: Any) -> str:
@@ -138,7 +156,13 @@ class FuzzOrder(Order):
         trail = state.trail.start(self.number)  # [number, first, end]: the inputs run, for histories
         families = self.draw(state, runner)
         while left > 0:
-            family = next(families, None)
+            try:
+                family = next(families, None)
+            except Exception:  # noqa: BLE001 - toolfuzz's own bug: sent back, raised by the engine
+                import traceback
+
+                result.generation_error = traceback.format_exc()
+                break
             if family is None:
                 break
             plan, samples, built = family

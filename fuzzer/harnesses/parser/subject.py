@@ -37,7 +37,7 @@ from fuzzer.harnesses.parser.explore import Explorer, source_tokens
 from fuzzer.harnesses.parser.findings import Finding
 from fuzzer.harnesses.parser.damage import coarse_damage
 from fuzzer.harnesses.parser.oracle import Oracle, Verdict
-from fuzzer.harnesses.parser.orders import prepare_for_workers, text_of
+from fuzzer.harnesses.parser.orders import check_generated, prepare_for_workers, text_of
 from fuzzer.harnesses.parser.path_routing import PathRouting, keeps_path_of
 from fuzzer.harnesses.parser.shrink import FindingShrinker, size_key
 from fuzzer.harnesses.parser.slow_findings import SlowFindings, SlowShare
@@ -232,6 +232,7 @@ class ParserSubject(AcrossFormats, Subject):
         return self.tool.order(count, number, RERUNS_PER_BATCH if room is None else min(RERUNS_PER_BATCH, room))
 
     def file(self, order: Any, result: Any, job: Any) -> int:
+        check_generated(result)
         return self.tool._take(result, order)
 
     def file_lost(self, order: Any, lost: Any, job: Any) -> int:

@@ -9,17 +9,15 @@ from typing import Any, Callable, Optional
 
 from strategies._internal.mutator import MutationContext
 from strategies._internal.schemainfo import FieldInfo, violates_type
-from strategies._internal.operators.calls import _is_number, Candidates, _value_operator, reads_as_string
+from strategies._internal.operators.calls import _is_number, Candidates, _value_operator
 from strategies._internal.operators.words import number_words
 
 
 def _typed(candidates: Callable[[FieldInfo, Any], list]) -> Candidates:
-    """Keep the candidates that really violate the field's ``type``, in text that says so (not a
-    raw-string format's value a parser reads as the string the schema allows: :func:`reads_as_string`)."""
+    """Keep the candidates that really violate the field's ``type``."""
     @functools.wraps(candidates)
     def wrapped(f: FieldInfo, value: Any, ctx: MutationContext) -> list:
-        return [(v, note) for v, note in candidates(f, value) if violates_type(v, f.types)
-                and not reads_as_string(ctx, f.path, v, f)]
+        return [(v, note) for v, note in candidates(f, value) if violates_type(v, f.types)]
     return wrapped
 
 

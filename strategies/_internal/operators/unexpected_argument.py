@@ -111,17 +111,16 @@ def argument_case_changed(source: Any, ctx: MutationContext) -> Mutation:
     return _rename_argument(source, ctx, names, "case")
 
 
-@mutator("wrapped_arguments", anomaly_class="unexpected_argument",
+@mutator("wrapped_arguments", anomaly_class="unexpected_argument", formats=lambda fmt: not fmt.schema_typed,
          applies=lambda tool: schema_info(tool).extra_forbidden and bool(schema_info(tool).root.properties))
 def wrapped_arguments(source: Any, ctx: MutationContext) -> Mutation:
     """The arguments nested one level too deep ({"params": {...}})."""
+    # not in a format typed by the schema alone: the wrapper, undeclared, reads as the raw string
     root = schema_info(ctx.tool).root
     indices = [i for i in _tool_call_indices(ctx) if ctx.calls[i]["arguments"]]
     wrappers = [w for w in _WRAPPERS if not root.declares(w)]
     if not indices or not wrappers or not root.extra_forbidden:
         raise NotApplicable("nothing to wrap")
-    if reads_as_string(ctx, (wrappers[0],), {}):
-        raise NotApplicable("the wrapper, undeclared, reads as a raw string in this format")
     ci = source.choice(indices)
     wrapper = source.choice(wrappers)
     new_calls = copy_json(ctx.calls)
