@@ -50,6 +50,15 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
     return calls
 
 
+def _properties(registry: Any, name: str) -> dict:
+    """The tool's ``properties`` as its schema writes them ({} for a tool the registry has not)."""
+    try:
+        schema = registry[name].schema
+    except KeyError:
+        return {}
+    return (schema.get("properties") or {}) if isinstance(schema, dict) else {}
+
+
 def _typed_by_schema_alone(format: str, registry: Any, calls: list) -> bool:
     """Whether ``calls`` hold a top-level value whose JSON type, in a format that writes strings
     raw and other values as JSON (GLM, Qwen3-Coder XML), only the schema tells: ``["a"]`` for an
@@ -62,13 +71,10 @@ def _typed_by_schema_alone(format: str, registry: Any, calls: list) -> bool:
     out already: ``operators.calls.reads_as_string``; a type-changing one is caught here)."""
     if not FORMATS[format].schema_typed:
         return False
-    from strategies._internal.schemainfo import schema_info, typed_by_schema
+    from strategies._internal.schemainfo import typed_by_schema
 
     for call in calls or ():
-        try:
-            properties = schema_info(registry[call["name"]]).properties
-        except KeyError:
-            properties = {}
+        properties = _properties(registry, call["name"])
         arguments = call.get("arguments")
         if not isinstance(arguments, dict):
             continue
@@ -82,11 +88,13 @@ def _schema_typed_calls(format: str, registry: Any, calls: list) -> list:
     """``calls`` as a format typed by the schema alone writes them unambiguously: an optional
     top-level argument whose value's type only the schema tells (an integer where the schema
     allows an integer or a string: vLLM's parsers return ``"5"``) is left out, so the call stays
-    valid and its truth is in the text. A required one stays (and the calls are drawn again:
-    :func:`_typed_by_schema_alone`). Other formats' calls are returned as they are. It draws
+    valid and its truth is in the text. A required one stays, and so does one the schema needs in
+    another way (a ``oneOf`` branch's own ``required``): the calls are then drawn again
+    (:func:`_typed_by_schema_alone`). Other formats' calls are returned as they are. It draws
     nothing, so a recipe replays the same."""
     if not FORMATS[format].schema_typed:
         return calls
+    from strategies._internal.schema import tool_validator
     from strategies._internal.schemainfo import schema_info, typed_by_schema
 
     out = []
@@ -98,10 +106,10 @@ def _schema_typed_calls(format: str, registry: Any, calls: list) -> list:
             continue
         arguments = call.get("arguments")
         if isinstance(arguments, dict):
-            properties, required = info.properties, set(info.required or ())
+            properties, required = _properties(registry, call["name"]), set(info.required or ())
             kept = {k: v for k, v in arguments.items() if k in required or typed_by_schema(properties.get(k), v)}
-            if len(kept) != len(arguments):
-                call = {**call, "arguments": kept}
+            if len(kept) != len(arguments) and tool_validator(registry[call["name"]]).is_valid(kept):
+                call = {**call, "arguments": kept}  # (a oneOf or dependency may need the one left out)
         out.append(call)
     return out
 

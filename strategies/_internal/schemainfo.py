@@ -74,16 +74,21 @@ def violates_type(value: Any, types: Optional[frozenset]) -> bool:
     return not (json_types(value) & types)
 
 
-def typed_by_schema(declared: Optional["FieldInfo"], value: Any) -> bool:
+def typed_by_schema(declared: Any, value: Any) -> bool:
     """Whether a parser that reads a top-level value's raw text by the tool's schema, as the serving
-    engines' parsers of GLM and Qwen3-Coder XML do, gives ``value`` its JSON type back: a string
-    always (it is the raw text); any other value only where its key is declared (``declared``)
-    with types that admit it and no string — elsewhere the text ``["a"]`` is read, or kept when it
-    does not convert, as the string ``'["a"]'``."""
+    engines' parsers of GLM and Qwen3-Coder XML do, gives ``value`` its JSON type back.
+    ``declared``: the property's schema as the tool's ``properties`` writes it (None: undeclared).
+    A string always (it is the raw text); any other value only where that schema has a ``type`` of
+    its own that admits it and no string. The parsers read that ``type`` and nothing else (vLLM's
+    qwen3coder reads a property with none, under ``anyOf`` or ``$ref``, as a string): elsewhere the
+    text ``["a"]`` is read, or kept when it does not convert, as the string ``'["a"]'``."""
     if isinstance(value, str):
         return True
-    return declared is not None and declared.types is not None and not declared.allows("string") \
-        and not violates_type(value, declared.types)
+    if not isinstance(declared, Mapping):
+        return False
+    written = declared.get("type")
+    types = frozenset([written] if isinstance(written, str) else written or ())
+    return bool(types) and "string" not in types and not violates_type(value, types)
 
 
 def search(pattern: str, value: str) -> Optional[bool]:

@@ -159,8 +159,10 @@ def test_every_applicable_operator_is_tried_in_the_first_batch(reference_pool):
 
 
 def test_a_target_that_answers_differently_on_reruns_is_a_nondeterminism_finding():
+    # Re-runs are drawn among passing inputs (1 in 100), and a re-run of a valid one differs one time
+    # in three: 3,000 examples gave about five such re-runs, missed by some seeds; 20,000 give ~35.
     with pool_for("tests.integration.targets.buggy:flaky") as pool:
-        campaign = run_campaign(pool, tool="get_weather", seed=1, max_examples=3000)
+        campaign = run_campaign(pool, tool="get_weather", seed=1, max_examples=20000)
     verdicts = collections.Counter(f.verdict for f in campaign.result_.findings)
     assert verdicts[Verdict.NONDETERMINISM] >= 1, verdicts
     # the flaky answer is "no call" on a valid output; nothing else is wrong with this target

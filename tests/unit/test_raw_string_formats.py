@@ -12,6 +12,8 @@ every sample's truth in such a format has the type the schema reading gives its 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,10 +22,12 @@ from strategies._internal.build import Unbuildable, build_sample
 from strategies._internal.formats import FORMATS
 from strategies._internal.mutator import NotApplicable
 from strategies._internal.source import RandomSource
-from strategies._internal.tools import builtin_registry
+from strategies._internal.tools import builtin_registry, load_registry
 from strategies.errors import ToolfuzzError
 
 REGISTRY = builtin_registry()
+#: Fifty tools of every schema shape (oneOf, dependencies, untyped properties).
+VARIED = load_registry(str(Path(__file__).resolve().parents[1] / "data" / "tools_50.json"))
 RAW = sorted(name for name in FORMATS if FORMATS[name].schema_typed)
 #: The operators whose values a raw-string format could write ambiguously, and valid samples (None).
 OPERATORS = [None, "array_for_scalar", "object_for_string", "null_for_required", "number_as_string",
@@ -57,19 +61,28 @@ def test_the_formats_typed_by_the_schema_alone_are_the_ones_expected():
     assert not {"deepseek:v3.2", "gemma:4", "json", "hermes"} & set(RAW)
 
 
-@settings(max_examples=300, deadline=None)
-@given(fmt=st.sampled_from(RAW), operator=st.sampled_from(OPERATORS), tool=st.sampled_from(REGISTRY.names()),
+TOOLS = [(REGISTRY, name) for name in REGISTRY.names()] + [(VARIED, name) for name in VARIED.names()]
+
+
+@settings(max_examples=400, deadline=None)
+@given(fmt=st.sampled_from(RAW), operator=st.sampled_from(OPERATORS), pair=st.sampled_from(TOOLS),
        seed=st.integers(0, 2**32))
-def test_every_top_level_value_of_a_raw_format_s_truth_reads_back_by_the_schema(fmt, operator, tool, seed):
+def test_every_top_level_value_of_a_raw_format_s_truth_reads_back_by_the_schema(fmt, operator, pair, seed):
+    registry, name = pair
     try:
-        sample = build_sample(RandomSource(seed), registry=REGISTRY, tool=REGISTRY[tool], format=fmt,
+        sample = build_sample(RandomSource(seed), registry=registry, tool=registry[name], format=fmt,
                               operator=operator)
     except (Unbuildable, ToolfuzzError, NotApplicable, ValueError):
         return  # the operator does not apply to this tool here: nothing is judged
     for call in sample.calls or []:
-        tool = REGISTRY[call["name"]] if call["name"] in REGISTRY.names() else None
+        tool = registry[call["name"]] if call["name"] in registry.names() else None
         for key, value in (call.get("arguments") or {}).items():
             assert _read_by_schema(tool, key, value), (sample.text, call)
+        if operator is None:  # an argument left out never makes a valid call invalid (a oneOf's)
+            from jsonschema import validators
+
+            validator = validators.validator_for(tool.schema)(tool.schema)
+            assert validator.is_valid(call["arguments"]), (sample.text, call)
 
 
 @pytest.mark.parametrize("operator", ["array_for_scalar", "object_for_string", "extra_argument"])

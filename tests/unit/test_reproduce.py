@@ -98,14 +98,15 @@ def test_a_wide_preview_that_fits_shows_a_repetition_as_one_too(text, limit):
     from fuzzer.engine.text import json_line, preview
     from fuzzer.harnesses.parser.reproduce import python_literal
 
-    shown = preview(text, limit)
-    if shown.startswith('"'):
-        assert shown == json_line(text) or shown.endswith(f" ({len(text)} chars)")
-        assert len(json_line(text)) <= 160 or 4 * len(python_literal(text)) > len(json_line(text)) \
-            or len(python_literal(text)) > limit - 20
+    shown, whole, literal = preview(text, limit), json_line(text), python_literal(text)
+    as_literal = f"{literal} ({len(text):,} chars)"
+    shorter = len(literal) <= limit - 20 and (len(whole) > limit or 4 * len(literal) <= len(whole))
+    if len(whole) > 160 and shorter:
+        assert shown == as_literal and eval(literal) == text  # noqa: S307
+    elif len(whole) <= limit:
+        assert shown == whole
     else:
-        literal, _, size = shown.rpartition(" (")
-        assert eval(literal) == text and size == f"{len(text):,} chars)"  # noqa: S307
+        assert shown.endswith(f" ({len(text)} chars)") and len(shown) <= limit + 4
 
 
 def test_fuzz_minimize_shows_a_run_of_brackets_as_one():

@@ -40,15 +40,18 @@ def _representable(ctx: MutationContext, name: str) -> bool:
     return ctx.format_spec.supports_name(name)
 
 
-def reads_as_string(ctx: MutationContext, path: tuple, value: Any, declared: Optional[FieldInfo] = None) -> bool:
-    """Whether ``value``, written as argument ``path`` (declared as ``declared``, None: undeclared)
-    of this sample, is text whose JSON type only the schema tells: a format that writes strings
-    raw and other values as JSON (GLM, Qwen3-Coder XML) writes ``["a"]`` alike for the array and
-    the string, and the serving engines' parsers read it by the schema
+def reads_as_string(ctx: MutationContext, path: tuple, value: Any) -> bool:
+    """Whether ``value``, written as argument ``path`` of this sample's tool, is text whose JSON type
+    only the schema tells: a format that writes strings raw and other values as JSON (GLM,
+    Qwen3-Coder XML) writes ``["a"]`` alike for the array and the string, and the serving engines'
+    parsers read it by the property's ``type``
     (:func:`~strategies._internal.schemainfo.typed_by_schema`). Such a value's truth is not in
     the text; an operator leaves it out rather than judge a correct parser by one reading. Only a
     top-level argument is written raw: a nested one is inside a JSON value and keeps its type."""
-    return ctx.format_spec.schema_typed and len(path) == 1 and not typed_by_schema(declared, value)
+    if not (ctx.format_spec.schema_typed and len(path) == 1):
+        return False
+    schema = ctx.tool.schema if isinstance(ctx.tool.schema, dict) else {}
+    return not typed_by_schema((schema.get("properties") or {}).get(path[0]), value)
 
 
 Candidates = Callable[[FieldInfo, Any, MutationContext], list]
