@@ -400,10 +400,11 @@ class SlowProbe:
         at = text.find(fragment)
         return self.grow(text[:at], fragment, text[at:])
 
-    def grow(self, prefix: str, fragment: str, suffix: str) -> Optional[Growth]:
+    def grow(self, prefix: str, fragment: str, suffix: str, limit: int = MAX_PROBE_CHARS) -> Optional[Growth]:
         """The growth of ``fragment`` repeated between ``prefix`` and ``suffix``, from a base size
         grown until the largest input is measurable, when it is super-linear (twice, and one size
-        further); else None."""
+        further); else None. ``limit``: the characters the largest input may grow to (a hang's
+        input may be larger: its path is measured up to the size that hung)."""
         count = max(1, 128 // len(fragment))
         # Grow the base size until the largest probe is measurable (or the inputs get too big).
         growth, last, step = None, 0, 4.0
@@ -421,7 +422,7 @@ class SlowProbe:
                 count = max(last + 1, int(last * step))
                 continue
             growth, last = measured, count
-            if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > MAX_PROBE_CHARS \
+            if growth.seconds[-1] >= SLOW_MIN_S or len(growth.text(8 * count)) > limit \
                     or growth.seconds[-1] > self.timeout / 4:
                 break
             count = max(count + 1, int(count * step))
@@ -461,7 +462,9 @@ class SlowProbe:
                 if (prefix, fragment, suffix) in tried:
                     continue
                 tried.add((prefix, fragment, suffix))
-                growth = self.grow(prefix, fragment, suffix)
+                # up to the hang's own size: a quadratic path that hangs at 263,000 characters
+                # took 15 ms at the probe's usual 64,000, too fast to call slow
+                growth = self.grow(prefix, fragment, suffix, limit=max(MAX_PROBE_CHARS, len(text)))
                 if growth is not None:
                     return growth
                 if self.out_of_time:
