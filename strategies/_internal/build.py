@@ -50,16 +50,13 @@ def draw_calls(source: Source, registry: Any, tool: Any, *, multi: Optional[bool
     return calls
 
 
-def _properties(registry: Any, name: str) -> dict:
-    """The tool's ``properties`` as its schema writes them ({} for a tool the registry has not)."""
-    try:
-        schema = registry[name].schema
-    except KeyError:
-        return {}
-    return (schema.get("properties") or {}) if isinstance(schema, dict) else {}
+def _schema_of(registry: Any, name: str) -> Any:
+    """The arguments schema of tool ``name`` (None for a name the registry has not: a hallucinated
+    one, looked up without the close-match hint an unknown name's error computes)."""
+    return registry[name].schema if name in registry else None
 
 
-def _typed_by_schema_alone(format: str, registry: Any, calls: list) -> bool:
+def _typed_by_schema_alone(format: str, registry: Any, calls: Optional[list]) -> bool:
     """Whether ``calls`` hold a top-level value whose JSON type, in a format that writes strings
     raw and other values as JSON (GLM, Qwen3-Coder XML), only the schema tells: ``["a"]`` for an
     argument that allows a string, a number for an undeclared one or for a tool the registry does
@@ -74,12 +71,10 @@ def _typed_by_schema_alone(format: str, registry: Any, calls: list) -> bool:
     from strategies._internal.schemainfo import typed_by_schema
 
     for call in calls or ():
-        properties = _properties(registry, call["name"])
         arguments = call.get("arguments")
-        if not isinstance(arguments, dict):
-            continue
-        for key, value in arguments.items():
-            if not typed_by_schema(properties.get(key), value):
+        if isinstance(arguments, dict):
+            schema = _schema_of(registry, call["name"])
+            if not all(typed_by_schema(schema, key, value) for key, value in arguments.items()):
                 return True
     return False
 
@@ -95,19 +90,14 @@ def _schema_typed_calls(format: str, registry: Any, calls: list) -> list:
     if not FORMATS[format].schema_typed:
         return calls
     from strategies._internal.schema import tool_validator
-    from strategies._internal.schemainfo import schema_info, typed_by_schema
+    from strategies._internal.schemainfo import typed_by_schema
 
     out = []
     for call in calls:
-        try:
-            info = schema_info(registry[call["name"]])
-        except KeyError:
-            out.append(call)
-            continue
-        arguments = call.get("arguments")
-        if isinstance(arguments, dict):
-            properties, required = _properties(registry, call["name"]), set(info.required or ())
-            kept = {k: v for k, v in arguments.items() if k in required or typed_by_schema(properties.get(k), v)}
+        schema, arguments = _schema_of(registry, call["name"]), call.get("arguments")
+        if isinstance(schema, dict) and isinstance(arguments, dict):
+            required = set(schema.get("required") or ())
+            kept = {k: v for k, v in arguments.items() if k in required or typed_by_schema(schema, k, v)}
             if len(kept) != len(arguments) and tool_validator(registry[call["name"]]).is_valid(kept):
                 call = {**call, "arguments": kept}  # (a oneOf or dependency may need the one left out)
         out.append(call)

@@ -74,16 +74,19 @@ def violates_type(value: Any, types: Optional[frozenset]) -> bool:
     return not (json_types(value) & types)
 
 
-def typed_by_schema(declared: Any, value: Any) -> bool:
+def typed_by_schema(tool_schema: Any, key: str, value: Any) -> bool:
     """Whether a parser that reads a top-level value's raw text by the tool's schema, as the serving
-    engines' parsers of GLM and Qwen3-Coder XML do, gives ``value`` its JSON type back.
-    ``declared``: the property's schema as the tool's ``properties`` writes it (None: undeclared).
-    A string always (it is the raw text); any other value only where that schema has a ``type`` of
-    its own that admits it and no string. The parsers read that ``type`` and nothing else (vLLM's
-    qwen3coder reads a property with none, under ``anyOf`` or ``$ref``, as a string): elsewhere the
-    text ``["a"]`` is read, or kept when it does not convert, as the string ``'["a"]'``."""
+    engines' parsers of GLM and Qwen3-Coder XML do, gives argument ``key``'s ``value`` its JSON type
+    back. ``tool_schema``: the tool's arguments schema (None: a tool the registry has not).
+    A string always (it is the raw text); any other value only where the property, as the
+    schema's ``properties`` writes it, has a ``type`` of its own that admits it and no string. The
+    parsers read that ``type`` and nothing else (vLLM's qwen3coder reads a property with none,
+    under ``anyOf`` or ``$ref``, as a string): elsewhere the text ``["a"]`` is read, or kept when
+    it does not convert, as the string ``'["a"]'``."""
     if isinstance(value, str):
         return True
+    properties = tool_schema.get("properties") if isinstance(tool_schema, Mapping) else None
+    declared = properties.get(key) if isinstance(properties, Mapping) else None
     if not isinstance(declared, Mapping):
         return False
     written = declared.get("type")

@@ -427,15 +427,20 @@ _QWEN = re.compile(r"<tool_call>(?:\r?\n)<function=([^>\n]+)>(?:\r?\n)((?:<param
 _QWEN_PARAMETER = re.compile(r"<parameter=([^>\n]+)>(?:\r?\n)?(.*?)(?:\r?\n)?</parameter>", re.S)
 
 
+def _json_or_raw(raw: str):
+    """A raw-string format's value as its reader takes it: JSON when it is, else the text."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw
+
+
 def _read_qwen(text: str) -> list:
     calls = []
     for name, body in _QWEN.findall(text):
         arguments = {}
         for key, raw in _QWEN_PARAMETER.findall(body):
-            try:
-                arguments[key] = json.loads(raw)
-            except ValueError:
-                arguments[key] = raw
+            arguments[key] = _json_or_raw(raw)
         calls.append({"name": name, "arguments": arguments})
     return calls
 
@@ -480,10 +485,7 @@ def _read_qwen_as_served(text: str) -> list:
             key, raw = match.split(">", 1)
             raw = raw[1:] if raw.startswith("\n") else raw
             raw = raw[:-1] if raw.endswith("\n") else raw
-            try:
-                arguments[key] = json.loads(raw)
-            except ValueError:
-                arguments[key] = raw
+            arguments[key] = _json_or_raw(raw)
         calls.append({"name": name, "arguments": arguments})
     return calls
 

@@ -382,9 +382,9 @@ def test_a_stream_campaigns_result_is_written_by_every_report_writer():
     assert v.signature.id in html_report(result) and v.signature.id in markdown_report(result)
 
 
-def test_a_shrunk_finding_says_why_of_the_stream_it_shows_not_of_the_first():
-    """The console's "why:" and the report's reason describe the minimized stream: a reason naming
-    the first output's values beside a minimized output without them misleads the reader."""
+def _shrunk_findings():
+    """(first violation, finding once shrunk, the violation its shown stream has) for the first
+    failures of a seeded order on the naive stream parser that shrink."""
     from fuzzer.harnesses.stream.findings import StreamFinding
     from fuzzer.harnesses.stream.job import StreamSettings, StreamSubject
     from fuzzer.harnesses.stream.orders import StreamOrder
@@ -397,14 +397,19 @@ def test_a_shrunk_finding_says_why_of_the_stream_it_shows_not_of_the_first():
 
     subject = StreamSubject(StreamSettings(target=server.settings), registry=REGISTRY, pool=object())
     result = StreamOrder(11, 300, 0, _plan()).run(_Runner(server))
-    changed = 0
     for _i, case, v, outcome, _n in result.failures[:8]:
         if v.verdict in ("hang", "slow"):
             continue
         finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
-        if not subject.shrink(finding, _Job(), 20.0):
-            continue
-        shown = next(x for x in finding.minimized_outcome.violations if x.signature.id == v.signature.id)
+        if subject.shrink(finding, _Job(), 20.0):
+            yield v, finding, next(x for x in finding.minimized_outcome.violations if x.signature.id == v.signature.id)
+
+
+def test_a_shrunk_finding_says_why_of_the_stream_it_shows_not_of_the_first():
+    """The console's "why:" and the report's reason describe the minimized stream: a reason naming
+    the first output's values beside a minimized output without them misleads the reader."""
+    changed = 0
+    for v, finding, shown in _shrunk_findings():
         assert finding.reason == shown.reason
         changed += shown.reason != v.reason
     assert changed >= 1  # (some first stream's reason named values its minimized one has lost)
@@ -475,26 +480,8 @@ def test_a_shrunk_finding_s_title_speaks_of_the_stream_it_shows_not_of_the_first
     """The title ("0 call(s) returned, 2 written") is worded from the stream that first showed the
     signature; once shrunk, the console shows another stream ("1 written"): the title is re-worded
     from it, under the same signature id, as the parser harness does."""
-    from fuzzer.harnesses.stream.findings import StreamFinding
-    from fuzzer.harnesses.stream.job import StreamSettings, StreamSubject
-    from fuzzer.harnesses.stream.orders import StreamOrder
-
-    server = _server()
-
-    class _Job:
-        def settle_run(self, cases, deadline=None):
-            return [server.run(c) for c in cases]
-
-    subject = StreamSubject(StreamSettings(target=server.settings), registry=REGISTRY, pool=object())
-    result = StreamOrder(11, 300, 0, _plan()).run(_Runner(server))
     changed = 0
-    for _i, case, v, outcome, _n in result.failures[:8]:
-        if v.verdict in ("hang", "slow"):
-            continue
-        finding = StreamFinding(v.signature, v.verdict, v.reason, case=case, outcome=outcome, settings=server.settings)
-        if not subject.shrink(finding, _Job(), 20.0):
-            continue
-        shown = next(x for x in finding.minimized_outcome.violations if x.signature.id == v.signature.id)
+    for v, finding, shown in _shrunk_findings():
         assert finding.signature.id == v.signature.id and finding.title == shown.signature.title
         assert f"({shown.signature.title}, seen" in finding.text()
         changed += shown.signature.title != v.signature.title

@@ -194,7 +194,7 @@ def _in_other_formats(items: list, results: list, samples: dict, run: Callable, 
 
     for i, (path, entry) in enumerate(items):
         r = results[i]
-        if r is None or entry.verdict != "false_reject" or len(entry.formats or []) < 2 or not _to_be_fixed(entry, r):
+        if r is None or entry.verdict != "false_reject" or len(entry.formats or []) < 2 or not _passed_once(entry, r, "open"):
             continue
         writings = [w for w in (written_in(samples[i], fmt, registry) for fmt in entry.formats if fmt != entry.format)
                     if w is not None]
@@ -207,11 +207,6 @@ def _in_other_formats(items: list, results: list, samples: dict, run: Callable, 
                 results[i] = Replayed(path, entry, entry.verdict, entry.signature, outcome=outcome, what=entry.what,
                                       note=f"its calls written in {writing.format} are still rejected")
                 break
-
-
-#: Runs on replay of an entry that did not fail on every run (a nondeterminism, or a failure not
-#: reproducible alone), and of one that passed once: the engine's rule for every harness.
-FLAKY_RUNS = PASS_RUNS
 
 
 def _answer(outcome: Any) -> tuple:
@@ -229,7 +224,7 @@ def _flaky(entry: Any) -> bool:
 
 def _flaky_runs(items: list, results: list, outcomes: dict, samples: dict, run: Callable, oracle_of: Callable) -> None:
     """A flaky entry passes replay only when its input gives one passing answer over
-    :data:`FLAKY_RUNS` runs (a target dropping arguments at random gave the truth on a single
+    :data:`PASS_RUNS` runs (a target dropping arguments at random gave the truth on a single
     replay, and the entry was marked fixed with nothing changed); another answer, or a run that
     fails, fails it again as the bug it was filed as.
 
@@ -242,9 +237,9 @@ def _flaky_runs(items: list, results: list, outcomes: dict, samples: dict, run: 
         if results[i] is None or results[i].unjudged or i not in outcomes:
             continue
         flaky = _flaky(entry)
-        if not flaky and not _to_be_fixed(entry, results[i]) and not _stays_fixed(entry, results[i]):
+        if not flaky and not _passed_once(entry, results[i], "open", "fixed"):
             continue
-        again = [o for o in run([samples[i].text] * (FLAKY_RUNS - 1)) if o is not None]
+        again = [o for o in run([samples[i].text] * (PASS_RUNS - 1)) if o is not None]
         oracle = oracle_of(entry)
         answers = {_answer(o) for o in [outcomes[i], *again]} if flaky else set()
         failing = sum(oracle.judge(samples[i], o).failed for o in [outcomes[i], *again])
@@ -258,18 +253,11 @@ def _flaky_runs(items: list, results: list, outcomes: dict, samples: dict, run: 
                                  else f"passed {1 + len(again)} runs")
 
 
-def _to_be_fixed(entry: Any, result: Replayed) -> bool:
-    """An open entry that passed one replay, of the kinds :func:`_flaky_runs` runs again before it
-    may count as fixed (a hang or slow entry has its own rule; one with earlier inputs runs after
-    them, where state, not chance, is the bug)."""
-    return result.status == "pass" and entry.status == "open" and entry.verdict not in ("hang", "slow") \
-        and not history_of(entry)
-
-
-def _stays_fixed(entry: Any, result: Replayed) -> bool:
-    """An entry marked fixed that passed one replay, of the kinds :func:`_flaky_runs` runs again
-    before it may still count as fixed (the same kinds as :func:`_to_be_fixed`)."""
-    return result.status == "pass" and entry.status == "fixed" and entry.verdict not in ("hang", "slow") \
+def _passed_once(entry: Any, result: Replayed, *statuses: str) -> bool:
+    """An entry of one of ``statuses`` that passed one replay, of the kinds :func:`_flaky_runs`
+    runs again before it may count as fixed, or still fixed (a hang or slow entry has its own
+    rule; one with earlier inputs runs after them, where state, not chance, is the bug)."""
+    return result.status == "pass" and entry.status in statuses and entry.verdict not in ("hang", "slow") \
         and not history_of(entry)
 
 

@@ -48,10 +48,7 @@ def reads_as_string(ctx: MutationContext, path: tuple, value: Any) -> bool:
     (:func:`~strategies._internal.schemainfo.typed_by_schema`). Such a value's truth is not in
     the text; an operator leaves it out rather than judge a correct parser by one reading. Only a
     top-level argument is written raw: a nested one is inside a JSON value and keeps its type."""
-    if not (ctx.format_spec.schema_typed and len(path) == 1):
-        return False
-    schema = ctx.tool.schema if isinstance(ctx.tool.schema, dict) else {}
-    return not typed_by_schema((schema.get("properties") or {}).get(path[0]), value)
+    return ctx.format_spec.schema_typed and len(path) == 1 and not typed_by_schema(ctx.tool.schema, path[0], value)
 
 
 Candidates = Callable[[FieldInfo, Any, MutationContext], list]
